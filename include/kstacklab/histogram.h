@@ -1,0 +1,96 @@
+// Log-linear (HDR-style) latency histogram.
+//
+// Values are unsigned integers in a unit chosen by the caller (the sampler records picoseconds).
+// Bucket layout, with S = sub_bucket_bits: values below 2^S each have their own bucket (exact);
+// above, every power of two [2^e, 2^(e+1)) is split into 2^(S-1) equal buckets. A bucket's width
+// is therefore at most value * 2^-(S-1), and reporting its midpoint is off by at most
+// value * 2^-S: 0.049 % for the default S = 11 (bound tested in histogram_test.cc).
+// Range: [0, 2^max_value_bits); larger values are counted in overflow() (and in count, sum, min
+// and max, which are always exact), never dropped.
+//
+// Record() is O(1) (count-leading-zeros, shift, increment) and never allocates; the bucket array
+// is allocated once in the constructor. Not thread-safe: one histogram per thread, then Merge().
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kstacklab/error.h"
+
+namespace kstacklab {
+
+class Histogram {
+ public:
+  static constexpr int kDefaultSubBucketBits = 11;  // 0.049 % worst-case midpoint error
+  static constexpr int kDefaultMaxValueBits = 44;   // 2^44 ps = 17.6 s
+
+  struct Bucket {
+    uint64_t low;    // smallest value in the bucket
+    uint64_t high;   // one past the largest value in the bucket
+    uint64_t count;
+  };
+
+  explicit Histogram(int sub_bucket_bits = kDefaultSubBucketBits,
+                     int max_value_bits = kDefaultMaxValueBits);
+
+  void Record(uint64_t value) { RecordN(value, 1); }
+  void RecordN(uint64_t value, uint64_t n) {
+    if (n == 0) return;
+    count_ += n;
+    sum_ += static_cast<double>(value) * static_cast<double>(n);
+    if (value < min_) min_ = value;
+    if (value > max_) max_ = value;
+    if (value >> max_value_bits_) {
+      overflow_ += n;
+      return;
+    }
+    counts_[IndexOf(value)] += n;
+  }
+
+  // Adds `other` into this histogram. Both must have the same layout (else a UsageError).
+  Status Merge(const Histogram& other);
+  void Reset();
+
+  uint64_t count() const { return count_; }
+  uint64_t overflow() const { return overflow_; }
+  double sum() const { return sum_; }
+  uint64_t min() const { return count_ ? min_ : 0; }
+  uint64_t max() const { return max_; }
+  double Mean() const;  // exact (sum / count); NaN when empty
+  int sub_bucket_bits() const { return sub_bucket_bits_; }
+  int max_value_bits() const { return max_value_bits_; }
+
+  // Nearest-rank percentile, pct in [0, 100]: the midpoint of the bucket holding the
+  // ceil(pct/100 * count)-th smallest value, clamped to [min, max]; pct 0 -> min, 100 -> max.
+  // Overflowed values rank above every bucket and are represented by max(). NaN when empty.
+  double ValueAtPercentile(double pct) const;
+
+  std::vector<Bucket> NonEmptyBuckets() const;
+
+  // Rebuilds a histogram from stored buckets (result files). Each bucket must be one of this
+  // layout's buckets; count/sum/min/max/overflow are taken as given.
+  static Expected<Histogram> FromBuckets(int sub_bucket_bits, int max_value_bits,
+                                         const std::vector<Bucket>& buckets, uint64_t overflow,
+                                         double sum, uint64_t min, uint64_t max);
+
+  // Bucket maths, public for tests.
+  size_t IndexOf(uint64_t value) const {
+    int e = 63 - __builtin_clzll(value | 1);
+    int shift = e < sub_bucket_bits_ ? 0 : e - sub_bucket_bits_ + 1;
+    return (static_cast<size_t>(shift) << (sub_bucket_bits_ - 1)) + (value >> shift);
+  }
+  Bucket BucketAt(size_t index) const;
+  size_t bucket_count() const { return counts_.size(); }
+
+ private:
+  int sub_bucket_bits_;
+  int max_value_bits_;
+  std::vector<uint64_t> counts_;
+  uint64_t count_ = 0;
+  uint64_t overflow_ = 0;
+  double sum_ = 0;
+  uint64_t min_ = UINT64_MAX;
+  uint64_t max_ = 0;
+};
+
+}  // namespace kstacklab

@@ -1,0 +1,87 @@
+// The result schema ("kstacklab-result/1", DESIGN.md "Result file"): plain data produced by the
+// sampler, read by stats/ and report/. JSON (de)serialisation lives in src/results/json.cc;
+// the documented field list is docs/result-schema.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kstacklab/error.h"
+#include "kstacklab/histogram.h"
+
+namespace kstacklab {
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr const char* kResultSchema = "kstacklab-result/1";
+
+// Metric names in the order they are written and shown. Units: the benchmark's `unit` (ns).
+// All are overhead-corrected (timer.overhead_ns subtracted) except stddev, which a constant
+// shift does not change. Loop-mode repetitions carry "mean" only.
+inline const std::vector<std::string>& MetricNames() {
+  static const std::vector<std::string> k = {"mean", "stddev", "min",    "p50", "p90",
+                                             "p99",  "p99.9",  "p99.99", "max"};
+  return k;
+}
+
+struct TimerInfo {
+  std::string source;        // "tsc", "cntvct_el0", "clock_gettime(CLOCK_MONOTONIC_RAW)", "fake"
+  double freq_hz = 0;        // ticks per second (calibrated against CLOCK_MONOTONIC_RAW)
+  double overhead_ns = 0;    // median cost of an empty timed region; subtracted from the metrics
+  bool invariant = true;     // counter rate independent of P-states/C-states
+};
+
+// One repetition: a timed batch of `iterations` calls — the unit of a statistical sample.
+struct Repetition {
+  uint64_t iterations = 0;
+  int session = 0;                        // which process (run --sessions) measured it, from 0
+  std::map<std::string, double> metrics;  // keys from MetricNames()
+};
+
+struct BenchmarkResult {
+  std::string name;          // "suite/name", e.g. "syscall/getpid"
+  Json params = Json::object();  // e.g. {"h":0}, {"depth":4096}; {} when none
+  std::string variant;       // "" or a configuration name measured in this run ("percpu-prng")
+  std::string unit = "ns";
+  bool lower_is_better = true;
+  std::string timing = "percall";  // "percall" or "loop"
+  std::vector<Repetition> repetitions;
+  // Merged over all repetitions. Unit: picoseconds of the raw timed region, i.e. NOT overhead
+  // corrected (subtract timer.overhead_ns * 1000). Empty (count 0) in loop mode.
+  Histogram histogram;
+};
+
+struct RunResult {
+  std::string schema = kResultSchema;
+  std::string tool_version;
+  std::string created;       // ISO 8601 UTC
+  std::string label;         // the configuration this run measured (e.g. kernel + sysctl)
+  bool partial = false;      // interrupted: holds only the completed repetitions
+  Json environment = Json::object();  // sysinfo capture, see `kstacklab env --json`
+  Json run = Json::object();          // how it was run: iterations, repetitions, warmup, cpu, ...
+  TimerInfo timer;
+  std::vector<BenchmarkResult> benchmarks;
+};
+
+// Serialises to the documented JSON (2-space indent, trailing newline, locale-independent).
+std::string ResultToJson(const RunResult& result);
+Json ResultToJsonValue(const RunResult& result);
+
+// Parses and validates a result document. `source` names it in messages (a path or "store id 3").
+// Malformed JSON -> UsageError with the byte position; unknown schema -> UsageError naming it;
+// a NaN/inf/non-number metric -> UsageError naming the field.
+Expected<RunResult> ResultFromJson(const std::string& text, const std::string& source);
+Expected<RunResult> ReadResultFile(const std::string& path);
+
+// Human-readable column label of a benchmark entry inside a file: "label" or "label:variant".
+std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench);
+
+// "syscall/getpid" + {"h":1} -> "h:1" (empty without params), the lists' params notation.
+std::string ParamsText(const Json& params);
+
+}  // namespace kstacklab

@@ -1,0 +1,72 @@
+#include "cli/cli_util.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace kstacklab::cli {
+
+Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& flag, int bits) {
+  auto bad = [&] {
+    return UsageError(fmt::format("{} '{}' is not an unsigned {}-bit integer (decimal or 0x-hex)",
+                                  flag, text, bits));
+  };
+  if (text.empty()) return bad();
+  int base = 10;
+  size_t pos = 0;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    pos = 2;
+  }
+  unsigned __int128 v = 0;
+  for (; pos < text.size(); ++pos) {
+    char c = text[pos];
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return bad();
+    v = v * base + d;
+    if (v >> bits) return bad();
+  }
+  return static_cast<uint64_t>(v);
+}
+
+Expected<std::vector<uint8_t>> ParseHexBytes(const std::string& text, const std::string& flag,
+                                             size_t bytes) {
+  if ((bytes && text.size() != 2 * bytes) || text.size() % 2) {
+    return UsageError(fmt::format("{} needs {} hex digits, got {}", flag,
+                                  bytes ? fmt::format("exactly {}", 2 * bytes)
+                                        : std::string("an even number of"),
+                                  text.size()));
+  }
+  std::vector<uint8_t> out(text.size() / 2);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return UsageError(fmt::format("{}: '{}' at position {} is not a hex digit", flag, c, i));
+    out[i / 2] = static_cast<uint8_t>(out[i / 2] << 4 | d);
+  }
+  return out;
+}
+
+std::string HexBytes(const uint8_t* data, size_t n) {
+  std::string s;
+  s.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) s += fmt::format("{:02x}", data[i]);
+  return s;
+}
+
+bool StderrIsTty() { return ::isatty(STDERR_FILENO) == 1; }
+
+bool ColorEnabled() {
+  const char* nc = std::getenv("NO_COLOR");
+  return StderrIsTty() && (nc == nullptr || *nc == '\0');
+}
+
+}  // namespace kstacklab::cli
