@@ -10,12 +10,14 @@ namespace kstacklab::cli {
 Runner SetupRunCommand(CLI::App& sub);
 Runner SetupListCommand(CLI::App& sub);
 Runner SetupShowCommand(CLI::App& sub);
+Runner SetupEnvCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
       {"run", "Measure benchmarks on this kernel and write a result file", SetupRunCommand},
       {"list", "List every benchmark, grouped by suite", SetupListCommand},
       {"show", "Print the summary table of a result file", SetupShowCommand},
+      {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
   };
   return k;
 }

@@ -1,0 +1,561 @@
+// CaptureEnvironment(): reads procfs/sysfs/boot files under a root prefix. Never fails: what is
+// missing is null; what is present but unreadable or garbled is null plus a "problems" entry.
+#include <fcntl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kstacklab/sysinfo.h"
+
+namespace kstacklab {
+
+SysinfoOptions SysinfoOptionsFromEnvironment() {
+  SysinfoOptions options;
+  const char* root = std::getenv(kSysrootEnvVar);
+  if (root != nullptr && root[0] != '\0') options.root = root;
+  return options;
+}
+
+namespace {
+
+constexpr size_t kMaxFileBytes = size_t{16} << 20;
+
+// The stack-hardening options recorded in config.options, in this order. Absent from a readable
+// config means "n" (Kconfig semantics: the option does not exist or its dependencies are unmet).
+const std::vector<std::string>& RecordedOptions() {
+  static const std::vector<std::string> k = {
+      "CONFIG_HAVE_ARCH_RANDOMIZE_KSTACK_OFFSET",
+      "CONFIG_RANDOMIZE_KSTACK_OFFSET",
+      "CONFIG_RANDOMIZE_KSTACK_OFFSET_DEFAULT",
+      "CONFIG_KSTACK_ERASE",
+      "CONFIG_KSTACK_ERASE_RUNTIME_DISABLE",
+      "CONFIG_KSTACK_ERASE_METRICS",
+      "CONFIG_GCC_PLUGIN_STACKLEAK",
+      "CONFIG_STACKLEAK_RUNTIME_DISABLE",
+      "CONFIG_STACKLEAK_METRICS",
+      "CONFIG_STACKPROTECTOR",
+      "CONFIG_STACKPROTECTOR_STRONG",
+      "CONFIG_INIT_STACK_NONE",
+      "CONFIG_INIT_STACK_ALL_PATTERN",
+      "CONFIG_INIT_STACK_ALL_ZERO",
+      "CONFIG_VMAP_STACK",
+      "CONFIG_PREEMPT_NONE",
+      "CONFIG_PREEMPT_VOLUNTARY",
+      "CONFIG_PREEMPT",
+      "CONFIG_PREEMPT_LAZY",
+      "CONFIG_PREEMPT_RT",
+      "CONFIG_PREEMPT_DYNAMIC",
+      "CONFIG_HZ",
+  };
+  return k;
+}
+
+enum class ReadStatus { kOk, kMissing, kDenied, kError };
+
+struct ReadOutcome {
+  ReadStatus status = ReadStatus::kMissing;
+  std::string text;
+  std::string error;  // strerror text when status is kDenied/kError
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string root) : root_(std::move(root)) {}
+
+  std::string Path(const std::string& rel) const {
+    return (std::filesystem::path(root_) / rel).string();
+  }
+
+  // Reads a whole file (procfs files report size 0, so read until EOF), at most kMaxFileBytes.
+  ReadOutcome Read(const std::string& rel) const {
+    ReadOutcome out;
+    int fd = ::open(Path(rel).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      out.status = (errno == ENOENT || errno == ENOTDIR) ? ReadStatus::kMissing
+                   : (errno == EACCES || errno == EPERM) ? ReadStatus::kDenied
+                                                          : ReadStatus::kError;
+      out.error = std::strerror(errno);
+      return out;
+    }
+    char buf[8192];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        out.status = (errno == EACCES || errno == EPERM) ? ReadStatus::kDenied : ReadStatus::kError;
+        out.error = std::strerror(errno);
+        ::close(fd);
+        return out;
+      }
+      if (n == 0) break;
+      out.text.append(buf, static_cast<size_t>(n));
+      if (out.text.size() > kMaxFileBytes) {
+        out.status = ReadStatus::kError;
+        out.error = "file larger than 16 MiB";
+        ::close(fd);
+        return out;
+      }
+    }
+    ::close(fd);
+    out.status = ReadStatus::kOk;
+    return out;
+  }
+
+  // A one-line text value (sysfs/procfs attribute): trimmed. Missing -> nullopt silently;
+  // unreadable or non-printable -> nullopt + problem.
+  std::optional<std::string> Line(const std::string& rel) {
+    ReadOutcome r = Read(rel);
+    if (r.status == ReadStatus::kMissing) return std::nullopt;
+    if (r.status != ReadStatus::kOk) {
+      Problem(fmt::format("cannot read /{}: {}", rel, r.error));
+      return std::nullopt;
+    }
+    std::string s = Trim(r.text);
+    for (char c : s) {
+      if (!std::isprint(static_cast<unsigned char>(c)) && c != '\t' && c != '\n') {
+        Problem(fmt::format("/{} holds non-text bytes; ignored", rel));
+        return std::nullopt;
+      }
+    }
+    return s;
+  }
+
+  std::vector<std::string> ListDir(const std::string& rel) const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    std::filesystem::directory_iterator it(Path(rel), ec);
+    if (ec) return names;
+    for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      names.push_back(it->path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  void Problem(std::string text) { problems_.push_back(std::move(text)); }
+  const std::vector<std::string>& problems() const { return problems_; }
+  bool is_real_root() const {
+    std::error_code ec;
+    return std::filesystem::equivalent(root_, "/", ec);
+  }
+
+  static std::string Trim(std::string_view s) {
+    size_t b = 0, e = s.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    return std::string(s.substr(b, e - b));
+  }
+
+ private:
+  std::string root_;
+  std::vector<std::string> problems_;
+};
+
+Json OrNull(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); }
+
+// ---- kernel -------------------------------------------------------------------------------------
+
+struct KernelIdentity {
+  std::optional<std::string> release, version, machine;
+};
+
+KernelIdentity ReadIdentity(const SysinfoOptions& options, Reader& reader) {
+  KernelIdentity id;
+  id.release = options.release.empty() ? reader.Line("proc/sys/kernel/osrelease")
+                                       : std::optional<std::string>(options.release);
+  id.version = options.version.empty() ? reader.Line("proc/sys/kernel/version")
+                                       : std::optional<std::string>(options.version);
+  id.machine = options.machine.empty() ? reader.Line("proc/sys/kernel/arch")
+                                       : std::optional<std::string>(options.machine);
+  if ((!id.release || !id.version || !id.machine) && reader.is_real_root()) {
+    struct utsname u;
+    if (::uname(&u) == 0) {
+      if (!id.release) id.release = u.release;
+      if (!id.version) id.version = u.version;
+      if (!id.machine) id.machine = u.machine;
+    }
+  }
+  return id;
+}
+
+// The cmdline state of randomize_kstack_offset= as init/main.c sees it: early params are
+// handled in command-line order, a malformed value is rejected ("Malformed early option") and
+// leaves the static key as it was, so the last *valid* occurrence wins. parameq() treats '-'
+// and '_' alike.
+struct KstackCmdline {
+  std::string state = "default";      // "on" | "off" | "default" | "invalid:<v>"
+  std::optional<bool> value;          // the last valid value
+};
+
+KstackCmdline ParseKstackCmdline(const std::vector<CmdlineParam>& params) {
+  KstackCmdline out;
+  std::optional<std::string> last_invalid;
+  for (const CmdlineParam& p : params) {
+    std::string name = p.name;
+    std::replace(name.begin(), name.end(), '-', '_');
+    if (name != "randomize_kstack_offset") continue;
+    std::optional<bool> b = p.value ? KernelStrToBool(*p.value) : std::nullopt;
+    if (b) {
+      out.value = b;
+    } else {
+      last_invalid = p.value.value_or("");
+    }
+  }
+  if (out.value) {
+    out.state = *out.value ? "on" : "off";
+  } else if (last_invalid) {
+    out.state = "invalid:" + *last_invalid;
+  }
+  return out;
+}
+
+std::optional<std::string> LastParamValue(const std::vector<CmdlineParam>& params,
+                                          const std::string& wanted) {
+  std::optional<std::string> v;
+  for (const CmdlineParam& p : params) {
+    if (p.name == wanted && p.value) v = p.value;
+  }
+  return v;
+}
+
+// ---- config -------------------------------------------------------------------------------------
+
+struct ConfigCapture {
+  std::optional<std::string> source;
+  std::optional<Json> all;  // every option of the config; nullopt when unreadable
+};
+
+ConfigCapture ReadConfig(const std::optional<std::string>& release, Reader& reader) {
+  ConfigCapture out;
+  ReadOutcome gz = reader.Read("proc/config.gz");
+  if (gz.status == ReadStatus::kOk) {
+    std::optional<std::string> text = GunzipString(gz.text);
+    std::optional<Json> parsed = text ? ParseKernelConfig(*text) : std::nullopt;
+    if (parsed) {
+      out.source = "/proc/config.gz";
+      out.all = std::move(parsed);
+      return out;
+    }
+    reader.Problem(text ? "/proc/config.gz holds no CONFIG_ lines; ignored"
+                        : "/proc/config.gz is not a valid gzip stream (corrupt or truncated)");
+  } else if (gz.status != ReadStatus::kMissing) {
+    reader.Problem(fmt::format("cannot read /proc/config.gz: {}", gz.error));
+  }
+  if (release) {
+    std::string rel = "boot/config-" + *release;
+    ReadOutcome plain = reader.Read(rel);
+    if (plain.status == ReadStatus::kOk) {
+      std::optional<Json> parsed = ParseKernelConfig(plain.text);
+      if (parsed) {
+        out.source = "/" + rel;
+        out.all = std::move(parsed);
+        return out;
+      }
+      reader.Problem(fmt::format("/{} holds no CONFIG_ lines; ignored", rel));
+    } else if (plain.status != ReadStatus::kMissing) {
+      reader.Problem(fmt::format("cannot read /{}: {}", rel, plain.error));
+    }
+  }
+  if (!out.all) {
+    reader.Problem(fmt::format(
+        "kernel config not found (/proc/config.gz, /boot/config-{}): config fields are unknown; "
+        "`modprobe configs` or install the kernel's config file",
+        release.value_or("<release>")));
+  }
+  return out;
+}
+
+std::string OptionValue(const Json& all, const std::string& name) {
+  auto it = all.find(name);
+  return it == all.end() ? "n" : it->get<std::string>();
+}
+
+// The model of kernel/Kconfig.preempt. With PREEMPT_DYNAMIC the boot-time choice is preempt=
+// (or, when readable, the live value in debugfs sched/preempt: "none (voluntary) full lazy").
+Json Preemption(const Json& all, const std::vector<CmdlineParam>& params, Reader& reader) {
+  auto y = [&](const char* name) { return OptionValue(all, name) == "y"; };
+  if (y("CONFIG_PREEMPT_RT")) return "rt";
+  std::string base = y("CONFIG_PREEMPT_LAZY")        ? "lazy"
+                     : y("CONFIG_PREEMPT")           ? "full"
+                     : y("CONFIG_PREEMPT_VOLUNTARY") ? "voluntary"
+                     : y("CONFIG_PREEMPT_NONE")      ? "none"
+                                                     : "";
+  if (!y("CONFIG_PREEMPT_DYNAMIC")) return base.empty() ? Json(nullptr) : Json(base);
+  std::string mode = base;
+  ReadOutcome live = reader.Read("sys/kernel/debug/sched/preempt");
+  size_t open = live.text.find('('), close = live.text.find(')');
+  if (live.status == ReadStatus::kOk && open != std::string::npos && close != std::string::npos &&
+      close > open) {
+    mode = live.text.substr(open + 1, close - open - 1);
+  } else if (auto v = LastParamValue(params, "preempt")) {
+    mode = *v;
+  }
+  return fmt::format("dynamic({})", mode.empty() ? "?" : mode);
+}
+
+// ---- cpu ----------------------------------------------------------------------------------------
+
+// The first processor block of /proc/cpuinfo as key -> value, plus the count of blocks.
+struct CpuInfo {
+  std::map<std::string, std::string> first;
+  int processors = 0;
+};
+
+CpuInfo ParseCpuInfo(std::string_view text) {
+  CpuInfo info;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string key = Reader::Trim(line.substr(0, colon));
+    std::string value = Reader::Trim(line.substr(colon + 1));
+    if (key == "processor") ++info.processors;
+    if (info.processors <= 1 && !info.first.count(key)) info.first[key] = value;
+  }
+  return info;
+}
+
+// "0-3,6,8-9" -> 7; nullopt when malformed.
+std::optional<int> CountCpuList(std::string_view list) {
+  int count = 0;
+  std::string s(list);
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    std::string part = s.substr(pos, end - pos);
+    pos = end + 1;
+    char* rest = nullptr;
+    long a = std::strtol(part.c_str(), &rest, 10);
+    if (rest == part.c_str() || a < 0) return std::nullopt;
+    long b = a;
+    if (*rest == '-') {
+      const char* bstart = rest + 1;
+      b = std::strtol(bstart, &rest, 10);
+      if (rest == bstart || b < a) return std::nullopt;
+    }
+    if (*rest != '\0' || b - a > 1 << 20) return std::nullopt;
+    count += static_cast<int>(b - a + 1);
+  }
+  return count > 0 ? std::optional<int>(count) : std::nullopt;
+}
+
+// DMI vendor/product strings of common hypervisors (systemd-detect-virt uses the same signal).
+bool DmiLooksVirtual(const std::string& vendor, const std::string& product) {
+  static const char* const kMarkers[] = {
+      "QEMU", "KVM", "VMware", "VirtualBox", "innotek", "Xen", "Bochs", "Parallels",
+      "Amazon EC2", "Google Compute Engine", "OpenStack", "Firecracker", "Cloud Hypervisor",
+      "BHYVE", "Virtual Machine"};  // "Virtual Machine": Microsoft Hyper-V product name
+  for (const char* m : kMarkers) {
+    if (vendor.find(m) != std::string::npos || product.find(m) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Json CaptureEnvironment(const SysinfoOptions& options) {
+  Reader reader(options.root);
+  KernelIdentity id = ReadIdentity(options, reader);
+
+  // kernel
+  std::optional<std::string> cmdline = reader.Line("proc/cmdline");
+  std::vector<CmdlineParam> params = cmdline ? ParseCmdline(*cmdline) : std::vector<CmdlineParam>{};
+  KstackCmdline kstack = ParseKstackCmdline(params);
+
+  // config
+  ConfigCapture config = ReadConfig(id.release, reader);
+  Json options_json = Json::object();
+  for (const std::string& name : RecordedOptions()) {
+    options_json[name] = config.all ? Json(OptionValue(*config.all, name)) : Json(nullptr);
+  }
+  Json effective = nullptr;
+  Json erase_built = nullptr;
+  Json preemption = nullptr;
+  Json hz = nullptr;
+  if (config.all) {
+    const Json& all = *config.all;
+    // CONFIG_RANDOMIZE_KSTACK_OFFSET appeared in v5.19/v6.0; before it, the feature was built
+    // whenever the arch had it (only _DEFAULT existed).
+    bool built = all.contains("CONFIG_RANDOMIZE_KSTACK_OFFSET")
+                     ? OptionValue(all, "CONFIG_RANDOMIZE_KSTACK_OFFSET") == "y"
+                     : OptionValue(all, "CONFIG_HAVE_ARCH_RANDOMIZE_KSTACK_OFFSET") == "y";
+    bool by_default = OptionValue(all, "CONFIG_RANDOMIZE_KSTACK_OFFSET_DEFAULT") == "y";
+    if (!built) {
+      effective = false;
+    } else if (cmdline) {
+      effective = kstack.value.value_or(by_default);
+    }
+    erase_built = OptionValue(all, "CONFIG_KSTACK_ERASE") == "y" ||
+                  OptionValue(all, "CONFIG_GCC_PLUGIN_STACKLEAK") == "y";
+    preemption = Preemption(all, params, reader);
+    std::string hz_text = OptionValue(all, "CONFIG_HZ");
+    char* rest = nullptr;
+    long v = std::strtol(hz_text.c_str(), &rest, 10);
+    if (rest != hz_text.c_str() && *rest == '\0' && v > 0) hz = v;
+  } else if (cmdline && kstack.value == false) {
+    effective = false;  // off on the command line: off whether or not it is built
+  }
+
+  Json kernel = Json::object();
+  kernel["release"] = OrNull(id.release);
+  kernel["version"] = OrNull(id.version);
+  kernel["machine"] = OrNull(id.machine);
+  kernel["banner"] = OrNull(reader.Line("proc/version"));
+  kernel["cmdline"] = OrNull(cmdline);
+  kernel["randomize_kstack_offset"] = cmdline ? Json(kstack.state) : Json(nullptr);
+  kernel["effective_kstack_randomization"] = effective;
+
+  Json config_json = Json::object();
+  config_json["source"] = OrNull(config.source);
+  config_json["options"] = std::move(options_json);
+  config_json["kstack_erase_built"] = erase_built;
+  config_json["preemption"] = preemption;
+  config_json["hz"] = hz;
+
+  // sysctl: kernel.stack_erasing exists only with *_RUNTIME_DISABLE; it is mode 0600.
+  Json sysctl = Json::object();
+  {
+    ReadOutcome r = reader.Read("proc/sys/kernel/stack_erasing");
+    Json v = nullptr;
+    if (r.status == ReadStatus::kOk) {
+      std::string t = Reader::Trim(r.text);
+      if (t == "0" || t == "1") {
+        v = t == "1" ? 1 : 0;
+      } else {
+        reader.Problem("/proc/sys/kernel/stack_erasing is neither 0 nor 1; ignored");
+      }
+    } else if (r.status == ReadStatus::kDenied) {
+      reader.Problem("cannot read /proc/sys/kernel/stack_erasing (mode 0600): run as root to "
+                     "record kernel.stack_erasing");
+    } else if (r.status == ReadStatus::kError) {
+      reader.Problem(fmt::format("cannot read /proc/sys/kernel/stack_erasing: {}", r.error));
+    }
+    sysctl["kernel.stack_erasing"] = v;
+  }
+
+  // cpu
+  ReadOutcome cpuinfo_read = reader.Read("proc/cpuinfo");
+  CpuInfo cpuinfo;
+  if (cpuinfo_read.status == ReadStatus::kOk) {
+    cpuinfo = ParseCpuInfo(cpuinfo_read.text);
+    if (cpuinfo.first.empty()) reader.Problem("/proc/cpuinfo has no \"key : value\" lines; ignored");
+  }
+  auto info = [&](const char* key) -> std::optional<std::string> {
+    auto it = cpuinfo.first.find(key);
+    if (it == cpuinfo.first.end() || it->second.empty()) return std::nullopt;
+    return it->second;
+  };
+  std::optional<std::string> model = info("model name");
+  if (!model && info("CPU implementer") && info("CPU part")) {
+    model = fmt::format("implementer {} part {}", *info("CPU implementer"), *info("CPU part"));
+  }
+  std::optional<std::string> flags_line = info("flags");  // x86; arm64 has "Features"
+  std::set<std::string> flag_set;
+  if (flags_line) {
+    size_t pos = 0;
+    while (pos < flags_line->size()) {
+      size_t end = flags_line->find(' ', pos);
+      if (end == std::string::npos) end = flags_line->size();
+      if (end > pos) flag_set.insert(flags_line->substr(pos, end - pos));
+      pos = end + 1;
+    }
+  }
+  Json flags = Json::object();
+  for (const char* f : {"constant_tsc", "nonstop_tsc", "tsc_known_freq", "pku", "ospke",
+                        "hypervisor"}) {
+    flags[f] = flags_line ? Json(flag_set.count(f) > 0) : Json(nullptr);
+  }
+  Json count = nullptr;
+  if (auto online = reader.Line("sys/devices/system/cpu/online")) {
+    if (auto n = CountCpuList(*online)) count = *n;
+  }
+  if (count.is_null() && cpuinfo.processors > 0) count = cpuinfo.processors;
+
+  Json cpu = Json::object();
+  cpu["model"] = OrNull(model);
+  cpu["vendor"] = OrNull(info("vendor_id"));
+  cpu["count_online"] = count;
+  cpu["flags"] = flags;
+  cpu["smt"] = OrNull(reader.Line("sys/devices/system/cpu/smt/control"));
+  {
+    std::optional<std::string> active = reader.Line("sys/devices/system/cpu/smt/active");
+    cpu["smt_active"] = active && (*active == "0" || *active == "1") ? Json(*active == "1")
+                                                                      : Json(nullptr);
+  }
+  cpu["governor"] = OrNull(reader.Line("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"));
+  cpu["cpufreq_driver"] = OrNull(reader.Line("sys/devices/system/cpu/cpu0/cpufreq/scaling_driver"));
+  cpu["clocksource"] =
+      OrNull(reader.Line("sys/devices/system/clocksource/clocksource0/current_clocksource"));
+  cpu["clocksources_available"] =
+      OrNull(reader.Line("sys/devices/system/clocksource/clocksource0/available_clocksource"));
+
+  // vulnerabilities: one entry per file, sorted by name; null when the directory is absent.
+  Json vulns = nullptr;
+  std::vector<std::string> names = reader.ListDir("sys/devices/system/cpu/vulnerabilities");
+  if (!names.empty()) {
+    vulns = Json::object();
+    for (const std::string& n : names) {
+      vulns[n] = OrNull(reader.Line("sys/devices/system/cpu/vulnerabilities/" + n));
+    }
+  }
+
+  // virtualization
+  std::optional<std::string> dmi_vendor = reader.Line("sys/class/dmi/id/sys_vendor");
+  std::optional<std::string> dmi_product = reader.Line("sys/class/dmi/id/product_name");
+  std::optional<std::string> hv_type = reader.Line("sys/hypervisor/type");
+  Json is_vm = nullptr;
+  bool dmi_virtual = DmiLooksVirtual(dmi_vendor.value_or(""), dmi_product.value_or(""));
+  if (flags["hypervisor"] == true || dmi_virtual || hv_type) {
+    is_vm = true;
+  } else if (flags["hypervisor"] == false) {
+    is_vm = false;  // x86 without the CPUID hypervisor bit and no virtual DMI: bare metal
+  } else if (dmi_vendor || dmi_product) {
+    is_vm = false;  // non-x86 with real-looking DMI
+  }
+  Json virt = Json::object();
+  virt["hypervisor_flag"] = flags["hypervisor"];
+  virt["hypervisor_type"] = OrNull(hv_type);
+  virt["dmi_sys_vendor"] = OrNull(dmi_vendor);
+  virt["dmi_product_name"] = OrNull(dmi_product);
+  virt["is_vm"] = is_vm;
+
+  Json tool = Json::object();
+  tool["version"] = KSTACKLAB_VERSION;
+  tool["build_type"] = KSTACKLAB_BUILD_TYPE;
+#if defined(__clang__)
+  tool["compiler"] = "clang " __clang_version__;
+#elif defined(__GNUC__)
+  tool["compiler"] = "gcc " __VERSION__;
+#else
+  tool["compiler"] = nullptr;
+#endif
+
+  Json env = Json::object();
+  env["kernel"] = std::move(kernel);
+  env["config"] = std::move(config_json);
+  env["sysctl"] = std::move(sysctl);
+  env["cpu"] = std::move(cpu);
+  env["vulnerabilities"] = std::move(vulns);
+  env["virtualization"] = std::move(virt);
+  env["tool"] = std::move(tool);
+  env["problems"] = reader.problems();
+  return env;
+}
+
+}  // namespace kstacklab
