@@ -34,7 +34,8 @@
 
 namespace kstacklab::rng {
 
-// Per-CPU counters for tests and benchmarks (read them when no call is in flight on that cpu).
+// Per-CPU counters for tests and benchmarks (read them when no call is in flight on that cpu;
+// exact when each cpu slot is used by one thread at a time).
 struct CrngCounters {
   uint64_t refills[4] = {0, 0, 0, 0};  // batch refills for u8, u16, u32, u64
   uint64_t chacha_blocks = 0;          // Chacha20Block() computations (any purpose)
