@@ -1,0 +1,315 @@
+// The SQLite results store: round trips, listing, ids, schema versioning, concurrent writers,
+// and store ids in LoadResultInput().
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "kstacklab/fileio.h"
+#include "kstacklab/store.h"
+
+namespace kstacklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+RunResult Sample(const std::string& label) {
+  RunResult r;
+  r.tool_version = "0.1.0";
+  r.created = "2026-11-29T12:00:00Z";
+  r.label = label;
+  r.environment = Json{{"kernel", {{"release", "6.18.0-test"}, {"hostname", "testbox"}}}};
+  r.run = Json{{"iterations", 1000}, {"repetitions", 2}};
+  r.timer = TimerInfo{"fake", 1e9, 12.5, true};
+  for (const char* variant : {"off", "percpu-prng"}) {
+    BenchmarkResult b;
+    b.name = "model/kstack";
+    b.variant = variant;
+    for (int i = 0; i < 2; ++i) {
+      Repetition rep;
+      rep.iterations = 1000;
+      rep.metrics = {{"mean", 100.25 + i}, {"p99", 150.0 + i}};
+      b.repetitions.push_back(rep);
+    }
+    b.histogram.RecordN(100000, 1500);
+    b.histogram.RecordN(250000, 500);
+    r.benchmarks.push_back(std::move(b));
+  }
+  BenchmarkResult g;
+  g.name = "syscall/getpid";
+  g.params = Json{{"h", 1}};
+  g.repetitions.push_back(Repetition{1000, 0, {{"mean", 210.0}}});
+  r.benchmarks.push_back(std::move(g));
+  return r;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/kstacklab-store-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/sub/dir/results.db";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  ResultStore OpenOrDie(ResultStore::Mode mode = ResultStore::Mode::kCreate) {
+    auto s = ResultStore::Open(path_, mode);
+    if (!s.ok()) ADD_FAILURE() << s.error().message;
+    return std::move(s).value();
+  }
+  static int64_t InsertOrDie(ResultStore& s, const RunResult& r) {
+    auto id = s.Insert(r);
+    if (!id.ok()) ADD_FAILURE() << id.error().message;
+    return id.ok() ? *id : -1;
+  }
+  // Runs one SQL statement on the raw file (to set up states kstacklab never writes itself).
+  void RawExec(const std::string& path, const char* sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  std::string RawQuery(const std::string& path, const char* sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK);
+    std::string out;
+    if (sqlite3_step(st) == SQLITE_ROW) out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(StoreTest, InsertThenGetReturnsTheSameDocument) {
+  ResultStore store = OpenOrDie();
+  RunResult r = Sample("baseline");
+  int64_t id = InsertOrDie(store, r);
+  EXPECT_EQ(id, 1);
+  auto doc = store.Document(id);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  EXPECT_EQ(*doc, ResultToJson(r));
+  auto back = store.Get(id);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultToJson(*back), ResultToJson(r));
+  EXPECT_EQ(back->benchmarks.size(), 3u);
+  EXPECT_EQ(back->benchmarks[0].histogram.count(), 2000u);
+  EXPECT_DOUBLE_EQ(back->timer.overhead_ns, 12.5);
+}
+
+TEST_F(StoreTest, CreatesParentDirectoriesAndUsesWalAndSchemaVersion) {
+  { ResultStore store = OpenOrDie(); }
+  EXPECT_TRUE(fs::exists(path_));
+  EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(kStoreSchemaVersion));
+}
+
+TEST_F(StoreTest, IdsIncreaseAndListShowsEveryRun) {
+  ResultStore store = OpenOrDie();
+  EXPECT_EQ(InsertOrDie(store, Sample("a")), 1);
+  EXPECT_EQ(InsertOrDie(store, Sample("b")), 2);
+  RunResult c = Sample("c");
+  c.environment = Json::object();  // no capture: kernel and host unknown
+  c.partial = true;
+  EXPECT_EQ(InsertOrDie(store, c), 3);
+
+  auto list = store.List();
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].id, 1);
+  EXPECT_EQ((*list)[0].label, "a");
+  EXPECT_EQ((*list)[0].created, "2026-11-29T12:00:00Z");
+  EXPECT_EQ((*list)[0].kernel_release, "6.18.0-test");
+  EXPECT_EQ((*list)[0].host, "testbox");
+  EXPECT_FALSE((*list)[0].partial);
+  EXPECT_FALSE((*list)[0].stored_at.empty());
+  // Variants of one benchmark are listed once, in file order.
+  EXPECT_EQ((*list)[0].benchmarks, (std::vector<std::string>{"model/kstack", "syscall/getpid"}));
+  EXPECT_EQ((*list)[2].label, "c");
+  EXPECT_EQ((*list)[2].kernel_release, "");
+  EXPECT_EQ((*list)[2].host, "");
+  EXPECT_TRUE((*list)[2].partial);
+
+  auto info = store.Info(2);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->label, "b");
+  EXPECT_EQ(info->benchmarks.size(), 2u);
+}
+
+TEST_F(StoreTest, BenchmarkRowsAreQueryable) {
+  {
+    ResultStore store = OpenOrDie();
+    InsertOrDie(store, Sample("a"));
+  }
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM benchmarks WHERE run_id = 1"), "3");
+  EXPECT_EQ(RawQuery(path_, "SELECT params FROM benchmarks WHERE name = 'syscall/getpid'"),
+            "{\"h\":1}");
+  EXPECT_EQ(RawQuery(path_, "SELECT variant FROM benchmarks WHERE position = 1"), "percpu-prng");
+}
+
+TEST_F(StoreTest, MissingIdIsAUsageError) {
+  ResultStore store = OpenOrDie();
+  InsertOrDie(store, Sample("a"));
+  auto r = store.Get(17);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code, kExitUsage);
+  EXPECT_EQ(r.error().message,
+            "no result with id 17 in " + path_ + " (see `kstacklab results list`)");
+}
+
+TEST_F(StoreTest, OpeningAMissingStoreForReadingCreatesNothing) {
+  auto s = ResultStore::Open(path_, ResultStore::Mode::kExisting);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().exit_code, kExitUsage);
+  EXPECT_NE(s.error().message.find("no results store at " + path_), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ + "/sub"));
+}
+
+TEST_F(StoreTest, RefusesAStoreFromANewerVersionWithoutTouchingIt) {
+  { ResultStore store = OpenOrDie(); InsertOrDie(store, Sample("a")); }
+  RawExec(path_, "PRAGMA user_version = 2");
+  for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+    auto s = ResultStore::Open(path_, mode);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().exit_code, kExitRuntime);
+    EXPECT_NE(s.error().message.find("schema version 2, newer than this kstacklab understands (1)"),
+              std::string::npos)
+        << s.error().message;
+  }
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "1");
+}
+
+TEST_F(StoreTest, RefusesFilesThatAreNotAStore) {
+  fs::create_directories(dir_ + "/sub/dir");
+  { std::ofstream(path_) << "this is not a database, just text that is long enough to matter\n"; }
+  auto s = ResultStore::Open(path_, ResultStore::Mode::kCreate);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("not a SQLite database"), std::string::npos) << s.error().message;
+
+  std::string other = dir_ + "/other.db";
+  RawExec(other, "CREATE TABLE t(x)");
+  auto o = ResultStore::Open(other, ResultStore::Mode::kCreate);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.error().message.find("not a kstacklab results store"), std::string::npos);
+  EXPECT_EQ(RawQuery(other, "SELECT count(*) FROM sqlite_master"), "1");  // left untouched
+}
+
+TEST_F(StoreTest, UnwritableLocationIsARuntimeErrorWithTheRemedy) {
+  std::string blocker = dir_ + "/file";
+  { std::ofstream(blocker) << "x"; }
+  auto s = RecordInStore(Sample("a"), blocker + "/kstacklab/results.db");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().exit_code, kExitRuntime);
+  EXPECT_NE(s.error().message.find(blocker), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("--store PATH"), std::string::npos);
+  EXPECT_NE(s.error().message.find("--no-store"), std::string::npos);
+}
+
+TEST_F(StoreTest, TwoProcessesInsertingAtOnceBothSucceed) {
+  constexpr int kPerProcess = 30;
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  pid_t pids[2];
+  for (int p = 0; p < 2; ++p) {
+    pids[p] = ::fork();
+    ASSERT_GE(pids[p], 0);
+    if (pids[p] == 0) {
+      ::close(go[1]);
+      char c;
+      if (::read(go[0], &c, 1) != 0) ::_exit(10);  // released when the parent closes the pipe
+      // Both children also race to create the store file and its tables.
+      for (int i = 0; i < kPerProcess; ++i) {
+        auto id = RecordInStore(Sample(fmt::format("p{}-{}", p, i)), path_);
+        if (!id.ok()) {
+          std::fprintf(stderr, "child %d: %s\n", p, id.error().message.c_str());
+          ::_exit(1);
+        }
+      }
+      ::_exit(0);
+    }
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  ResultStore store = OpenOrDie(ResultStore::Mode::kExisting);
+  auto list = store.List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u * kPerProcess);
+  std::set<std::string> labels;
+  std::set<int64_t> ids;
+  for (const StoredRunInfo& info : *list) {
+    labels.insert(info.label);
+    ids.insert(info.id);
+    EXPECT_EQ(info.benchmarks.size(), 2u);
+  }
+  EXPECT_EQ(labels.size(), 2u * kPerProcess);
+  EXPECT_EQ(*ids.begin(), 1);
+  EXPECT_EQ(*ids.rbegin(), 2 * kPerProcess);
+}
+
+TEST_F(StoreTest, LoadResultInputResolvesStoreIds) {
+  ASSERT_TRUE(RecordInStore(Sample("first"), path_).ok());
+  ASSERT_TRUE(RecordInStore(Sample("second"), path_).ok());
+  auto a = LoadResultInput("2", path_);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->label, "second");
+  auto b = LoadResultInput("id:1", path_);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->label, "first");
+
+  auto missing = LoadResultInput("17", path_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().exit_code, kExitUsage);
+  EXPECT_EQ(missing.error().message,
+            "no result with id 17 in " + path_ + " (see `kstacklab results list`)");
+
+  auto no_store = LoadResultInput("3", dir_ + "/none.db");
+  ASSERT_FALSE(no_store.ok());
+  EXPECT_EQ(no_store.error().exit_code, kExitUsage);
+  EXPECT_NE(no_store.error().message.find("no results store at " + dir_ + "/none.db yet"),
+            std::string::npos)
+      << no_store.error().message;
+}
+
+TEST(StoreFields, KernelAndHostComeFromTheCapture) {
+  RunResult r;
+  r.environment = Json{{"kernel", {{"release", "6.18.44"}, {"nodename", "box"}}}};
+  EXPECT_EQ(StoredKernelRelease(r), "6.18.44");
+  EXPECT_EQ(StoredHost(r), "box");
+  r.environment = Json{{"kernel", {{"release", nullptr}}}};
+  EXPECT_EQ(StoredKernelRelease(r), "");
+  EXPECT_EQ(StoredHost(r), "");
+}
+
+TEST(StoreDefaultPath, FollowsXdgDataHome) {
+  const char* old = std::getenv("XDG_DATA_HOME");
+  std::string saved = old ? old : "";
+  ::setenv("XDG_DATA_HOME", "/tmp/xdg-test", 1);
+  EXPECT_EQ(DefaultStorePath(), "/tmp/xdg-test/kstacklab/results.db");
+  if (old) ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  else ::unsetenv("XDG_DATA_HOME");
+}
+
+}  // namespace
+}  // namespace kstacklab
