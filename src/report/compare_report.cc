@@ -1,0 +1,238 @@
+// Renderers of the comparison table (include/kstacklab/compare_report.h).
+#include "kstacklab/compare_report.h"
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kstacklab/grid_table.h"
+
+namespace kstacklab {
+namespace {
+
+std::string ValueText(double v) {
+  if (!std::isfinite(v)) return "";
+  if (std::fabs(v) >= 1e7) return fmt::format("{:.4g}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+std::string BaselineCellText(const CompareRow& r) {
+  if (!r.baseline.present) return "";
+  return ValueText(r.baseline.value) + " " + r.unit;
+}
+
+std::string VariantCellText(const CompareCell& c) {
+  if (!c.present || std::isnan(c.change_pct)) return "";
+  std::string s = fmt::format("{:.2f}%", c.change_pct);
+  if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
+  if (c.too_few) s += " *";
+  return s;
+}
+
+GridTable ToGrid(const CompareTable& t) {
+  GridTable g;
+  std::vector<std::string> h1 = {"Benchmark", "Result Class"}, h2 = {"", ""};
+  g.right_align = {false, false};
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    h1.push_back(t.columns[i].name);
+    h2.push_back(i == 0 ? "(baseline)" : "");
+    g.right_align.push_back(true);
+  }
+  g.header = {h1, h2};
+  for (const CompareRow& r : t.rows) {
+    if (r.first_in_group || g.groups.empty()) g.groups.emplace_back();
+    std::vector<std::string> row = {r.first_in_group ? r.benchmark : "", r.result_class,
+                                    BaselineCellText(r)};
+    for (const CompareCell& c : r.variants) row.push_back(VariantCellText(c));
+    g.groups.back().push_back(std::move(row));
+  }
+  return g;
+}
+
+// "10" or "8-10" over the rows.
+std::string Range(int lo, int hi) {
+  return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
+}
+
+double Rounded(double v) {
+  return std::stod(fmt::format("{:.10g}", v));
+}
+
+Json Num(double v) {
+  if (!std::isfinite(v)) return Json(nullptr);
+  return Json(Rounded(v));
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"') o += '"';
+    o += c;
+  }
+  return o + "\"";
+}
+
+std::string CsvNum(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : ""; }
+
+}  // namespace
+
+Expected<CompareFormat> ParseCompareFormat(const std::string& text) {
+  if (text == "grid") return CompareFormat::kGrid;
+  if (text == "markdown" || text == "md") return CompareFormat::kMarkdown;
+  if (text == "csv") return CompareFormat::kCsv;
+  if (text == "json") return CompareFormat::kJson;
+  return UsageError(fmt::format("--format '{}' is unknown; use one of: grid, markdown, csv, json", text));
+}
+
+std::vector<std::string> CompareFooter(const CompareTable& t) {
+  std::vector<std::string> out;
+  bool any_lower = false, any_higher = false;
+  for (const CompareRow& r : t.rows) (r.lower_is_better ? any_lower : any_higher) = true;
+  std::string sign = "Sign: + % = the column's value is larger than the baseline's.";
+  if (any_lower) {
+    sign += any_higher ? " Rows where lower is better (times):" : " Lower is better in every row (times):";
+    sign += " + % = slower = worse -> (R), - % = faster -> (I).";
+  }
+  if (any_higher) {
+    sign += any_lower ? " Rows where higher is better:" : " Higher is better in every row:";
+    sign += " + % = better -> (I), - % = worse -> (R).";
+  }
+  out.push_back(sign);
+  out.push_back("Method: " + MethodDescription(t.options) + ".");
+  std::string samples = "Samples per side (n = repetitions; sessions when a column holds several):";
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    int lo = 1 << 30, hi = 0, slo = 1 << 30, shi = 0;
+    bool hier = false;
+    for (const CompareRow& r : t.rows) {
+      const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
+      if (!c.present) continue;
+      lo = std::min(lo, c.n);
+      hi = std::max(hi, c.n);
+      slo = std::min(slo, c.repetitions);
+      shi = std::max(shi, c.repetitions);
+      hier = hier || c.hierarchical;
+    }
+    if (hi == 0) {
+      samples += fmt::format(" {} none;", t.columns[i].name);
+    } else if (hier) {
+      samples += fmt::format(" {} {} sessions ({} repetitions);", t.columns[i].name, Range(lo, hi),
+                             Range(slo, shi));
+    } else {
+      samples += fmt::format(" {} {};", t.columns[i].name, Range(lo, hi));
+    }
+  }
+  samples.back() = '.';
+  out.push_back(samples);
+  for (const std::string& n : t.notes) out.push_back("Note: " + n);
+  return out;
+}
+
+std::string RenderCompareGrid(const CompareTable& t) {
+  std::string out = RenderGrid(ToGrid(t));
+  for (const std::string& l : CompareFooter(t)) out += l + "\n";
+  return out;
+}
+
+std::string RenderCompareMarkdown(const CompareTable& t) {
+  std::string out = RenderMarkdownTable(ToGrid(t)) + "\n";
+  for (const std::string& l : CompareFooter(t)) out += "- " + l + "\n";
+  return out;
+}
+
+std::string RenderCompareCsv(const CompareTable& t) {
+  std::string out =
+      "benchmark,params,metric,unit,lower_is_better,column,role,value,n,repetitions,sessions,"
+      "change_pct,ci_low_pct,ci_high_pct,p_value,p_adjusted,mdc_pct,verdict\n";
+  for (const CompareRow& r : t.rows) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                         CsvField(r.benchmark), CsvField(r.params_text), CsvField(r.metric),
+                         CsvField(r.unit), r.lower_is_better ? "true" : "false",
+                         CsvField(t.columns[i].name), i == 0 ? "baseline" : "variant",
+                         CsvNum(c.value), c.present ? fmt::format("{}", c.n) : "",
+                         c.present ? fmt::format("{}", c.repetitions) : "",
+                         c.present ? fmt::format("{}", c.sessions) : "", CsvNum(c.change_pct),
+                         CsvNum(c.ci_low_pct), CsvNum(c.ci_high_pct), CsvNum(c.p_value),
+                         CsvNum(c.p_adjusted), CsvNum(c.mdc_pct),
+                         i == 0 || !c.present ? "" : VerdictCode(c.verdict));
+    }
+  }
+  for (const std::string& l : CompareFooter(t)) out += "# " + l + "\n";
+  return out;
+}
+
+Json CompareToJsonValue(const CompareTable& t) {
+  Json rows = Json::array();
+  for (const CompareRow& r : t.rows) {
+    Json jr;
+    jr["benchmark"] = r.benchmark;
+    jr["params"] = r.params;
+    jr["result_class"] = r.result_class;
+    jr["metric"] = r.metric;
+    jr["unit"] = r.unit;
+    jr["lower_is_better"] = r.lower_is_better;
+    auto cell = [&](const CompareCell& c, const std::string& label, bool variant) {
+      Json j;
+      j["label"] = label;
+      j["value"] = c.present ? Num(c.value) : Json(nullptr);
+      j["n"] = c.present ? Json(c.n) : Json(nullptr);
+      j["repetitions"] = c.present ? Json(c.repetitions) : Json(nullptr);
+      j["sessions"] = c.present ? Json(c.sessions) : Json(nullptr);
+      j["sd"] = c.present ? Num(c.sd) : Json(nullptr);
+      if (variant) {
+        j["change_pct"] = Num(c.change_pct);
+        j["ci_low_pct"] = Num(c.ci_low_pct);
+        j["ci_high_pct"] = Num(c.ci_high_pct);
+        j["p_value"] = Num(c.p_value);
+        j["p_adjusted"] = Num(c.p_adjusted);
+        j["mdc_pct"] = Num(c.mdc_pct);
+        j["too_few"] = c.too_few;
+        j["verdict"] = VerdictCode(c.verdict);
+      }
+      return j;
+    };
+    jr["baseline"] = cell(r.baseline, t.columns[0].name, false);
+    Json vs = Json::array();
+    for (size_t i = 0; i < r.variants.size(); ++i)
+      vs.push_back(cell(r.variants[i], t.columns[i + 1].name, true));
+    jr["variants"] = std::move(vs);
+    rows.push_back(std::move(jr));
+  }
+  Json columns = Json::array();
+  for (const CompareColumn& c : t.columns)
+    columns.push_back({{"name", c.name}, {"source", c.source}, {"label", c.label}, {"variant", c.variant}});
+  const CompareOptions& o = t.options;
+  Json j;
+  j["rows"] = std::move(rows);
+  j["columns"] = std::move(columns);
+  j["method"] = o.method == VerdictMethod::kFastpath ? "fastpath" : "ci";
+  j["method_description"] = MethodDescription(o);
+  j["test"] = o.test == SignificanceTest::kWelch ? "welch" : "mwu";
+  j["ci"] = "fieller";
+  j["correction"] = o.correction == Correction::kHolm ? "holm" : "none";
+  j["alpha"] = o.alpha;
+  j["min_effect_pct"] = o.min_effect_pct;
+  j["power"] = o.power;
+  j["sign"] = "positive change_pct = the variant's value is larger than the baseline's; "
+              "with lower_is_better that is worse (R)";
+  j["notes"] = t.notes;
+  return j;
+}
+
+std::string RenderCompareJson(const CompareTable& t) { return CompareToJsonValue(t).dump(2) + "\n"; }
+
+std::string RenderCompare(const CompareTable& t, CompareFormat format) {
+  switch (format) {
+    case CompareFormat::kGrid: return RenderCompareGrid(t);
+    case CompareFormat::kMarkdown: return RenderCompareMarkdown(t);
+    case CompareFormat::kCsv: return RenderCompareCsv(t);
+    case CompareFormat::kJson: return RenderCompareJson(t);
+  }
+  return RenderCompareGrid(t);
+}
+
+}  // namespace kstacklab
