@@ -338,6 +338,7 @@ TEST(CaptureEnvironment, GarbledFilesGiveNullsAndProblems) {
   EXPECT_TRUE(HasProblemContaining(env, "/proc/cpuinfo has no"));
   EXPECT_TRUE(HasProblemContaining(env, "smt/control holds non-text bytes"));
   EXPECT_TRUE(HasProblemContaining(env, "current_clocksource holds non-text bytes"));
+  EXPECT_TRUE(HasProblemContaining(env, "cpu/online is not a CPU list"));
   std::vector<std::string> codes = WarningCodes(env);
   codes.erase(std::remove(codes.begin(), codes.end(), "debug-build"), codes.end());
   EXPECT_TRUE(codes.empty());  // unknown never warns

@@ -390,8 +390,8 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   Json hz = nullptr;
   if (config.all) {
     const Json& all = *config.all;
-    // CONFIG_RANDOMIZE_KSTACK_OFFSET appeared in v5.19/v6.0; before it, the feature was built
-    // whenever the arch had it (only _DEFAULT existed).
+    // CONFIG_RANDOMIZE_KSTACK_OFFSET was added after v5.13 (around v5.18/v5.19, unverified);
+    // before it, the feature was built whenever the arch had it (only _DEFAULT existed).
     bool built = all.contains("CONFIG_RANDOMIZE_KSTACK_OFFSET")
                      ? OptionValue(all, "CONFIG_RANDOMIZE_KSTACK_OFFSET") == "y"
                      : OptionValue(all, "CONFIG_HAVE_ARCH_RANDOMIZE_KSTACK_OFFSET") == "y";
@@ -483,7 +483,11 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   }
   Json count = nullptr;
   if (auto online = reader.Line("sys/devices/system/cpu/online")) {
-    if (auto n = CountCpuList(*online)) count = *n;
+    if (auto n = CountCpuList(*online)) {
+      count = *n;
+    } else {
+      reader.Problem("/sys/devices/system/cpu/online is not a CPU list (\"0-3,6\"); ignored");
+    }
   }
   if (count.is_null() && cpuinfo.processors > 0) count = cpuinfo.processors;
 
