@@ -1,14 +1,13 @@
 // Environment capture: parsers on known inputs, and CaptureEnvironment() on fixture trees under
 // tests/data/sysinfo/<case>/ (x86_vm_gz, bare_boot, garbled, empty) and on small temp trees.
+#include "kstacklab/sysinfo.h"
+
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
-
-#include "kstacklab/sysinfo.h"
 
 namespace kstacklab {
 namespace {
@@ -38,7 +37,8 @@ std::vector<std::string> WarningCodes(const Json& env) {
 class TempRoot {
  public:
   TempRoot() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kstacklab-sysinfo-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "kstacklab-sysinfo-XXXXXX").string();
     KSTACKLAB_CHECK(mkdtemp(tmpl.data()) != nullptr);
     path_ = tmpl;
   }
@@ -139,8 +139,9 @@ TEST(CaptureEnvironment, RandomizeKstackOffsetCmdline) {
 TEST(CaptureEnvironment, KstackOffsetNotBuiltIsOffWhateverTheCmdline) {
   TempRoot root;
   root.Write("proc/cmdline", "randomize_kstack_offset=on\n");
-  root.Write("boot/config-6.9.0-t", "# CONFIG_RANDOMIZE_KSTACK_OFFSET is not set\n"
-                                    "CONFIG_HAVE_ARCH_RANDOMIZE_KSTACK_OFFSET=y\n");
+  root.Write("boot/config-6.9.0-t",
+             "# CONFIG_RANDOMIZE_KSTACK_OFFSET is not set\n"
+             "CONFIG_HAVE_ARCH_RANDOMIZE_KSTACK_OFFSET=y\n");
   SysinfoOptions options;
   options.root = root.path();
   options.release = "6.9.0-t";
@@ -175,7 +176,7 @@ TEST(ParseKernelConfig, ValuesAndNotSet) {
       "random text\n\x01\x02=\xff\n"
       "CONFIG_LAST=0x10");  // no trailing newline
   ASSERT_TRUE(cfg.has_value());
-  Json expected = {{"CONFIG_A", "y"},   {"CONFIG_B", "m"},    {"CONFIG_HZ", "250"},
+  Json expected = {{"CONFIG_A", "y"},           {"CONFIG_B", "m"}, {"CONFIG_HZ", "250"},
                    {"CONFIG_S", "a \"b\" \\c"}, {"CONFIG_C", "n"}, {"CONFIG_CRLF", "y"},
                    {"CONFIG_LAST", "0x10"}};
   EXPECT_EQ(*cfg, expected) << cfg->dump();
@@ -208,8 +209,9 @@ TEST(CaptureEnvironment, X86VmWithConfigGz) {
   EXPECT_EQ(k["release"], "6.18.0-kstacklab-vm");
   EXPECT_EQ(k["version"], "#1 SMP PREEMPT_DYNAMIC Sat Nov 29 12:00:00 UTC 2026");
   EXPECT_EQ(k["machine"], "x86_64");
-  EXPECT_EQ(k["cmdline"], "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro preempt=full "
-                          "randomize_kstack_offset=off quiet -- randomize_kstack_offset=on");
+  EXPECT_EQ(k["cmdline"],
+            "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro preempt=full "
+            "randomize_kstack_offset=off quiet -- randomize_kstack_offset=on");
   EXPECT_EQ(k["randomize_kstack_offset"], "off");  // the "=on" after "--" is init's
   EXPECT_EQ(k["effective_kstack_randomization"], false);
 
@@ -248,8 +250,7 @@ TEST(CaptureEnvironment, X86VmWithConfigGz) {
   Json vulns = Json::object();
   vulns["meltdown"] = "Not affected";
   vulns["spec_store_bypass"] = "Mitigation: Speculative Store Bypass disabled via prctl";
-  vulns["spectre_v2"] =
-      "Mitigation: Retpolines; IBPB: conditional; STIBP: always-on; RSB filling";
+  vulns["spectre_v2"] = "Mitigation: Retpolines; IBPB: conditional; STIBP: always-on; RSB filling";
   EXPECT_EQ(env["vulnerabilities"], vulns);  // sorted by file name
 
   const Json& v = env["virtualization"];
@@ -265,9 +266,8 @@ TEST(CaptureEnvironment, X86VmWithConfigGz) {
   // The stable top-level key order.
   std::vector<std::string> keys;
   for (auto it = env.begin(); it != env.end(); ++it) keys.push_back(it.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"kernel", "config", "sysctl", "cpu",
-                                            "vulnerabilities", "virtualization", "tool",
-                                            "problems"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"kernel", "config", "sysctl", "cpu", "vulnerabilities",
+                                            "virtualization", "tool", "problems"}));
 
   std::vector<std::string> codes = WarningCodes(env);
   codes.erase(std::remove(codes.begin(), codes.end(), "debug-build"), codes.end());
@@ -361,8 +361,9 @@ TEST(CaptureEnvironment, EmptyRootIsAllUnknown) {
   EXPECT_TRUE(env["vulnerabilities"].is_null());
   EXPECT_TRUE(env["virtualization"]["is_vm"].is_null());
   ASSERT_EQ(env["problems"].size(), 1u);  // only the missing config is worth saying
-  EXPECT_TRUE(HasProblemContaining(env, "kernel config not found (/proc/config.gz, "
-                                        "/boot/config-<release>)"));
+  EXPECT_TRUE(HasProblemContaining(env,
+                                   "kernel config not found (/proc/config.gz, "
+                                   "/boot/config-<release>)"));
   // A root that does not exist at all behaves the same, never fails.
   SysinfoOptions options;
   options.root = kData + "does-not-exist";

@@ -11,8 +11,9 @@ namespace kstacklab::cli {
 Runner SetupEnvCommand(CLI::App& sub) {
   auto json = std::make_shared<bool>(false);
   sub.add_flag("--json", *json, "Print the capture as JSON (the result files' `environment`)");
-  sub.footer("Unknown fields print as ? (JSON null); nothing unreadable is an error. "
-             "KSTACKLAB_SYSROOT=DIR reads DIR/proc, DIR/sys, DIR/boot instead of /.");
+  sub.footer(
+      "Unknown fields print as ? (JSON null); nothing unreadable is an error. "
+      "KSTACKLAB_SYSROOT=DIR reads DIR/proc, DIR/sys, DIR/boot instead of /.");
   return [json]() {
     Json env = CaptureEnvironment(SysinfoOptionsFromEnvironment());
     std::string text = *json ? env.dump(2) + "\n" : EnvironmentSummary(env);

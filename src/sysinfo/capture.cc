@@ -1,6 +1,7 @@
 // CaptureEnvironment(): reads procfs/sysfs/boot files under a root prefix. Never fails: what is
 // missing is null; what is present but unreadable or garbled is null plus a "problems" entry.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "kstacklab/sysinfo.h"
 
@@ -83,7 +82,7 @@ class Reader {
     if (fd < 0) {
       out.status = (errno == ENOENT || errno == ENOTDIR) ? ReadStatus::kMissing
                    : (errno == EACCES || errno == EPERM) ? ReadStatus::kDenied
-                                                          : ReadStatus::kError;
+                                                         : ReadStatus::kError;
       out.error = std::strerror(errno);
       return out;
     }
@@ -194,8 +193,8 @@ KernelIdentity ReadIdentity(const SysinfoOptions& options, Reader& reader) {
 // leaves the static key as it was, so the last *valid* occurrence wins. parameq() treats '-'
 // and '_' alike.
 struct KstackCmdline {
-  std::string state = "default";      // "on" | "off" | "default" | "invalid:<v>"
-  std::optional<bool> value;          // the last valid value
+  std::string state = "default";  // "on" | "off" | "default" | "invalid:<v>"
+  std::optional<bool> value;      // the last valid value
 };
 
 KstackCmdline ParseKstackCmdline(const std::vector<CmdlineParam>& params) {
@@ -358,9 +357,21 @@ std::optional<int> CountCpuList(std::string_view list) {
 // DMI vendor/product strings of common hypervisors (systemd-detect-virt uses the same signal).
 bool DmiLooksVirtual(const std::string& vendor, const std::string& product) {
   static const char* const kMarkers[] = {
-      "QEMU", "KVM", "VMware", "VirtualBox", "innotek", "Xen", "Bochs", "Parallels",
-      "Amazon EC2", "Google Compute Engine", "OpenStack", "Firecracker", "Cloud Hypervisor",
-      "BHYVE", "Virtual Machine"};  // "Virtual Machine": Microsoft Hyper-V product name
+      "QEMU",
+      "KVM",
+      "VMware",
+      "VirtualBox",
+      "innotek",
+      "Xen",
+      "Bochs",
+      "Parallels",
+      "Amazon EC2",
+      "Google Compute Engine",
+      "OpenStack",
+      "Firecracker",
+      "Cloud Hypervisor",
+      "BHYVE",
+      "Virtual Machine"};  // "Virtual Machine": Microsoft Hyper-V product name
   for (const char* m : kMarkers) {
     if (vendor.find(m) != std::string::npos || product.find(m) != std::string::npos) return true;
   }
@@ -441,8 +452,9 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
         reader.Problem("/proc/sys/kernel/stack_erasing is neither 0 nor 1; ignored");
       }
     } else if (r.status == ReadStatus::kDenied) {
-      reader.Problem("cannot read /proc/sys/kernel/stack_erasing (mode 0600): run as root to "
-                     "record kernel.stack_erasing");
+      reader.Problem(
+          "cannot read /proc/sys/kernel/stack_erasing (mode 0600): run as root to "
+          "record kernel.stack_erasing");
     } else if (r.status == ReadStatus::kError) {
       reader.Problem(fmt::format("cannot read /proc/sys/kernel/stack_erasing: {}", r.error));
     }
@@ -454,7 +466,8 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   CpuInfo cpuinfo;
   if (cpuinfo_read.status == ReadStatus::kOk) {
     cpuinfo = ParseCpuInfo(cpuinfo_read.text);
-    if (cpuinfo.first.empty()) reader.Problem("/proc/cpuinfo has no \"key : value\" lines; ignored");
+    if (cpuinfo.first.empty())
+      reader.Problem("/proc/cpuinfo has no \"key : value\" lines; ignored");
   }
   auto info = [&](const char* key) -> std::optional<std::string> {
     auto it = cpuinfo.first.find(key);
@@ -477,8 +490,8 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
     }
   }
   Json flags = Json::object();
-  for (const char* f : {"constant_tsc", "nonstop_tsc", "tsc_known_freq", "pku", "ospke",
-                        "hypervisor"}) {
+  for (const char* f :
+       {"constant_tsc", "nonstop_tsc", "tsc_known_freq", "pku", "ospke", "hypervisor"}) {
     flags[f] = flags_line ? Json(flag_set.count(f) > 0) : Json(nullptr);
   }
   Json count = nullptr;
@@ -499,8 +512,8 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   cpu["smt"] = OrNull(reader.Line("sys/devices/system/cpu/smt/control"));
   {
     std::optional<std::string> active = reader.Line("sys/devices/system/cpu/smt/active");
-    cpu["smt_active"] = active && (*active == "0" || *active == "1") ? Json(*active == "1")
-                                                                      : Json(nullptr);
+    cpu["smt_active"] =
+        active && (*active == "0" || *active == "1") ? Json(*active == "1") : Json(nullptr);
   }
   cpu["governor"] = OrNull(reader.Line("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"));
   cpu["cpufreq_driver"] = OrNull(reader.Line("sys/devices/system/cpu/cpu0/cpufreq/scaling_driver"));

@@ -1,8 +1,8 @@
 // Pure parsers of kernel-provided text: kstrtobool, the command line, .config, gzip.
+#include <zlib.h>
+
 #include <cctype>
 #include <cstring>
-
-#include <zlib.h>
 
 #include "kstacklab/sysinfo.h"
 
@@ -13,11 +13,16 @@ namespace kstacklab {
 std::optional<bool> KernelStrToBool(std::string_view text) {
   if (text.empty()) return std::nullopt;
   switch (text[0]) {
-    case 'y': case 'Y': case '1':
+    case 'y':
+    case 'Y':
+    case '1':
       return true;
-    case 'n': case 'N': case '0':
+    case 'n':
+    case 'N':
+    case '0':
       return false;
-    case 'o': case 'O':
+    case 'o':
+    case 'O':
       if (text.size() < 2) return std::nullopt;
       if (text[1] == 'n' || text[1] == 'N') return true;
       if (text[1] == 'f' || text[1] == 'F') return false;
@@ -93,8 +98,7 @@ std::optional<Json> ParseKernelConfig(std::string_view text) {
     if (line.size() > kNotSetPrefix.size() + kNotSetSuffix.size() &&
         line.substr(0, 2) == kNotSetPrefix &&
         line.substr(line.size() - kNotSetSuffix.size()) == kNotSetSuffix) {
-      std::string_view name =
-          line.substr(2, line.size() - 2 - kNotSetSuffix.size());
+      std::string_view name = line.substr(2, line.size() - 2 - kNotSetSuffix.size());
       if (valid_name(name)) options[std::string(name)] = "n";
       continue;
     }
@@ -128,7 +132,7 @@ std::optional<Json> ParseKernelConfig(std::string_view text) {
 
 std::optional<std::string> GunzipString(std::string_view compressed) {
   constexpr size_t kMaxOutput = size_t{64} << 20;  // a kernel config is ~250 KiB
-  if (compressed.empty()) return std::nullopt;
+  if (compressed.empty() || compressed.size() > kMaxOutput) return std::nullopt;
   z_stream zs;
   std::memset(&zs, 0, sizeof zs);
   if (inflateInit2(&zs, 15 + 16) != Z_OK) return std::nullopt;  // 16: gzip wrapper only
@@ -143,8 +147,14 @@ std::optional<std::string> GunzipString(std::string_view compressed) {
     rc = inflate(&zs, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) break;
     out.append(buf, sizeof buf - zs.avail_out);
-    if (out.size() > kMaxOutput) { rc = Z_MEM_ERROR; break; }
-    if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) { rc = Z_BUF_ERROR; break; }
+    if (out.size() > kMaxOutput) {
+      rc = Z_MEM_ERROR;
+      break;
+    }
+    if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
+      rc = Z_BUF_ERROR;
+      break;
+    }
   }
   inflateEnd(&zs);
   if (rc != Z_STREAM_END) return std::nullopt;  // corrupt or truncated

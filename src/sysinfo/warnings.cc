@@ -1,8 +1,8 @@
 // EnvironmentWarnings() and EnvironmentSummary(): pure functions of a capture.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <initializer_list>
-
-#include <fmt/format.h>
 
 #include "kstacklab/sysinfo.h"
 
@@ -91,10 +91,10 @@ std::vector<EnvWarning> EnvironmentWarnings(const Json& env) {
   }
   const std::string* governor = Str(Find(env, {"cpu", "governor"}));
   if (governor && *governor != "performance") {
-    out.push_back({"governor",
-                   fmt::format("cpufreq governor is '{}': the clock speed changes under load",
-                               *governor),
-                   "cpupower frequency-set -g performance (and restore it afterwards)"});
+    out.push_back(
+        {"governor",
+         fmt::format("cpufreq governor is '{}': the clock speed changes under load", *governor),
+         "cpupower frequency-set -g performance (and restore it afterwards)"});
   }
   if (IsTrue(Find(env, {"cpu", "smt_active"}))) {
     out.push_back({"smt", "SMT is on: a busy sibling hyperthread shares the core and adds noise",
