@@ -11,6 +11,7 @@ Runner SetupRunCommand(CLI::App& sub);
 Runner SetupListCommand(CLI::App& sub);
 Runner SetupShowCommand(CLI::App& sub);
 Runner SetupEnvCommand(CLI::App& sub);
+Runner SetupRngCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -18,6 +19,7 @@ const std::vector<CommandDef>& Commands() {
       {"list", "List every benchmark, grouped by suite", SetupListCommand},
       {"show", "Print the summary table of a result file", SetupShowCommand},
       {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
+      {"rng", "Dump a model random source's raw output to check it against the kernel", SetupRngCommand},
   };
   return k;
 }
