@@ -1,0 +1,26 @@
+// The run summary table (what `run` and `show` print on stdout).
+#pragma once
+
+#include <string>
+
+#include "kstacklab/results.h"
+
+namespace kstacklab {
+
+struct BenchmarkSummary {
+  double mean = 0;     // mean of the repetitions' means (equal iterations: the overall mean)
+  double cv_pct = 0;   // coefficient of variation of the repetition means, %
+  double p50 = 0, p99 = 0, p999 = 0, max = 0;  // pooled over repetitions, overhead-corrected
+  size_t repetitions = 0;
+  uint64_t calls = 0;
+  bool has_percentiles = false;  // false in loop mode
+};
+
+// NaN fields when there is no data.
+BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns);
+
+// Plain-text table: a header naming the timer and its overhead, one row per benchmark (name,
+// params, variant), mean p50 p99 p99.9 max (ns), CV across repetitions, repetitions x calls.
+std::string RenderSummary(const RunResult& run);
+
+}  // namespace kstacklab

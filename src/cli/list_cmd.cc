@@ -1,0 +1,36 @@
+// `kstacklab list`: every benchmark, grouped by suite, generated from the workload table.
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "kstacklab/workload.h"
+
+namespace kstacklab::cli {
+
+Runner SetupListCommand(CLI::App& sub) {
+  auto json = std::make_shared<bool>(false);
+  sub.add_flag("--json", *json, "Machine-readable list");
+  return [json]() -> int {
+    Json out = Json::array();
+    std::string text;
+    for (const SuiteDef& suite : Suites()) {
+      text += fmt::format("{}{} — {}\n", text.empty() ? "" : "\n", suite.name, suite.summary);
+      for (const WorkloadDef& w : suite.rows()) {
+        std::string id = WorkloadId(w);
+        std::string params = ParamsText(w.params);
+        if (!params.empty()) id += " {" + params + "}";
+        text += fmt::format("  {:<34} {}\n", id, w.summary);
+        out.push_back({{"suite", suite.name}, {"name", w.name}, {"variant", w.variant},
+                       {"params", w.params}, {"summary", w.summary}, {"unit", w.unit}});
+      }
+    }
+    if (*json) {
+      std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    } else {
+      text += "\nRun a suite with `kstacklab run --suite NAME`, one benchmark with `--bench NAME`.\n";
+      std::fputs(text.c_str(), stdout);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace kstacklab::cli

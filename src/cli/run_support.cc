@@ -1,0 +1,43 @@
+#include "cli/run_support.h"
+
+#include <sys/utsname.h>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "kstacklab/store.h"
+#include "kstacklab/sysinfo.h"
+
+namespace kstacklab::cli {
+
+std::string DefaultLabel() {
+  utsname u{};
+  if (uname(&u) != 0) return "run";
+  return u.release;
+}
+
+Json CaptureRunEnvironment(std::vector<std::string>* warnings) {
+  Json env = CaptureEnvironment(SysinfoOptionsFromEnvironment());
+  for (const EnvWarning& w : EnvironmentWarnings(env)) {
+    warnings->push_back(fmt::format("{}; {}", w.message, w.remedy));
+  }
+  return env;
+}
+
+void PrintWarnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) Warn(w);
+}
+
+void RecordRunInStore(const RunResult& result, const std::string& store_path) {
+  std::string path = store_path.empty() ? DefaultStorePath() : store_path;
+  auto id = RecordInStore(result, path);
+  if (!id.ok()) {
+    Warn(fmt::format("not recorded in the store: {} (the result file is complete; use --no-store "
+                     "to skip the store)", id.error().message));
+    return;
+  }
+  std::fprintf(stderr, "kstacklab: recorded as store id %lld in %s\n",
+               static_cast<long long>(*id), path.c_str());
+}
+
+}  // namespace kstacklab::cli

@@ -1,0 +1,80 @@
+#include <algorithm>
+#include <cmath>
+
+#include "kstacklab/sampler.h"
+
+namespace kstacklab {
+
+std::map<std::string, double> RepetitionMetrics(const Histogram& rep_ps, double sum_ns,
+                                                double sum_sq_ns, double overhead_ns) {
+  std::map<std::string, double> m;
+  const double n = static_cast<double>(rep_ps.count());
+  if (n == 0) return m;
+  const double mean = sum_ns / n;
+  double var = n > 1 ? (sum_sq_ns - n * mean * mean) / (n - 1) : 0.0;
+  if (var < 0) var = 0;  // rounding
+  auto pct = [&](double p) { return rep_ps.ValueAtPercentile(p) / 1000.0 - overhead_ns; };
+  m["mean"] = mean - overhead_ns;
+  m["stddev"] = std::sqrt(var);
+  m["min"] = static_cast<double>(rep_ps.min()) / 1000.0 - overhead_ns;
+  m["p50"] = pct(50);
+  m["p90"] = pct(90);
+  m["p99"] = pct(99);
+  m["p99.9"] = pct(99.9);
+  m["p99.99"] = pct(99.99);
+  m["max"] = static_cast<double>(rep_ps.max()) / 1000.0 - overhead_ns;
+  return m;
+}
+
+Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& config,
+                                   const ClockParams& clock, SamplerScratch& scratch,
+                                   Histogram& merged, const std::atomic<bool>* stop) {
+  KSTACKLAB_CHECK(config.iterations > 0 && clock.freq_hz > 0);
+  auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
+  const double ns_per_tick = 1e9 / clock.freq_hz;
+  const double overhead_ns = clock.overhead_ticks * ns_per_tick;
+  Repetition rep;
+  rep.iterations = config.iterations;
+
+  if (config.mode == TimingMode::kLoop) {
+    KSTACKLAB_CHECK(body.loop != nullptr);
+    if (config.warmup) body.loop(body.state, config.warmup);
+    if (stopped()) return RuntimeError("interrupted");
+    uint64_t ticks = body.loop(body.state, config.iterations);
+    if (stopped()) return RuntimeError("interrupted");
+    double per_call = static_cast<double>(ticks) * ns_per_tick;
+    rep.metrics["mean"] =
+        (per_call - overhead_ns) / static_cast<double>(config.iterations);
+    return rep;
+  }
+
+  KSTACKLAB_CHECK(body.percall != nullptr);
+  std::vector<uint64_t>& buf = scratch.ticks();
+  KSTACKLAB_CHECK(!buf.empty());
+  for (uint64_t done = 0; done < config.warmup;) {
+    uint64_t n = std::min<uint64_t>(buf.size(), config.warmup - done);
+    body.percall(body.state, n, buf.data());
+    done += n;
+  }
+  Histogram& h = scratch.rep_histogram();
+  h.Reset();
+  double sum_ns = 0, sum_sq_ns = 0;
+  for (uint64_t done = 0; done < config.iterations;) {
+    if (stopped()) return RuntimeError("interrupted");
+    uint64_t n = std::min<uint64_t>(buf.size(), config.iterations - done);
+    body.percall(body.state, n, buf.data());
+    for (uint64_t i = 0; i < n; ++i) {
+      double ns = static_cast<double>(buf[i]) * ns_per_tick;
+      sum_ns += ns;
+      sum_sq_ns += ns * ns;
+      h.Record(static_cast<uint64_t>(std::llround(ns * 1000.0)));
+    }
+    done += n;
+  }
+  rep.metrics = RepetitionMetrics(h, sum_ns, sum_sq_ns, overhead_ns);
+  Status st = merged.Merge(h);
+  KSTACKLAB_CHECK(st.ok());
+  return rep;
+}
+
+}  // namespace kstacklab
