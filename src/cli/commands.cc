@@ -12,6 +12,7 @@ Runner SetupListCommand(CLI::App& sub);
 Runner SetupShowCommand(CLI::App& sub);
 Runner SetupEnvCommand(CLI::App& sub);
 Runner SetupRngCommand(CLI::App& sub);
+Runner SetupResultsCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -20,6 +21,7 @@ const std::vector<CommandDef>& Commands() {
       {"show", "Print the summary table of a result file", SetupShowCommand},
       {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
       {"rng", "Dump a model random source's raw output to check it against the kernel", SetupRngCommand},
+      {"results", "List, show, export and import stored results (SQLite store)", SetupResultsCommand},
   };
   return k;
 }

@@ -1,0 +1,236 @@
+// `kstacklab results list|show|export|import`: the SQLite results store (docs/store.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/store.h"
+#include "kstacklab/summary.h"
+
+namespace kstacklab::cli {
+namespace {
+
+struct ResultsArgs {
+  std::string store;            // "" = DefaultStorePath()
+  std::string format = "table";  // list: table | json
+  std::string id;               // show, export
+  std::string output;           // export -o
+  std::vector<std::string> files;  // import
+};
+
+std::string StorePath(const ResultsArgs& a) { return a.store.empty() ? DefaultStorePath() : a.store; }
+
+// "17" or "id:17" -> 17; anything else is a UsageError naming the value and where ids come from.
+Expected<int64_t> ParseStoreId(const std::string& text) {
+  std::string digits = text.rfind("id:", 0) == 0 ? text.substr(3) : text;
+  if (digits.empty() || digits.size() > 18 ||
+      digits.find_first_not_of("0123456789") != std::string::npos || std::stoll(digits) <= 0) {
+    return UsageError(fmt::format(
+        "'{}' is not a store id: give a positive integer such as 17 or id:17 "
+        "(see `kstacklab results list`)",
+        text));
+  }
+  return std::stoll(digits);
+}
+
+int Print(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
+  return kExitOk;
+}
+
+// "2026-11-29T18:00:00Z" -> "2026-11-29 18:00" (UTC); other text unchanged.
+std::string ShortDate(const std::string& iso) {
+  if (iso.size() >= 16 && iso[10] == 'T') return iso.substr(0, 10) + " " + iso.substr(11, 5);
+  return iso;
+}
+
+std::string BenchmarkColumn(const std::vector<std::string>& names) {
+  constexpr size_t kMax = 60;
+  std::string out = fmt::format("{}:", names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::string next = (i ? ", " : " ") + names[i];
+    if (out.size() + next.size() > kMax) {
+      out += i ? ", ..." : " ...";
+      break;
+    }
+    out += next;
+  }
+  return out;
+}
+
+std::string Or(const std::string& s, const char* unknown) { return s.empty() ? unknown : s; }
+
+Json InfoToJson(const StoredRunInfo& info) {
+  auto or_null = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
+  return Json{{"id", info.id},
+              {"created", or_null(info.created)},
+              {"stored_at", info.stored_at},
+              {"label", info.label},
+              {"tool_version", or_null(info.tool_version)},
+              {"kernel", or_null(info.kernel_release)},
+              {"host", or_null(info.host)},
+              {"partial", info.partial},
+              {"benchmarks", info.benchmarks}};
+}
+
+std::string RenderList(const std::vector<StoredRunInfo>& runs) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"id", "date (UTC)", "label", "kernel", "host", "benchmarks"});
+  for (const StoredRunInfo& r : runs) {
+    rows.push_back({std::to_string(r.id), ShortDate(r.created.empty() ? r.stored_at : r.created),
+                    Or(r.label, "-") + (r.partial ? " (partial)" : ""), Or(r.kernel_release, "?"),
+                    Or(r.host, "?"), BenchmarkColumn(r.benchmarks)});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = fmt::format("{:>{}}", row[0], width[0]);
+    for (size_t i = 1; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? "  " + row[i] : fmt::format("  {:<{}}", row[i], width[i]);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+int RunList(const ResultsArgs& a) {
+  if (a.format != "table" && a.format != "json") {
+    return Fail(UsageError(fmt::format("--format '{}' is not known; use table or json", a.format)));
+  }
+  const std::string path = StorePath(a);
+  auto store = ResultStore::Open(path, ResultStore::Mode::kExisting);
+  std::vector<StoredRunInfo> runs;
+  if (!store.ok()) {
+    if (store.error().exit_code != kExitUsage || access(path.c_str(), F_OK) == 0) {
+      return Fail(store.error());
+    }
+    // No store yet is not an error for listing: there is simply nothing stored.
+    Warn(fmt::format("no results store at {} yet; `kstacklab run` or `kstacklab results import "
+                     "FILE` creates it",
+                     path));
+  } else {
+    auto list = store->List();
+    if (!list.ok()) return Fail(list.error());
+    runs = std::move(*list);
+  }
+  if (a.format == "json") {
+    Json out = Json::array();
+    for (const StoredRunInfo& r : runs) out.push_back(InfoToJson(r));
+    return Print(out.dump(2) + "\n");
+  }
+  if (runs.empty()) return kExitOk;
+  return Print(RenderList(runs));
+}
+
+int RunShow(const ResultsArgs& a) {
+  auto id = ParseStoreId(a.id);
+  if (!id.ok()) return Fail(id.error());
+  auto store = ResultStore::Open(StorePath(a), ResultStore::Mode::kExisting);
+  if (!store.ok()) return Fail(store.error());
+  auto info = store->Info(*id);
+  if (!info.ok()) return Fail(info.error());
+  auto run = store->Get(*id);
+  if (!run.ok()) return Fail(run.error());
+  std::string head = fmt::format(
+      "store id {}: {}{}, created {}, kernel {}, host {}, kstacklab {} (stored {})\n", info->id,
+      Or(info->label, "(no label)"), info->partial ? " (partial)" : "",
+      Or(info->created, "?"), Or(info->kernel_release, "?"), Or(info->host, "?"),
+      Or(info->tool_version, "?"), info->stored_at);
+  return Print(head + RenderSummary(*run));
+}
+
+int RunExport(const ResultsArgs& a) {
+  auto id = ParseStoreId(a.id);
+  if (!id.ok()) return Fail(id.error());
+  auto store = ResultStore::Open(StorePath(a), ResultStore::Mode::kExisting);
+  if (!store.ok()) return Fail(store.error());
+  auto doc = store->Document(*id);
+  if (!doc.ok()) return Fail(doc.error());
+  Status written = WriteFileAtomic(a.output, *doc);
+  if (!written.ok()) return Fail(written.error());
+  if (a.output != "-") {
+    std::fprintf(stderr, "kstacklab: exported store id %lld to %s\n", static_cast<long long>(*id),
+                 a.output.c_str());
+  }
+  return kExitOk;
+}
+
+int RunImport(const ResultsArgs& a) {
+  // Validate every file first: a bad file imports nothing.
+  std::vector<RunResult> results;
+  for (const std::string& file : a.files) {
+    Expected<RunResult> r = [&]() -> Expected<RunResult> {
+      if (file != "-") return ReadResultFile(file);
+      std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+      return ResultFromJson(text, "<stdin>");
+    }();
+    if (!r.ok()) {
+      Error e = r.error();
+      e.message += " (nothing was imported)";
+      return Fail(e);
+    }
+    results.push_back(std::move(*r));
+  }
+  const std::string path = StorePath(a);
+  auto store = ResultStore::Open(path, ResultStore::Mode::kCreate);
+  if (!store.ok()) return Fail(store.error());
+  std::string out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    auto id = store->Insert(results[i]);
+    if (!id.ok()) {
+      Print(out);
+      return Fail(id.error());
+    }
+    out += fmt::format("imported {} as id {}\n", a.files[i], *id);
+  }
+  return Print(out);
+}
+
+}  // namespace
+
+Runner SetupResultsCommand(CLI::App& sub) {
+  auto a = std::make_shared<ResultsArgs>();
+  sub.require_subcommand(1);
+  sub.add_option("--store", a->store,
+                 "Results store file (default: $XDG_DATA_HOME/kstacklab/results.db)");
+  sub.footer("Store ids are also accepted wherever a result FILE is (`compare 3 7`, `plot 3`).");
+
+  CLI::App* list = sub.add_subcommand("list", "One line per stored result: id, date, label, kernel, host, benchmarks");
+  list->fallthrough();
+  list->add_option("--format", a->format, "table (default) or json");
+
+  CLI::App* show = sub.add_subcommand("show", "Print the summary table of a stored result");
+  show->fallthrough();
+  show->add_option("ID", a->id, "Store id (17 or id:17)")->required();
+
+  CLI::App* exp = sub.add_subcommand("export", "Write a stored result back to a result file");
+  exp->fallthrough();
+  exp->add_option("ID", a->id, "Store id (17 or id:17)")->required();
+  exp->add_option("-o,--output", a->output, "Output file (written atomically); - for stdout")->required();
+
+  CLI::App* imp = sub.add_subcommand("import", "Validate result files and add them to the store");
+  imp->fallthrough();
+  imp->add_option("FILE", a->files, "Result files (- for stdin)")->required();
+
+  return [a, list, show, exp, imp]() {
+    if (list->parsed()) return RunList(*a);
+    if (show->parsed()) return RunShow(*a);
+    if (exp->parsed()) return RunExport(*a);
+    if (imp->parsed()) return RunImport(*a);
+    return Fail(UsageError("results needs a subcommand: list, show, export or import"));
+  };
+}
+
+}  // namespace kstacklab::cli
