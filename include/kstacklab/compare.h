@@ -120,6 +120,26 @@ struct CompareTable {
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,
                                          const CompareOptions& options);
 
+// `kstacklab plan`: repetitions (or sessions) needed per side to detect a relative change of
+// target_pct with `power` at `alpha`, from a pilot run's per-sample coefficient of variation
+// (stats::RepetitionsNeeded; the variant is assumed to have the pilot's CV).
+struct PlanRow {
+  std::string benchmark;
+  std::string params_text;
+  std::string configuration;  // ConfigurationName(run, bench)
+  std::string metric;
+  std::string unit;
+  int n = 0;                  // pilot samples (repetitions, or sessions when hierarchical)
+  bool hierarchical = false;
+  double mean = 0;
+  double cv_pct = 0;          // 100 * SD / mean of the samples; NaN with n < 2
+  double mdc_pct = 0;         // detectable change with the pilot's n on both sides; NaN with n < 2
+  size_t needed = 0;          // per side; 0 when not computable (n < 2, mean 0)
+};
+// UsageErrors: unknown metric (naming the stored ones), target/alpha/power out of range.
+Expected<std::vector<PlanRow>> BuildPlan(const RunResult& run, const std::vector<std::string>& metrics,
+                                         double target_pct, double alpha, double power);
+
 // Short descriptions used by every renderer's footer.
 std::string MethodDescription(const CompareOptions& options);
 

@@ -8,6 +8,8 @@ namespace kstacklab::cli {
 
 // Setup functions, one per file src/cli/<name>_cmd.cc.
 Runner SetupRunCommand(CLI::App& sub);
+Runner SetupCompareCommand(CLI::App& sub);
+Runner SetupPlanCommand(CLI::App& sub);
 Runner SetupListCommand(CLI::App& sub);
 Runner SetupShowCommand(CLI::App& sub);
 Runner SetupEnvCommand(CLI::App& sub);
@@ -19,6 +21,8 @@ const std::vector<CommandDef>& Commands() {
       {"run", "Measure benchmarks on this kernel and write a result file", SetupRunCommand},
       {"list", "List every benchmark, grouped by suite", SetupListCommand},
       {"show", "Print the summary table of a result file", SetupShowCommand},
+      {"compare", "Compare result files or configurations: % change, CI, (R)/(I)", SetupCompareCommand},
+      {"plan", "Estimate repetitions needed to detect a target effect from a pilot run", SetupPlanCommand},
       {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
       {"rng", "Dump a model random source's raw output to check it against the kernel", SetupRngCommand},
       {"results", "List, show, export and import stored results (SQLite store)", SetupResultsCommand},

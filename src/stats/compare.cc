@@ -10,11 +10,15 @@
 #include <fmt/format.h>
 
 #include "kstacklab/stats.h"
+#include "stats/samples.h"
 
 namespace kstacklab {
 namespace {
 
 constexpr int kMinSamples = 3;
+// Drift is tested on every (file, benchmark, variant, metric, session) series; a fixed strict
+// level keeps false alarms rare (0.1 % per series) whatever --alpha is.
+constexpr double kDriftAlpha = 0.001;
 
 std::string FileStem(const std::string& source) {
   if (source == "-") return "stdin";
@@ -35,38 +39,6 @@ std::string JoinStrings(const std::vector<std::string>& v, const std::string& se
 std::string ShortName(const std::string& benchmark) {
   size_t slash = benchmark.find_last_of('/');
   return slash == std::string::npos ? benchmark : benchmark.substr(slash + 1);
-}
-
-// The samples of one cell: per-repetition values, or per-session means when the repetitions
-// come from more than one session (the hierarchical estimate).
-struct CellSamples {
-  std::vector<double> samples;
-  int repetitions = 0;
-  int sessions = 0;
-  bool hierarchical = false;
-};
-
-CellSamples SamplesOf(const std::vector<const BenchmarkResult*>& entries, const std::string& metric) {
-  CellSamples c;
-  std::map<int, std::vector<double>> by_session;
-  std::vector<double> flat;
-  for (const BenchmarkResult* b : entries) {
-    for (const Repetition& r : b->repetitions) {
-      auto it = r.metrics.find(metric);
-      if (it == r.metrics.end()) continue;
-      by_session[r.session].push_back(it->second);
-      flat.push_back(it->second);
-      ++c.repetitions;
-    }
-  }
-  c.sessions = static_cast<int>(by_session.size());
-  if (by_session.size() > 1) {
-    c.hierarchical = true;
-    for (const auto& [session, values] : by_session) c.samples.push_back(stats::Mean(values));
-  } else {
-    c.samples = std::move(flat);
-  }
-  return c;
 }
 
 Verdict Direction(double change_pct, bool lower_is_better) {
@@ -97,12 +69,12 @@ std::string MethodDescription(const CompareOptions& o) {
   std::string rule;
   if (o.method == VerdictMethod::kFastpath) {
     rule = fmt::format(
-        "method fastpath: (R)/(I) when the {:g}% Student-t intervals of the two means do not "
+        "fastpath: (R)/(I) when the {:g}% Student-t intervals of the two means do not "
         "overlap{}",
         level, o.correction == Correction::kHolm ? " and " + p_rule : "");
   } else {
     rule = fmt::format(
-        "method ci: (R)/(I) when the {:g}% CI of the % change (Fieller's theorem, "
+        "ci: (R)/(I) when the {:g}% CI of the % change (Fieller's theorem, "
         "Welch-Satterthwaite df) excludes 0 and {}",
         level, p_rule);
   }
@@ -235,7 +207,7 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
     }
   }
 
-  std::set<std::string> missing_notes;
+  std::vector<std::pair<std::string, std::vector<std::string>>> missing;  // row key -> columns
   std::set<std::string> no_metric_notes;
   bool any_too_few = false;
   std::map<std::string, std::vector<std::string>> hierarchical_cols;  // column -> benchmarks
@@ -273,13 +245,11 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         }
       }
       std::string params_text = ParamsText(key.params);
-      for (size_t k = 0; k < order.size(); ++k) {
-        if (entries[k].empty()) {
-          missing_notes.insert(fmt::format("{}{}: no data in column '{}' (blank cells)", key.name,
-                                           params_text.empty() ? "" : " " + params_text,
-                                           table.columns[k].name));
-        }
-      }
+      std::vector<std::string> absent;
+      for (size_t k = 0; k < order.size(); ++k)
+        if (entries[k].empty()) absent.push_back(table.columns[k].name);
+      if (!absent.empty())
+        missing.emplace_back(key.name + (params_text.empty() ? "" : " " + params_text), absent);
       for (const std::string& metric : options.metrics) {
         std::vector<CellSamples> samples;
         bool any = false;
@@ -406,8 +376,10 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         "between-session variance is included ({})",
         col, JoinStrings(std::vector<std::string>(uniq.begin(), uniq.end()), ", ")));
   }
-  for (const std::string& n : missing_notes) table.notes.push_back(n);
+  for (const auto& [row, cols] : missing)
+    table.notes.push_back(fmt::format("{}: absent from {} (blank cells)", row, JoinStrings(cols, ", ")));
   for (const std::string& n : no_metric_notes) table.notes.push_back(n);
+  bool mdc_explained = false;
   for (const std::string& name : names) {
     auto it = mdc.find(name);
     if (it == mdc.end()) continue;
@@ -416,10 +388,14 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
       auto jt = it->second.find(m);
       if (jt != it->second.end()) parts.push_back(m + " " + Pct(jt->second));
     }
-    table.notes.push_back(fmt::format(
-        "{}: minimal detectable change at {:g}% power (alpha {:g}, observed SDs and n, largest "
-        "over the columns): {}",
-        name, 100 * options.power, options.alpha, JoinStrings(parts, ", ")));
+    if (!mdc_explained) {
+      table.notes.push_back(fmt::format(
+          "MDC = minimal detectable change at {:g}% power and alpha {:g} with the observed SDs and "
+          "n (largest over the columns); smaller true changes are likely to go unmarked",
+          100 * options.power, options.alpha));
+      mdc_explained = true;
+    }
+    table.notes.push_back(fmt::format("{}: MDC {}", name, JoinStrings(parts, ", ")));
   }
 
   // Drift of each file's repetitions (per session), for the requested metrics.
@@ -432,7 +408,7 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
           if (it != r.metrics.end()) by_session[r.session].push_back(it->second);
         }
         for (const auto& [session, values] : by_session) {
-          stats::DriftResult d = stats::DetectDrift(values, options.alpha);
+          stats::DriftResult d = stats::DetectDrift(values, kDriftAlpha);
           if (!d.drifting) continue;
           double m = stats::Mean(values);
           std::string params_text = ParamsText(b.params);

@@ -1,0 +1,128 @@
+// `kstacklab compare BASE VARIANT...`: the comparison table (issue 3; docs/reading-tables.md).
+// Glue only: parse flags -> load inputs -> BuildCompareTable -> render; drift warnings to stderr.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "kstacklab/compare.h"
+#include "kstacklab/compare_report.h"
+#include "kstacklab/store.h"
+
+namespace kstacklab::cli {
+namespace {
+
+struct CompareFlags {
+  std::vector<std::string> inputs;
+  std::string format = "grid";
+  std::string metrics = "mean,p99,p99.9";
+  std::string alpha = "0.05";
+  std::string min_effect = "0";
+  std::string test = "welch";
+  std::string method = "ci";
+  std::string correct = "none";
+  std::string baseline;
+  std::string store;
+};
+
+Expected<double> ParseDouble(const std::string& text, const std::string& flag, const std::string& example) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0') {
+    return UsageError(fmt::format("{} '{}' is not a number; give e.g. {}", flag, text, example));
+  }
+  return v;
+}
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
+  CompareOptions o;
+  o.metrics = SplitComma(f.metrics);
+  if (o.metrics.empty()) return UsageError("--metrics is empty; give e.g. mean,p99,p99.9");
+  auto alpha = ParseDouble(f.alpha, "--alpha", "0.05");
+  if (!alpha.ok()) return alpha.error();
+  o.alpha = *alpha;
+  auto min_effect = ParseDouble(f.min_effect, "--min-effect", "1 (percent)");
+  if (!min_effect.ok()) return min_effect.error();
+  o.min_effect_pct = *min_effect;
+  if (f.test == "welch") o.test = SignificanceTest::kWelch;
+  else if (f.test == "mwu") o.test = SignificanceTest::kMannWhitney;
+  else return UsageError(fmt::format("--test '{}' is unknown; use one of: welch, mwu", f.test));
+  if (f.method == "ci") o.method = VerdictMethod::kCi;
+  else if (f.method == "fastpath") o.method = VerdictMethod::kFastpath;
+  else return UsageError(fmt::format("--method '{}' is unknown; use one of: ci, fastpath", f.method));
+  if (f.correct == "none") o.correction = Correction::kNone;
+  else if (f.correct == "holm") o.correction = Correction::kHolm;
+  else return UsageError(fmt::format("--correct '{}' is unknown; use one of: none, holm", f.correct));
+  o.baseline = f.baseline;
+  return o;
+}
+
+}  // namespace
+
+Runner SetupCompareCommand(CLI::App& sub) {
+  auto f = std::make_shared<CompareFlags>();
+  f->store = DefaultStorePath();
+  sub.add_option("inputs", f->inputs,
+                 "Result files, '-' (stdin) or store ids; the first is the baseline unless "
+                 "--baseline says otherwise")
+      ->required();
+  sub.add_option("--format", f->format, "grid (the lists' layout), markdown, csv or json")
+      ->capture_default_str();
+  sub.add_option("--metrics", f->metrics, "Comma-separated metrics (any stored one: mean, stddev, "
+                 "min, p50, p90, p99, p99.9, p99.99, max)")->capture_default_str();
+  sub.add_option("--alpha", f->alpha, "Significance level; CIs are at 1 - alpha")->capture_default_str();
+  sub.add_option("--min-effect", f->min_effect,
+                 "Smallest |% change| that may be marked (R)/(I)")->capture_default_str();
+  sub.add_option("--test", f->test, "p-value: welch (Welch's t) or mwu (Mann-Whitney U)")
+      ->capture_default_str();
+  sub.add_option("--method", f->method,
+                 "Verdict rule: ci (CI of the % change excludes 0 and p < alpha) or fastpath "
+                 "(the lists' rule: t-intervals of the two means do not overlap)")
+      ->capture_default_str();
+  sub.add_option("--correct", f->correct, "Multiple-comparison correction over the table: none or holm")
+      ->capture_default_str();
+  sub.add_option("--baseline", f->baseline,
+                 "Baseline column: LABEL, LABEL:VARIANT or VARIANT (default: the first input's "
+                 "first variant, or its 'off'/'generic' variant)");
+  sub.add_option("--store", f->store, "Results store for store ids")->capture_default_str();
+  sub.footer("Sign: + % = the variant's value is larger than the baseline's; for times (lower is "
+             "better) + % = slower -> (R). See docs/reading-tables.md.");
+  return [f]() {
+    auto format = ParseCompareFormat(f->format);
+    if (!format.ok()) return Fail(format.error());
+    auto options = OptionsFrom(*f);
+    if (!options.ok()) return Fail(options.error());
+    std::vector<CompareInput> inputs;
+    for (const std::string& spec : f->inputs) {
+      auto run = LoadResultInput(spec, f->store);
+      if (!run.ok()) return Fail(run.error());
+      inputs.push_back({spec, std::move(*run)});
+    }
+    auto table = BuildCompareTable(inputs, *options);
+    if (!table.ok()) return Fail(table.error());
+    for (const std::string& w : table->warnings) Warn(w);
+    if (table->columns.size() < 2) {
+      Warn("only one configuration given: the table shows the baseline alone; name a second "
+           "file, or a file holding several variants");
+    }
+    std::string text = RenderCompare(*table, *format);
+    std::fputs(text.c_str(), stdout);
+    if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
+    return static_cast<int>(kExitOk);
+  };
+}
+
+}  // namespace kstacklab::cli
