@@ -1,0 +1,444 @@
+// Statistics (include/kstacklab/stats.h) and the comparison table (include/kstacklab/compare.h).
+// Reference values, and where each comes from:
+//  * "R": the classic t.test(1:5, 3:7) / wilcox.test(1:3, 4:6) outputs (t = -2, df = 8,
+//    p = 0.08052; p = 0.1), re-derived below by hand.
+//  * "closed form": Student-t CDF for even df, 1/2 + t/(2 sqrt(nu+t^2)) sum_j C(2j,j)/4^j
+//    (nu/(nu+t^2))^j, evaluated in python3 (no scipy) -> p(t=-2, df=8) = 0.080516237957.
+//  * "numerical integration": Simpson's rule (200000 panels) of the t density in python3 for a
+//    fractional df; agrees with the closed form to 1e-14 where both apply.
+//  * "enumeration": all C(9,4) = 126 rank arrangements enumerated in python3 (exact MWU).
+//  * "t tables": standard two-sided t quantiles (t(0.975, 4) = 2.776445, ...).
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "kstacklab/compare.h"
+#include "kstacklab/stats.h"
+
+namespace kstacklab {
+namespace {
+
+using stats::DetectDrift;
+using stats::FiellerRatioCi;
+using stats::HolmAdjust;
+using stats::MannWhitneyU;
+using stats::Mean;
+using stats::RepetitionsNeeded;
+using stats::StdDev;
+using stats::Variance;
+using stats::WelchTTest;
+
+const double kNan = std::nan("");
+
+TEST(Summary, HandComputed) {
+  EXPECT_DOUBLE_EQ(Mean({1, 2, 3, 4, 5}), 3.0);
+  EXPECT_DOUBLE_EQ(Variance({1, 2, 3, 4, 5}), 2.5);
+  EXPECT_DOUBLE_EQ(StdDev({2, 4, 4, 4, 5, 5, 7, 9}), std::sqrt(32.0 / 7));
+  // Large common offset: the two-pass mean keeps the small part exact.
+  EXPECT_DOUBLE_EQ(Variance({1e9 + 1, 1e9 + 2, 1e9 + 3}), 1.0);
+}
+
+TEST(Summary, EdgeCases) {
+  EXPECT_TRUE(std::isnan(Mean({})));
+  EXPECT_DOUBLE_EQ(Mean({7}), 7.0);
+  EXPECT_TRUE(std::isnan(Variance({7})));
+  EXPECT_TRUE(std::isnan(Variance({})));
+  EXPECT_DOUBLE_EQ(Variance({3, 3, 3}), 0.0);
+  EXPECT_TRUE(std::isnan(Mean({1, kNan})));
+}
+
+TEST(Welch, MatchesRClassicExample) {
+  // R: t.test(1:5, 3:7): t = -2, df = 8, p-value = 0.08052.
+  auto r = WelchTTest({1, 2, 3, 4, 5}, {3, 4, 5, 6, 7});
+  EXPECT_DOUBLE_EQ(r.t, -2.0);
+  EXPECT_NEAR(r.df, 8.0, 1e-12);
+  EXPECT_DOUBLE_EQ(r.se, 1.0);
+  EXPECT_NEAR(r.p, 0.08051623795726259, 1e-12);  // closed form
+}
+
+TEST(Welch, FractionalDf) {
+  // a = 1..5, b = 2,4,..,12: hand formula t = -2.376354103144, df = 6.972255729795;
+  // p by numerical integration of the t density = 0.0492843382067.
+  auto r = WelchTTest({1, 2, 3, 4, 5}, {2, 4, 6, 8, 10, 12});
+  EXPECT_NEAR(r.t, -2.3763541031440183, 1e-12);
+  EXPECT_NEAR(r.df, 6.9722557297949335, 1e-12);
+  EXPECT_NEAR(r.p, 0.049284338206725065, 1e-9);
+}
+
+TEST(Welch, EdgeCases) {
+  EXPECT_TRUE(std::isnan(WelchTTest({1}, {1, 2, 3}).p));
+  EXPECT_TRUE(std::isnan(WelchTTest({}, {}).p));
+  EXPECT_TRUE(std::isnan(WelchTTest({1, 2, kNan}, {1, 2, 3}).p));
+  EXPECT_DOUBLE_EQ(WelchTTest({5, 5, 5}, {5, 5, 5}).p, 1.0);   // zero variance, equal means
+  EXPECT_DOUBLE_EQ(WelchTTest({5, 5, 5}, {6, 6, 6}).p, 0.0);   // zero variance, different means
+  EXPECT_TRUE(std::isinf(WelchTTest({5, 5, 5}, {6, 6, 6}).t));
+}
+
+TEST(Fieller, ZeroVarianceDenominatorIsAScaledTInterval) {
+  // den exact: the ratio's CI is (mean(num) +- t(0.975, 4) s/sqrt(n)) / 10, df = n_num - 1 = 4.
+  // t(0.975, 4) = 2.776445 (t tables); s^2/n = 2.5/5 = 0.5.
+  auto r = FiellerRatioCi({9, 10, 11, 12, 13}, {10, 10, 10}, 0.05);
+  ASSERT_TRUE(r.bounded);
+  EXPECT_DOUBLE_EQ(r.ratio, 1.1);
+  EXPECT_NEAR(r.df, 4.0, 1e-12);
+  EXPECT_NEAR(r.low, 1.1 - 2.776445 * std::sqrt(0.5) / 10, 1e-6);
+  EXPECT_NEAR(r.high, 1.1 + 2.776445 * std::sqrt(0.5) / 10, 1e-6);
+}
+
+TEST(Fieller, LimitsSatisfyTheDefiningEquation) {
+  std::vector<double> num = {105, 107, 103, 106, 104, 108}, den = {100, 102, 99, 101, 98, 100};
+  auto r = FiellerRatioCi(num, den, 0.05);
+  ASSERT_TRUE(r.bounded);
+  double mn = Mean(num), md = Mean(den);
+  double vn = Variance(num) / 6, vd = Variance(den) / 6;
+  double t = stats::StudentTQuantile(0.975, r.df);
+  for (double R : {r.low, r.high}) {
+    EXPECT_NEAR((mn - R * md) * (mn - R * md), t * t * (vn + R * R * vd), 1e-9);
+  }
+  EXPECT_LT(r.low, r.ratio);
+  EXPECT_GT(r.high, r.ratio);
+  // Welch-Satterthwaite df of mn - R_hat md, by hand.
+  double a = vn, b = r.ratio * r.ratio * vd;
+  EXPECT_NEAR(r.df, (a + b) * (a + b) / (a * a / 5 + b * b / 5), 1e-9);
+}
+
+TEST(Fieller, UnboundedWhenDenominatorNotDistinctFromZero) {
+  auto r = FiellerRatioCi({1, 2, 3}, {-1, 0, 1.5}, 0.05);
+  EXPECT_FALSE(r.bounded);
+  EXPECT_TRUE(std::isnan(r.low));
+  EXPECT_FALSE(FiellerRatioCi({1}, {1, 2}, 0.05).bounded);
+  EXPECT_FALSE(FiellerRatioCi({1, 2}, {}, 0.05).bounded);
+}
+
+TEST(MannWhitney, ExactSmall) {
+  // R: wilcox.test(1:3, 4:6): W = 0, p-value = 0.1 (= 2 / C(6,3)).
+  auto r = MannWhitneyU({1, 2, 3}, {4, 5, 6});
+  EXPECT_TRUE(r.exact);
+  EXPECT_DOUBLE_EQ(r.u, 0);
+  EXPECT_NEAR(r.p, 0.1, 1e-15);
+  // Enumeration of all 126 arrangements: U = 9, P[U <= 9] = 57/126, P[U >= 9] = 80/126.
+  auto s = MannWhitneyU({1.1, 2.2, 3.3, 4.4}, {0.5, 1.5, 2.5, 5.5, 6.5});
+  EXPECT_DOUBLE_EQ(s.u, 9);
+  EXPECT_NEAR(s.p, 114.0 / 126, 1e-15);
+}
+
+TEST(MannWhitney, TiesUseNormalApproximation) {
+  // Formula by hand (python3): W = 6.5, tie-corrected sigma, continuity 0.5 -> p = 0.0434339631.
+  // R's wilcox.test(c(1,2,2,3,4,5), c(3,3,4,6,7,8,8)) uses the same construction.
+  auto r = MannWhitneyU({1, 2, 2, 3, 4, 5}, {3, 3, 4, 6, 7, 8, 8});
+  EXPECT_FALSE(r.exact);
+  EXPECT_DOUBLE_EQ(r.u, 6.5);
+  EXPECT_NEAR(r.p, 0.04343396310576022, 1e-12);
+}
+
+TEST(MannWhitney, EdgeCases) {
+  EXPECT_TRUE(std::isnan(MannWhitneyU({}, {1, 2}).p));
+  EXPECT_TRUE(std::isnan(MannWhitneyU({1, kNan}, {1, 2}).p));
+  EXPECT_DOUBLE_EQ(MannWhitneyU({4, 4, 4}, {4, 4, 4}).p, 1.0);  // all tied: sigma 0
+  EXPECT_DOUBLE_EQ(MannWhitneyU({1}, {2}).p, 1.0);              // exact, n = 1 each
+}
+
+TEST(Holm, HandComputed) {
+  // Sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.06.
+  auto adj = HolmAdjust({0.01, 0.04, 0.03, 0.005});
+  EXPECT_NEAR(adj[0], 0.03, 1e-15);
+  EXPECT_NEAR(adj[1], 0.06, 1e-15);
+  EXPECT_NEAR(adj[2], 0.06, 1e-15);
+  EXPECT_NEAR(adj[3], 0.02, 1e-15);
+  auto with_nan = HolmAdjust({0.5, kNan, 0.01});
+  EXPECT_NEAR(with_nan[0], 0.5, 1e-15);  // m = 2: 0.01*2 = 0.02, then max(0.02, 0.5*1)
+  EXPECT_TRUE(std::isnan(with_nan[1]));
+  EXPECT_NEAR(with_nan[2], 0.02, 1e-15);
+  EXPECT_DOUBLE_EQ(HolmAdjust({0.6, 0.7})[1], 1.0);  // capped at 1
+  EXPECT_TRUE(HolmAdjust({}).empty());
+}
+
+TEST(Power, RepetitionsNeededFromTTables) {
+  // cv 1 %, effect 1 %: n = 16 gives (t(.975,30) + t(.8,30)) sqrt(2/16) = (2.0423 + 0.8538)
+  // * 0.35355 = 1.024 > 1; n = 17: (2.0369 + 0.8530) * 0.34300 = 0.991 <= 1 (t tables).
+  EXPECT_EQ(RepetitionsNeeded(0.01, 0.01, 0.05, 0.8), 17u);
+  EXPECT_EQ(RepetitionsNeeded(0, 0.01, 0.05, 0.8), 2u);
+  EXPECT_EQ(RepetitionsNeeded(kNan, 0.01, 0.05, 0.8), 0u);
+  EXPECT_EQ(RepetitionsNeeded(0.01, 0, 0.05, 0.8), 0u);
+  // Halving the effect roughly quadruples n.
+  size_t n1 = RepetitionsNeeded(0.02, 0.02, 0.05, 0.8), n2 = RepetitionsNeeded(0.02, 0.01, 0.05, 0.8);
+  EXPECT_GT(n2, 3 * n1);
+  EXPECT_LT(n2, 5 * n1);
+}
+
+TEST(Power, MinimalDetectableDifference) {
+  // Equal variances 1, n = 16 each: df = 30, (2.042272 + 0.853767) * sqrt(2/16) = 1.023905.
+  EXPECT_NEAR(stats::MinimalDetectableDifference(1, 16, 1, 16, 0.05, 0.8), 1.023905, 1e-5);
+  EXPECT_TRUE(std::isnan(stats::MinimalDetectableDifference(1, 1, 1, 16, 0.05, 0.8)));
+}
+
+TEST(Drift, LinearTrendIsFlaggedNoiseIsNot) {
+  std::vector<double> trend;
+  for (int i = 0; i < 10; ++i) trend.push_back(100 + i + (i % 2 ? 0.1 : -0.1));
+  auto d = DetectDrift(trend, 0.001);
+  EXPECT_TRUE(d.drifting);
+  EXPECT_NEAR(d.slope, 1.0, 0.05);
+  EXPECT_NEAR(d.fitted_change, 9.0, 0.5);
+  // Alternating values around a constant: no slope.
+  auto flat = DetectDrift({100, 101, 100, 101, 100, 101, 100, 101, 100.5, 100.5}, 0.001);
+  EXPECT_FALSE(flat.drifting);
+  EXPECT_FALSE(DetectDrift({1, 2, 3}, 0.05).drifting);  // n < 4
+  EXPECT_FALSE(DetectDrift({5, 5, 5, 5, 5}, 0.05).drifting);  // constant
+  // Exactly linear: residual SD 0, p 0, fitted change 3 > 0.
+  auto exact = DetectDrift({1, 2, 3, 4}, 0.05);
+  EXPECT_TRUE(exact.drifting);
+  EXPECT_DOUBLE_EQ(exact.slope, 1.0);
+}
+
+// ---- BuildCompareTable ----
+
+BenchmarkResult Bench(const std::string& name, const std::vector<double>& means,
+                      const std::string& variant = "", std::vector<int> sessions = {}) {
+  BenchmarkResult b;
+  b.name = name;
+  b.variant = variant;
+  for (size_t i = 0; i < means.size(); ++i) {
+    Repetition r;
+    r.iterations = 1000;
+    r.session = sessions.empty() ? 0 : sessions[i];
+    r.metrics["mean"] = means[i];
+    r.metrics["p99"] = means[i] * 1.5;
+    b.repetitions.push_back(r);
+  }
+  return b;
+}
+
+CompareInput Input(const std::string& label, std::vector<BenchmarkResult> benches) {
+  CompareInput in;
+  in.source = label + ".json";
+  in.run.label = label;
+  in.run.benchmarks = std::move(benches);
+  return in;
+}
+
+CompareOptions MeanOnly() {
+  CompareOptions o;
+  o.metrics = {"mean"};
+  return o;
+}
+
+TEST(CompareTable, FastpathVersusCiOnKnownData) {
+  // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) = [10.037, 13.963].
+  // var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p = 0.017 -> ci (R).
+  // var 14..18: [14.037, 17.963] does not overlap -> (R) under both.
+  std::vector<CompareInput> in = {Input("base", {Bench("s/x", {10, 11, 12, 13, 14})}),
+                                  Input("overlap", {Bench("s/x", {13, 14, 15, 16, 17})}),
+                                  Input("apart", {Bench("s/x", {14, 15, 16, 17, 18})})};
+  CompareOptions o = MeanOnly();
+  o.method = VerdictMethod::kFastpath;
+  auto fp = BuildCompareTable(in, o);
+  ASSERT_TRUE(fp.ok()) << fp.error().message;
+  ASSERT_EQ(fp->rows.size(), 1u);
+  EXPECT_EQ(fp->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(fp->rows[0].variants[1].verdict, Verdict::kRegression);
+  auto ci = BuildCompareTable(in, MeanOnly());
+  ASSERT_TRUE(ci.ok());
+  const CompareCell& c = ci->rows[0].variants[0];
+  EXPECT_EQ(c.verdict, Verdict::kRegression);
+  EXPECT_DOUBLE_EQ(c.change_pct, 25.0);
+  EXPECT_NEAR(c.p_value, 0.01707168, 1e-6);  // closed form, t = 3, df = 8: 0.0170716812
+  EXPECT_GT(c.ci_low_pct, 0);
+}
+
+TEST(CompareTable, SignConventionAndHigherIsBetter) {
+  auto up = Bench("s/x", {105, 105.1, 104.9, 105.2, 104.8});
+  auto base = Bench("s/x", {100, 100.1, 99.9, 100.2, 99.8});
+  auto t = BuildCompareTable({Input("b", {base}), Input("v", {up})}, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  EXPECT_NEAR(t->rows[0].variants[0].change_pct, 5.0, 1e-9);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression);
+  base.lower_is_better = false;
+  up.lower_is_better = false;
+  t = BuildCompareTable({Input("b", {base}), Input("v", {up})}, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kImprovement);
+  // --min-effect above the change: no verdict.
+  CompareOptions o = MeanOnly();
+  o.min_effect_pct = 6;
+  t = BuildCompareTable({Input("b", {base}), Input("v", {up})}, o);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+}
+
+TEST(CompareTable, TooFewSamplesShowsChangeOnly) {
+  auto t = BuildCompareTable({Input("b", {Bench("s/x", {100, 101, 99, 100})}),
+                              Input("v", {Bench("s/x", {150, 151})})},
+                             MeanOnly());
+  ASSERT_TRUE(t.ok());
+  const CompareCell& c = t->rows[0].variants[0];
+  EXPECT_TRUE(c.too_few);
+  EXPECT_NEAR(c.change_pct, 50.5, 1e-9);
+  EXPECT_EQ(c.verdict, Verdict::kNone);
+  EXPECT_TRUE(std::isnan(c.p_value));
+  ASSERT_FALSE(t->notes.empty());
+  EXPECT_NE(t->notes[0].find("fewer than 3"), std::string::npos);
+}
+
+TEST(CompareTable, SessionsAreTheSamples) {
+  // Three sessions of two repetitions: samples are the session means 100, 110, 90.
+  auto b = Bench("s/x", {99, 101, 109, 111, 89, 91}, "", {0, 0, 1, 1, 2, 2});
+  auto t = BuildCompareTable({Input("b", {b}), Input("v", {b})}, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  const CompareCell& c = t->rows[0].baseline;
+  EXPECT_TRUE(c.hierarchical);
+  EXPECT_EQ(c.n, 3);
+  EXPECT_EQ(c.repetitions, 6);
+  EXPECT_EQ(c.sessions, 3);
+  EXPECT_DOUBLE_EQ(c.value, 100);
+  EXPECT_DOUBLE_EQ(c.sd, 10);  // between-session SD, not the within-session 1.41
+}
+
+TEST(CompareTable, VariantsOfOneFileAndDefaultBaseline) {
+  std::vector<CompareInput> in = {Input("model", {Bench("model/kstack", {50, 50.1, 49.9}, "prng"),
+                                                  Bench("model/kstack", {40, 40.1, 39.9}, "off")})};
+  auto t = BuildCompareTable(in, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->columns.size(), 2u);
+  EXPECT_EQ(t->columns[0].name, "model:off");
+  EXPECT_EQ(t->columns[1].name, "model:prng");
+  EXPECT_NEAR(t->rows[0].variants[0].change_pct, 25.0, 1e-9);
+  CompareOptions o = MeanOnly();
+  o.baseline = "prng";
+  t = BuildCompareTable(in, o);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->columns[0].name, "model:prng");
+  o.baseline = "nope";
+  t = BuildCompareTable(in, o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().exit_code, kExitUsage);
+  EXPECT_NE(t.error().message.find("model:off"), std::string::npos);
+}
+
+TEST(CompareTable, CollidingLabelsUseFileStems) {
+  auto a = Input("same", {Bench("s/x", {1, 2, 3})});
+  auto b = Input("same", {Bench("s/x", {1, 2, 3})});
+  a.source = "dir/first.json";
+  b.source = "second.json";
+  auto t = BuildCompareTable({a, b}, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->columns[0].name, "first");
+  EXPECT_EQ(t->columns[1].name, "second");
+}
+
+TEST(CompareTable, InputErrors) {
+  auto base = Input("b", {Bench("s/x", {1, 2, 3})});
+  auto us = Input("v", {Bench("s/x", {1, 2, 3})});
+  us.run.benchmarks[0].unit = "us";
+  auto t = BuildCompareTable({base, us}, MeanOnly());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().exit_code, kExitUsage);
+  EXPECT_NE(t.error().message.find("s/x"), std::string::npos);
+  CompareOptions o;
+  o.metrics = {"p95"};
+  t = BuildCompareTable({base}, o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("p99"), std::string::npos);  // names the stored metrics
+  o = MeanOnly();
+  o.alpha = 0;
+  EXPECT_FALSE(BuildCompareTable({base}, o).ok());
+  EXPECT_FALSE(BuildCompareTable({}, MeanOnly()).ok());
+}
+
+TEST(CompareTable, MissingBenchmarkIsBlankWithNote) {
+  auto t = BuildCompareTable({Input("b", {Bench("s/x", {1, 2, 3}), Bench("s/y", {1, 2, 3})}),
+                              Input("v", {Bench("s/x", {1, 2, 3})})},
+                             MeanOnly());
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_FALSE(t->rows[1].variants[0].present);
+  bool noted = false;
+  for (const std::string& n : t->notes) noted = noted || n.find("s/y: absent from v") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(CompareTable, HolmNeedsAdjustedP) {
+  // Base 10..14 (var 2.5, se of the difference 1, df 8) in both rows; shifts 2.5 and 2.6 give
+  // Welch t = 2.5 and 2.6, raw p in (0.025, 0.05): both (R) uncorrected. Holm with m = 2:
+  // smallest p x 2 > 0.05, the other max(that, p x 1): both lose the verdict.
+  std::vector<double> b = {10, 11, 12, 13, 14};
+  std::vector<double> x = {12.5, 13.5, 14.5, 15.5, 16.5}, y = {12.6, 13.6, 14.6, 15.6, 16.6};
+  std::vector<CompareInput> in = {Input("b", {Bench("s/x", b), Bench("s/y", b)}),
+                                  Input("v", {Bench("s/x", x), Bench("s/y", y)})};
+  auto raw = BuildCompareTable(in, MeanOnly());
+  ASSERT_TRUE(raw.ok());
+  double px = raw->rows[0].variants[0].p_value, py = raw->rows[1].variants[0].p_value;
+  ASSERT_LT(px, 0.05);
+  ASSERT_GT(py, 0.025);
+  ASSERT_LT(py, px);
+  EXPECT_EQ(raw->rows[0].variants[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(raw->rows[1].variants[0].verdict, Verdict::kRegression);
+  CompareOptions o = MeanOnly();
+  o.correction = Correction::kHolm;
+  auto holm = BuildCompareTable(in, o);
+  ASSERT_TRUE(holm.ok());
+  EXPECT_NEAR(holm->rows[1].variants[0].p_adjusted, 2 * py, 1e-12);
+  EXPECT_NEAR(holm->rows[0].variants[0].p_adjusted, std::max(px, 2 * py), 1e-12);
+  EXPECT_EQ(holm->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(holm->rows[1].variants[0].verdict, Verdict::kNone);
+}
+
+// A/A: both sides from one normal distribution; the fraction of (R)/(I) must be alpha +- 2 points.
+double FalsePositiveRate(SignificanceTest test, VerdictMethod method, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(100.0, 2.0);
+  CompareOptions o = MeanOnly();
+  o.test = test;
+  o.method = method;
+  const int kTrials = 2000;
+  int flagged = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    std::vector<double> a(10), b(10);
+    for (double& v : a) v = noise(rng);
+    for (double& v : b) v = noise(rng);
+    auto t = BuildCompareTable({Input("a", {Bench("s/x", a)}), Input("b", {Bench("s/x", b)})}, o);
+    if (t.ok() && t->rows[0].variants[0].verdict != Verdict::kNone) ++flagged;
+  }
+  return static_cast<double>(flagged) / kTrials;
+}
+
+TEST(CompareTable, AaFalsePositiveRateIsAlpha) {
+  EXPECT_NEAR(FalsePositiveRate(SignificanceTest::kWelch, VerdictMethod::kCi, 42), 0.05, 0.02);
+  EXPECT_NEAR(FalsePositiveRate(SignificanceTest::kMannWhitney, VerdictMethod::kCi, 43), 0.05, 0.02);
+  // The overlap rule is conservative (Schenker & Gentleman 2001): well below alpha.
+  EXPECT_LT(FalsePositiveRate(SignificanceTest::kWelch, VerdictMethod::kFastpath, 44), 0.03);
+}
+
+TEST(CompareTable, PlantedFivePercentIsAlwaysFlaggedWithTheRightSign) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.5);  // 0.5 % CV on a value of 100
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<double> base(10), up(10), down(10);
+    for (size_t i = 0; i < 10; ++i) {
+      base[i] = 100 + noise(rng);
+      up[i] = 105 + noise(rng);
+      down[i] = 95 + noise(rng);
+    }
+    auto t = BuildCompareTable({Input("b", {Bench("s/x", base)}), Input("up", {Bench("s/x", up)}),
+                                Input("down", {Bench("s/x", down)})},
+                               MeanOnly());
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression) << trial;
+    EXPECT_EQ(t->rows[0].variants[1].verdict, Verdict::kImprovement) << trial;
+  }
+}
+
+TEST(Plan, NeededRepetitionsFromPilot) {
+  RunResult run;
+  run.label = "pilot";
+  run.benchmarks = {Bench("s/x", {99, 101, 99, 101, 99, 101})};  // sd 1.0954, cv 1.0954 %
+  auto rows = BuildPlan(run, {"mean"}, 1.0, 0.05, 0.8);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_NEAR((*rows)[0].cv_pct, 100 * std::sqrt(1.2) / 100, 1e-12);
+  EXPECT_EQ((*rows)[0].needed, RepetitionsNeeded(std::sqrt(1.2) / 100, 0.01, 0.05, 0.8));
+  EXPECT_FALSE(BuildPlan(run, {"mean"}, 0, 0.05, 0.8).ok());
+  EXPECT_FALSE(BuildPlan(run, {"p95"}, 1, 0.05, 0.8).ok());
+}
+
+}  // namespace
+}  // namespace kstacklab
