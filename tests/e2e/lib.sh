@@ -1,0 +1,32 @@
+# Shared helpers for the end-to-end scripts: `bash script.sh KSTACKLAB DATA_DIR`.
+set -u
+KSTACKLAB=${1:?usage: script.sh KSTACKLAB_BINARY DATA_DIR}
+DATA=${2:?usage: script.sh KSTACKLAB_BINARY DATA_DIR}
+TMP=$(mktemp -d)
+export XDG_DATA_HOME=$TMP/xdg   # never touch the user's real results store
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect_exit CODE DESCRIPTION -- command...; stdout/stderr kept in $TMP/out, $TMP/err
+expect_exit() {
+  local want=$1 what=$2; shift 3
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "$what: exit $got, want $want; stderr: $(head -c 400 "$TMP/err")"
+    return 1
+  fi
+  pass "$what (exit $got)"
+}
+expect_stderr() {  # PATTERN DESCRIPTION
+  if grep -q -- "$1" "$TMP/err"; then pass "$2"; else fail "$2: stderr lacks '$1': $(head -c 400 "$TMP/err")"; fi
+}
+expect_stdout() {
+  if grep -q -- "$1" "$TMP/out"; then pass "$2"; else fail "$2: stdout lacks '$1': $(head -c 400 "$TMP/out")"; fi
+}
+finish() {
+  if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+  echo "all checks passed"
+}
