@@ -1,0 +1,126 @@
+// Renderers (include/kstacklab/grid_table.h, compare_report.h) against golden files in
+// tests/data/compare/. The lists_s*.txt files are the tables of /work/shared/reference/
+// list-tables.md §1 and §4 (layout data from the kernel lists); the golden_* files were produced
+// by this code from the hand-made fixtures (make_fixtures.py) and checked by eye against §4's layout.
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "kstacklab/compare.h"
+#include "kstacklab/compare_report.h"
+#include "kstacklab/grid_table.h"
+
+namespace kstacklab {
+namespace {
+
+const std::string kDir = std::string(KSTACKLAB_TEST_DATA) + "/compare/";
+
+std::string Slurp(const std::string& name) {
+  std::ifstream in(kDir + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Grid, ReproducesListsSection4) {
+  GridTable t;
+  t.header = {{"Benchmark", "Result Class", "Without batching", "With batching"}};
+  t.right_align = {false, false, true, true};
+  t.groups = {
+      {{"mmtests/kernbench", "real time", "0.32%", "0.35%"},
+       {"", "system time", "(R) 4.18%", "(R) 3.18%"},
+       {"", "user time", "0.08%", "0.20%"}},
+      {{"micromm/fork", "fork: h:0", "(R) 221.39%", "(R) 3.35%"},
+       {"", "fork: h:1", "(R) 282.89%", "(R) 6.99%"}},
+      {{"micromm/munmap", "munmap: h:0", "(R) 17.37%", "-0.28%"},
+       {"", "munmap: h:1", "(R) 172.61%", "(R) 8.08%"}},
+      {{"micromm/vmalloc", "fix_size_alloc_test: p:1, h:0", "(R) 15.54%", "(R) 12.57%"},
+       {"", "fix_size_alloc_test: p:4, h:0", "(R) 39.18%", "(R) 9.13%"},
+       {"", "fix_size_alloc_test: p:16, h:0", "(R) 65.81%", "2.97%"},
+       {"", "fix_size_alloc_test: p:64, h:0", "(R) 83.39%", "-0.49%"},
+       {"", "fix_size_alloc_test: p:256, h:0", "(R) 87.85%", "(I) -2.04%"},
+       {"", "fix_size_alloc_test: p:16, h:1", "(R) 51.21%", "3.77%"},
+       {"", "fix_size_alloc_test: p:64, h:1", "(R) 60.02%", "0.99%"},
+       {"", "fix_size_alloc_test: p:256, h:1", "(R) 63.82%", "1.16%"},
+       {"", "random_size_alloc_test: p:1, h:0", "(R) 77.79%", "-0.51%"},
+       {"", "vm_map_ram_test: p:1, h:0", "(R) 30.67%", "(R) 27.09%"}},
+  };
+  EXPECT_EQ(RenderGrid(t), Slurp("lists_s4.txt"));
+}
+
+TEST(Grid, ReproducesListsSection1TwoLineHeader) {
+  GridTable t;
+  t.header = {{"Benchmark", "randomize=off", "randomize=on", "+ no local_lock", "+ get_random_u8"},
+              {"", "(baseline)", "", "", ""}};
+  t.right_align = {false, true, true, true, true};
+  t.groups = {{{"getpid", "0.19", "(R) -11.43%", "(R) -8.41%", "(R) -5.97%"}},
+              {{"getppid", "0.19", "(R) -13.81%", "(R) -7.83%", "(R) -6.14%"}},
+              {{"invalid", "0.18", "(R) -12.22%", "(R) -5.55%", "(R) -3.70%"}}};
+  EXPECT_EQ(RenderGrid(t), Slurp("lists_s1.txt"));
+}
+
+TEST(Markdown, EscapesPipesAndAligns) {
+  GridTable t;
+  t.header = {{"a", "b"}, {"", "(baseline)"}};
+  t.right_align = {false, true};
+  t.groups = {{{"x|y", "1"}}};
+  EXPECT_EQ(RenderMarkdownTable(t), "| a | b (baseline) |\n|---|---:|\n| x\\|y | 1 |\n");
+}
+
+CompareTable Build(const std::vector<std::string>& files, CompareOptions options = {}) {
+  std::vector<CompareInput> in;
+  for (const std::string& f : files) {
+    auto run = ReadResultFile(kDir + f);
+    EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().message);
+    in.push_back({f, *run});
+  }
+  auto t = BuildCompareTable(in, options);
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+  return *t;
+}
+
+TEST(CompareRender, GoldenThreeFiles) {
+  CompareTable t = Build({"base.json", "plus5.json", "minus5.json"});
+  EXPECT_EQ(RenderCompare(t, CompareFormat::kGrid), Slurp("golden_three.grid"));
+  EXPECT_EQ(RenderCompare(t, CompareFormat::kMarkdown), Slurp("golden_three.markdown"));
+  EXPECT_EQ(RenderCompare(t, CompareFormat::kCsv), Slurp("golden_three.csv"));
+  EXPECT_EQ(RenderCompare(t, CompareFormat::kJson), Slurp("golden_three.json"));
+}
+
+TEST(CompareRender, GoldenVariantsAndMixed) {
+  EXPECT_EQ(RenderCompareGrid(Build({"variants.json"})), Slurp("golden_variants.grid"));
+  CompareOptions o;
+  o.metrics = {"mean"};
+  EXPECT_EQ(RenderCompareGrid(Build({"base.json", "sessions.json", "tiny.json", "partial_set.json"}, o)),
+            Slurp("golden_mixed.grid"));
+}
+
+TEST(CompareRender, JsonSchema) {
+  Json j = CompareToJsonValue(Build({"base.json", "tiny.json"}));
+  EXPECT_EQ(j["method"], "ci");
+  EXPECT_EQ(j["alpha"], 0.05);
+  const Json& row = j["rows"][0];
+  EXPECT_EQ(row["benchmark"], "syscall/getpid");
+  EXPECT_EQ(row["baseline"]["label"], "base");
+  EXPECT_EQ(row["baseline"]["n"], 10);
+  const Json& v = row["variants"][0];
+  EXPECT_EQ(v["verdict"], "-");
+  EXPECT_TRUE(v["too_few"].get<bool>());
+  EXPECT_TRUE(v["p_value"].is_null());   // too few samples: missing numbers are null
+  EXPECT_TRUE(v["change_pct"].is_number());
+  // Rows absent in tiny.json: a null value.
+  EXPECT_EQ(j["rows"][3]["benchmark"], "syscall/getppid");
+  EXPECT_TRUE(j["rows"][3]["variants"][0]["value"].is_null());
+}
+
+TEST(CompareRender, FormatNames) {
+  EXPECT_TRUE(ParseCompareFormat("md").ok());
+  auto bad = ParseCompareFormat("html");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().exit_code, kExitUsage);
+  EXPECT_NE(bad.error().message.find("grid, markdown, csv, json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kstacklab
