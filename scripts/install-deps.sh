@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs kstacklab's build and run dependencies (Debian 12 packages only). Idempotent: installs
+# only what is missing; needs root (or sudo) when something is missing.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config  # toolchain
+  libfmt-dev            # formatting of tables and messages
+  libcli11-dev          # command-line parsing
+  nlohmann-json3-dev    # result files, environment capture, JSON output
+  libboost-math-dev     # Student-t / normal quantiles for the statistics
+  libsqlite3-dev        # the results store
+  libsodium-dev         # independent cross-checks of ChaCha20 / SipHash in tests and benchmarks
+  zlib1g-dev            # reading /proc/config.gz
+  libgtest-dev          # unit tests
+  libbenchmark-dev      # self-benchmarks under bench/
+  gnuplot-nox           # kstacklab plot
+  python3               # end-to-end test scripts check JSON with it
+  linux-perf            # bench/compare-perf.sh runs `perf bench syscall basic` beside kstacklab
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all dependencies present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
