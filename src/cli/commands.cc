@@ -15,6 +15,7 @@ Runner SetupShowCommand(CLI::App& sub);
 Runner SetupEnvCommand(CLI::App& sub);
 Runner SetupRngCommand(CLI::App& sub);
 Runner SetupResultsCommand(CLI::App& sub);
+Runner SetupPlotCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -26,6 +27,7 @@ const std::vector<CommandDef>& Commands() {
       {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
       {"rng", "Dump a model random source's raw output to check it against the kernel", SetupRngCommand},
       {"results", "List, show, export and import stored results (SQLite store)", SetupResultsCommand},
+      {"plot", "Draw latency CDFs or the %-change chart of results (gnuplot)", SetupPlotCommand},
   };
   return k;
 }

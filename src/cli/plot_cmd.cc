@@ -1,0 +1,104 @@
+// `kstacklab plot FILE|ID… -o OUT.png|OUT.svg [--kind cdf|tail|compare]` (docs/plots.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "kstacklab/compare.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/plot.h"
+#include "kstacklab/store.h"
+
+namespace kstacklab::cli {
+namespace {
+
+struct PlotArgs {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string kind = "cdf";
+  std::string store;
+  std::string metrics = "mean,p99,p99.9";
+  double alpha = 0.05;
+  std::string baseline;
+};
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(start, end - start);
+    if (!item.empty()) out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+int RunPlot(const PlotArgs& a) {
+  // Cheap checks first: the output name and kind, before reading any input.
+  auto format = PlotFormatForPath(a.output);
+  if (!format.ok()) return Fail(format.error());
+  auto kind = ParsePlotKind(a.kind);
+  if (!kind.ok()) return Fail(kind.error());
+  Status writable = CheckWritable(a.output);
+  if (!writable.ok()) return Fail(writable.error());
+
+  std::vector<PlotInput> inputs;
+  for (const std::string& spec : a.inputs) {
+    auto run = LoadResultInput(spec, a.store.empty() ? DefaultStorePath() : a.store);
+    if (!run.ok()) return Fail(run.error());
+    inputs.push_back(PlotInput{spec, std::move(*run)});
+  }
+
+  Expected<GnuplotJob> job = Error{};
+  if (*kind == PlotKind::kCompare) {
+    CompareOptions options;
+    options.metrics = SplitComma(a.metrics);
+    if (options.metrics.empty()) return Fail(UsageError("--metrics is empty; give e.g. mean,p99,p99.9"));
+    options.alpha = a.alpha;
+    options.baseline = a.baseline;
+    std::vector<CompareInput> compare_inputs;
+    for (PlotInput& in : inputs) compare_inputs.push_back(CompareInput{in.source, std::move(in.run)});
+    auto table = BuildCompareTable(compare_inputs, options);
+    if (!table.ok()) return Fail(table.error());
+    for (const std::string& w : table->warnings) Warn(w);
+    job = BuildComparePlot(*table, *format);
+  } else {
+    job = BuildLatencyPlot(inputs, *kind, *format);
+  }
+  if (!job.ok()) return Fail(job.error());
+  for (const std::string& note : job->notes) Warn(note);
+  Status drawn = RenderGnuplot(*job, a.output);
+  if (!drawn.ok()) return Fail(drawn.error());
+  std::printf("%s\n", a.output.c_str());
+  if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner SetupPlotCommand(CLI::App& sub) {
+  auto a = std::make_shared<PlotArgs>();
+  sub.add_option("inputs", a->inputs, "Result files or store ids (see `kstacklab results list`)")
+      ->required();
+  sub.add_option("-o,--output", a->output, "Image file: the name's extension picks the format (.png or .svg)")
+      ->required();
+  sub.add_option("--kind", a->kind,
+                 "cdf: latency CDF per benchmark; tail: 1 - CDF on log y (p99, p99.9); "
+                 "compare: % change vs the first input with CI whiskers")
+      ->capture_default_str();
+  sub.add_option("--store", a->store, "Results store for store ids (default: $XDG_DATA_HOME/kstacklab/results.db)");
+  sub.add_option("--metrics", a->metrics, "--kind compare: comma-separated metrics")->capture_default_str();
+  sub.add_option("--alpha", a->alpha, "--kind compare: significance level; whiskers are 1 - alpha CIs")
+      ->capture_default_str();
+  sub.add_option("--baseline", a->baseline, "--kind compare: baseline column (default: the first input)");
+  sub.footer("Needs gnuplot (apt-get install gnuplot-nox). Latencies are overhead-corrected. "
+             "One panel per benchmark; one curve per configuration (label or label:variant).");
+  return [a]() { return RunPlot(*a); };
+}
+
+}  // namespace kstacklab::cli

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# End-to-end test of `kstacklab plot`: PNG and SVG output, the comparison chart, store ids,
+# gnuplot missing, bad extension / kind.
+# Usage: bash plot_cli.sh KSTACKLAB_BINARY DATA_DIR
+set -u
+bin="$1"
+data="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+export XDG_DATA_HOME="$tmp/xdg" HOME="$tmp/home" TMPDIR="$tmp/t"
+mkdir -p "$TMPDIR"
+base="$data/store-plot/baseline.json"
+var="$data/store-plot/variant.json"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+is_png() { [ -s "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
+
+if ! command -v gnuplot >/dev/null 2>&1; then
+  echo "SKIP: gnuplot is not installed (apt-get install gnuplot-nox)"
+  exit 0
+fi
+
+# 1. CDF to PNG: exit 0, the path on stdout, a real PNG.
+"$bin" plot "$base" "$var" -o "$tmp/cdf.png" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "plot cdf png: exit $rc ($(cat "$tmp/err"))"
+is_png "$tmp/cdf.png" || fail "plot cdf png: not a PNG"
+grep -qx "$tmp/cdf.png" "$tmp/out" || fail "plot cdf png: stdout: $(cat "$tmp/out")"
+
+# 2. CDF to SVG: an <svg> document naming both curves and the panels.
+"$bin" plot "$base" "$var" -o "$tmp/cdf.svg" >/dev/null 2>"$tmp/err" || fail "plot cdf svg: $(cat "$tmp/err")"
+grep -q '<svg' "$tmp/cdf.svg" || fail "plot cdf svg: no <svg"
+grep -q 'rndstack-off' "$tmp/cdf.svg" || fail "plot cdf svg: curve label rndstack-off missing"
+grep -q 'rndstack-on' "$tmp/cdf.svg" || fail "plot cdf svg: curve label rndstack-on missing"
+grep -q 'syscall/getppid' "$tmp/cdf.svg" || fail "plot cdf svg: panel title missing"
+grep -q 'overhead 20 ns subtracted' "$tmp/cdf.svg" || fail "plot cdf svg: overhead note missing"
+
+# 3. Tail view and the comparison chart (store ids as inputs).
+"$bin" plot "$base" "$var" --kind tail -o "$tmp/tail.png" >/dev/null 2>"$tmp/err" || fail "plot tail: $(cat "$tmp/err")"
+is_png "$tmp/tail.png" || fail "plot tail: not a PNG"
+"$bin" results import --store "$tmp/s.db" "$base" "$var" >/dev/null 2>&1 || fail "import for plot"
+"$bin" plot --store "$tmp/s.db" 1 2 --kind compare -o "$tmp/cmp.svg" >/dev/null 2>"$tmp/err" \
+  || fail "plot compare from store ids: $(cat "$tmp/err")"
+grep -q '% change vs rndstack-off (baseline)' "$tmp/cmp.svg" || fail "plot compare: title missing"
+grep -q 'syscall/getpid p99.9' "$tmp/cmp.svg" || fail "plot compare: row label missing"
+grep -q '(R)' "$tmp/cmp.svg" || fail "plot compare: the fixtures' regression is not marked (R)"
+
+# 4. No temp files left behind.
+[ -z "$(ls -A "$TMPDIR")" ] || fail "temp files left in TMPDIR: $(ls -A "$TMPDIR")"
+
+# 5. gnuplot not on PATH: exit 1 with the install command, no output file.
+PATH=/nonexistent "$bin" plot "$base" -o "$tmp/none.png" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "plot without gnuplot: exit $rc, want 1"
+grep -q 'gnuplot not found' "$tmp/err" && grep -q 'apt-get install gnuplot-nox' "$tmp/err" \
+  || fail "plot without gnuplot: message: $(cat "$tmp/err")"
+[ -e "$tmp/none.png" ] && fail "plot without gnuplot left an output file"
+
+# 6. Bad extension and bad kind: exit 2 naming the allowed values, before reading inputs.
+"$bin" plot "$base" -o "$tmp/x.jpg" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "plot -o x.jpg: exit $rc, want 2"
+grep -q '.png or .svg' "$tmp/err" || fail "plot -o x.jpg: message: $(cat "$tmp/err")"
+"$bin" plot "$base" --kind pie -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "plot --kind pie: exit $rc, want 2"
+grep -q 'cdf, tail or compare' "$tmp/err" || fail "plot --kind pie: message: $(cat "$tmp/err")"
+"$bin" plot "$tmp/missing.json" -o "$tmp/x.png" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "plot of a missing file: exit $rc, want 2"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "plot_cli: all checks passed"
