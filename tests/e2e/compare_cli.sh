@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# End-to-end test of `kstacklab compare` and `kstacklab plan` on the fixtures in
+# tests/data/compare/ (see make_fixtures.py): exit codes, stdout, stderr.
+# Usage: bash compare_cli.sh KSTACKLAB_BINARY DATA_DIR
+set -u
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+D=$(cd "$2/compare" && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect CODE STDERR_PATTERN -- args...: runs, checks the exit code and that stderr matches.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  [ "$rc" -eq "$code" ] || fail "kstacklab $* exited $rc, expected $code (stderr: $(head -c 300 "$TMP/err"))"
+  if [ -n "$pattern" ]; then
+    grep -qE -- "$pattern" "$TMP/err" || fail "kstacklab $*: stderr lacks /$pattern/: $(head -c 300 "$TMP/err")"
+  fi
+}
+
+cd "$D" || exit 1
+
+# A planted +5 % / -5 % pair on low-noise data: (R) / (I) on every row.
+expect 0 "" -- compare base.json plus5.json minus5.json
+rows=$(grep -c '^| ' "$TMP/out")
+[ "$rows" -eq 14 ] || fail "expected 14 table lines (2 header + 12 rows), got $rows"
+grep -E '^\|' "$TMP/out" | tail -n +3 | grep -vq '(R) [0-9.]*% *| *(I) -[0-9.]*%' &&
+  fail "a row of the +5/-5 table is not '(R) +x% | (I) -y%': $(cat "$TMP/out")"
+grep -q 'Lower is better' "$TMP/out" || fail "footer does not state the direction"
+grep -q 'Method: ci' "$TMP/out" || fail "footer does not state the method"
+grep -q 'Samples per side' "$TMP/out" || fail "footer does not state the samples per side"
+[ -s "$TMP/err" ] && fail "unexpected stderr: $(cat "$TMP/err")"
+
+# Formats.
+expect 0 "" -- compare base.json plus5.json --format json
+python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['rows'][0]['variants'][0]['verdict']=='R', d; assert d['alpha']==0.05" ||
+  fail "json output is not valid or lacks verdict R"
+expect 0 "" -- compare base.json plus5.json --format csv --metrics mean
+[ "$(head -1 "$TMP/out" | cut -d, -f1-3)" = "benchmark,params,metric" ] || fail "csv header"
+expect 0 "" -- compare base.json minus5.json --format markdown
+grep -q '^|---|---|---:|---:|$' "$TMP/out" || fail "markdown alignment row"
+
+# One file holding variants: baseline 'off'.
+expect 0 "" -- compare variants.json
+grep -q 'model:off' "$TMP/out" && grep -q '(baseline)' "$TMP/out" || fail "variants: no model:off baseline"
+head -2 "$TMP/out" | tail -1 | grep -q '|  *model:off |' || fail "variants: model:off is not the first column"
+expect 0 "" -- compare variants.json --baseline model:siphash
+head -2 "$TMP/out" | tail -1 | grep -q '|  *model:siphash |' || fail "--baseline model:siphash not honoured"
+
+# Methods, tests, corrections.
+expect 0 "" -- compare base.json plus5.json --method fastpath --test mwu --correct holm --alpha 0.01 --min-effect 1
+grep -q 'fastpath' "$TMP/out" || fail "fastpath footer"
+grep -q '(R)' "$TMP/out" || fail "fastpath/mwu/holm lost the planted +5 %"
+
+# Stdin.
+"$BIN" compare base.json - <plus5.json >"$TMP/out" 2>"$TMP/err" || fail "stdin input failed"
+grep -q 'stdin\|plus5' "$TMP/out" || fail "stdin column"
+
+# Too few, sessions, missing benchmarks, drift.
+expect 0 "" -- compare base.json tiny.json sessions.json partial_set.json --metrics mean
+grep -q 'fewer than 3' "$TMP/out" || fail "too-few footnote"
+grep -q '% \*' "$TMP/out" || fail "too-few marker"
+grep -q 'session means' "$TMP/out" || fail "hierarchical note"
+grep -q 'absent from' "$TMP/out" || fail "missing-benchmark note"
+expect 0 "drifts over its 10 repetitions.*interleave" -- compare base.json drift.json --metrics mean
+
+# Plan.
+expect 0 "" -- plan base.json --target-effect 1
+grep -q 'Needed' "$TMP/out" || fail "plan table"
+expect 2 "--target-effect" -- plan base.json --target-effect 0
+expect 2 "" -- plan base.json
+
+# Bad input (item 7): exit 2 and a message naming the problem.
+expect 2 "truncated.json: not valid JSON \(at byte [0-9]+\)" -- compare base.json truncated.json
+expect 2 "unknown schema version 'kstacklab-result/9'" -- compare base.json bad_schema.json
+expect 2 "nope.json" -- compare base.json nope.json
+expect 2 "benchmark 'syscall/getpid' has unit 'ns'.*'us'" -- compare base.json units_us.json
+sed 's/"p99": /"p99": "NaN", "was": /' base.json >"$TMP/nan.json"
+expect 2 "field '.*repetitions\[0\]\.p99' must be a finite number" -- compare base.json "$TMP/nan.json"
+expect 2 "--format 'html' is unknown; use one of: grid, markdown, csv, json" -- compare base.json --format html
+expect 2 "--metrics: unknown metric 'p95'.*p99" -- compare base.json --metrics p95
+expect 2 "--test 'ttest' is unknown; use one of: welch, mwu" -- compare base.json --test ttest
+expect 2 "--method 'overlap' is unknown; use one of: ci, fastpath" -- compare base.json --method overlap
+expect 2 "--correct 'bonferroni' is unknown; use one of: none, holm" -- compare base.json --correct bonferroni
+expect 2 "--alpha" -- compare base.json --alpha 2
+expect 2 "--baseline 'zzz' does not name a column" -- compare base.json plus5.json --baseline zzz
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "compare_cli: all checks passed"
