@@ -1,0 +1,422 @@
+// The kstack offset designs ("policies"): every option discussed for randomize_kstack_offset,
+// each producing the offset for a syscall entry, bit-exact with the kernel code it names
+// (kernel-facts §5, §6; include/linux/randomize_kstack.h across versions).
+//
+// A policy is a small class with
+//   uint32_t Entry();   the offset for this syscall entry (u32 before KSTACK_OFFSET_MAX),
+//   void Exit();        optional: the "choose" step after the syscall (legacy designs),
+//   uint32_t NextOffset();  one whole syscall's masked offset without the alloca (Entry, mask,
+//                           Exit) — for tests and the analysis module,
+//   static constexpr kName / kSummary, and static Boot() creating it as the kernel does at boot
+//   (keys and seeds from getrandom(2); RuntimeError if that fails).
+// KstackSyscall(policy) (apply.h) is the applied, non-inlined "syscall".
+//
+// Per-CPU designs take a cpu source (percpu.h): the step reads the cpu once, like raw_cpu_ptr(),
+// then reads/read-modify-writes that slot without a lock, so a migration after the read updates
+// the slot of the CPU the thread left. Per-task state is thread_local (one per thread = task).
+// The class templates take their random input and cpu source as parameters so tests and attack
+// models can inject them; the named structs are the production configurations in kPolicies.
+//
+// Thread safety: a policy object may be used by several threads (per-CPU slots or per-thread
+// state), with the caveats of percpu.h; Boot() and construction are not hot paths.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "kstacklab/error.h"
+#include "kstacklab/kstack/apply.h"
+#include "kstacklab/kstack/percpu.h"
+#include "kstacklab/rng/counter.h"
+#include "kstacklab/rng/crng.h"
+#include "kstacklab/rng/prandom.h"
+#include "kstacklab/rng/siphash.h"
+
+namespace kstacklab::kstack {
+
+// ror32(x, n) for 0 < n < 32.
+constexpr uint32_t Ror32(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
+
+// choose_random_kstack_offset() since v6.9 (commit 9c573cd31343): ror32(old, 5) ^ rand.
+constexpr uint32_t ChooseLegacyOffset(uint32_t old, uint32_t rand) { return Ror32(old, 5) ^ rand; }
+
+// --- boot-time helpers (not hot paths) -------------------------------------------------------
+
+// getrandom(2) into buf, retrying short reads and EINTR. RuntimeError naming the errno.
+Status FillFromGetrandom(void* buf, size_t len);
+
+// The kernel CRNG as after boot: one rng::Crng with `num_cpus` per-CPU slots and a base key
+// from getrandom(2).
+Expected<std::shared_ptr<rng::Crng>> BootCrng(int num_cpus);
+
+// --- random inputs of the legacy choose step: uint32_t operator()(int cpu) -------------------
+
+// x86: rdtsc() in arch_exit_to_user_mode_prepare(), truncated to the u32 argument (v6.10+
+// unmasked). The cpu is irrelevant (the TSC is read on whatever CPU runs the thread).
+struct TscRand {
+  uint32_t operator()(int) const { return static_cast<uint32_t>(rng::ReadCycleCounter()); }
+};
+// arm64: get_random_u16() (v6.10+ unmasked) with its per-CPU local_lock.
+struct CrngU16Rand {
+  rng::Crng* crng;
+  uint32_t operator()(int cpu) const { return crng->GetRandomU16(cpu); }
+};
+// The thread's "+ no local_lock": the same batch without the per-CPU lock.
+struct CrngU16RawRand {
+  rng::Crng* crng;
+  uint32_t operator()(int cpu) const { return crng->RawGetRandomU16(cpu); }
+};
+// The thread's "+ get_random_u8": a lockless u8 batch (96 values per refill instead of 48).
+struct CrngU8RawRand {
+  rng::Crng* crng;
+  uint32_t operator()(int cpu) const { return crng->RawGetRandomU8(cpu); }
+};
+
+// NextOffset() for every policy: Entry, KSTACK_OFFSET_MAX, then Exit when there is one.
+template <class Derived>
+struct OffsetSteps {
+  uint32_t NextOffset() {
+    Derived& d = static_cast<Derived&>(*this);
+    const uint32_t offset = KstackOffsetMax(d.Entry());
+    if constexpr (requires { d.Exit(); }) d.Exit();
+    return offset;
+  }
+};
+
+// --- off -------------------------------------------------------------------------------------
+
+struct OffPolicy : OffsetSteps<OffPolicy> {
+  static constexpr const char* kName = "off";
+  static constexpr const char* kSummary =
+      "no offset (randomize_kstack_offset=off): alloca(0), the baseline";
+  static Expected<std::unique_ptr<OffPolicy>> Boot() { return std::make_unique<OffPolicy>(); }
+  uint32_t Entry() { return 0; }
+};
+
+// --- legacy per-CPU design (v5.13 .. v7.0; ror32 choose step since v6.9) ---------------------
+
+// Per-CPU u32 kstack_offset (DEFINE_PER_CPU in init/main.c). Entry: raw_cpu_read(kstack_offset).
+// Exit (choose_random_kstack_offset(rand)): read the cpu once, read that slot, compute rand,
+// write ror32(old, 5) ^ rand back to the same slot. The kernel macro reads the slot before it
+// evaluates `rand`, so a migration during get_random_u16() (arm64, preemptible) also lands here
+// in the slot of the CPU the thread left. Differences: on arm64 raw_cpu_read and raw_cpu_write
+// each resolve the cpu (so the write may go to a third slot), and get_random_u16() resolves its
+// own cpu under its lock; this model uses the one cpu read for all three.
+template <class Rand, class Cpu = SchedCpu>
+class PerCpuLegacyPolicy : public OffsetSteps<PerCpuLegacyPolicy<Rand, Cpu>> {
+ public:
+  PerCpuLegacyPolicy(int num_cpus, Rand rand, Cpu cpu = Cpu{})
+      : offsets_(num_cpus), rand_(rand), cpu_(cpu) {}
+
+  uint32_t Entry() { return offsets_[cpu_.Cpu()]; }
+  void Exit() {
+    const int cpu = cpu_.Cpu();
+    uint32_t& slot = offsets_[cpu];
+    const uint32_t old = slot;
+    slot = ChooseLegacyOffset(old, rand_(cpu));
+  }
+
+  // Inspection (not synchronised with a concurrent step on that cpu).
+  uint32_t offset(int cpu) const { return offsets_[cpu]; }
+  int num_cpus() const { return offsets_.num_cpus(); }
+
+ private:
+  PerCpu<uint32_t> offsets_;
+  Rand rand_;
+  [[no_unique_address]] Cpu cpu_;
+};
+
+struct LegacyX86Policy : PerCpuLegacyPolicy<TscRand> {
+  static constexpr const char* kName = "legacy-x86";
+  static constexpr const char* kSummary =
+      "v6.9-v7.0 x86: per-CPU kstack_offset = ror32(old, 5) ^ rdtsc() after the syscall, used "
+      "at the next entry";
+  using PerCpuLegacyPolicy::PerCpuLegacyPolicy;
+  static Expected<std::unique_ptr<LegacyX86Policy>> Boot();
+};
+
+// The arm64 policies own their CRNG (one rng::Crng per policy object, keyed at Boot()).
+template <class Rand>
+struct CrngLegacyPolicy : PerCpuLegacyPolicy<Rand> {
+  explicit CrngLegacyPolicy(std::shared_ptr<rng::Crng> crng)
+      : PerCpuLegacyPolicy<Rand>(crng->num_cpus(), Rand{crng.get()}), crng_(std::move(crng)) {}
+  rng::Crng& crng() { return *crng_; }
+
+ private:
+  std::shared_ptr<rng::Crng> crng_;
+};
+
+struct LegacyArm64Policy : CrngLegacyPolicy<CrngU16Rand> {
+  static constexpr const char* kName = "legacy-arm64";
+  static constexpr const char* kSummary =
+      "v6.10-v7.0 arm64: per-CPU kstack_offset = ror32(old, 5) ^ get_random_u16() (batched "
+      "crng, local_lock; refill of 2 ChaCha20 blocks every 48 calls)";
+  using CrngLegacyPolicy::CrngLegacyPolicy;
+  static Expected<std::unique_ptr<LegacyArm64Policy>> Boot();
+};
+
+struct LegacyArm64NoLockPolicy : CrngLegacyPolicy<CrngU16RawRand> {
+  static constexpr const char* kName = "legacy-arm64-nolock";
+  static constexpr const char* kSummary =
+      "legacy-arm64 with a lockless get_random_u16() (the thread's \"+ no local_lock\")";
+  using CrngLegacyPolicy::CrngLegacyPolicy;
+  static Expected<std::unique_ptr<LegacyArm64NoLockPolicy>> Boot();
+};
+
+struct LegacyArm64U8Policy : CrngLegacyPolicy<CrngU8RawRand> {
+  static constexpr const char* kName = "legacy-arm64-u8";
+  static constexpr const char* kSummary =
+      "legacy-arm64 with a lockless get_random_u8() (the thread's \"+ get_random_u8\"; refill "
+      "every 96 calls)";
+  using CrngLegacyPolicy::CrngLegacyPolicy;
+  static Expected<std::unique_ptr<LegacyArm64U8Policy>> Boot();
+};
+
+// --- siphash of a per-CPU counter -------------------------------------------------------------
+
+// Per CPU: a u64 counter (from 0) and a u64 tweak (random at boot, so CPUs never share an
+// input); one boot-time SipHash key for all CPUs. A hash h = siphash_1u64(counter ^ tweak, key)
+// is consumed 6 bits at a time, low bits first: entry i (0..9) of a hash yields
+// ((h >> 6i) & 0x3F) << 4; the top 4 bits are discarded; the counter then advances.
+struct SiphashSlot {
+  uint64_t counter = 0;
+  uint64_t tweak = 0;
+  uint64_t hash = 0;
+  uint32_t left = 0;    // 6-bit chunks left in `hash`
+  uint64_t hashes = 0;  // hashes computed (inspection)
+};
+
+template <class Cpu = SchedCpu>
+class SiphashOffsetPolicy : public OffsetSteps<SiphashOffsetPolicy<Cpu>> {
+ public:
+  static constexpr uint32_t kOffsetsPerHash = 10;
+
+  // tweaks.size() == number of cpus.
+  SiphashOffsetPolicy(const rng::SiphashKey& key, std::span<const uint64_t> tweaks,
+                      Cpu cpu = Cpu{})
+      : key_(key), slots_(static_cast<int>(tweaks.size())), cpu_(cpu) {
+    for (int c = 0; c < slots_.num_cpus(); ++c) slots_[c].tweak = tweaks[c];
+  }
+
+  uint32_t Entry() {
+    SiphashSlot& s = slots_[cpu_.Cpu()];
+    if (s.left == 0) {
+      s.hash = rng::Siphash1u64(s.counter ^ s.tweak, key_);
+      ++s.counter;
+      ++s.hashes;
+      s.left = kOffsetsPerHash;
+    }
+    const uint32_t offset = static_cast<uint32_t>(s.hash & 0x3F) << 4;
+    s.hash >>= 6;
+    --s.left;
+    return offset;
+  }
+
+  const SiphashSlot& slot(int cpu) const { return slots_[cpu]; }
+
+ private:
+  rng::SiphashKey key_;
+  PerCpu<SiphashSlot> slots_;
+  [[no_unique_address]] Cpu cpu_;
+};
+
+struct SiphashPolicy : SiphashOffsetPolicy<> {
+  static constexpr const char* kName = "siphash";
+  static constexpr const char* kSummary =
+      "per-CPU siphash_1u64(counter ^ tweak) under a boot-time key, 6 bits per syscall (10 "
+      "offsets per hash)";
+  using SiphashOffsetPolicy::SiphashOffsetPolicy;
+  static Expected<std::unique_ptr<SiphashPolicy>> Boot();
+};
+
+// --- per task (patch 1 of the 2026 series, 37beb4256016) -------------------------------------
+
+// task_struct.kstack_offset: thread_local, 0 in every new thread (random_kstack_task_init()).
+// Entry reads it; Exit: offset = ror32(offset, 5) ^ rand(cpu), the cpu read once for the rand
+// source only (the state itself no longer depends on the cpu). One state per thread per
+// instantiation of this template (as a task has one field), shared by all its objects.
+template <class Rand, class Cpu = SchedCpu>
+class PerTaskLegacyPolicy : public OffsetSteps<PerTaskLegacyPolicy<Rand, Cpu>> {
+ public:
+  explicit PerTaskLegacyPolicy(Rand rand, Cpu cpu = Cpu{}) : rand_(rand), cpu_(cpu) {}
+
+  uint32_t Entry() { return task_offset_; }
+  void Exit() { task_offset_ = ChooseLegacyOffset(task_offset_, rand_(cpu_.Cpu())); }
+
+  // The calling thread's state; TaskInit() = random_kstack_task_init() (offset 0).
+  static uint32_t task_offset() { return task_offset_; }
+  static void TaskInit() { task_offset_ = 0; }
+
+ private:
+  static inline thread_local uint32_t task_offset_ = 0;
+  Rand rand_;
+  [[no_unique_address]] Cpu cpu_;
+};
+
+struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
+  static constexpr const char* kName = "per-task";
+  static constexpr const char* kSummary =
+      "patch 1 (37beb4256016): legacy state per task (thread_local), ror32(old, 5) ^ "
+      "get_random_u16() (locked crng, as on arm64)";
+  explicit PerTaskPolicy(std::shared_ptr<rng::Crng> crng)
+      : PerTaskLegacyPolicy(CrngU16Rand{crng.get()}), crng_(std::move(crng)) {}
+  static Expected<std::unique_ptr<PerTaskPolicy>> Boot();
+
+ private:
+  std::shared_ptr<rng::Crng> crng_;
+};
+
+// --- per-CPU prandom (patch 2 of the 2026 series, a96ef5848cb0: the final design) ------------
+
+// kstack_rnd_state: a per-CPU LFSR113 seeded by prandom_seed_full_state() (late_initcall),
+// never reseeded. Entry: get_cpu_var() + one prandom_u32_state(); no choose step. The kernel
+// disables preemption around the step; here a migration after the cpu read steps the state of
+// the CPU the thread left (see percpu.h).
+template <class Cpu = SchedCpu>
+class PercpuPrandomPolicy : public OffsetSteps<PercpuPrandomPolicy<Cpu>> {
+ public:
+  // states.size() == number of cpus; each already seeded.
+  explicit PercpuPrandomPolicy(std::span<const rng::PrandomState> states, Cpu cpu = Cpu{})
+      : states_(static_cast<int>(states.size())), cpu_(cpu) {
+    for (int c = 0; c < states_.num_cpus(); ++c) states_[c] = states[c];
+  }
+
+  uint32_t Entry() { return rng::PrandomU32State(states_[cpu_.Cpu()]); }
+
+  const rng::PrandomState& state(int cpu) const { return states_[cpu]; }
+
+ private:
+  PerCpu<rng::PrandomState> states_;
+  [[no_unique_address]] Cpu cpu_;
+};
+
+struct PercpuPrngPolicy : PercpuPrandomPolicy<> {
+  static constexpr const char* kName = "percpu-prng";
+  static constexpr const char* kSummary =
+      "final design (a96ef5848cb0): per-CPU LFSR113 seeded by prandom_seed_full_state, one "
+      "prandom_u32_state per syscall, no choose step";
+  using PercpuPrandomPolicy::PercpuPrandomPolicy;
+  static Expected<std::unique_ptr<PercpuPrngPolicy>> Boot();
+};
+
+// --- buffered prandom (the thread's intermediate idea) ----------------------------------------
+
+// Per CPU: an LFSR113 state whose 32-bit outputs are buffered and spent 6 bits per syscall,
+// low bits first (offset = ((out >> 6i) & 0x3F) << 4, i = 0..4; the top 2 bits are discarded):
+// 5 syscalls per output. Before the first output and after every 65536 outputs the state is
+// reseeded from the crng on that cpu: 16 bytes of get_random_bytes() as four little-endian u32
+// -> minima + 10-step warm-up (as prandom_seed_full_state does per CPU).
+struct BufferedPrandomSlot {
+  rng::PrandomState state;
+  uint32_t buffer = 0;
+  uint32_t left = 0;          // 6-bit chunks left in `buffer`
+  uint32_t outputs = 65536;   // outputs since the last seed (full: seed before the first use)
+  uint64_t reseeds = 0;       // seeds taken, the first included (inspection)
+};
+
+template <class Cpu = SchedCpu>
+class BufferedPrandomPolicy : public OffsetSteps<BufferedPrandomPolicy<Cpu>> {
+ public:
+  static constexpr uint32_t kOffsetsPerOutput = 5;
+  static constexpr uint32_t kReseedOutputs = 65536;
+
+  explicit BufferedPrandomPolicy(std::shared_ptr<rng::Crng> crng, Cpu cpu = Cpu{})
+      : crng_(std::move(crng)), slots_(crng_->num_cpus()), cpu_(cpu) {}
+
+  uint32_t Entry() {
+    const int cpu = cpu_.Cpu();
+    BufferedPrandomSlot& s = slots_[cpu];
+    if (s.left == 0) [[unlikely]] {
+      if (s.outputs >= kReseedOutputs) [[unlikely]] Reseed(cpu, s);
+      s.buffer = rng::PrandomU32State(s.state);
+      ++s.outputs;
+      s.left = kOffsetsPerOutput;
+    }
+    const uint32_t offset = (s.buffer & 0x3F) << 4;
+    s.buffer >>= 6;
+    --s.left;
+    return offset;
+  }
+
+  const BufferedPrandomSlot& slot(int cpu) const { return slots_[cpu]; }
+  rng::Crng& crng() { return *crng_; }
+
+ private:
+  [[gnu::noinline]] void Reseed(int cpu, BufferedPrandomSlot& s) {
+    uint8_t bytes[16];
+    crng_->GetRandomBytes(cpu, bytes, sizeof bytes);
+    const uint32_t words[4] = {rng::LoadLe32(bytes), rng::LoadLe32(bytes + 4),
+                               rng::LoadLe32(bytes + 8), rng::LoadLe32(bytes + 12)};
+    rng::PrandomSeedFromWords(s.state, words);
+    s.outputs = 0;
+    ++s.reseeds;
+  }
+
+  std::shared_ptr<rng::Crng> crng_;
+  PerCpu<BufferedPrandomSlot> slots_;
+  [[no_unique_address]] Cpu cpu_;
+};
+
+struct BufferedPrngPolicy : BufferedPrandomPolicy<> {
+  static constexpr const char* kName = "buffered-prng";
+  static constexpr const char* kSummary =
+      "per-CPU LFSR113 output buffered, 6 bits per syscall (5 per output), reseeded from the "
+      "crng every 65536 outputs";
+  using BufferedPrandomPolicy::BufferedPrandomPolicy;
+  static Expected<std::unique_ptr<BufferedPrngPolicy>> Boot();
+};
+
+// --- the table (STYLE.md rule 3) --------------------------------------------------------------
+
+// One row per policy. The functions take the object Boot() created (type-erased as void*).
+struct PolicyDef {
+  const char* name;
+  const char* summary;
+  Expected<std::shared_ptr<void>> (*boot)();  // create the policy as at boot
+  uint32_t (*next_offset)(void* policy);      // one syscall's masked offset, no alloca
+  uintptr_t (*syscall)(void* policy);         // KstackSyscall: the applied form (noinline)
+};
+
+namespace policy_internal {
+template <class P>
+Expected<std::shared_ptr<void>> BootErased() {
+  auto p = P::Boot();
+  if (!p.ok()) return p.error();
+  return std::shared_ptr<void>(std::move(*p));
+}
+template <class P>
+uint32_t NextOffsetErased(void* p) {
+  return static_cast<P*>(p)->NextOffset();
+}
+template <class P>
+uintptr_t SyscallErased(void* p) {
+  return KstackSyscall(*static_cast<P*>(p));
+}
+template <class P>
+constexpr PolicyDef Row() {
+  return {P::kName, P::kSummary, &BootErased<P>, &NextOffsetErased<P>, &SyscallErased<P>};
+}
+}  // namespace policy_internal
+
+// constexpr, so a caller indexing it with a constant (e.g. a workload row template) calls the
+// policy's functions directly, with no indirect call in a timed region.
+inline constexpr PolicyDef kPolicies[] = {
+    policy_internal::Row<OffPolicy>(),
+    policy_internal::Row<LegacyX86Policy>(),
+    policy_internal::Row<LegacyArm64Policy>(),
+    policy_internal::Row<LegacyArm64NoLockPolicy>(),
+    policy_internal::Row<LegacyArm64U8Policy>(),
+    policy_internal::Row<SiphashPolicy>(),
+    policy_internal::Row<PerTaskPolicy>(),
+    policy_internal::Row<PercpuPrngPolicy>(),
+    policy_internal::Row<BufferedPrngPolicy>(),
+};
+
+inline constexpr std::span<const PolicyDef> Policies() { return kPolicies; }
+
+// The row named `name`, or nullptr.
+const PolicyDef* FindPolicy(std::string_view name);
+
+}  // namespace kstacklab::kstack

@@ -1,0 +1,18 @@
+#include "kstacklab/kstack/apply.h"
+
+#include <cstdint>
+
+namespace kstacklab::kstack {
+
+// noipa: the caller may not assume anything about this function's frame or effects, so the
+// frame is real and lies below the caller's alloca.
+[[gnu::noinline, gnu::noipa]] uintptr_t ModelSyscallHandler() {
+  volatile uint64_t local[2];
+  local[0] = 0x6b737461636b6c61ull;  // the handler uses its stack
+  local[1] = local[0];
+  uintptr_t address = reinterpret_cast<uintptr_t>(&local[0]);
+  asm volatile("" : "+r"(address));  // an address, not a dangling pointer
+  return address;
+}
+
+}  // namespace kstacklab::kstack

@@ -1,0 +1,400 @@
+// kstack offset designs: offsets, kernel-derived known answers, per-CPU / per-task state, the
+// migration race, and the applied (alloca) form.
+#include <pthread.h>
+#include <sched.h>
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kstacklab/kstack/apply.h"
+#include "kstacklab/kstack/percpu.h"
+#include "kstacklab/kstack/policies.h"
+
+namespace kstacklab::kstack {
+namespace {
+
+// A random input that replays a script (one value per call) and records the cpu it was given.
+struct ScriptedRand {
+  const std::vector<uint32_t>* values;
+  size_t* next;
+  uint32_t operator()(int) const { return (*values)[(*next)++]; }
+};
+
+rng::Crng MakeCrng(int cpus, uint8_t fill) {
+  uint8_t key[rng::kChachaKeySize];
+  for (size_t i = 0; i < sizeof key; ++i) key[i] = static_cast<uint8_t>(fill + i);
+  return rng::Crng(cpus, key);
+}
+
+std::shared_ptr<rng::Crng> MakeSharedCrng(int cpus, uint8_t fill) {
+  uint8_t key[rng::kChachaKeySize];
+  for (size_t i = 0; i < sizeof key; ++i) key[i] = static_cast<uint8_t>(fill + i);
+  return std::make_shared<rng::Crng>(cpus, key);
+}
+
+TEST(KstackTable, NamesInOrderAndFindable) {
+  const std::vector<std::string> want = {"off",           "legacy-x86",          "legacy-arm64",
+                                         "legacy-arm64-nolock", "legacy-arm64-u8", "siphash",
+                                         "per-task",      "percpu-prng",         "buffered-prng"};
+  ASSERT_EQ(Policies().size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(Policies()[i].name, want[i]);
+    EXPECT_NE(std::string(Policies()[i].summary), "");
+    EXPECT_EQ(FindPolicy(want[i]), &Policies()[i]);
+  }
+  EXPECT_EQ(FindPolicy("nope"), nullptr);
+}
+
+TEST(KstackMask, KstackOffsetMax64Bit) {
+  EXPECT_EQ(KstackOffsetMax(0xFFFFFFFFu), 0x3F0u);
+  EXPECT_EQ(KstackOffsetMax(0x40Fu), 0u);
+  EXPECT_EQ(KstackOffsetMax(0x12345678u), 0x270u);
+}
+
+// Every policy yields only multiples of 16 in [0, 1008]; all but `off` yield all 64 of them.
+TEST(KstackPolicies, OffsetsInRangeAndAll64Seen) {
+  for (const PolicyDef& def : Policies()) {
+    SCOPED_TRACE(def.name);
+    auto policy = def.boot();
+    ASSERT_TRUE(policy.ok()) << policy.error().message;
+    std::bitset<64> seen;
+    for (int i = 0; i < 20000; ++i) {
+      const uint32_t off = def.next_offset(policy->get());
+      ASSERT_EQ(off % 16, 0u) << off;
+      ASSERT_LE(off, 1008u);
+      seen.set(off / 16);
+    }
+    if (std::string(def.name) == "off") {
+      EXPECT_EQ(seen.count(), 1u);
+      EXPECT_TRUE(seen.test(0));
+    } else {
+      EXPECT_EQ(seen.count(), 64u);
+    }
+  }
+}
+
+// kernel-facts §9: from 0 with rand 0x12345678, 0x9abcdef0, 0x0fedcba9.
+TEST(KstackLegacy, ChooseStepMatchesDerivedExample) {
+  EXPECT_EQ(Ror32(0x12345678u, 5), 0xC091A2B3u);
+  uint32_t o = ChooseLegacyOffset(0, 0x12345678u);
+  EXPECT_EQ(o, 0x12345678u);
+  EXPECT_EQ(KstackOffsetMax(o), 0x270u);
+  o = ChooseLegacyOffset(o, 0x9abcdef0u);
+  EXPECT_EQ(o, 0x5a2d7c43u);
+  EXPECT_EQ(KstackOffsetMax(o), 0x040u);
+  o = ChooseLegacyOffset(o, 0x0fedcba9u);
+  EXPECT_EQ(o, 0x153ca04bu);
+  EXPECT_EQ(KstackOffsetMax(o), 0x040u);
+
+  // The same through the policy: the offset chosen at exit is used at the next entry.
+  const std::vector<uint32_t> rands = {0x12345678u, 0x9abcdef0u, 0x0fedcba9u, 0};
+  size_t next = 0;
+  CpuScript script;
+  PerCpuLegacyPolicy<ScriptedRand, InjectedCpu> p(2, ScriptedRand{&rands, &next},
+                                                  InjectedCpu{&script});
+  EXPECT_EQ(p.NextOffset(), 0u);
+  EXPECT_EQ(p.NextOffset(), 0x270u);
+  EXPECT_EQ(p.NextOffset(), 0x040u);
+  EXPECT_EQ(p.NextOffset(), 0x040u);
+  EXPECT_EQ(p.offset(0), Ror32(0x153ca04bu, 5));  // the 4th exit's rand is 0
+  EXPECT_EQ(p.offset(1), 0u);
+  EXPECT_EQ(script.reads, 8u);  // one cpu read per entry and one per exit
+}
+
+// The arm64 variants feed the crng's own outputs into the choose step, on the step's cpu.
+TEST(KstackLegacy, Arm64VariantsUseTheCrngOfTheirCpu) {
+  auto crng = MakeSharedCrng(2, 0x40);
+  rng::Crng ref = MakeCrng(2, 0x40);
+  CpuScript script;
+  script.cpu = 1;
+  PerCpuLegacyPolicy<CrngU16Rand, InjectedCpu> locked(2, CrngU16Rand{crng.get()},
+                                                      InjectedCpu{&script});
+  PerCpuLegacyPolicy<CrngU8RawRand, InjectedCpu> u8(2, CrngU8RawRand{crng.get()},
+                                                    InjectedCpu{&script});
+  uint32_t want16 = 0, want8 = 0;
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(locked.NextOffset(), KstackOffsetMax(want16));
+    want16 = ChooseLegacyOffset(want16, ref.GetRandomU16(1));
+    EXPECT_EQ(u8.NextOffset(), KstackOffsetMax(want8));
+    want8 = ChooseLegacyOffset(want8, ref.GetRandomU8(1));
+  }
+  EXPECT_EQ(crng->Counters(1).refills[1], 5u);  // u16: ceil(200 / 48)
+  EXPECT_EQ(crng->Counters(1).refills[0], 3u);  // u8: ceil(200 / 96)
+  EXPECT_EQ(crng->Counters(0).chacha_blocks, 0u);
+}
+
+// kernel-facts §1.4: raw seeds deadbeef/cafebabe/12345678/9abcdef0 through
+// prandom_seed_full_state's per-CPU step, then one output per syscall, masked with 0x3F0.
+TEST(KstackPercpuPrng, KnownSeedReproducesMaskedOutputs) {
+  const uint32_t seeds[4] = {0xdeadbeefu, 0xcafebabeu, 0x12345678u, 0x9abcdef0u};
+  std::vector<rng::PrandomState> states(2);
+  rng::PrandomSeedFromWords(states[0], seeds);
+  const rng::PrandomState warmed{3914310139u, 2884665896u, 2749798375u, 3161520175u};
+  ASSERT_EQ(states[0], warmed);
+  CpuScript script;
+  PercpuPrandomPolicy<InjectedCpu> p(states, InjectedCpu{&script});
+  const uint32_t want[8] = {352, 128, 800, 128, 128, 96, 96, 576};
+  for (uint32_t w : want) EXPECT_EQ(p.NextOffset(), w);
+  EXPECT_EQ(script.reads, 8u);  // one cpu read per syscall, no choose step
+  EXPECT_EQ(p.state(1), rng::PrandomState{});  // cpu 1 untouched (and unseeded: zero state)
+}
+
+TEST(KstackSiphash, TenOffsetsPerHash) {
+  uint8_t key_bytes[16];
+  for (int i = 0; i < 16; ++i) key_bytes[i] = static_cast<uint8_t>(i);
+  const rng::SiphashKey key = rng::SiphashKeyFromBytes(key_bytes);
+  const std::vector<uint64_t> tweaks = {0x0123456789abcdefull, 0xfedcba9876543210ull};
+  CpuScript script;
+  script.cpu = 1;
+  SiphashOffsetPolicy<InjectedCpu> p(key, tweaks, InjectedCpu{&script});
+  for (uint64_t counter = 0; counter < 3; ++counter) {
+    const uint64_t h = rng::Siphash1u64(counter ^ tweaks[1], key);
+    for (int i = 0; i < 10; ++i) {
+      EXPECT_EQ(p.NextOffset(), static_cast<uint32_t>((h >> (6 * i)) & 0x3F) << 4)
+          << "counter " << counter << " chunk " << i;
+    }
+    EXPECT_EQ(p.slot(1).hashes, counter + 1);
+  }
+  EXPECT_EQ(p.slot(1).counter, 3u);
+  EXPECT_EQ(p.slot(0).hashes, 0u);
+  // Cross-check with the kernel vector: siphash_1u64(0x0706050403020100) with key 00..0f is
+  // SipHash vector 8 (kernel-facts §4.3).
+  EXPECT_EQ(rng::Siphash1u64(0x0706050403020100ull, key), 0x93f5f5799a932462ull);
+}
+
+TEST(KstackBufferedPrng, FiveOffsetsPerOutputAndReseedEvery65536Outputs) {
+  auto crng = MakeSharedCrng(2, 0x11);
+  rng::Crng ref = MakeCrng(2, 0x11);
+  CpuScript script;
+  BufferedPrandomPolicy<InjectedCpu> p(crng, InjectedCpu{&script});
+  auto reference_seed = [&ref](rng::PrandomState& s) {
+    uint8_t b[16];
+    ref.GetRandomBytes(0, b, sizeof b);
+    const uint32_t w[4] = {rng::LoadLe32(b), rng::LoadLe32(b + 4), rng::LoadLe32(b + 8),
+                           rng::LoadLe32(b + 12)};
+    rng::PrandomSeedFromWords(s, w);
+  };
+  rng::PrandomState s;
+  reference_seed(s);
+  uint64_t mismatches = 0;
+  for (uint32_t out = 0; out < 65536; ++out) {
+    const uint32_t v = rng::PrandomU32State(s);
+    for (int i = 0; i < 5; ++i) {
+      if (p.NextOffset() != ((v >> (6 * i)) & 0x3F) << 4) ++mismatches;
+    }
+    if (out == 0) {
+      EXPECT_EQ(p.slot(0).reseeds, 1u);
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_EQ(p.slot(0).reseeds, 1u);
+  EXPECT_EQ(p.slot(0).outputs, 65536u);
+  // Output 65537 comes from a fresh seed drawn from the crng.
+  reference_seed(s);
+  const uint32_t v = rng::PrandomU32State(s);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(p.NextOffset(), ((v >> (6 * i)) & 0x3F) << 4);
+  EXPECT_EQ(p.slot(0).reseeds, 2u);
+  EXPECT_EQ(p.slot(0).outputs, 1u);
+  EXPECT_EQ(p.slot(1).reseeds, 0u);
+}
+
+// Per-task state: each thread starts at 0 (random_kstack_task_init) and evolves on its own.
+TEST(KstackPerTask, StateIsIndependentBetweenThreads) {
+  using Policy = PerTaskLegacyPolicy<ScriptedRand, InjectedCpu>;
+  const std::vector<uint32_t> rands_a = {0x12345678u, 0x9abcdef0u, 0x0fedcba9u};
+  size_t next_a = 0;
+  CpuScript script_a;
+  Policy a(ScriptedRand{&rands_a, &next_a}, InjectedCpu{&script_a});
+  Policy::TaskInit();
+  EXPECT_EQ(a.NextOffset(), 0u);
+  EXPECT_EQ(a.NextOffset(), 0x270u);
+  ASSERT_EQ(Policy::task_offset(), 0x5a2d7c43u);
+
+  uint32_t b_first = 99, b_second = 99, b_state = 0;
+  std::thread t([&] {
+    const std::vector<uint32_t> rands_b = {1, 2};
+    size_t next_b = 0;
+    CpuScript script_b;
+    Policy b(ScriptedRand{&rands_b, &next_b}, InjectedCpu{&script_b});
+    b_first = b.NextOffset();
+    b_second = b.NextOffset();
+    b_state = Policy::task_offset();
+  });
+  t.join();
+  EXPECT_EQ(b_first, 0u);   // a new task, whatever the other task did
+  EXPECT_EQ(b_second, 0u);  // 1 & 0x3F0
+  EXPECT_EQ(b_state, Ror32(1, 5) ^ 2u);
+  EXPECT_EQ(Policy::task_offset(), 0x5a2d7c43u);  // untouched by the other thread
+  EXPECT_EQ(a.NextOffset(), 0x040u);
+
+  // The production policy too: a second thread starts from 0 after this one ran.
+  auto per_task = PerTaskPolicy::Boot();
+  ASSERT_TRUE(per_task.ok());
+  for (int i = 0; i < 10; ++i) (*per_task)->NextOffset();
+  const uint32_t mine = PerTaskPolicy::task_offset();
+  uint32_t other_first = 99;
+  std::thread t2([&] { other_first = (*per_task)->NextOffset(); });
+  t2.join();
+  EXPECT_EQ(other_first, 0u);
+  EXPECT_EQ(PerTaskPolicy::task_offset(), mine);
+}
+
+// Restores the calling thread's affinity on scope exit.
+class AffinityGuard {
+ public:
+  AffinityGuard() { ok_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0; }
+  ~AffinityGuard() {
+    if (ok_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+  bool Allowed(int cpu) const { return ok_ && CPU_ISSET(cpu, &saved_); }
+  static bool Pin(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 && sched_getcpu() == cpu;
+  }
+
+ private:
+  cpu_set_t saved_{};
+  bool ok_ = false;
+};
+
+TEST(KstackPerCpu, PinnedThreadUpdatesItsCpusSlot) {
+  AffinityGuard guard;
+  if (!guard.Allowed(0) || !guard.Allowed(1)) {
+    GTEST_SKIP() << "needs CPUs 0 and 1 in this process's affinity mask";
+  }
+  auto boot = PercpuPrngPolicy::Boot();
+  ASSERT_TRUE(boot.ok());
+  PercpuPrngPolicy& p = **boot;
+  ASSERT_GE(p.state(0).s1, 2u);  // seeded at boot (minimum 2)
+  const rng::PrandomState s0 = p.state(0), s1 = p.state(1);
+
+  ASSERT_TRUE(AffinityGuard::Pin(0));
+  for (int i = 0; i < 10; ++i) KstackSyscall(p);
+  EXPECT_NE(p.state(0), s0);
+  EXPECT_EQ(p.state(1), s1);
+  rng::PrandomState expect0 = s0;
+  for (int i = 0; i < 10; ++i) rng::PrandomU32State(expect0);
+  EXPECT_EQ(p.state(0), expect0);  // exactly one step per syscall
+
+  ASSERT_TRUE(AffinityGuard::Pin(1));
+  for (int i = 0; i < 7; ++i) KstackSyscall(p);
+  EXPECT_EQ(p.state(0), expect0);
+  rng::PrandomState expect1 = s1;
+  for (int i = 0; i < 7; ++i) rng::PrandomU32State(expect1);
+  EXPECT_EQ(p.state(1), expect1);
+
+  // The legacy design on the real cpu source as well.
+  auto legacy = LegacyArm64Policy::Boot();
+  ASSERT_TRUE(legacy.ok());
+  ASSERT_TRUE(AffinityGuard::Pin(1));
+  for (int i = 0; i < 5; ++i) (*legacy)->NextOffset();
+  EXPECT_EQ((*legacy)->offset(0), 0u);
+  EXPECT_EQ((*legacy)->crng().Counters(0).chacha_blocks, 0u);
+  EXPECT_EQ((*legacy)->crng().Counters(1).refills[1], 1u);
+}
+
+// The legacy race: a syscall entered on cpu 0 and migrated to cpu 1 before its exit step
+// updates cpu 1's slot, so cpu 0's offset is reused by the next syscall there.
+TEST(KstackPerCpu, MigrationDuringSyscallLeavesTheOldSlotUnchanged) {
+  const std::vector<uint32_t> rands = {0x12345678u, 0x9abcdef0u, 0x0fedcba9u, 0x11111111u};
+  size_t next = 0;
+  CpuScript script;
+  PerCpuLegacyPolicy<ScriptedRand, InjectedCpu> p(2, ScriptedRand{&rands, &next},
+                                                  InjectedCpu{&script});
+  p.NextOffset();                     // cpu 0: slot 0 = 0x12345678
+  ASSERT_EQ(p.offset(0), 0x12345678u);
+  const uint32_t leaked = KstackOffsetMax(p.Entry());  // cpu 0 entry: offset 0x270
+  EXPECT_EQ(leaked, 0x270u);
+  script.cpu = 1;                     // migrated during the syscall
+  p.Exit();                           // updates cpu 1's slot
+  EXPECT_EQ(p.offset(0), 0x12345678u);
+  EXPECT_EQ(p.offset(1), 0x9abcdef0u);
+  script.cpu = 0;
+  EXPECT_EQ(p.NextOffset(), leaked);  // the attacker knows this one
+}
+
+// A migration inside the exit step (during the random input, e.g. a get_random_u16 refill)
+// writes the slot of the cpu read at the start of the step: the cpu is read once.
+TEST(KstackPerCpu, MigrationInsideTheExitStepWritesTheOldSlot) {
+  CpuScript script;
+  struct MigratingRand {
+    CpuScript* script;
+    uint32_t operator()(int cpu) const {
+      script->cpu = 1 - cpu;  // preempted and moved while computing rand
+      return 0x12345678u;
+    }
+  };
+  PerCpuLegacyPolicy<MigratingRand, InjectedCpu> p(2, MigratingRand{&script},
+                                                   InjectedCpu{&script});
+  p.NextOffset();
+  EXPECT_EQ(script.cpu, 1);
+  EXPECT_EQ(p.offset(0), 0x12345678u);  // the old cpu's slot, written from cpu 1
+  EXPECT_EQ(p.offset(1), 0u);
+  EXPECT_EQ(script.reads, 2u);
+
+  // percpu-prng: a migration after the cpu read steps the old cpu's state.
+  std::vector<rng::PrandomState> states(2);
+  const uint32_t seeds[4] = {1, 2, 3, 4};
+  rng::PrandomSeedFromWords(states[0], seeds);
+  rng::PrandomSeedFromWords(states[1], seeds);
+  CpuScript s2;
+  PercpuPrandomPolicy<InjectedCpu> prng(states, InjectedCpu{&s2});
+  prng.NextOffset();
+  EXPECT_NE(prng.state(0), states[0]);
+  EXPECT_EQ(prng.state(1), states[1]);
+}
+
+// The applied form moves the handler's frame down by exactly the masked offset.
+struct FixedOffset {
+  uint32_t next = 0;
+  int exits = 0;
+  uint32_t Entry() { return next; }
+  void Exit() { ++exits; }
+};
+
+TEST(KstackApply, HandlerFrameMovesByTheMaskedOffset) {
+  FixedOffset p;
+  const uintptr_t base = KstackSyscall(p);
+  ASSERT_NE(base, 0u);
+  EXPECT_EQ(KstackSyscall(p), base);
+  for (uint32_t k = 0; k < 64; ++k) {
+    p.next = k * 16;
+    EXPECT_EQ(base - KstackSyscall(p), k * 16) << k;
+  }
+  p.next = 0xFFFFF40Fu;  // unmasked bits are dropped: 0x40F & 0x3F0 = 0
+  EXPECT_EQ(KstackSyscall(p), base);
+  EXPECT_EQ(p.exits, 67);
+}
+
+TEST(KstackApply, TableSyscallRunsEveryPolicy) {
+  for (const PolicyDef& def : Policies()) {
+    SCOPED_TRACE(def.name);
+    auto policy = def.boot();
+    ASSERT_TRUE(policy.ok());
+    std::set<uintptr_t> frames;
+    for (int i = 0; i < 5000; ++i) frames.insert(def.syscall(policy->get()));
+    if (std::string(def.name) == "off") {
+      EXPECT_EQ(frames.size(), 1u);
+    } else {
+      EXPECT_EQ(frames.size(), 64u);
+      EXPECT_EQ(*frames.rbegin() - *frames.begin(), 1008u);
+    }
+  }
+}
+
+TEST(KstackPerCpu, PossibleCpusCoversThisCpu) {
+  EXPECT_GE(PossibleCpus(), 1);
+  EXPECT_GT(PossibleCpus(), sched_getcpu());
+}
+
+}  // namespace
+}  // namespace kstacklab::kstack
