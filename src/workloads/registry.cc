@@ -12,6 +12,8 @@ const std::vector<SuiteDef>& Suites() {
   static const std::vector<SuiteDef> k = {
       {"syscall", "single syscalls, each timed on its own (the kernel entry/exit path)",
        &workloads::SyscallRows},
+      {"model", "user-space models of the kstack offset designs and their random sources",
+       &workloads::ModelRows},
   };
   return k;
 }

@@ -8,5 +8,6 @@
 namespace kstacklab::workloads {
 
 std::vector<WorkloadDef> SyscallRows();  // syscall.cc
+std::vector<WorkloadDef> ModelRows();    // model.cc
 
 }  // namespace kstacklab::workloads

@@ -1,0 +1,55 @@
+// The model suite's rows: names and variants from the policy table, setup succeeds, and a short
+// timed loop of each row runs (no timing thresholds).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kstacklab/kstack/policies.h"
+#include "kstacklab/workload.h"
+
+namespace kstacklab {
+namespace {
+
+std::vector<WorkloadDef> ModelSuiteRows() {
+  auto rows = SelectWorkloads({"model"}, {});
+  EXPECT_TRUE(rows.ok());
+  return rows.ok() ? *rows : std::vector<WorkloadDef>{};
+}
+
+TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
+  const std::vector<WorkloadDef> rows = ModelSuiteRows();
+  std::vector<std::string> kstack, sources;
+  for (const WorkloadDef& w : rows) {
+    if (w.name == "model/kstack") kstack.push_back(w.variant);
+    else if (w.name == "model/rng") sources.push_back(w.variant);
+    else ADD_FAILURE() << "unexpected row " << w.name;
+    EXPECT_FALSE(w.summary.empty());
+    EXPECT_TRUE(w.params.is_object() && w.params.empty());
+  }
+  std::vector<std::string> policies;
+  for (const kstack::PolicyDef& p : kstack::Policies()) policies.push_back(p.name);
+  EXPECT_EQ(kstack, policies);
+  EXPECT_EQ(sources, (std::vector<std::string>{"prandom", "crng-u16", "crng-u16-raw",
+                                               "crng-u8-raw", "siphash", "counter"}));
+  auto one = SelectWorkloads({}, {"model/kstack:percpu-prng"});
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ(WorkloadId((*one)[0]), "model/kstack:percpu-prng");
+}
+
+TEST(ModelWorkloads, SetupSucceedsAndShortLoopsRun) {
+  for (const WorkloadDef& w : ModelSuiteRows()) {
+    SCOPED_TRACE(WorkloadId(w));
+    auto state = w.setup();
+    ASSERT_TRUE(state.ok()) << state.error().message;
+    std::vector<uint64_t> ticks(500, UINT64_MAX);
+    w.percall(state->get(), ticks.size(), ticks.data());
+    for (uint64_t t : ticks) ASSERT_NE(t, UINT64_MAX);  // every call was timed
+    (void)w.loop(state->get(), 500);
+  }
+}
+
+}  // namespace
+}  // namespace kstacklab
