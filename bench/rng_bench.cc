@@ -2,12 +2,11 @@
 // the same run: ChaCha20 block (ours vs crypto_stream_chacha20_ietf_xor_ic, one 64-byte block)
 // and SipHash-2-4 of 8 bytes (Siphash1u64 vs crypto_shorthash). Never run by ctest.
 //   build-rng/bench/bench_rng --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
 #include <sodium.h>
 
 #include <cstdint>
 #include <cstring>
-
-#include <benchmark/benchmark.h>
 
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/counter.h"
@@ -25,7 +24,7 @@ void BM_PrandomU32State(benchmark::State& st) {
 }
 BENCHMARK(BM_PrandomU32State);
 
-uint8_t g_key[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+uint8_t g_key[32] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
                      17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
 uint8_t g_nonce[12] = {0, 0, 0, 9, 0, 0, 0, 0x4a, 0, 0, 0, 0};
 

@@ -3,16 +3,15 @@
 // recomputation of the outputs from libsodium's ChaCha20 (IETF layout: 32-bit counter in word
 // 12, 96-bit nonce in words 13..15; the kernel's CRNG uses the all-zero nonce and counter 0
 // for the key-erasure block, counter 1.. for the detached state).
+#include "kstacklab/rng/crng.h"
+
+#include <gtest/gtest.h>
 #include <sodium.h>
 
 #include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include "kstacklab/rng/crng.h"
 
 namespace kstacklab::rng {
 namespace {

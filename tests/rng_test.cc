@@ -2,6 +2,7 @@
 // ChaCha20, SipHash / hsiphash / HalfSipHash, and the counter source. Vectors come from the
 // kernel self-tests, RFC 8439 and the SipHash reference (/work/shared/reference/kernel-facts.md
 // §1, §3, §4); libsodium is the independent cross-check.
+#include <gtest/gtest.h>
 #include <sodium.h>
 
 #include <cstdint>
@@ -11,8 +12,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/counter.h"
@@ -45,8 +44,9 @@ std::string ToHex(const uint8_t* p, size_t n) {
 // prandom
 
 TEST(Prandom, SelftestTest1SeedBoundary) {
-  const struct { uint32_t seed, result; } kTest1[] = {
-      {1, 3484351685u}, {2, 2623130059u}, {3, 3125133893u}, {4, 984847254u}};
+  const struct {
+    uint32_t seed, result;
+  } kTest1[] = {{1, 3484351685u}, {2, 2623130059u}, {3, 3125133893u}, {4, 984847254u}};
   for (const auto& t : kTest1) {
     PrandomState s;
     PrandomSeedSelftest(s, t.seed);
@@ -105,8 +105,8 @@ TEST(Prandom, ZeroSeedsHitMinimaAndLowBitsDoNotMatter) {
   PrandomSeedFromWords(a, zero);
   PrandomSeedFromWords(b, small);
   EXPECT_EQ(a, (PrandomState{2215116993u, 8388608u, 537214984u, 151031840u}));
-  const uint32_t expect[8] = {295707712u,  453775896u,  1683826726u, 1020670012u,
-                              1317536342u, 469994581u,  1276399204u, 137183247u};
+  const uint32_t expect[8] = {295707712u,  453775896u, 1683826726u, 1020670012u,
+                              1317536342u, 469994581u, 1276399204u, 137183247u};
   for (int i = 0; i < 8; ++i) {
     EXPECT_EQ(PrandomU32State(a), expect[i]) << i;
     EXPECT_EQ(PrandomU32State(b), expect[i]) << i;
@@ -114,7 +114,10 @@ TEST(Prandom, ZeroSeedsHitMinimaAndLowBitsDoNotMatter) {
 }
 
 TEST(Prandom, SeedStateNoWarmupVectors) {
-  const struct { uint64_t seed; uint32_t out[4]; } kCases[] = {
+  const struct {
+    uint64_t seed;
+    uint32_t out[4];
+  } kCases[] = {
       {0, {1574944u, 268744u, 1109394980u, 8552980u}},
       {1, {276959246u, 18909696u, 2298495022u, 9442690u}},
       {0x0123456789abcdefull, {1976660935u, 2350886939u, 2896332784u, 2170846020u}},

@@ -1,11 +1,11 @@
 // `kstacklab rng SOURCE …`: dump a model random source's raw output, one value per line in
 // lowercase zero-padded hex (no 0x), so it can be checked against a kernel (DESIGN.md).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -24,11 +24,11 @@ constexpr uint64_t kMaxCount = 10'000'000;
 struct RngOptions {
   std::string source;
   std::string count = "10";
-  std::string state, seed, selftest_seed;         // prandom
-  std::string key, nonce, counter = "0";          // chacha20 (key also siphash)
-  std::string base_key;                           // crng-uN
-  std::vector<std::string> u64s;                  // siphash
-  std::string message;                            // siphash
+  std::string state, seed, selftest_seed;  // prandom
+  std::string key, nonce, counter = "0";   // chacha20 (key also siphash)
+  std::string base_key;                    // crng-uN
+  std::vector<std::string> u64s;           // siphash
+  std::string message;                     // siphash
   bool hsiphash = false;
 };
 
@@ -62,15 +62,17 @@ std::string SourceNames() {
 // Flags that belong to other sources are errors (they would be silently ignored otherwise).
 Status RejectFlags(const CLI::App& sub, const std::string& source,
                    std::initializer_list<const char*> allowed) {
-  static const char* kAll[] = {"--count", "--state", "--seed", "--selftest-seed", "--key",
-                               "--nonce", "--counter", "--base-key", "--u64", "--message",
-                               "--hsiphash"};
+  static const char* kAll[] = {"--count", "--state",   "--seed",    "--selftest-seed",
+                               "--key",   "--nonce",   "--counter", "--base-key",
+                               "--u64",   "--message", "--hsiphash"};
   for (const char* flag : kAll) {
     bool ok = false;
     for (const char* a : allowed) ok = ok || std::string(a) == flag;
     if (!ok && sub.count(flag) > 0) {
-      return UsageError(fmt::format("{} does not apply to `rng {}`; remove it (see `kstacklab rng "
-                                    "--help`)", flag, source));
+      return UsageError(
+          fmt::format("{} does not apply to `rng {}`; remove it (see `kstacklab rng "
+                      "--help`)",
+                      flag, source));
     }
   }
   return OkStatus();
@@ -89,12 +91,13 @@ int RunPrandom(const CLI::App& sub, const RngOptions& o) {
   const Status flags =
       RejectFlags(sub, o.source, {"--count", "--state", "--seed", "--selftest-seed"});
   if (!flags.ok()) return Fail(flags.error());
-  const int given = (sub.count("--state") > 0) + (sub.count("--seed") > 0) +
-                    (sub.count("--selftest-seed") > 0);
+  const int given =
+      (sub.count("--state") > 0) + (sub.count("--seed") > 0) + (sub.count("--selftest-seed") > 0);
   if (given != 1) {
-    return Fail(UsageError("rng prandom needs exactly one seeding: --state S1,S2,S3,S4 (raw "
-                           "rnd_state), --seed U64 (prandom_seed_state) or --selftest-seed U32 "
-                           "(self-test seeding + warm-up)"));
+    return Fail(
+        UsageError("rng prandom needs exactly one seeding: --state S1,S2,S3,S4 (raw "
+                   "rnd_state), --seed U64 (prandom_seed_state) or --selftest-seed U32 "
+                   "(self-test seeding + warm-up)"));
   }
   auto count = ParseCount(o.count);
   if (!count.ok()) return Fail(count.error());
@@ -111,8 +114,10 @@ int RunPrandom(const CLI::App& sub, const RngOptions& o) {
       start = comma + 1;
     }
     if (words.size() != 4) {
-      return Fail(UsageError(fmt::format("--state needs 4 comma-separated u32 words S1,S2,S3,S4, "
-                                         "got {}", words.size())));
+      return Fail(
+          UsageError(fmt::format("--state needs 4 comma-separated u32 words S1,S2,S3,S4, "
+                                 "got {}",
+                                 words.size())));
     }
     s = rng::PrandomState{words[0], words[1], words[2], words[3]};
   } else if (sub.count("--seed") > 0) {
@@ -133,8 +138,9 @@ int RunChacha(const CLI::App& sub, const RngOptions& o) {
   const Status flags = RejectFlags(sub, o.source, {"--count", "--key", "--nonce", "--counter"});
   if (!flags.ok()) return Fail(flags.error());
   if (sub.count("--key") == 0 || sub.count("--nonce") == 0) {
-    return Fail(UsageError("rng chacha20 needs --key HEX64 (32 bytes) and --nonce HEX24 "
-                           "(12 bytes); --counter C (default 0) and --count N are optional"));
+    return Fail(
+        UsageError("rng chacha20 needs --key HEX64 (32 bytes) and --nonce HEX24 "
+                   "(12 bytes); --counter C (default 0) and --count N are optional"));
   }
   auto key = ParseHexBytes(o.key, "--key", rng::kChachaKeySize);
   if (!key.ok()) return Fail(key.error());
@@ -159,8 +165,8 @@ int RunCrng(const CLI::App& sub, const RngOptions& o, int width) {
   const Status flags = RejectFlags(sub, o.source, {"--count", "--base-key"});
   if (!flags.ok()) return Fail(flags.error());
   if (sub.count("--base-key") == 0) {
-    return Fail(UsageError(fmt::format("rng {} needs --base-key HEX64 (base_crng.key, 32 bytes)",
-                                       o.source)));
+    return Fail(UsageError(
+        fmt::format("rng {} needs --base-key HEX64 (base_crng.key, 32 bytes)", o.source)));
   }
   auto key = ParseHexBytes(o.base_key, "--base-key", rng::kChachaKeySize);
   if (!key.ok()) return Fail(key.error());
@@ -170,10 +176,18 @@ int RunCrng(const CLI::App& sub, const RngOptions& o, int width) {
   Out out;
   for (uint64_t i = 0; i < *count; ++i) {
     switch (width) {
-      case 1: out.Line(fmt::format("{:02x}", crng.GetRandomU8(0))); break;
-      case 2: out.Line(fmt::format("{:04x}", crng.GetRandomU16(0))); break;
-      case 4: out.Line(fmt::format("{:08x}", crng.GetRandomU32(0))); break;
-      default: out.Line(fmt::format("{:016x}", crng.GetRandomU64(0))); break;
+      case 1:
+        out.Line(fmt::format("{:02x}", crng.GetRandomU8(0)));
+        break;
+      case 2:
+        out.Line(fmt::format("{:04x}", crng.GetRandomU16(0)));
+        break;
+      case 4:
+        out.Line(fmt::format("{:08x}", crng.GetRandomU32(0)));
+        break;
+      default:
+        out.Line(fmt::format("{:016x}", crng.GetRandomU64(0)));
+        break;
     }
   }
   return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
@@ -188,16 +202,19 @@ int RunSiphash(const CLI::App& sub, const RngOptions& o) {
   const bool have_u64 = !o.u64s.empty();
   const bool have_message = sub.count("--message") > 0;
   if (have_u64 == have_message) {
-    return Fail(UsageError("rng siphash needs either --u64 X [--u64 Y] (siphash_1u64 / "
-                           "siphash_2u64) or --message HEX (siphash), not both"));
+    return Fail(
+        UsageError("rng siphash needs either --u64 X [--u64 Y] (siphash_1u64 / "
+                   "siphash_2u64) or --message HEX (siphash), not both"));
   }
   if (o.u64s.size() > 2) {
-    return Fail(UsageError("rng siphash takes at most two --u64 values (siphash_2u64); use "
-                           "--message HEX for longer input"));
+    return Fail(
+        UsageError("rng siphash takes at most two --u64 values (siphash_2u64); use "
+                   "--message HEX for longer input"));
   }
   if (o.hsiphash && !have_message) {
-    return Fail(UsageError("--hsiphash hashes a --message HEX (the kernel has no hsiphash_1u64); "
-                           "give --message instead of --u64"));
+    return Fail(
+        UsageError("--hsiphash hashes a --message HEX (the kernel has no hsiphash_1u64); "
+                   "give --message instead of --u64"));
   }
   auto key_bytes = ParseHexBytes(o.key, "--key", 16);
   if (!key_bytes.ok()) return Fail(key_bytes.error());
@@ -218,8 +235,8 @@ int RunSiphash(const CLI::App& sub, const RngOptions& o) {
       if (!x.ok()) return Fail(x.error());
       v.push_back(*x);
     }
-    const uint64_t h = v.size() == 1 ? rng::Siphash1u64(v[0], key)
-                                     : rng::Siphash2u64(v[0], v[1], key);
+    const uint64_t h =
+        v.size() == 1 ? rng::Siphash1u64(v[0], key) : rng::Siphash2u64(v[0], v[1], key);
     out.Line(fmt::format("{:016x}", h));
   }
   return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
@@ -263,8 +280,8 @@ Runner SetupRngCommand(CLI::App& sub) {
     if (src == "crng-u32") return RunCrng(sub, *o, 4);
     if (src == "crng-u64") return RunCrng(sub, *o, 8);
     if (src == "siphash") return RunSiphash(sub, *o);
-    return Fail(UsageError(fmt::format("unknown rng source '{}'; choose one of {}", src,
-                                       SourceNames())));
+    return Fail(
+        UsageError(fmt::format("unknown rng source '{}'; choose one of {}", src, SourceNames())));
   };
 }
 

@@ -88,10 +88,14 @@ struct alignas(64) Crng::PerCpu {
 
   template <class T>
   Batch<T>& BatchFor() {
-    if constexpr (sizeof(T) == 1) return b8;
-    else if constexpr (sizeof(T) == 2) return b16;
-    else if constexpr (sizeof(T) == 4) return b32;
-    else return b64;
+    if constexpr (sizeof(T) == 1)
+      return b8;
+    else if constexpr (sizeof(T) == 2)
+      return b16;
+    else if constexpr (sizeof(T) == 4)
+      return b32;
+    else
+      return b64;
   }
 };
 
@@ -230,11 +234,17 @@ namespace {
 template <class F>
 auto WithBatch(Crng::PerCpu& pc, int width_bytes, F&& f) {
   switch (width_bytes) {
-    case 1: return f(pc.b8.entropy, pc.b8.position, pc.b8.generation);
-    case 2: return f(pc.b16.entropy, pc.b16.position, pc.b16.generation);
-    case 4: return f(pc.b32.entropy, pc.b32.position, pc.b32.generation);
-    case 8: return f(pc.b64.entropy, pc.b64.position, pc.b64.generation);
-    default: KSTACKLAB_CHECK(!"width_bytes must be 1, 2, 4 or 8"); std::abort();
+    case 1:
+      return f(pc.b8.entropy, pc.b8.position, pc.b8.generation);
+    case 2:
+      return f(pc.b16.entropy, pc.b16.position, pc.b16.generation);
+    case 4:
+      return f(pc.b32.entropy, pc.b32.position, pc.b32.generation);
+    case 8:
+      return f(pc.b64.entropy, pc.b64.position, pc.b64.generation);
+    default:
+      KSTACKLAB_CHECK(!"width_bytes must be 1, 2, 4 or 8");
+      std::abort();
   }
 }
 }  // namespace

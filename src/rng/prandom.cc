@@ -1,11 +1,10 @@
 #include "kstacklab/rng/prandom.h"
 
+#include <fmt/format.h>
 #include <sys/random.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "kstacklab/rng/chacha20.h"
 

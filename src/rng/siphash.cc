@@ -30,8 +30,14 @@ template <size_t kN>
 struct Packed {
   uint8_t bytes[kN];
   size_t n = 0;
-  void Add32(uint32_t v) { StoreLe32(bytes + n, v); n += 4; }
-  void Add64(uint64_t v) { Add32(static_cast<uint32_t>(v)); Add32(static_cast<uint32_t>(v >> 32)); }
+  void Add32(uint32_t v) {
+    StoreLe32(bytes + n, v);
+    n += 4;
+  }
+  void Add64(uint64_t v) {
+    Add32(static_cast<uint32_t>(v));
+    Add32(static_cast<uint32_t>(v >> 32));
+  }
 };
 
 constexpr uint32_t Rotl32h(uint32_t v, int n) { return (v << n) | (v >> (32 - n)); }
@@ -41,10 +47,20 @@ struct HalfState {
 };
 
 inline void HalfRound(HalfState& s) {
-  s.v0 += s.v1; s.v1 = Rotl32h(s.v1, 5); s.v1 ^= s.v0; s.v0 = Rotl32h(s.v0, 16);
-  s.v2 += s.v3; s.v3 = Rotl32h(s.v3, 8); s.v3 ^= s.v2;
-  s.v0 += s.v3; s.v3 = Rotl32h(s.v3, 7); s.v3 ^= s.v0;
-  s.v2 += s.v1; s.v1 = Rotl32h(s.v1, 13); s.v1 ^= s.v2; s.v2 = Rotl32h(s.v2, 16);
+  s.v0 += s.v1;
+  s.v1 = Rotl32h(s.v1, 5);
+  s.v1 ^= s.v0;
+  s.v0 = Rotl32h(s.v0, 16);
+  s.v2 += s.v3;
+  s.v3 = Rotl32h(s.v3, 8);
+  s.v3 ^= s.v2;
+  s.v0 += s.v3;
+  s.v3 = Rotl32h(s.v3, 7);
+  s.v3 ^= s.v0;
+  s.v2 += s.v1;
+  s.v1 = Rotl32h(s.v1, 13);
+  s.v1 ^= s.v2;
+  s.v2 = Rotl32h(s.v2, 16);
 }
 
 }  // namespace
@@ -63,13 +79,18 @@ uint64_t Siphash(const void* data, size_t len, const SiphashKey& key) {
 
 uint64_t Siphash3u64(uint64_t a, uint64_t b, uint64_t c, const SiphashKey& key) {
   Packed<24> p;
-  p.Add64(a); p.Add64(b); p.Add64(c);
+  p.Add64(a);
+  p.Add64(b);
+  p.Add64(c);
   return Siphash(p.bytes, p.n, key);
 }
 
 uint64_t Siphash4u64(uint64_t a, uint64_t b, uint64_t c, uint64_t d, const SiphashKey& key) {
   Packed<32> p;
-  p.Add64(a); p.Add64(b); p.Add64(c); p.Add64(d);
+  p.Add64(a);
+  p.Add64(b);
+  p.Add64(c);
+  p.Add64(d);
   return Siphash(p.bytes, p.n, key);
 }
 
@@ -81,19 +102,25 @@ uint64_t Siphash1u32(uint32_t a, const SiphashKey& key) {
 
 uint64_t Siphash2u32(uint32_t a, uint32_t b, const SiphashKey& key) {
   Packed<8> p;
-  p.Add32(a); p.Add32(b);
+  p.Add32(a);
+  p.Add32(b);
   return Siphash(p.bytes, p.n, key);
 }
 
 uint64_t Siphash3u32(uint32_t a, uint32_t b, uint32_t c, const SiphashKey& key) {
   Packed<12> p;
-  p.Add32(a); p.Add32(b); p.Add32(c);
+  p.Add32(a);
+  p.Add32(b);
+  p.Add32(c);
   return Siphash(p.bytes, p.n, key);
 }
 
 uint64_t Siphash4u32(uint32_t a, uint32_t b, uint32_t c, uint32_t d, const SiphashKey& key) {
   Packed<16> p;
-  p.Add32(a); p.Add32(b); p.Add32(c); p.Add32(d);
+  p.Add32(a);
+  p.Add32(b);
+  p.Add32(c);
+  p.Add32(d);
   return Siphash(p.bytes, p.n, key);
 }
 
@@ -109,19 +136,25 @@ uint32_t Hsiphash1u32(uint32_t a, const SiphashKey& key) {
 
 uint32_t Hsiphash2u32(uint32_t a, uint32_t b, const SiphashKey& key) {
   Packed<8> p;
-  p.Add32(a); p.Add32(b);
+  p.Add32(a);
+  p.Add32(b);
   return Hsiphash(p.bytes, p.n, key);
 }
 
 uint32_t Hsiphash3u32(uint32_t a, uint32_t b, uint32_t c, const SiphashKey& key) {
   Packed<12> p;
-  p.Add32(a); p.Add32(b); p.Add32(c);
+  p.Add32(a);
+  p.Add32(b);
+  p.Add32(c);
   return Hsiphash(p.bytes, p.n, key);
 }
 
 uint32_t Hsiphash4u32(uint32_t a, uint32_t b, uint32_t c, uint32_t d, const SiphashKey& key) {
   Packed<16> p;
-  p.Add32(a); p.Add32(b); p.Add32(c); p.Add32(d);
+  p.Add32(a);
+  p.Add32(b);
+  p.Add32(c);
+  p.Add32(d);
   return Hsiphash(p.bytes, p.n, key);
 }
 

@@ -30,10 +30,18 @@ constexpr uint32_t Rotl32(uint32_t v, int n) { return (v << n) | (v >> (32 - n))
 
 // RFC 8439 §2.1 quarter round on four words.
 constexpr void ChachaQuarterRound(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d) {
-  a += b; d ^= a; d = Rotl32(d, 16);
-  c += d; b ^= c; b = Rotl32(b, 12);
-  a += b; d ^= a; d = Rotl32(d, 8);
-  c += d; b ^= c; b = Rotl32(b, 7);
+  a += b;
+  d ^= a;
+  d = Rotl32(d, 16);
+  c += d;
+  b ^= c;
+  b = Rotl32(b, 12);
+  a += b;
+  d ^= a;
+  d = Rotl32(d, 8);
+  c += d;
+  b ^= c;
+  b = Rotl32(b, 7);
 }
 
 // Little-endian u32 load/store (byte order independent of the host).

@@ -55,7 +55,8 @@ class CounterSource {
  public:
   // counter_hz: frequency of ReadCycleCounter() ticks (> 0; 1e9 on the clock_gettime fallback).
   // resolution_hz: 0 (or == counter_hz) = no quantisation; else the simulated counter's
-  // frequency, which must be <= counter_hz (a derived counter cannot be faster); violating either precondition is a bug (KSTACKLAB_CHECK).
+  // frequency, which must be <= counter_hz (a derived counter cannot be faster); violating either
+  // precondition is a bug (KSTACKLAB_CHECK).
   explicit CounterSource(uint64_t counter_hz, uint64_t resolution_hz = 0);
 
   // floor(ticks * resolution_hz / counter_hz) for any 64-bit ticks; ticks when not quantising.

@@ -36,10 +36,20 @@ struct State {
 };
 
 [[gnu::always_inline]] inline void Round(State& s) {
-  s.v0 += s.v1; s.v1 = Rotl64(s.v1, 13); s.v1 ^= s.v0; s.v0 = Rotl64(s.v0, 32);
-  s.v2 += s.v3; s.v3 = Rotl64(s.v3, 16); s.v3 ^= s.v2;
-  s.v0 += s.v3; s.v3 = Rotl64(s.v3, 21); s.v3 ^= s.v0;
-  s.v2 += s.v1; s.v1 = Rotl64(s.v1, 17); s.v1 ^= s.v2; s.v2 = Rotl64(s.v2, 32);
+  s.v0 += s.v1;
+  s.v1 = Rotl64(s.v1, 13);
+  s.v1 ^= s.v0;
+  s.v0 = Rotl64(s.v0, 32);
+  s.v2 += s.v3;
+  s.v3 = Rotl64(s.v3, 16);
+  s.v3 ^= s.v2;
+  s.v0 += s.v3;
+  s.v3 = Rotl64(s.v3, 21);
+  s.v3 ^= s.v0;
+  s.v2 += s.v1;
+  s.v1 = Rotl64(s.v1, 17);
+  s.v1 ^= s.v2;
+  s.v2 = Rotl64(s.v2, 32);
 }
 
 [[gnu::always_inline]] inline State Init(const SiphashKey& key) {
