@@ -1,5 +1,5 @@
 # kstacklab run / list / show end to end: exit codes, stdout, stderr, files, interruption.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 SMALL=(--iterations 2000 --repetitions 3 --warmup 100 --no-store)
 
