@@ -427,6 +427,7 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   kernel["release"] = OrNull(id.release);
   kernel["version"] = OrNull(id.version);
   kernel["machine"] = OrNull(id.machine);
+  kernel["hostname"] = OrNull(reader.Line("proc/sys/kernel/hostname"));
   kernel["banner"] = OrNull(reader.Line("proc/version"));
   kernel["cmdline"] = OrNull(cmdline);
   kernel["randomize_kstack_offset"] = cmdline ? Json(kstack.state) : Json(nullptr);
