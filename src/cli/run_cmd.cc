@@ -210,6 +210,11 @@ int Execute(RunArgs a) {
       }
       if (s == 0) {
         result = std::move(*r);
+        // The sessions captured the environment; report its warnings once, here.
+        if (result.run.contains("warnings")) {
+          for (const auto& w : result.run["warnings"]) warnings.push_back(w.get<std::string>());
+        }
+        PrintWarnings(warnings);
       } else if (Status st = MergeSession(result, *r); !st.ok()) {
         return Fail(st.error());
       }

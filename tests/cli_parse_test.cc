@@ -1,0 +1,73 @@
+// Argument parsing in-process: cli::Main with argv, checking exit codes and messages. (The real
+// binary is tested end to end by tests/e2e/*.sh.)
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+
+namespace kstacklab::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Invoke(std::vector<std::string> args) {
+  args.insert(args.begin(), "kstacklab");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = Main(static_cast<int>(args.size()), argv.data());
+  Outcome o{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
+  return o;
+}
+
+TEST(CliParse, EveryCommandInTheTableHasHelp) {
+  for (const CommandDef& def : Commands()) {
+    Outcome o = Invoke({def.name, "--help"});
+    EXPECT_EQ(o.code, 0) << def.name;
+    EXPECT_FALSE(o.out.empty()) << def.name;
+  }
+}
+
+TEST(CliParse, NoCommandIsAUsageError) {
+  Outcome o = Invoke({});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_NE(o.err.find("kstacklab --help"), std::string::npos) << o.err;
+}
+
+TEST(CliParse, UnknownCommandAndFlagAreUsageErrors) {
+  EXPECT_EQ(Invoke({"frobnicate"}).code, kExitUsage);
+  Outcome o = Invoke({"run", "--no-such-flag"});
+  EXPECT_EQ(o.code, kExitUsage);
+  EXPECT_NE(o.err.find("--no-such-flag"), std::string::npos) << o.err;
+}
+
+TEST(CliParse, RunValidatesValuesBeforeMeasuring) {
+  Outcome timing = Invoke({"run", "--timing", "sometimes"});
+  EXPECT_EQ(timing.code, kExitUsage);
+  EXPECT_NE(timing.err.find("sometimes"), std::string::npos) << timing.err;
+  EXPECT_EQ(Invoke({"run", "--iterations", "0", "--no-store", "-o", "-"}).code, kExitUsage);
+  EXPECT_EQ(Invoke({"run", "--repetitions", "0", "--no-store", "-o", "-"}).code, kExitUsage);
+  EXPECT_EQ(Invoke({"run", "--iterations", "ten"}).code, kExitUsage);
+  EXPECT_EQ(Invoke({"run", "--sessions", "0", "--no-store", "-o", "-"}).code, kExitUsage);
+  Outcome suite = Invoke({"run", "--suite", "nosuch", "--no-store", "-o", "-"});
+  EXPECT_EQ(suite.code, kExitUsage);
+  EXPECT_NE(suite.err.find("kstacklab list"), std::string::npos) << suite.err;
+  EXPECT_TRUE(suite.out.empty());  // nothing measured, nothing written
+}
+
+TEST(CliParse, ListIsGeneratedFromTheTable) {
+  Outcome o = Invoke({"list"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_NE(o.out.find("syscall/lseek"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kstacklab::cli
