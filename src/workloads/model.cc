@@ -71,8 +71,7 @@ WorkloadDef KstackRow() {
   WorkloadDef w;
   w.name = "model/kstack";
   w.variant = def.name;
-  w.summary = fmt::format("user-space syscall path with kstack offset design {}: {}", def.name,
-                          def.summary);
+  w.summary = fmt::format("syscall path model: {}", def.summary);
   w.setup = &SetupKstack<I>;
   w.percall = &TimePerCall<Clock, CallKstack<I>>;
   w.loop = &TimeLoop<Clock, CallKstack<I>>;

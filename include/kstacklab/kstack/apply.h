@@ -42,8 +42,10 @@ uintptr_t ModelSyscallHandler();
 // alloca of KSTACK_OFFSET_MAX(offset) kept alive past the call, the handler, then the policy's
 // exit step (the "choose" step) when the design has one. Never inlined, so every call pays a
 // real call, a frame and the stack-pointer adjustment. Returns the handler's local address.
+// Not AddressSanitizer-instrumented: ASan would pad the alloca with redzones (32-byte
+// granules), so sanitizer builds apply the same offsets as release builds.
 template <class Policy>
-[[gnu::noinline]] uintptr_t KstackSyscall(Policy& policy) {
+[[gnu::noinline, gnu::no_sanitize_address]] uintptr_t KstackSyscall(Policy& policy) {
   const uint32_t offset = policy.Entry();
   void* pad = KSTACKLAB_KSTACK_ALLOCA(KstackOffsetMax(offset));
   asm volatile("" : : "r"(pad) : "memory");
