@@ -120,3 +120,16 @@ TEST(FileIo, AtomicWriteLeavesNoTempFiles) {
 
 }  // namespace
 }  // namespace kstacklab
+
+namespace kstacklab {
+namespace {
+TEST(Results, OverflowingNumberIsAUsageErrorNotACrash) {
+  auto r = ResultFromJson(
+      R"({"schema":"kstacklab-result/1","benchmarks":[{"name":"a","unit":"ns","repetitions":[{"iterations":1,"mean":1e999}]}]})",
+      "big.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code, kExitUsage);
+  EXPECT_NE(r.error().message.find("big.json"), std::string::npos);
+}
+}  // namespace
+}  // namespace kstacklab

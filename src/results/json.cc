@@ -182,6 +182,8 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
     } catch (const Json::parse_error& e) {
       return UsageError(fmt::format("{}: not valid JSON (at byte {}): {}", source, e.byte,
                                     e.what()));
+    } catch (const Json::exception& e) {  // e.g. out_of_range.406: a number like 1e999
+      return UsageError(fmt::format("{}: not valid JSON: {}", source, e.what()));
     }
     return UsageError(fmt::format("{}: not valid JSON", source));
   }
