@@ -81,6 +81,7 @@ expect 2 "nope.json" -- compare base.json nope.json
 expect 2 "benchmark 'syscall/getpid' has unit 'ns'.*'us'" -- compare base.json units_us.json
 sed 's/"p99": /"p99": "NaN", "was": /' base.json >"$TMP/nan.json"
 expect 2 "field '.*repetitions\[0\]\.p99' must be a finite number" -- compare base.json "$TMP/nan.json"
+expect 2 "inf_metric.json: not valid JSON.*number overflow" -- compare base.json inf_metric.json
 expect 2 "--format 'html' is unknown; use one of: grid, markdown, csv, json" -- compare base.json --format html
 expect 2 "--metrics: unknown metric 'p95'.*p99" -- compare base.json --metrics p95
 expect 2 "--test 'ttest' is unknown; use one of: welch, mwu" -- compare base.json --test ttest
