@@ -187,6 +187,25 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
     std::string xlabel = same_overhead
         ? fmt::format("latency per call, ns (log; timer overhead {:g} ns subtracted)", curves[0].overhead_ns)
         : std::string("latency per call, ns (log; each input's timer overhead subtracted)");
+    if (kind == PlotKind::kCdf) {
+      // Rare multi-millisecond samples (preemption, VM exits) would squeeze the body of the
+      // distribution into one pixel column: cut the x axis at twice the largest p99.9.
+      double x999 = 0;
+      for (const Curve& c : curves) {
+        for (const CdfPoint& pt : c.points) {
+          if (pt.fraction >= 0.999) {
+            x999 = std::max(x999, pt.ns);
+            break;
+          }
+        }
+      }
+      if (x999 > 0) {
+        s += fmt::format("set xrange [*:{}]\nset xtics 2\n", Num(2 * x999));
+        xlabel += "; cut at 2 x p99.9, see --kind tail";
+      } else {
+        s += "set xrange [*:*]\nset xtics autofreq\n";
+      }
+    }
     s += "set title " + GnuplotQuote(order[p]) + "\n";
     s += "set xlabel " + GnuplotQuote(xlabel) + "\n";
     std::string plot = "plot ";
