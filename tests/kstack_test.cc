@@ -1,5 +1,6 @@
 // kstack offset designs: offsets, kernel-derived known answers, per-CPU / per-task state, the
 // migration race, and the applied (alloca) form.
+#include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -10,8 +11,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/kstack/percpu.h"
@@ -40,9 +39,9 @@ std::shared_ptr<rng::Crng> MakeSharedCrng(int cpus, uint8_t fill) {
 }
 
 TEST(KstackTable, NamesInOrderAndFindable) {
-  const std::vector<std::string> want = {"off",           "legacy-x86",          "legacy-arm64",
-                                         "legacy-arm64-nolock", "legacy-arm64-u8", "siphash",
-                                         "per-task",      "percpu-prng",         "buffered-prng"};
+  const std::vector<std::string> want = {
+      "off",     "legacy-x86", "legacy-arm64", "legacy-arm64-nolock", "legacy-arm64-u8",
+      "siphash", "per-task",   "percpu-prng",  "buffered-prng"};
   ASSERT_EQ(Policies().size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(Policies()[i].name, want[i]);
@@ -142,7 +141,7 @@ TEST(KstackPercpuPrng, KnownSeedReproducesMaskedOutputs) {
   PercpuPrandomPolicy<InjectedCpu> p(states, InjectedCpu{&script});
   const uint32_t want[8] = {352, 128, 800, 128, 128, 96, 96, 576};
   for (uint32_t w : want) EXPECT_EQ(p.NextOffset(), w);
-  EXPECT_EQ(script.reads, 8u);  // one cpu read per syscall, no choose step
+  EXPECT_EQ(script.reads, 8u);                 // one cpu read per syscall, no choose step
   EXPECT_EQ(p.state(1), rng::PrandomState{});  // cpu 1 untouched (and unseeded: zero state)
 }
 
@@ -310,12 +309,12 @@ TEST(KstackPerCpu, MigrationDuringSyscallLeavesTheOldSlotUnchanged) {
   CpuScript script;
   PerCpuLegacyPolicy<ScriptedRand, InjectedCpu> p(2, ScriptedRand{&rands, &next},
                                                   InjectedCpu{&script});
-  p.NextOffset();                     // cpu 0: slot 0 = 0x12345678
+  p.NextOffset();  // cpu 0: slot 0 = 0x12345678
   ASSERT_EQ(p.offset(0), 0x12345678u);
   const uint32_t leaked = KstackOffsetMax(p.Entry());  // cpu 0 entry: offset 0x270
   EXPECT_EQ(leaked, 0x270u);
-  script.cpu = 1;                     // migrated during the syscall
-  p.Exit();                           // updates cpu 1's slot
+  script.cpu = 1;  // migrated during the syscall
+  p.Exit();        // updates cpu 1's slot
   EXPECT_EQ(p.offset(0), 0x12345678u);
   EXPECT_EQ(p.offset(1), 0x9abcdef0u);
   script.cpu = 0;
@@ -333,8 +332,7 @@ TEST(KstackPerCpu, MigrationInsideTheExitStepWritesTheOldSlot) {
       return 0x12345678u;
     }
   };
-  PerCpuLegacyPolicy<MigratingRand, InjectedCpu> p(2, MigratingRand{&script},
-                                                   InjectedCpu{&script});
+  PerCpuLegacyPolicy<MigratingRand, InjectedCpu> p(2, MigratingRand{&script}, InjectedCpu{&script});
   p.NextOffset();
   EXPECT_EQ(script.cpu, 1);
   EXPECT_EQ(p.offset(0), 0x12345678u);  // the old cpu's slot, written from cpu 1

@@ -1,10 +1,10 @@
 // The model suite's rows: names and variants from the policy table, setup succeeds, and a short
 // timed loop of each row runs (no timing thresholds).
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/workload.h"
@@ -22,17 +22,20 @@ TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
   const std::vector<WorkloadDef> rows = ModelSuiteRows();
   std::vector<std::string> kstack, sources;
   for (const WorkloadDef& w : rows) {
-    if (w.name == "model/kstack") kstack.push_back(w.variant);
-    else if (w.name == "model/rng") sources.push_back(w.variant);
-    else ADD_FAILURE() << "unexpected row " << w.name;
+    if (w.name == "model/kstack")
+      kstack.push_back(w.variant);
+    else if (w.name == "model/rng")
+      sources.push_back(w.variant);
+    else
+      ADD_FAILURE() << "unexpected row " << w.name;
     EXPECT_FALSE(w.summary.empty());
     EXPECT_TRUE(w.params.is_object() && w.params.empty());
   }
   std::vector<std::string> policies;
   for (const kstack::PolicyDef& p : kstack::Policies()) policies.push_back(p.name);
   EXPECT_EQ(kstack, policies);
-  EXPECT_EQ(sources, (std::vector<std::string>{"prandom", "crng-u16", "crng-u16-raw",
-                                               "crng-u8-raw", "siphash", "counter"}));
+  EXPECT_EQ(sources, (std::vector<std::string>{"prandom", "crng-u16", "crng-u16-raw", "crng-u8-raw",
+                                               "siphash", "counter"}));
   auto one = SelectWorkloads({}, {"model/kstack:percpu-prng"});
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->size(), 1u);

@@ -1,13 +1,12 @@
 #include "kstacklab/kstack/policies.h"
 
+#include <fmt/format.h>
 #include <string.h>  // explicit_bzero
 #include <sys/random.h>
 
 #include <cerrno>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace kstacklab::kstack {
 
@@ -17,9 +16,10 @@ Status FillFromGetrandom(void* buf, size_t len) {
     const ssize_t got = getrandom(p, len, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return RuntimeError(fmt::format("getrandom(2) failed: {} (the kstack models need the "
-                                      "kernel's random source to key themselves at boot)",
-                                      std::strerror(errno)));
+      return RuntimeError(
+          fmt::format("getrandom(2) failed: {} (the kstack models need the "
+                      "kernel's random source to key themselves at boot)",
+                      std::strerror(errno)));
     }
     p += got;
     len -= static_cast<size_t>(got);

@@ -9,13 +9,13 @@
 //  * model/rng:<source>     one call of a random source alone; the per-CPU sources pick their
 //    slot with sched_getcpu() per call, as the kstack designs do. The counter source reads the
 //    cycle counter of whatever CPU the thread runs on: there is no per-CPU state to pick.
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/counter.h"

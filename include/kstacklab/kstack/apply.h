@@ -19,8 +19,8 @@ namespace kstacklab::kstack {
 
 // KSTACK_OFFSET_MAX(x) on 64-bit kernels (v6.11+, commit 872bb37f6829).
 inline constexpr uint32_t kOffsetMask = 0x3F0;
-inline constexpr uint32_t kOffsetCount = 64;      // distinct offsets after masking
-inline constexpr uint32_t kOffsetGranule = 16;    // bytes between two offsets
+inline constexpr uint32_t kOffsetCount = 64;    // distinct offsets after masking
+inline constexpr uint32_t kOffsetGranule = 16;  // bytes between two offsets
 constexpr uint32_t KstackOffsetMax(uint32_t x) { return x & kOffsetMask; }
 
 // The "syscall handler": an out-of-line function (never inlined, no inter-procedural

@@ -194,8 +194,7 @@ class SiphashOffsetPolicy : public OffsetSteps<SiphashOffsetPolicy<Cpu>> {
   static constexpr uint32_t kOffsetsPerHash = 10;
 
   // tweaks.size() == number of cpus.
-  SiphashOffsetPolicy(const rng::SiphashKey& key, std::span<const uint64_t> tweaks,
-                      Cpu cpu = Cpu{})
+  SiphashOffsetPolicy(const rng::SiphashKey& key, std::span<const uint64_t> tweaks, Cpu cpu = Cpu{})
       : key_(key), slots_(static_cast<int>(tweaks.size())), cpu_(cpu) {
     for (int c = 0; c < slots_.num_cpus(); ++c) slots_[c].tweak = tweaks[c];
   }
@@ -311,9 +310,9 @@ struct PercpuPrngPolicy : PercpuPrandomPolicy<> {
 struct BufferedPrandomSlot {
   rng::PrandomState state;
   uint32_t buffer = 0;
-  uint32_t left = 0;          // 6-bit chunks left in `buffer`
-  uint32_t outputs = 65536;   // outputs since the last seed (full: seed before the first use)
-  uint64_t reseeds = 0;       // seeds taken, the first included (inspection)
+  uint32_t left = 0;         // 6-bit chunks left in `buffer`
+  uint32_t outputs = 65536;  // outputs since the last seed (full: seed before the first use)
+  uint64_t reseeds = 0;      // seeds taken, the first included (inspection)
 };
 
 template <class Cpu = SchedCpu>
@@ -329,7 +328,9 @@ class BufferedPrandomPolicy : public OffsetSteps<BufferedPrandomPolicy<Cpu>> {
     const int cpu = cpu_.Cpu();
     BufferedPrandomSlot& s = slots_[cpu];
     if (s.left == 0) [[unlikely]] {
-      if (s.outputs >= kReseedOutputs) [[unlikely]] Reseed(cpu, s);
+      if (s.outputs >= kReseedOutputs) [[unlikely]] {
+        Reseed(cpu, s);
+      }
       s.buffer = rng::PrandomU32State(s.state);
       ++s.outputs;
       s.left = kOffsetsPerOutput;
@@ -402,6 +403,7 @@ constexpr PolicyDef Row() {
 
 // constexpr, so a caller indexing it with a constant (e.g. a workload row template) calls the
 // policy's functions directly, with no indirect call in a timed region.
+// clang-format off
 inline constexpr PolicyDef kPolicies[] = {
     policy_internal::Row<OffPolicy>(),
     policy_internal::Row<LegacyX86Policy>(),
@@ -413,6 +415,7 @@ inline constexpr PolicyDef kPolicies[] = {
     policy_internal::Row<PercpuPrngPolicy>(),
     policy_internal::Row<BufferedPrngPolicy>(),
 };
+// clang-format on
 
 inline constexpr std::span<const PolicyDef> Policies() { return kPolicies; }
 
