@@ -19,7 +19,7 @@
 namespace kstacklab::kstack {
 namespace {
 
-// A random input that replays a script (one value per call) and records the cpu it was given.
+// A random input that replays a script (one value per call).
 struct ScriptedRand {
   const std::vector<uint32_t>* values;
   size_t* next;
