@@ -34,7 +34,7 @@ TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
   std::vector<std::string> policies;
   for (const kstack::PolicyDef& p : kstack::Policies()) policies.push_back(p.name);
   EXPECT_EQ(kstack, policies);
-  EXPECT_EQ(sources, (std::vector<std::string>{"prandom", "crng-u16", "crng-u16-raw", "crng-u8-raw",
+  EXPECT_EQ(sources, (std::vector<std::string>{"off", "prandom", "crng-u16", "crng-u16-raw", "crng-u8-raw",
                                                "siphash", "counter"}));
   auto one = SelectWorkloads({}, {"model/kstack:percpu-prng"});
   ASSERT_TRUE(one.ok());

@@ -136,6 +136,11 @@ void CallSiphash(void* p) {
   Keep(rng::Siphash1u64(slot.counter++, s->key));
 }
 void CallCounter(void*) { Keep(rng::ReadCycleCounter()); }
+// The baseline of the source rows: the same call path and CPU-slot lookup, no randomness.
+void CallNoSource(void* p) {
+  auto* s = static_cast<RngState*>(p);
+  Keep(static_cast<uint32_t>(s->cpu.Cpu()) & 0u);
+}
 
 // Boots the state and runs the source 200 times (covering at least two crng refills), checking
 // the crng refill cadence where there is one.
@@ -179,6 +184,8 @@ std::vector<WorkloadDef> ModelRows() {
   std::vector<WorkloadDef> rows =
       KstackRows(std::make_index_sequence<std::size(kstack::kPolicies)>());
   const std::vector<WorkloadDef> sources = {
+      RngRow<CallNoSource>("off", "no random source: the shared call path and CPU-slot lookup "
+                                  "(baseline of the source rows)"),
       RngRow<CallPrandom>("prandom", "one prandom_u32_state() on this CPU's LFSR113 state"),
       RngRow<CallCrngU16>("crng-u16",
                           "get_random_u16() on this CPU, locked (refill: 2 ChaCha20 blocks / 48)"),
