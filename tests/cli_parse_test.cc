@@ -24,7 +24,8 @@ Outcome Invoke(std::vector<std::string> args) {
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   int code = Main(static_cast<int>(args.size()), argv.data());
-  Outcome o{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
+  Outcome o{code, ::testing::internal::GetCapturedStdout(),
+            ::testing::internal::GetCapturedStderr()};
   return o;
 }
 

@@ -121,7 +121,8 @@ TEST(Histogram, FromBucketsRoundTrip) {
                                      h.overflow(), h.sum(), h.min(), h.max());
   ASSERT_TRUE(copy.ok());
   EXPECT_EQ(copy->count(), h.count());
-  for (double p : {10.0, 50.0, 90.0, 99.0}) EXPECT_EQ(copy->ValueAtPercentile(p), h.ValueAtPercentile(p));
+  for (double p : {10.0, 50.0, 90.0, 99.0})
+    EXPECT_EQ(copy->ValueAtPercentile(p), h.ValueAtPercentile(p));
   // A bucket that is not one of the layout's buckets is rejected.
   auto bad = Histogram::FromBuckets(11, 44, {{3000, 3005, 1}}, 0, 3000, 3000, 3000);
   EXPECT_FALSE(bad.ok());

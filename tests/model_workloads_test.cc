@@ -34,8 +34,8 @@ TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
   std::vector<std::string> policies;
   for (const kstack::PolicyDef& p : kstack::Policies()) policies.push_back(p.name);
   EXPECT_EQ(kstack, policies);
-  EXPECT_EQ(sources, (std::vector<std::string>{"off", "prandom", "crng-u16", "crng-u16-raw", "crng-u8-raw",
-                                               "siphash", "counter"}));
+  EXPECT_EQ(sources, (std::vector<std::string>{"off", "prandom", "crng-u16", "crng-u16-raw",
+                                               "crng-u8-raw", "siphash", "counter"}));
   auto one = SelectWorkloads({}, {"model/kstack:percpu-prng"});
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->size(), 1u);

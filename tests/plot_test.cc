@@ -1,15 +1,15 @@
 // Plot data and gnuplot jobs (src/report/plot.cc): the CDF points from a histogram, the format
 // and kind parsing, and what the generated script and data files contain. Rendering itself is
 // covered end to end by tests/e2e/plot_cli.sh.
-#include <gtest/gtest.h>
-
 #include "kstacklab/plot.h"
+
+#include <gtest/gtest.h>
 
 namespace kstacklab {
 namespace {
 
 TEST(LatencyCdf, PointsAtBucketUpperEdgesOverheadCorrected) {
-  Histogram h;  // 11 sub-bucket bits: values in [2^16, 2^17) have 64 ps wide buckets
+  Histogram h;           // 11 sub-bucket bits: values in [2^16, 2^17) have 64 ps wide buckets
   h.RecordN(100000, 3);  // bucket [99968, 100032)
   h.RecordN(200000, 1);  // bucket [200000, 200064)
   std::vector<CdfPoint> cdf = LatencyCdf(h, 10.0);
@@ -24,7 +24,7 @@ TEST(LatencyCdf, PointsAtBucketUpperEdgesOverheadCorrected) {
 
 TEST(LatencyCdf, DropsNonPositiveLatenciesButCountsThem) {
   Histogram h;
-  h.RecordN(5000, 1);    // 5 ns raw, below a 10 ns overhead
+  h.RecordN(5000, 1);  // 5 ns raw, below a 10 ns overhead
   h.RecordN(100000, 1);
   std::vector<CdfPoint> cdf = LatencyCdf(h, 10.0);
   ASSERT_EQ(cdf.size(), 1u);
@@ -111,7 +111,8 @@ TEST(BuildLatencyPlot, SameLabelTwiceIsDisambiguatedBySource) {
   EXPECT_NE(job->script.find("pngcairo"), std::string::npos);
   EXPECT_NE(job->script.find("each input''s timer overhead subtracted"), std::string::npos);
   // Tail: every call is in one bucket, so only the point at min (fraction slower = 1) remains.
-  EXPECT_EQ(job->data_files[0].second.substr(job->data_files[0].second.rfind("\n", job->data_files[0].second.size() - 2) + 1),
+  EXPECT_EQ(job->data_files[0].second.substr(
+                job->data_files[0].second.rfind("\n", job->data_files[0].second.size() - 2) + 1),
             "180 1\n");
 }
 

@@ -1,11 +1,12 @@
 // Renderers (include/kstacklab/grid_table.h, compare_report.h) against golden files in
 // tests/data/compare/. The lists_s*.txt files are the tables of /work/shared/reference/
 // list-tables.md §1 and §4 (layout data from the kernel lists); the golden_* files were produced
-// by this code from the hand-made fixtures (make_fixtures.py) and checked by eye against §4's layout.
+// by this code from the hand-made fixtures (make_fixtures.py) and checked by eye against §4's
+// layout.
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
@@ -92,8 +93,9 @@ TEST(CompareRender, GoldenVariantsAndMixed) {
   EXPECT_EQ(RenderCompareGrid(Build({"variants.json"})), Slurp("golden_variants.grid"));
   CompareOptions o;
   o.metrics = {"mean"};
-  EXPECT_EQ(RenderCompareGrid(Build({"base.json", "sessions.json", "tiny.json", "partial_set.json"}, o)),
-            Slurp("golden_mixed.grid"));
+  EXPECT_EQ(
+      RenderCompareGrid(Build({"base.json", "sessions.json", "tiny.json", "partial_set.json"}, o)),
+      Slurp("golden_mixed.grid"));
 }
 
 TEST(CompareRender, JsonSchema) {
@@ -107,7 +109,7 @@ TEST(CompareRender, JsonSchema) {
   const Json& v = row["variants"][0];
   EXPECT_EQ(v["verdict"], "-");
   EXPECT_TRUE(v["too_few"].get<bool>());
-  EXPECT_TRUE(v["p_value"].is_null());   // too few samples: missing numbers are null
+  EXPECT_TRUE(v["p_value"].is_null());  // too few samples: missing numbers are null
   EXPECT_TRUE(v["change_pct"].is_number());
   // Rows absent in tiny.json: a null value.
   EXPECT_EQ(j["rows"][3]["benchmark"], "syscall/getppid");

@@ -82,12 +82,15 @@ TEST(Results, NonFiniteOrWrongTypedMetricIsRejectedWithItsField) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("repetitions[0].p99"), std::string::npos) << r.error().message;
   // Non-standard JSON NaN literals are a parse error.
-  auto r2 = ResultFromJson(R"({"schema":"kstacklab-result/1","benchmarks":[{"name":"a","unit":"ns","repetitions":[{"iterations":1,"mean":NaN}]}]})", "g.json");
+  auto r2 = ResultFromJson(
+      R"({"schema":"kstacklab-result/1","benchmarks":[{"name":"a","unit":"ns","repetitions":[{"iterations":1,"mean":NaN}]}]})",
+      "g.json");
   EXPECT_FALSE(r2.ok());
 }
 
 TEST(Results, MissingFieldsAreNamed) {
-  auto r = ResultFromJson(R"({"schema":"kstacklab-result/1","benchmarks":[{"name":"a","repetitions":[]}]})", "f.json");
+  auto r = ResultFromJson(
+      R"({"schema":"kstacklab-result/1","benchmarks":[{"name":"a","repetitions":[]}]})", "f.json");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("unit"), std::string::npos);
 }

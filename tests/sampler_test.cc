@@ -140,8 +140,8 @@ TEST(Runner, RoundRobinRepetitionsAndSession) {
   EXPECT_EQ(r->benchmarks[0].repetitions.size(), 3u);
   EXPECT_EQ(r->benchmarks[1].repetitions[2].session, 2);
   EXPECT_DOUBLE_EQ(r->benchmarks[1].repetitions[0].metrics.at("mean"), 20.0);
-  std::vector<std::string> expect = {"fake/call:a", "fake/call:b", "fake/call:a",
-                                     "fake/call:b", "fake/call:a", "fake/call:b", ""};
+  std::vector<std::string> expect = {
+      "fake/call:a", "fake/call:b", "fake/call:a", "fake/call:b", "fake/call:a", "fake/call:b", ""};
   EXPECT_EQ(order, expect);
   EXPECT_FALSE(r->partial);
 }

@@ -8,13 +8,14 @@
 //    fractional df; agrees with the closed form to 1e-14 where both apply.
 //  * "enumeration": all C(9,4) = 126 rank arrangements enumerated in python3 (exact MWU).
 //  * "t tables": standard two-sided t quantiles (t(0.975, 4) = 2.776445, ...).
-#include <cmath>
-#include <random>
+#include "kstacklab/stats.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+
 #include "kstacklab/compare.h"
-#include "kstacklab/stats.h"
 
 namespace kstacklab {
 namespace {
@@ -70,8 +71,8 @@ TEST(Welch, EdgeCases) {
   EXPECT_TRUE(std::isnan(WelchTTest({1}, {1, 2, 3}).p));
   EXPECT_TRUE(std::isnan(WelchTTest({}, {}).p));
   EXPECT_TRUE(std::isnan(WelchTTest({1, 2, kNan}, {1, 2, 3}).p));
-  EXPECT_DOUBLE_EQ(WelchTTest({5, 5, 5}, {5, 5, 5}).p, 1.0);   // zero variance, equal means
-  EXPECT_DOUBLE_EQ(WelchTTest({5, 5, 5}, {6, 6, 6}).p, 0.0);   // zero variance, different means
+  EXPECT_DOUBLE_EQ(WelchTTest({5, 5, 5}, {5, 5, 5}).p, 1.0);  // zero variance, equal means
+  EXPECT_DOUBLE_EQ(WelchTTest({5, 5, 5}, {6, 6, 6}).p, 0.0);  // zero variance, different means
   EXPECT_TRUE(std::isinf(WelchTTest({5, 5, 5}, {6, 6, 6}).t));
 }
 
@@ -162,7 +163,8 @@ TEST(Power, RepetitionsNeededFromTTables) {
   EXPECT_EQ(RepetitionsNeeded(kNan, 0.01, 0.05, 0.8), 0u);
   EXPECT_EQ(RepetitionsNeeded(0.01, 0, 0.05, 0.8), 0u);
   // Halving the effect roughly quadruples n.
-  size_t n1 = RepetitionsNeeded(0.02, 0.02, 0.05, 0.8), n2 = RepetitionsNeeded(0.02, 0.01, 0.05, 0.8);
+  size_t n1 = RepetitionsNeeded(0.02, 0.02, 0.05, 0.8),
+         n2 = RepetitionsNeeded(0.02, 0.01, 0.05, 0.8);
   EXPECT_GT(n2, 3 * n1);
   EXPECT_LT(n2, 5 * n1);
 }
@@ -183,7 +185,7 @@ TEST(Drift, LinearTrendIsFlaggedNoiseIsNot) {
   // Alternating values around a constant: no slope.
   auto flat = DetectDrift({100, 101, 100, 101, 100, 101, 100, 101, 100.5, 100.5}, 0.001);
   EXPECT_FALSE(flat.drifting);
-  EXPECT_FALSE(DetectDrift({1, 2, 3}, 0.05).drifting);  // n < 4
+  EXPECT_FALSE(DetectDrift({1, 2, 3}, 0.05).drifting);        // n < 4
   EXPECT_FALSE(DetectDrift({5, 5, 5, 5, 5}, 0.05).drifting);  // constant
   // Exactly linear: residual SD 0, p 0, fitted change 3 > 0.
   auto exact = DetectDrift({1, 2, 3, 4}, 0.05);
@@ -224,9 +226,9 @@ CompareOptions MeanOnly() {
 }
 
 TEST(CompareTable, FastpathVersusCiOnKnownData) {
-  // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) = [10.037, 13.963].
-  // var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p = 0.017 -> ci (R).
-  // var 14..18: [14.037, 17.963] does not overlap -> (R) under both.
+  // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) =
+  // [10.037, 13.963]. var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p =
+  // 0.017 -> ci (R). var 14..18: [14.037, 17.963] does not overlap -> (R) under both.
   std::vector<CompareInput> in = {Input("base", {Bench("s/x", {10, 11, 12, 13, 14})}),
                                   Input("overlap", {Bench("s/x", {13, 14, 15, 16, 17})}),
                                   Input("apart", {Bench("s/x", {14, 15, 16, 17, 18})})};
@@ -266,9 +268,9 @@ TEST(CompareTable, SignConventionAndHigherIsBetter) {
 }
 
 TEST(CompareTable, TooFewSamplesShowsChangeOnly) {
-  auto t = BuildCompareTable({Input("b", {Bench("s/x", {100, 101, 99, 100})}),
-                              Input("v", {Bench("s/x", {150, 151})})},
-                             MeanOnly());
+  auto t = BuildCompareTable(
+      {Input("b", {Bench("s/x", {100, 101, 99, 100})}), Input("v", {Bench("s/x", {150, 151})})},
+      MeanOnly());
   ASSERT_TRUE(t.ok());
   const CompareCell& c = t->rows[0].variants[0];
   EXPECT_TRUE(c.too_few);
@@ -352,7 +354,8 @@ TEST(CompareTable, MissingBenchmarkIsBlankWithNote) {
   ASSERT_EQ(t->rows.size(), 2u);
   EXPECT_FALSE(t->rows[1].variants[0].present);
   bool noted = false;
-  for (const std::string& n : t->notes) noted = noted || n.find("s/y: absent from v") != std::string::npos;
+  for (const std::string& n : t->notes)
+    noted = noted || n.find("s/y: absent from v") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 
@@ -403,7 +406,8 @@ double FalsePositiveRate(SignificanceTest test, VerdictMethod method, uint64_t s
 
 TEST(CompareTable, AaFalsePositiveRateIsAlpha) {
   EXPECT_NEAR(FalsePositiveRate(SignificanceTest::kWelch, VerdictMethod::kCi, 42), 0.05, 0.02);
-  EXPECT_NEAR(FalsePositiveRate(SignificanceTest::kMannWhitney, VerdictMethod::kCi, 43), 0.05, 0.02);
+  EXPECT_NEAR(FalsePositiveRate(SignificanceTest::kMannWhitney, VerdictMethod::kCi, 43), 0.05,
+              0.02);
   // The overlap rule is conservative (Schenker & Gentleman 2001): well below alpha.
   EXPECT_LT(FalsePositiveRate(SignificanceTest::kWelch, VerdictMethod::kFastpath, 44), 0.03);
 }

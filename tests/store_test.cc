@@ -1,5 +1,9 @@
 // The SQLite results store: round trips, listing, ids, schema versioning, concurrent writers,
 // and store ids in LoadResultInput().
+#include "kstacklab/store.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,11 +14,7 @@
 #include <set>
 #include <string>
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include "kstacklab/fileio.h"
-#include "kstacklab/store.h"
 
 namespace kstacklab {
 namespace {
@@ -86,7 +86,8 @@ class StoreTest : public ::testing::Test {
     sqlite3_stmt* st = nullptr;
     EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK);
     std::string out;
-    if (sqlite3_step(st) == SQLITE_ROW) out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    if (sqlite3_step(st) == SQLITE_ROW)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     sqlite3_close(db);
     return out;
@@ -181,7 +182,10 @@ TEST_F(StoreTest, OpeningAMissingStoreForReadingCreatesNothing) {
 }
 
 TEST_F(StoreTest, RefusesAStoreFromANewerVersionWithoutTouchingIt) {
-  { ResultStore store = OpenOrDie(); InsertOrDie(store, Sample("a")); }
+  {
+    ResultStore store = OpenOrDie();
+    InsertOrDie(store, Sample("a"));
+  }
   RawExec(path_, "PRAGMA user_version = 2");
   for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
     auto s = ResultStore::Open(path_, mode);
@@ -200,7 +204,8 @@ TEST_F(StoreTest, RefusesFilesThatAreNotAStore) {
   { std::ofstream(path_) << "this is not a database, just text that is long enough to matter\n"; }
   auto s = ResultStore::Open(path_, ResultStore::Mode::kCreate);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("not a SQLite database"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("not a SQLite database"), std::string::npos)
+      << s.error().message;
 
   std::string other = dir_ + "/other.db";
   RawExec(other, "CREATE TABLE t(x)");
@@ -307,8 +312,10 @@ TEST(StoreDefaultPath, FollowsXdgDataHome) {
   std::string saved = old ? old : "";
   ::setenv("XDG_DATA_HOME", "/tmp/xdg-test", 1);
   EXPECT_EQ(DefaultStorePath(), "/tmp/xdg-test/kstacklab/results.db");
-  if (old) ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
-  else ::unsetenv("XDG_DATA_HOME");
+  if (old)
+    ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_DATA_HOME");
 }
 
 }  // namespace

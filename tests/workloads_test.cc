@@ -1,8 +1,8 @@
-#include "kstacklab/workload.h"
-
 #include <gtest/gtest.h>
 
 #include <set>
+
+#include "kstacklab/workload.h"
 
 namespace kstacklab {
 namespace {

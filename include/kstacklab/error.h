@@ -34,19 +34,31 @@ inline Error RuntimeError(std::string message) { return Error{kExitRuntime, std:
 template <class T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Expected(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
-  T& value() & { Require(ok()); return std::get<0>(v_); }
-  const T& value() const& { Require(ok()); return std::get<0>(v_); }
-  T&& value() && { Require(ok()); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    Require(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    Require(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    Require(ok());
+    return std::get<0>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  const Error& error() const { Require(!ok()); return std::get<1>(v_); }
+  const Error& error() const {
+    Require(!ok());
+    return std::get<1>(v_);
+  }
 
  private:
   static void Require(bool cond) {
@@ -85,8 +97,8 @@ inline Status OkStatus() { return Status(); }
   ((cond) ? static_cast<void>(0) : ::kstacklab::CheckFailed(#cond, __FILE__, __LINE__))
 
 // Propagates an error from an Expected/Status expression.
-#define KSTACKLAB_RETURN_IF_ERROR(expr)        \
-  do {                                         \
-    auto&& kstacklab_status_ = (expr);         \
+#define KSTACKLAB_RETURN_IF_ERROR(expr)                            \
+  do {                                                             \
+    auto&& kstacklab_status_ = (expr);                             \
     if (!kstacklab_status_.ok()) return kstacklab_status_.error(); \
   } while (0)

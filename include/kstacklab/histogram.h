@@ -25,8 +25,8 @@ class Histogram {
   static constexpr int kDefaultMaxValueBits = 44;   // 2^44 ps = 17.6 s
 
   struct Bucket {
-    uint64_t low;    // smallest value in the bucket
-    uint64_t high;   // one past the largest value in the bucket
+    uint64_t low;   // smallest value in the bucket
+    uint64_t high;  // one past the largest value in the bucket
     uint64_t count;
   };
 

@@ -5,11 +5,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kstacklab/error.h"
 #include "kstacklab/histogram.h"
@@ -30,10 +29,10 @@ inline const std::vector<std::string>& MetricNames() {
 }
 
 struct TimerInfo {
-  std::string source;        // "tsc", "cntvct_el0", "clock_gettime(CLOCK_MONOTONIC_RAW)", "fake"
-  double freq_hz = 0;        // ticks per second (calibrated against CLOCK_MONOTONIC_RAW)
-  double overhead_ns = 0;    // median cost of an empty timed region; subtracted from the metrics
-  bool invariant = true;     // counter rate independent of P-states/C-states
+  std::string source;      // "tsc", "cntvct_el0", "clock_gettime(CLOCK_MONOTONIC_RAW)", "fake"
+  double freq_hz = 0;      // ticks per second (calibrated against CLOCK_MONOTONIC_RAW)
+  double overhead_ns = 0;  // median cost of an empty timed region; subtracted from the metrics
+  bool invariant = true;   // counter rate independent of P-states/C-states
 };
 
 // One repetition: a timed batch of `iterations` calls — the unit of a statistical sample.
@@ -44,9 +43,9 @@ struct Repetition {
 };
 
 struct BenchmarkResult {
-  std::string name;          // "suite/name", e.g. "syscall/getpid"
+  std::string name;              // "suite/name", e.g. "syscall/getpid"
   Json params = Json::object();  // e.g. {"h":0}, {"depth":4096}; {} when none
-  std::string variant;       // "" or a configuration name measured in this run ("percpu-prng")
+  std::string variant;           // "" or a configuration name measured in this run ("percpu-prng")
   std::string unit = "ns";
   bool lower_is_better = true;
   std::string timing = "percall";  // "percall" or "loop"
@@ -59,9 +58,9 @@ struct BenchmarkResult {
 struct RunResult {
   std::string schema = kResultSchema;
   std::string tool_version;
-  std::string created;       // ISO 8601 UTC
-  std::string label;         // the configuration this run measured (e.g. kernel + sysctl)
-  bool partial = false;      // interrupted: holds only the completed repetitions
+  std::string created;                // ISO 8601 UTC
+  std::string label;                  // the configuration this run measured (e.g. kernel + sysctl)
+  bool partial = false;               // interrupted: holds only the completed repetitions
   Json environment = Json::object();  // sysinfo capture, see `kstacklab env --json`
   Json run = Json::object();          // how it was run: iterations, repetitions, warmup, cpu, ...
   TimerInfo timer;

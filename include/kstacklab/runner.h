@@ -1,12 +1,12 @@
 // Runs selected workloads through the sampler and assembles a RunResult (no I/O, no printing).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <sched.h>
 
 #include "kstacklab/results.h"
 #include "kstacklab/sampler.h"

@@ -56,7 +56,7 @@ struct SamplerConfig {
   uint64_t iterations = 100000;  // timed calls per repetition
   uint64_t warmup = 1000;        // untimed calls before each repetition
   TimingMode mode = TimingMode::kPerCall;
-  uint64_t chunk = 65536;        // calls per timed chunk (the tick buffer's size)
+  uint64_t chunk = 65536;  // calls per timed chunk (the tick buffer's size)
 };
 
 struct ClockParams {

@@ -75,8 +75,8 @@ std::vector<double> HolmAdjust(const std::vector<double>& p);
 // Minimal detectable difference of means (absolute units) for a two-sided Welch test at level
 // alpha with power `power`: (t(1-alpha/2, df) + t(power, df)) * sqrt(var_a/n_a + var_b/n_b),
 // df Welch-Satterthwaite. NaN when n < 2 on a side.
-double MinimalDetectableDifference(double var_a, size_t n_a, double var_b, size_t n_b,
-                                   double alpha, double power);
+double MinimalDetectableDifference(double var_a, size_t n_a, double var_b, size_t n_b, double alpha,
+                                   double power);
 
 // Smallest n per side such that a relative change of `effect` (0.05 = 5 %) is detected with
 // `power` at `alpha` by a two-sided test on two samples of n with coefficient of variation `cv`

@@ -14,7 +14,8 @@ struct sqlite3;
 
 namespace kstacklab {
 
-// Default store path: $XDG_DATA_HOME/kstacklab/results.db, else ~/.local/share/kstacklab/results.db.
+// Default store path: $XDG_DATA_HOME/kstacklab/results.db, else
+// ~/.local/share/kstacklab/results.db.
 std::string DefaultStorePath();
 
 // Loads a result named on the command line: an existing file path, "-" (stdin), or a store id
@@ -28,8 +29,8 @@ inline constexpr int kStoreSchemaVersion = 1;
 // One row of `kstacklab results list`.
 struct StoredRunInfo {
   int64_t id = 0;
-  std::string created;         // the result's own `created` (ISO 8601 UTC); may be empty
-  std::string stored_at;       // when it entered the store (ISO 8601 UTC)
+  std::string created;    // the result's own `created` (ISO 8601 UTC); may be empty
+  std::string stored_at;  // when it entered the store (ISO 8601 UTC)
   std::string label;
   std::string tool_version;
   std::string kernel_release;  // environment.kernel.release; "" when the capture has none

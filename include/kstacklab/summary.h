@@ -8,8 +8,8 @@
 namespace kstacklab {
 
 struct BenchmarkSummary {
-  double mean = 0;     // mean of the repetitions' means (equal iterations: the overall mean)
-  double cv_pct = 0;   // coefficient of variation of the repetition means, %
+  double mean = 0;    // mean of the repetitions' means (equal iterations: the overall mean)
+  double cv_pct = 0;  // coefficient of variation of the repetition means, %
   double p50 = 0, p99 = 0, p999 = 0, max = 0;  // pooled over repetitions, overhead-corrected
   size_t repetitions = 0;
   uint64_t calls = 0;

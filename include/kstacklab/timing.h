@@ -11,11 +11,11 @@
 // timed region (the "timer overhead"), which the sampler subtracts and records.
 #pragma once
 
+#include <time.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <time.h>
 
 #include "kstacklab/error.h"
 
@@ -46,11 +46,11 @@ uint64_t MonotonicRawNs();
 
 struct Calibration {
   std::string source;
-  double freq_hz = 0;            // counter ticks per second
-  double overhead_ticks = 0;     // median ticks of an empty timed region
+  double freq_hz = 0;         // counter ticks per second
+  double overhead_ticks = 0;  // median ticks of an empty timed region
   double overhead_ns = 0;
-  double overhead_min_ns = 0;    // fastest empty region seen (resolution floor)
-  bool invariant = true;         // from CPU flags (constant_tsc+nonstop_tsc) on x86; true elsewhere
+  double overhead_min_ns = 0;  // fastest empty region seen (resolution floor)
+  bool invariant = true;       // from CPU flags (constant_tsc+nonstop_tsc) on x86; true elsewhere
   std::vector<std::string> warnings;  // each with a remedy
 };
 

@@ -1,10 +1,9 @@
 #include "cli/cli_util.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace kstacklab::cli {
 
@@ -24,10 +23,14 @@ Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& fla
   for (; pos < text.size(); ++pos) {
     char c = text[pos];
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return bad();
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return bad();
     v = v * base + d;
     if (v >> bits) return bad();
   }
@@ -37,19 +40,23 @@ Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& fla
 Expected<std::vector<uint8_t>> ParseHexBytes(const std::string& text, const std::string& flag,
                                              size_t bytes) {
   if ((bytes && text.size() != 2 * bytes) || text.size() % 2) {
-    return UsageError(fmt::format("{} needs {} hex digits, got {}", flag,
-                                  bytes ? fmt::format("exactly {}", 2 * bytes)
-                                        : std::string("an even number of"),
-                                  text.size()));
+    return UsageError(
+        fmt::format("{} needs {} hex digits, got {}", flag,
+                    bytes ? fmt::format("exactly {}", 2 * bytes) : std::string("an even number of"),
+                    text.size()));
   }
   std::vector<uint8_t> out(text.size() / 2);
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return UsageError(fmt::format("{}: '{}' at position {} is not a hex digit", flag, c, i));
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return UsageError(fmt::format("{}: '{}' at position {} is not a hex digit", flag, c, i));
     out[i / 2] = static_cast<uint8_t>(out[i / 2] << 4 | d);
   }
   return out;

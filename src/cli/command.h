@@ -5,10 +5,9 @@
 // (kExitOk / kExitRuntime / kExitUsage) and never calls exit(); errors go through Fail().
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "kstacklab/error.h"
 

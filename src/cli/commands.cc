@@ -1,6 +1,6 @@
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "cli/command.h"
 
@@ -22,11 +22,15 @@ const std::vector<CommandDef>& Commands() {
       {"run", "Measure benchmarks on this kernel and write a result file", SetupRunCommand},
       {"list", "List every benchmark, grouped by suite", SetupListCommand},
       {"show", "Print the summary table of a result file", SetupShowCommand},
-      {"compare", "Compare result files or configurations: % change, CI, (R)/(I)", SetupCompareCommand},
-      {"plan", "Estimate repetitions needed to detect a target effect from a pilot run", SetupPlanCommand},
+      {"compare", "Compare result files or configurations: % change, CI, (R)/(I)",
+       SetupCompareCommand},
+      {"plan", "Estimate repetitions needed to detect a target effect from a pilot run",
+       SetupPlanCommand},
       {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
-      {"rng", "Dump a model random source's raw output to check it against the kernel", SetupRngCommand},
-      {"results", "List, show, export and import stored results (SQLite store)", SetupResultsCommand},
+      {"rng", "Dump a model random source's raw output to check it against the kernel",
+       SetupRngCommand},
+      {"results", "List, show, export and import stored results (SQLite store)",
+       SetupResultsCommand},
       {"plot", "Draw latency CDFs or the %-change chart of results (gnuplot)", SetupPlotCommand},
   };
   return k;

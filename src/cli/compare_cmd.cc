@@ -1,11 +1,11 @@
 // `kstacklab compare BASE VARIANT...`: the comparison table (issue 3; docs/reading-tables.md).
 // Glue only: parse flags -> load inputs -> BuildCompareTable -> render; drift warnings to stderr.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cli/command.h"
 #include "kstacklab/compare.h"
@@ -28,7 +28,8 @@ struct CompareFlags {
   std::string store;
 };
 
-Expected<double> ParseDouble(const std::string& text, const std::string& flag, const std::string& example) {
+Expected<double> ParseDouble(const std::string& text, const std::string& flag,
+                             const std::string& example) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == nullptr || *end != '\0') {
@@ -57,15 +58,24 @@ Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
   auto min_effect = ParseDouble(f.min_effect, "--min-effect", "1 (percent)");
   if (!min_effect.ok()) return min_effect.error();
   o.min_effect_pct = *min_effect;
-  if (f.test == "welch") o.test = SignificanceTest::kWelch;
-  else if (f.test == "mwu") o.test = SignificanceTest::kMannWhitney;
-  else return UsageError(fmt::format("--test '{}' is unknown; use one of: welch, mwu", f.test));
-  if (f.method == "ci") o.method = VerdictMethod::kCi;
-  else if (f.method == "fastpath") o.method = VerdictMethod::kFastpath;
-  else return UsageError(fmt::format("--method '{}' is unknown; use one of: ci, fastpath", f.method));
-  if (f.correct == "none") o.correction = Correction::kNone;
-  else if (f.correct == "holm") o.correction = Correction::kHolm;
-  else return UsageError(fmt::format("--correct '{}' is unknown; use one of: none, holm", f.correct));
+  if (f.test == "welch")
+    o.test = SignificanceTest::kWelch;
+  else if (f.test == "mwu")
+    o.test = SignificanceTest::kMannWhitney;
+  else
+    return UsageError(fmt::format("--test '{}' is unknown; use one of: welch, mwu", f.test));
+  if (f.method == "ci")
+    o.method = VerdictMethod::kCi;
+  else if (f.method == "fastpath")
+    o.method = VerdictMethod::kFastpath;
+  else
+    return UsageError(fmt::format("--method '{}' is unknown; use one of: ci, fastpath", f.method));
+  if (f.correct == "none")
+    o.correction = Correction::kNone;
+  else if (f.correct == "holm")
+    o.correction = Correction::kHolm;
+  else
+    return UsageError(fmt::format("--correct '{}' is unknown; use one of: none, holm", f.correct));
   o.baseline = f.baseline;
   return o;
 }
@@ -81,25 +91,30 @@ Runner SetupCompareCommand(CLI::App& sub) {
       ->required();
   sub.add_option("--format", f->format, "grid (the lists' layout), markdown, csv or json")
       ->capture_default_str();
-  sub.add_option("--metrics", f->metrics, "Comma-separated metrics (any stored one: mean, stddev, "
-                 "min, p50, p90, p99, p99.9, p99.99, max)")->capture_default_str();
-  sub.add_option("--alpha", f->alpha, "Significance level; CIs are at 1 - alpha")->capture_default_str();
-  sub.add_option("--min-effect", f->min_effect,
-                 "Smallest |% change| that may be marked (R)/(I)")->capture_default_str();
+  sub.add_option("--metrics", f->metrics,
+                 "Comma-separated metrics (any stored one: mean, stddev, "
+                 "min, p50, p90, p99, p99.9, p99.99, max)")
+      ->capture_default_str();
+  sub.add_option("--alpha", f->alpha, "Significance level; CIs are at 1 - alpha")
+      ->capture_default_str();
+  sub.add_option("--min-effect", f->min_effect, "Smallest |% change| that may be marked (R)/(I)")
+      ->capture_default_str();
   sub.add_option("--test", f->test, "p-value: welch (Welch's t) or mwu (Mann-Whitney U)")
       ->capture_default_str();
   sub.add_option("--method", f->method,
                  "Verdict rule: ci (CI of the % change excludes 0 and p < alpha) or fastpath "
                  "(the lists' rule: t-intervals of the two means do not overlap)")
       ->capture_default_str();
-  sub.add_option("--correct", f->correct, "Multiple-comparison correction over the table: none or holm")
+  sub.add_option("--correct", f->correct,
+                 "Multiple-comparison correction over the table: none or holm")
       ->capture_default_str();
   sub.add_option("--baseline", f->baseline,
                  "Baseline column: LABEL, LABEL:VARIANT or VARIANT (default: the first input's "
                  "first variant, or its 'off'/'generic' variant)");
   sub.add_option("--store", f->store, "Results store for store ids")->capture_default_str();
-  sub.footer("Sign: + % = the variant's value is larger than the baseline's; for times (lower is "
-             "better) + % = slower -> (R). See docs/reading-tables.md.");
+  sub.footer(
+      "Sign: + % = the variant's value is larger than the baseline's; for times (lower is "
+      "better) + % = slower -> (R). See docs/reading-tables.md.");
   return [f]() {
     auto format = ParseCompareFormat(f->format);
     if (!format.ok()) return Fail(format.error());
@@ -115,8 +130,9 @@ Runner SetupCompareCommand(CLI::App& sub) {
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);
     if (table->columns.size() < 2) {
-      Warn("only one configuration given: the table shows the baseline alone; name a second "
-           "file, or a file holding several variants");
+      Warn(
+          "only one configuration given: the table shows the baseline alone; name a second "
+          "file, or a file holding several variants");
     }
     std::string text = RenderCompare(*table, *format);
     std::fputs(text.c_str(), stdout);

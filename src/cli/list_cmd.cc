@@ -19,14 +19,19 @@ Runner SetupListCommand(CLI::App& sub) {
         std::string params = ParamsText(w.params);
         if (!params.empty()) id += " {" + params + "}";
         text += fmt::format("  {:<34} {}\n", id, w.summary);
-        out.push_back({{"suite", suite.name}, {"name", w.name}, {"variant", w.variant},
-                       {"params", w.params}, {"summary", w.summary}, {"unit", w.unit}});
+        out.push_back({{"suite", suite.name},
+                       {"name", w.name},
+                       {"variant", w.variant},
+                       {"params", w.params},
+                       {"summary", w.summary},
+                       {"unit", w.unit}});
       }
     }
     if (*json) {
       std::fputs((out.dump(2) + "\n").c_str(), stdout);
     } else {
-      text += "\nRun a suite with `kstacklab run --suite NAME`, one benchmark with `--bench NAME`.\n";
+      text +=
+          "\nRun a suite with `kstacklab run --suite NAME`, one benchmark with `--bench NAME`.\n";
       std::fputs(text.c_str(), stdout);
     }
     return kExitOk;

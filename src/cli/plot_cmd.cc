@@ -1,10 +1,10 @@
 // `kstacklab plot FILE|ID… -o OUT.png|OUT.svg [--kind cdf|tail|compare]` (docs/plots.md).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/command.h"
 #include "kstacklab/compare.h"
@@ -58,11 +58,13 @@ int RunPlot(const PlotArgs& a) {
   if (*kind == PlotKind::kCompare) {
     CompareOptions options;
     options.metrics = SplitComma(a.metrics);
-    if (options.metrics.empty()) return Fail(UsageError("--metrics is empty; give e.g. mean,p99,p99.9"));
+    if (options.metrics.empty())
+      return Fail(UsageError("--metrics is empty; give e.g. mean,p99,p99.9"));
     options.alpha = a.alpha;
     options.baseline = a.baseline;
     std::vector<CompareInput> compare_inputs;
-    for (PlotInput& in : inputs) compare_inputs.push_back(CompareInput{in.source, std::move(in.run)});
+    for (PlotInput& in : inputs)
+      compare_inputs.push_back(CompareInput{in.source, std::move(in.run)});
     auto table = BuildCompareTable(compare_inputs, options);
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);
@@ -85,19 +87,25 @@ Runner SetupPlotCommand(CLI::App& sub) {
   auto a = std::make_shared<PlotArgs>();
   sub.add_option("inputs", a->inputs, "Result files or store ids (see `kstacklab results list`)")
       ->required();
-  sub.add_option("-o,--output", a->output, "Image file: the name's extension picks the format (.png or .svg)")
+  sub.add_option("-o,--output", a->output,
+                 "Image file: the name's extension picks the format (.png or .svg)")
       ->required();
   sub.add_option("--kind", a->kind,
                  "cdf: latency CDF per benchmark; tail: 1 - CDF on log y (p99, p99.9); "
                  "compare: % change vs the first input with CI whiskers")
       ->capture_default_str();
-  sub.add_option("--store", a->store, "Results store for store ids (default: $XDG_DATA_HOME/kstacklab/results.db)");
-  sub.add_option("--metrics", a->metrics, "--kind compare: comma-separated metrics")->capture_default_str();
-  sub.add_option("--alpha", a->alpha, "--kind compare: significance level; whiskers are 1 - alpha CIs")
+  sub.add_option("--store", a->store,
+                 "Results store for store ids (default: $XDG_DATA_HOME/kstacklab/results.db)");
+  sub.add_option("--metrics", a->metrics, "--kind compare: comma-separated metrics")
       ->capture_default_str();
-  sub.add_option("--baseline", a->baseline, "--kind compare: baseline column (default: the first input)");
-  sub.footer("Needs gnuplot (apt-get install gnuplot-nox). Latencies are overhead-corrected. "
-             "One panel per benchmark; one curve per configuration (label or label:variant).");
+  sub.add_option("--alpha", a->alpha,
+                 "--kind compare: significance level; whiskers are 1 - alpha CIs")
+      ->capture_default_str();
+  sub.add_option("--baseline", a->baseline,
+                 "--kind compare: baseline column (default: the first input)");
+  sub.footer(
+      "Needs gnuplot (apt-get install gnuplot-nox). Latencies are overhead-corrected. "
+      "One panel per benchmark; one curve per configuration (label or label:variant).");
   return [a]() { return RunPlot(*a); };
 }
 

@@ -1,4 +1,5 @@
 // `kstacklab results list|show|export|import`: the SQLite results store (docs/store.md).
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,8 +8,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cli/command.h"
 #include "kstacklab/fileio.h"
@@ -19,24 +18,26 @@ namespace kstacklab::cli {
 namespace {
 
 struct ResultsArgs {
-  std::string store;            // "" = DefaultStorePath()
-  std::string format = "table";  // list: table | json
-  std::string id;               // show, export
-  std::string output;           // export -o
+  std::string store;               // "" = DefaultStorePath()
+  std::string format = "table";    // list: table | json
+  std::string id;                  // show, export
+  std::string output;              // export -o
   std::vector<std::string> files;  // import
 };
 
-std::string StorePath(const ResultsArgs& a) { return a.store.empty() ? DefaultStorePath() : a.store; }
+std::string StorePath(const ResultsArgs& a) {
+  return a.store.empty() ? DefaultStorePath() : a.store;
+}
 
 // "17" or "id:17" -> 17; anything else is a UsageError naming the value and where ids come from.
 Expected<int64_t> ParseStoreId(const std::string& text) {
   std::string digits = text.rfind("id:", 0) == 0 ? text.substr(3) : text;
   if (digits.empty() || digits.size() > 18 ||
       digits.find_first_not_of("0123456789") != std::string::npos || std::stoll(digits) <= 0) {
-    return UsageError(fmt::format(
-        "'{}' is not a store id: give a positive integer such as 17 or id:17 "
-        "(see `kstacklab results list`)",
-        text));
+    return UsageError(
+        fmt::format("'{}' is not a store id: give a positive integer such as 17 or id:17 "
+                    "(see `kstacklab results list`)",
+                    text));
   }
   return std::stoll(digits);
 }
@@ -117,9 +118,10 @@ int RunList(const ResultsArgs& a) {
       return Fail(store.error());
     }
     // No store yet is not an error for listing: there is simply nothing stored.
-    Warn(fmt::format("no results store at {} yet; `kstacklab run` or `kstacklab results import "
-                     "FILE` creates it",
-                     path));
+    Warn(
+        fmt::format("no results store at {} yet; `kstacklab run` or `kstacklab results import "
+                    "FILE` creates it",
+                    path));
   } else {
     auto list = store->List();
     if (!list.ok()) return Fail(list.error());
@@ -143,11 +145,11 @@ int RunShow(const ResultsArgs& a) {
   if (!info.ok()) return Fail(info.error());
   auto run = store->Get(*id);
   if (!run.ok()) return Fail(run.error());
-  std::string head = fmt::format(
-      "store id {}: {}{}, created {}, kernel {}, host {}, kstacklab {} (stored {})\n", info->id,
-      Or(info->label, "(no label)"), info->partial ? " (partial)" : "",
-      Or(info->created, "?"), Or(info->kernel_release, "?"), Or(info->host, "?"),
-      Or(info->tool_version, "?"), info->stored_at);
+  std::string head =
+      fmt::format("store id {}: {}{}, created {}, kernel {}, host {}, kstacklab {} (stored {})\n",
+                  info->id, Or(info->label, "(no label)"), info->partial ? " (partial)" : "",
+                  Or(info->created, "?"), Or(info->kernel_release, "?"), Or(info->host, "?"),
+                  Or(info->tool_version, "?"), info->stored_at);
   return Print(head + RenderSummary(*run));
 }
 
@@ -173,7 +175,8 @@ int RunImport(const ResultsArgs& a) {
   for (const std::string& file : a.files) {
     Expected<RunResult> r = [&]() -> Expected<RunResult> {
       if (file != "-") return ReadResultFile(file);
-      std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+      std::string text((std::istreambuf_iterator<char>(std::cin)),
+                       std::istreambuf_iterator<char>());
       return ResultFromJson(text, "<stdin>");
     }();
     if (!r.ok()) {
@@ -207,7 +210,8 @@ Runner SetupResultsCommand(CLI::App& sub) {
                  "Results store file (default: $XDG_DATA_HOME/kstacklab/results.db)");
   sub.footer("Store ids are also accepted wherever a result FILE is (`compare 3 7`, `plot 3`).");
 
-  CLI::App* list = sub.add_subcommand("list", "One line per stored result: id, date, label, kernel, host, benchmarks");
+  CLI::App* list = sub.add_subcommand(
+      "list", "One line per stored result: id, date, label, kernel, host, benchmarks");
   list->fallthrough();
   list->add_option("--format", a->format, "table (default) or json");
 
@@ -218,7 +222,8 @@ Runner SetupResultsCommand(CLI::App& sub) {
   CLI::App* exp = sub.add_subcommand("export", "Write a stored result back to a result file");
   exp->fallthrough();
   exp->add_option("ID", a->id, "Store id (17 or id:17)")->required();
-  exp->add_option("-o,--output", a->output, "Output file (written atomically); - for stdout")->required();
+  exp->add_option("-o,--output", a->output, "Output file (written atomically); - for stdout")
+      ->required();
 
   CLI::App* imp = sub.add_subcommand("import", "Validate result files and add them to the store");
   imp->fallthrough();

@@ -1,4 +1,5 @@
 // `kstacklab run`: measure, print the summary, write the result file (and record it in the store).
+#include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -11,8 +12,6 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -68,7 +67,8 @@ class ScopedSignals {
   }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 std::string NowIso8601() {
@@ -87,7 +87,8 @@ std::string DefaultOutputPath(const std::string& label) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   std::string safe;
-  for (char c : label) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
+  for (char c : label)
+    safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
   return fmt::format("kstacklab-{}-{}.json", safe.empty() ? "run" : safe, buf);
 }
 
@@ -117,15 +118,27 @@ class Progress {
 // Runs one session in a fresh process (new address space and stack placement) and reads back
 // its result. Forwards a stop request to the child.
 Expected<RunResult> RunChildSession(const RunArgs& a, int session, const std::string& tmp_path) {
-  std::vector<std::string> args = {"/proc/self/exe", "run",
-                                   "--iterations", std::to_string(a.iterations),
-                                   "--repetitions", std::to_string(a.repetitions),
-                                   "--warmup", std::to_string(a.warmup),
-                                   "--timing", a.timing, "--sched", a.sched,
-                                   "--cpu", std::to_string(a.cpu),
-                                   "--label", a.label, "--no-store",
-                                   "--internal-session", std::to_string(session),
-                                   "-o", tmp_path};
+  std::vector<std::string> args = {"/proc/self/exe",
+                                   "run",
+                                   "--iterations",
+                                   std::to_string(a.iterations),
+                                   "--repetitions",
+                                   std::to_string(a.repetitions),
+                                   "--warmup",
+                                   std::to_string(a.warmup),
+                                   "--timing",
+                                   a.timing,
+                                   "--sched",
+                                   a.sched,
+                                   "--cpu",
+                                   std::to_string(a.cpu),
+                                   "--label",
+                                   a.label,
+                                   "--no-store",
+                                   "--internal-session",
+                                   std::to_string(session),
+                                   "-o",
+                                   tmp_path};
   for (const auto& s : a.suites) args.insert(args.end(), {"--suite", s});
   for (const auto& b : a.benches) args.insert(args.end(), {"--bench", b});
   std::vector<char*> argv;
@@ -133,11 +146,13 @@ Expected<RunResult> RunChildSession(const RunArgs& a, int session, const std::st
   argv.push_back(nullptr);
   pid_t pid;
   int rc = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
-  if (rc != 0) return RuntimeError(fmt::format("cannot start session {}: {}", session, std::strerror(rc)));
+  if (rc != 0)
+    return RuntimeError(fmt::format("cannot start session {}: {}", session, std::strerror(rc)));
   int status = 0;
   bool forwarded = false;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return RuntimeError(fmt::format("waiting for session {}: {}", session, std::strerror(errno)));
+    if (errno != EINTR)
+      return RuntimeError(fmt::format("waiting for session {}: {}", session, std::strerror(errno)));
     if (g_stop.load() && !forwarded) {
       kill(pid, g_signal ? g_signal : SIGTERM);
       forwarded = true;
@@ -147,7 +162,8 @@ Expected<RunResult> RunChildSession(const RunArgs& a, int session, const std::st
   auto result = ReadResultFile(tmp_path);
   ::unlink(tmp_path.c_str());
   if (!result.ok()) {
-    return RuntimeError(fmt::format("session {} exited with code {} and left no result", session, code));
+    return RuntimeError(
+        fmt::format("session {} exited with code {} and left no result", session, code));
   }
   if (code != 0 && !result->partial) {
     return RuntimeError(fmt::format("session {} failed with exit code {}", session, code));
@@ -174,7 +190,8 @@ int Execute(RunArgs a) {
   // Validate everything before measuring anything.
   if (a.iterations == 0) return Fail(UsageError("--iterations must be at least 1"));
   if (a.repetitions < 1) return Fail(UsageError("--repetitions must be at least 1"));
-  if (a.sessions < 1 || a.sessions > 100) return Fail(UsageError("--sessions must be between 1 and 100"));
+  if (a.sessions < 1 || a.sessions > 100)
+    return Fail(UsageError("--sessions must be between 1 and 100"));
   auto rows = SelectWorkloads(a.suites, a.benches);
   if (!rows.ok()) return Fail(rows.error());
   if (a.label.empty()) a.label = DefaultLabel();
@@ -190,7 +207,8 @@ int Execute(RunArgs a) {
   std::vector<std::string> warnings;
   if (a.sched == "fifo") {
     if (Status st = fifo.Enable(); !st.ok()) {
-      warnings.push_back(st.error().message + "; running with the normal scheduler (run as root "
+      warnings.push_back(st.error().message +
+                         "; running with the normal scheduler (run as root "
                          "or grant CAP_SYS_NICE for --sched fifo)");
     }
   }
@@ -201,8 +219,9 @@ int Execute(RunArgs a) {
     // Parent: one fresh process per session; they pin and calibrate themselves.
     for (int s = 0; s < a.sessions && !g_stop.load(); ++s) {
       if (tty) std::fprintf(stderr, "session %d/%d\n", s + 1, a.sessions);
-      std::string tmp = a.output == "-" ? fmt::format("/tmp/.kstacklab-session-{}-{}.json", getpid(), s)
-                                        : a.output + fmt::format(".session{}", s);
+      std::string tmp = a.output == "-"
+                            ? fmt::format("/tmp/.kstacklab-session-{}-{}.json", getpid(), s)
+                            : a.output + fmt::format(".session{}", s);
       auto r = RunChildSession(a, s, tmp);
       if (!r.ok()) {
         if (g_stop.load() && s > 0) break;
@@ -236,10 +255,9 @@ int Execute(RunArgs a) {
     Json environment = CaptureRunEnvironment(&warnings);
     if (!child) PrintWarnings(warnings);
     Progress progress(tty && !child);
-    auto measured = RunWorkloads(*rows, opt, clock, &g_stop,
-                                 [&](double f, double e, const std::string& row) {
-                                   progress.Update(f, e, row);
-                                 });
+    auto measured = RunWorkloads(
+        *rows, opt, clock, &g_stop,
+        [&](double f, double e, const std::string& row) { progress.Update(f, e, row); });
     progress.Done();
     if (!measured.ok()) return Fail(measured.error());
     result = std::move(*measured);
@@ -257,7 +275,8 @@ int Execute(RunArgs a) {
                     {"benches", a.benches},       {"order", "round-robin by repetition"}};
   if (!warnings.empty()) result.run["warnings"] = warnings;
 
-  if (Status st = WriteFileAtomic(a.output, ResultToJson(result)); !st.ok()) return Fail(st.error());
+  if (Status st = WriteFileAtomic(a.output, ResultToJson(result)); !st.ok())
+    return Fail(st.error());
   if (!child) {
     std::FILE* table_out = a.output == "-" ? stderr : stdout;
     std::fputs(RenderSummary(result).c_str(), table_out);
@@ -265,7 +284,8 @@ int Execute(RunArgs a) {
     if (!a.no_store) RecordRunInStore(result, a.store.empty() ? std::string() : a.store);
   }
   if (result.partial) {
-    if (!child) Warn("interrupted: the file holds only the completed repetitions (\"partial\": true)");
+    if (!child)
+      Warn("interrupted: the file holds only the completed repetitions (\"partial\": true)");
     int sig = g_signal ? g_signal : SIGINT;
     return 128 + sig;
   }
@@ -276,26 +296,36 @@ int Execute(RunArgs a) {
 
 Runner SetupRunCommand(CLI::App& sub) {
   auto a = std::make_shared<RunArgs>();
-  sub.add_option("--suite", a->suites, "Suite to run (repeatable; default: syscall; see `kstacklab list`)");
-  sub.add_option("--bench", a->benches, "Benchmark glob, matched against name or name:variant (repeatable)");
-  sub.add_option("--iterations", a->iterations, "Timed calls per repetition (the lists' runs: 10000000)")
+  sub.add_option("--suite", a->suites,
+                 "Suite to run (repeatable; default: syscall; see `kstacklab list`)");
+  sub.add_option("--bench", a->benches,
+                 "Benchmark glob, matched against name or name:variant (repeatable)");
+  sub.add_option("--iterations", a->iterations,
+                 "Timed calls per repetition (the lists' runs: 10000000)")
       ->capture_default_str();
-  sub.add_option("--repetitions", a->repetitions, "Repetitions per benchmark (the statistical samples)")
+  sub.add_option("--repetitions", a->repetitions,
+                 "Repetitions per benchmark (the statistical samples)")
       ->capture_default_str();
-  sub.add_option("--warmup", a->warmup, "Untimed calls before each repetition")->capture_default_str();
+  sub.add_option("--warmup", a->warmup, "Untimed calls before each repetition")
+      ->capture_default_str();
   sub.add_option("--cpu", a->cpu, "CPU to pin to (default: the one we start on)");
-  sub.add_option("--timing", a->timing, "percall: time every call (tails); loop: time the batch (mean only)")
+  sub.add_option("--timing", a->timing,
+                 "percall: time every call (tails); loop: time the batch (mean only)")
       ->check(CLI::IsMember({"percall", "loop"}))
       ->capture_default_str();
-  sub.add_option("--sched", a->sched, "Scheduling class while measuring: normal or fifo (needs root)")
+  sub.add_option("--sched", a->sched,
+                 "Scheduling class while measuring: normal or fifo (needs root)")
       ->check(CLI::IsMember({"normal", "fifo"}))
       ->capture_default_str();
   sub.add_option("--sessions", a->sessions,
                  "Run the repetitions in this many fresh processes (each runs --repetitions)")
       ->capture_default_str();
-  sub.add_option("--label", a->label, "Name of the configuration measured (default: kernel release)");
-  sub.add_option("-o,--output", a->output, "Result file ('-' = stdout; default: kstacklab-LABEL-TIME.json)");
-  sub.add_option("--store", a->store, "Results store (default: $XDG_DATA_HOME/kstacklab/results.db)");
+  sub.add_option("--label", a->label,
+                 "Name of the configuration measured (default: kernel release)");
+  sub.add_option("-o,--output", a->output,
+                 "Result file ('-' = stdout; default: kstacklab-LABEL-TIME.json)");
+  sub.add_option("--store", a->store,
+                 "Results store (default: $XDG_DATA_HOME/kstacklab/results.db)");
   sub.add_flag("--no-store", a->no_store, "Do not record the result in the store");
   sub.add_option("--internal-session", a->internal_session)->group("");  // hidden: session worker
   return [a] { return Execute(*a); };

@@ -1,8 +1,7 @@
 #include "cli/run_support.h"
 
-#include <sys/utsname.h>
-
 #include <fmt/format.h>
+#include <sys/utsname.h>
 
 #include "cli/command.h"
 #include "kstacklab/store.h"
@@ -32,12 +31,14 @@ void RecordRunInStore(const RunResult& result, const std::string& store_path) {
   std::string path = store_path.empty() ? DefaultStorePath() : store_path;
   auto id = RecordInStore(result, path);
   if (!id.ok()) {
-    Warn(fmt::format("not recorded in the store: {} (the result file is complete; use --no-store "
-                     "to skip the store)", id.error().message));
+    Warn(
+        fmt::format("not recorded in the store: {} (the result file is complete; use --no-store "
+                    "to skip the store)",
+                    id.error().message));
     return;
   }
-  std::fprintf(stderr, "kstacklab: recorded as store id %lld in %s\n",
-               static_cast<long long>(*id), path.c_str());
+  std::fprintf(stderr, "kstacklab: recorded as store id %lld in %s\n", static_cast<long long>(*id),
+               path.c_str());
 }
 
 }  // namespace kstacklab::cli

@@ -1,10 +1,10 @@
 #include "kstacklab/histogram.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace kstacklab {
 
@@ -89,8 +89,8 @@ Expected<Histogram> Histogram::FromBuckets(int sub_bucket_bits, int max_value_bi
                                            double sum, uint64_t min, uint64_t max) {
   if (sub_bucket_bits < 2 || sub_bucket_bits > 20 || max_value_bits <= sub_bucket_bits ||
       max_value_bits > 63) {
-    return UsageError(fmt::format("histogram layout {}/{} is not supported", sub_bucket_bits,
-                                  max_value_bits));
+    return UsageError(
+        fmt::format("histogram layout {}/{} is not supported", sub_bucket_bits, max_value_bits));
   }
   Histogram h(sub_bucket_bits, max_value_bits);
   for (const Bucket& b : buckets) {
@@ -100,8 +100,8 @@ Expected<Histogram> Histogram::FromBuckets(int sub_bucket_bits, int max_value_bi
     size_t i = h.IndexOf(b.low);
     Bucket expect = h.BucketAt(i);
     if (expect.low != b.low || expect.high != b.high) {
-      return UsageError(fmt::format("histogram bucket [{}, {}) does not match the layout", b.low,
-                                    b.high));
+      return UsageError(
+          fmt::format("histogram bucket [{}, {}) does not match the layout", b.low, b.high));
     }
     h.counts_[i] += b.count;
     h.count_ += b.count;

@@ -1,11 +1,11 @@
 // Renderers of the comparison table (include/kstacklab/compare_report.h).
 #include "kstacklab/compare_report.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "kstacklab/grid_table.h"
 
@@ -56,9 +56,7 @@ std::string Range(int lo, int hi) {
   return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
 }
 
-double Rounded(double v) {
-  return std::stod(fmt::format("{:.10g}", v));
-}
+double Rounded(double v) { return std::stod(fmt::format("{:.10g}", v)); }
 
 Json Num(double v) {
   if (!std::isfinite(v)) return Json(nullptr);
@@ -84,7 +82,8 @@ Expected<CompareFormat> ParseCompareFormat(const std::string& text) {
   if (text == "markdown" || text == "md") return CompareFormat::kMarkdown;
   if (text == "csv") return CompareFormat::kCsv;
   if (text == "json") return CompareFormat::kJson;
-  return UsageError(fmt::format("--format '{}' is unknown; use one of: grid, markdown, csv, json", text));
+  return UsageError(
+      fmt::format("--format '{}' is unknown; use one of: grid, markdown, csv, json", text));
 }
 
 std::vector<std::string> CompareFooter(const CompareTable& t) {
@@ -93,7 +92,8 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
   for (const CompareRow& r : t.rows) (r.lower_is_better ? any_lower : any_higher) = true;
   std::string sign = "Sign: + % = the column's value is larger than the baseline's.";
   if (any_lower) {
-    sign += any_higher ? " Rows where lower is better (times):" : " Lower is better in every row (times):";
+    sign += any_higher ? " Rows where lower is better (times):"
+                       : " Lower is better in every row (times):";
     sign += " + % = slower = worse -> (R), - % = faster -> (I).";
   }
   if (any_higher) {
@@ -149,16 +149,15 @@ std::string RenderCompareCsv(const CompareTable& t) {
   for (const CompareRow& r : t.rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                         CsvField(r.benchmark), CsvField(r.params_text), CsvField(r.metric),
-                         CsvField(r.unit), r.lower_is_better ? "true" : "false",
-                         CsvField(t.columns[i].name), i == 0 ? "baseline" : "variant",
-                         CsvNum(c.value), c.present ? fmt::format("{}", c.n) : "",
-                         c.present ? fmt::format("{}", c.repetitions) : "",
-                         c.present ? fmt::format("{}", c.sessions) : "", CsvNum(c.change_pct),
-                         CsvNum(c.ci_low_pct), CsvNum(c.ci_high_pct), CsvNum(c.p_value),
-                         CsvNum(c.p_adjusted), CsvNum(c.mdc_pct),
-                         i == 0 || !c.present ? "" : VerdictCode(c.verdict));
+      out += fmt::format(
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(r.benchmark),
+          CsvField(r.params_text), CsvField(r.metric), CsvField(r.unit),
+          r.lower_is_better ? "true" : "false", CsvField(t.columns[i].name),
+          i == 0 ? "baseline" : "variant", CsvNum(c.value), c.present ? fmt::format("{}", c.n) : "",
+          c.present ? fmt::format("{}", c.repetitions) : "",
+          c.present ? fmt::format("{}", c.sessions) : "", CsvNum(c.change_pct),
+          CsvNum(c.ci_low_pct), CsvNum(c.ci_high_pct), CsvNum(c.p_value), CsvNum(c.p_adjusted),
+          CsvNum(c.mdc_pct), i == 0 || !c.present ? "" : VerdictCode(c.verdict));
     }
   }
   for (const std::string& l : CompareFooter(t)) out += "# " + l + "\n";
@@ -204,7 +203,8 @@ Json CompareToJsonValue(const CompareTable& t) {
   }
   Json columns = Json::array();
   for (const CompareColumn& c : t.columns)
-    columns.push_back({{"name", c.name}, {"source", c.source}, {"label", c.label}, {"variant", c.variant}});
+    columns.push_back(
+        {{"name", c.name}, {"source", c.source}, {"label", c.label}, {"variant", c.variant}});
   const CompareOptions& o = t.options;
   Json j;
   j["rows"] = std::move(rows);
@@ -217,20 +217,27 @@ Json CompareToJsonValue(const CompareTable& t) {
   j["alpha"] = o.alpha;
   j["min_effect_pct"] = o.min_effect_pct;
   j["power"] = o.power;
-  j["sign"] = "positive change_pct = the variant's value is larger than the baseline's; "
-              "with lower_is_better that is worse (R)";
+  j["sign"] =
+      "positive change_pct = the variant's value is larger than the baseline's; "
+      "with lower_is_better that is worse (R)";
   j["notes"] = t.notes;
   return j;
 }
 
-std::string RenderCompareJson(const CompareTable& t) { return CompareToJsonValue(t).dump(2) + "\n"; }
+std::string RenderCompareJson(const CompareTable& t) {
+  return CompareToJsonValue(t).dump(2) + "\n";
+}
 
 std::string RenderCompare(const CompareTable& t, CompareFormat format) {
   switch (format) {
-    case CompareFormat::kGrid: return RenderCompareGrid(t);
-    case CompareFormat::kMarkdown: return RenderCompareMarkdown(t);
-    case CompareFormat::kCsv: return RenderCompareCsv(t);
-    case CompareFormat::kJson: return RenderCompareJson(t);
+    case CompareFormat::kGrid:
+      return RenderCompareGrid(t);
+    case CompareFormat::kMarkdown:
+      return RenderCompareMarkdown(t);
+    case CompareFormat::kCsv:
+      return RenderCompareCsv(t);
+    case CompareFormat::kJson:
+      return RenderCompareJson(t);
   }
   return RenderCompareGrid(t);
 }

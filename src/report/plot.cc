@@ -2,6 +2,7 @@
 #include "kstacklab/plot.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,8 +17,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "kstacklab/fileio.h"
 
@@ -60,9 +59,12 @@ std::string BenchmarkKey(const BenchmarkResult& b) {
 std::string GnuplotQuote(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
-    if (c == '\'') out += "''";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '\'')
+      out += "''";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -76,7 +78,8 @@ Expected<PlotKind> ParsePlotKind(const std::string& text) {
 
 Expected<PlotFormat> PlotFormatForPath(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   if (ext == ".png") return PlotFormat::kPng;
   if (ext == ".svg") return PlotFormat::kSvg;
   return UsageError(fmt::format(
@@ -125,11 +128,14 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
   for (const PlotInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
       std::string name = ConfigurationName(in.run, b);
-      if (name.empty()) name = in.source;
-      else if (inputs_by_name[ConfigurationName(in.run, b)].size() > 1) name += " (" + in.source + ")";
+      if (name.empty())
+        name = in.source;
+      else if (inputs_by_name[ConfigurationName(in.run, b)].size() > 1)
+        name += " (" + in.source + ")";
       const std::string key = BenchmarkKey(b);
       if (b.histogram.count() == 0) {
-        job.notes.push_back(fmt::format("{} [{}]: no histogram (loop-mode timing), not drawn", key, name));
+        job.notes.push_back(
+            fmt::format("{} [{}]: no histogram (loop-mode timing), not drawn", key, name));
         continue;
       }
       std::vector<CdfPoint> pts = LatencyCdf(b.histogram, in.run.timer.overhead_ns);
@@ -141,7 +147,8 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
         pts = std::move(tail);
       }
       if (pts.empty()) {
-        job.notes.push_back(fmt::format("{} [{}]: every call is at or below the timer overhead, not drawn", key, name));
+        job.notes.push_back(fmt::format(
+            "{} [{}]: every call is at or below the timer overhead, not drawn", key, name));
         continue;
       }
       if (!panels.count(key)) order.push_back(key);
@@ -149,8 +156,9 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
     }
   }
   if (order.empty()) {
-    return UsageError("nothing to plot: no benchmark in the inputs has a latency histogram "
-                      "(loop-mode runs have none; measure with --timing percall)");
+    return UsageError(
+        "nothing to plot: no benchmark in the inputs has a latency histogram "
+        "(loop-mode runs have none; measure with --timing percall)");
   }
 
   const int cols = order.size() == 1 ? 1 : 2;
@@ -174,8 +182,10 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
     s += "set logscale y 10\nset format y '%g'\nset key top right box opaque\n";
     s += "set ylabel 'fraction of calls slower than x (log)'\n";
     // Reference lines at the percentiles the tables report.
-    s += "set arrow 1 from graph 0, first 0.01 to graph 1, first 0.01 nohead dt 2 lc rgb 'gray40'\n";
-    s += "set arrow 2 from graph 0, first 0.001 to graph 1, first 0.001 nohead dt 2 lc rgb 'gray40'\n";
+    s +=
+        "set arrow 1 from graph 0, first 0.01 to graph 1, first 0.01 nohead dt 2 lc rgb 'gray40'\n";
+    s += "set arrow 2 from graph 0, first 0.001 to graph 1, first 0.001 nohead dt 2 lc rgb "
+         "'gray40'\n";
     s += "set label 1 'p99' at graph 0.01, first 0.012 tc rgb 'gray30'\n";
     s += "set label 2 'p99.9' at graph 0.01, first 0.0012 tc rgb 'gray30'\n";
   }
@@ -184,9 +194,11 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
     bool same_overhead = std::all_of(curves.begin(), curves.end(), [&](const Curve& c) {
       return c.overhead_ns == curves[0].overhead_ns;
     });
-    std::string xlabel = same_overhead
-        ? fmt::format("latency per call, ns (log; timer overhead {:g} ns subtracted)", curves[0].overhead_ns)
-        : std::string("latency per call, ns (log; each input's timer overhead subtracted)");
+    std::string xlabel =
+        same_overhead
+            ? fmt::format("latency per call, ns (log; timer overhead {:g} ns subtracted)",
+                          curves[0].overhead_ns)
+            : std::string("latency per call, ns (log; each input's timer overhead subtracted)");
     if (kind == PlotKind::kCdf) {
       // Rare multi-millisecond samples (preemption, VM exits) would squeeze the body of the
       // distribution into one pixel column: cut the x axis at twice the largest p99.9.
@@ -212,7 +224,8 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
     for (size_t c = 0; c < curves.size(); ++c) {
       std::string file = fmt::format("p{}_c{}.dat", p, c);
       std::string data = fmt::format("# {} | {}\n# ns fraction\n", order[p], curves[c].title);
-      for (const CdfPoint& pt : curves[c].points) data += Num(pt.ns) + " " + Num(pt.fraction) + "\n";
+      for (const CdfPoint& pt : curves[c].points)
+        data += Num(pt.ns) + " " + Num(pt.fraction) + "\n";
       job.data_files.emplace_back(file, std::move(data));
       plot += fmt::format("{}'{}' using 1:2 with lines lw 2 title {}", c ? ", \\\n     " : "", file,
                           GnuplotQuote(curves[c].title));
@@ -239,8 +252,8 @@ Expected<GnuplotJob> BuildComparePlot(const CompareTable& table, PlotFormat form
     bool any = std::any_of(row.variants.begin(), row.variants.end(), [](const CompareCell& c) {
       return c.present && std::isfinite(c.change_pct);
     });
-    std::string label = row.benchmark + (row.params_text.empty() ? "" : " " + row.params_text) +
-                        " " + row.metric;
+    std::string label =
+        row.benchmark + (row.params_text.empty() ? "" : " " + row.params_text) + " " + row.metric;
     if (!any) {
       job.notes.push_back(label + ": no % change computable (missing in a column), not drawn");
       continue;
@@ -269,15 +282,20 @@ Expected<GnuplotJob> BuildComparePlot(const CompareTable& table, PlotFormat form
   }
 
   const int width = 1000;
-  const int height = std::max(320, 110 + static_cast<int>(lines.size()) * (m > 1 ? 34 + 12 * static_cast<int>(m) : 34));
+  const int height = std::max(
+      320, 110 + static_cast<int>(lines.size()) * (m > 1 ? 34 + 12 * static_cast<int>(m) : 34));
   const double conf = 100.0 * (1.0 - table.options.alpha);
   std::string s = "# kstacklab comparison chart (docs/plots.md)\n";
   s += TerminalLines(format, width, height);
   s += "set output 'plot.out'\n";
-  s += "set title " + GnuplotQuote(fmt::format("% change vs {} (baseline)", table.columns[0].name)) + "\n";
-  s += "set xlabel " + GnuplotQuote(fmt::format(
-           "% change of the metric (+ = larger than the baseline; for ns, + is slower); whiskers: {:g}% CI; "
-           "(R) regression, (I) improvement", conf)) + "\n";
+  s += "set title " +
+       GnuplotQuote(fmt::format("% change vs {} (baseline)", table.columns[0].name)) + "\n";
+  s += "set xlabel " +
+       GnuplotQuote(fmt::format("% change of the metric (+ = larger than the baseline; for ns, + "
+                                "is slower); whiskers: {:g}% CI; "
+                                "(R) regression, (I) improvement",
+                                conf)) +
+       "\n";
   s += "set ytics (" + ytics + ") nomirror\n";
   s += fmt::format("set yrange [{}:0.6]\n", Num(-static_cast<double>(lines.size()) + 0.4));
   s += "set grid xtics\nset offsets graph 0.08, graph 0.12, 0, 0\n";
@@ -291,13 +309,14 @@ Expected<GnuplotJob> BuildComparePlot(const CompareTable& table, PlotFormat form
     std::string file = fmt::format("v{}.dat", j);
     job.data_files.emplace_back(file, "# change_pct y ci_low ci_high\n" + points[j]);
     plot += fmt::format("{}'{}' using 1:2:3:4 with xerrorbars lw 2 pt 7 ps 1.2 lc {} title {}",
-                        first ? "" : ", \\\n     ", file, j + 1, GnuplotQuote(table.columns[j + 1].name));
+                        first ? "" : ", \\\n     ", file, j + 1,
+                        GnuplotQuote(table.columns[j + 1].name));
     first = false;
     if (!marks[j].empty()) {
       std::string mfile = fmt::format("v{}_marks.dat", j);
       job.data_files.emplace_back(mfile, "# x y verdict\n" + marks[j]);
-      plot += fmt::format(", \\\n     '{}' using 1:2:3 with labels left offset 1,0 tc lt {} notitle",
-                          mfile, j + 1);
+      plot += fmt::format(
+          ", \\\n     '{}' using 1:2:3 with labels left offset 1,0 tc lt {} notitle", mfile, j + 1);
     }
   }
   s += plot + "\nunset output\n";
@@ -335,8 +354,10 @@ class TempDir {
     std::string tmpl = std::string(base && *base ? base : "/tmp") + "/kstacklab-plot-XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
-    if (::mkdtemp(buf.data()) != nullptr) path_ = buf.data();
-    else error_ = std::strerror(errno);
+    if (::mkdtemp(buf.data()) != nullptr)
+      path_ = buf.data();
+    else
+      error_ = std::strerror(errno);
   }
   ~TempDir() {
     if (path_.empty()) return;
@@ -391,16 +412,20 @@ Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
   }
   TempDir dir;
   if (dir.path().empty()) {
-    return RuntimeError(fmt::format("cannot create a temp dir for gnuplot: {} (set TMPDIR to a "
-                                    "writable directory)", dir.error()));
+    return RuntimeError(
+        fmt::format("cannot create a temp dir for gnuplot: {} (set TMPDIR to a "
+                    "writable directory)",
+                    dir.error()));
   }
   for (const auto& [name, content] : job.data_files) {
     if (!WriteSmallFile(dir.path() + "/" + name, content)) {
-      return RuntimeError(fmt::format("cannot write {}/{}: {}", dir.path(), name, std::strerror(errno)));
+      return RuntimeError(
+          fmt::format("cannot write {}/{}: {}", dir.path(), name, std::strerror(errno)));
     }
   }
   if (!WriteSmallFile(dir.path() + "/plot.gp", job.script)) {
-    return RuntimeError(fmt::format("cannot write {}/plot.gp: {}", dir.path(), std::strerror(errno)));
+    return RuntimeError(
+        fmt::format("cannot write {}/plot.gp: {}", dir.path(), std::strerror(errno)));
   }
 
   const std::string err_path = dir.path() + "/gnuplot.stderr";
@@ -430,12 +455,13 @@ Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string how = WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))
                                         : fmt::format("signal {}", WTERMSIG(status));
-    return RuntimeError(fmt::format("gnuplot failed ({}) drawing {}: {}", how, output_path,
-                                    StderrExcerpt(err)));
+    return RuntimeError(
+        fmt::format("gnuplot failed ({}) drawing {}: {}", how, output_path, StderrExcerpt(err)));
   }
   const std::string image = ReadSmallFile(dir.path() + "/plot.out");
   if (image.empty()) {
-    return RuntimeError(fmt::format("gnuplot wrote no image for {}: {}", output_path, StderrExcerpt(err)));
+    return RuntimeError(
+        fmt::format("gnuplot wrote no image for {}: {}", output_path, StderrExcerpt(err)));
   }
   return WriteFileAtomic(output_path, image);
 }

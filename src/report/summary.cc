@@ -1,9 +1,9 @@
 #include "kstacklab/summary.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace kstacklab {
 
@@ -57,10 +57,10 @@ std::string RenderSummary(const RunResult& run) {
     std::string params = ParamsText(b.params);
     if (!params.empty()) name += " " + params;
     if (!b.variant.empty()) name += " [" + b.variant + "]";
-    rows.push_back({name, Num(s.mean), Num(s.p50), Num(s.p99), Num(s.p999), Num(s.max),
-                    std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct),
-                    fmt::format("{} x {}", s.repetitions,
-                                s.repetitions ? s.calls / s.repetitions : 0)});
+    rows.push_back(
+        {name, Num(s.mean), Num(s.p50), Num(s.p99), Num(s.p999), Num(s.max),
+         std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct),
+         fmt::format("{} x {}", s.repetitions, s.repetitions ? s.calls / s.repetitions : 0)});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {

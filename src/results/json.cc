@@ -1,7 +1,7 @@
 // JSON form of the result schema. Field list: docs/result-schema.md.
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/results.h"
@@ -11,7 +11,8 @@ namespace {
 
 Json HistogramToJson(const Histogram& h) {
   Json buckets = Json::array();
-  for (const Histogram::Bucket& b : h.NonEmptyBuckets()) buckets.push_back({b.low, b.high, b.count});
+  for (const Histogram::Bucket& b : h.NonEmptyBuckets())
+    buckets.push_back({b.low, b.high, b.count});
   return Json{{"unit", "ps"},
               {"sub_bucket_bits", h.sub_bucket_bits()},
               {"max_value_bits", h.max_value_bits()},
@@ -87,11 +88,11 @@ class Reader {
   std::string source_;
 };
 
-#define KSTACKLAB_ASSIGN(lhs, expr)               \
-  do {                                            \
-    auto kstacklab_v_ = (expr);                   \
+#define KSTACKLAB_ASSIGN(lhs, expr)                      \
+  do {                                                   \
+    auto kstacklab_v_ = (expr);                          \
     if (!kstacklab_v_.ok()) return kstacklab_v_.error(); \
-    lhs = std::move(*kstacklab_v_);               \
+    lhs = std::move(*kstacklab_v_);                      \
   } while (0)
 
 Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std::string& path) {
@@ -180,15 +181,17 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
       Json again = Json::parse(text);
       (void)again;
     } catch (const Json::parse_error& e) {
-      return UsageError(fmt::format("{}: not valid JSON (at byte {}): {}", source, e.byte,
-                                    e.what()));
+      return UsageError(
+          fmt::format("{}: not valid JSON (at byte {}): {}", source, e.byte, e.what()));
     } catch (const Json::exception& e) {  // e.g. out_of_range.406: a number like 1e999
       return UsageError(fmt::format("{}: not valid JSON: {}", source, e.what()));
     }
     return UsageError(fmt::format("{}: not valid JSON", source));
   }
   Reader r(source);
-  if (!j.is_object()) return UsageError(fmt::format("{}: not a kstacklab result (top level is not an object)", source));
+  if (!j.is_object())
+    return UsageError(
+        fmt::format("{}: not a kstacklab result (top level is not an object)", source));
   RunResult out;
   KSTACKLAB_ASSIGN(out.schema, r.String(j, "schema", ""));
   if (out.schema != kResultSchema) {
@@ -270,7 +273,8 @@ std::string ParamsText(const Json& params) {
   std::string out;
   for (auto it = params.begin(); it != params.end(); ++it) {
     if (!out.empty()) out += ", ";
-    out += it.key() + ":" + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+    out += it.key() + ":" +
+           (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
   }
   return out;
 }

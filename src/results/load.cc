@@ -1,9 +1,9 @@
+#include <fmt/format.h>
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
-#include <sys/stat.h>
-
-#include <fmt/format.h>
 
 #include "kstacklab/store.h"
 
@@ -17,7 +17,8 @@ std::string DefaultStorePath() {
 }
 
 // Store ids are resolved by LoadFromStore (store.cc) when the store is built in.
-Expected<RunResult> LoadFromStore(const std::string& spec, uint64_t id, const std::string& store_path);
+Expected<RunResult> LoadFromStore(const std::string& spec, uint64_t id,
+                                  const std::string& store_path);
 
 Expected<RunResult> LoadResultInput(const std::string& spec, const std::string& store_path) {
   if (spec == "-") {
@@ -31,7 +32,8 @@ Expected<RunResult> LoadResultInput(const std::string& spec, const std::string& 
       digits.size() < 19) {
     return LoadFromStore(spec, std::stoull(digits), store_path);
   }
-  return UsageError(fmt::format("'{}' is neither a result file nor a store id (see `kstacklab results list`)", spec));
+  return UsageError(fmt::format(
+      "'{}' is neither a result file nor a store id (see `kstacklab results list`)", spec));
 }
 
 }  // namespace kstacklab

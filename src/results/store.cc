@@ -8,6 +8,9 @@
 //     one row per benchmark entry, for listing and queries without parsing documents.
 // Concurrency: WAL journal, a busy timeout, and BEGIN IMMEDIATE around every write, so two
 // `kstacklab run` processes finishing at the same moment both get their rows in.
+#include "kstacklab/store.h"
+
+#include <fmt/format.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,10 +24,6 @@
 #include <thread>
 #include <utility>
 
-#include <fmt/format.h>
-
-#include "kstacklab/store.h"
-
 namespace kstacklab {
 namespace {
 
@@ -34,7 +33,9 @@ constexpr const char* kRemedy =
 // One prepared statement, finalized on scope exit.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  Statement(sqlite3* db, const char* sql) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
   ~Statement() { sqlite3_finalize(stmt_); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -46,8 +47,10 @@ class Statement {
     sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
   }
   void BindTextOrNull(int i, const std::string& s) {
-    if (s.empty()) sqlite3_bind_null(stmt_, i);
-    else BindText(i, s);
+    if (s.empty())
+      sqlite3_bind_null(stmt_, i);
+    else
+      BindText(i, s);
   }
   void BindInt(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
   int Step() { return sqlite3_step(stmt_); }
@@ -145,8 +148,8 @@ Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
   struct stat st {};
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
-    return UsageError(fmt::format("--store {} is a directory; give a file path such as {}/results.db",
-                                  path, path));
+    return UsageError(fmt::format(
+        "--store {} is a directory; give a file path such as {}/results.db", path, path));
   }
   if (!exists && mode == Mode::kExisting) {
     return UsageError(fmt::format(
@@ -171,7 +174,8 @@ Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
-    return RuntimeError(fmt::format("cannot open the results store {}: {}; {}", path, msg, kRemedy));
+    return RuntimeError(
+        fmt::format("cannot open the results store {}: {}; {}", path, msg, kRemedy));
   }
   ResultStore store(db, path);
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
@@ -227,7 +231,8 @@ Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
     // Create the tables under the write lock; re-check: another process may have won the race.
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
       Error e = store.DbError("cannot lock the store to create its tables");
-      if ((sqlite3_errcode(db) & 0xff) == SQLITE_READONLY || (sqlite3_errcode(db) & 0xff) == SQLITE_CANTOPEN) {
+      if ((sqlite3_errcode(db) & 0xff) == SQLITE_READONLY ||
+          (sqlite3_errcode(db) & 0xff) == SQLITE_CANTOPEN) {
         e.message += std::string("; ") + kRemedy;
       }
       return e;
@@ -389,7 +394,8 @@ Expected<StoredRunInfo> ResultStore::Info(int64_t id) {
   s.BindInt(1, id);
   int rc = s.Step();
   if (rc == SQLITE_DONE) {
-    return UsageError(fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
+    return UsageError(
+        fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
   }
   if (rc != SQLITE_ROW) return DbError(fmt::format("cannot read id {}", id));
   StoredRunInfo info = InfoFromRow(s);
@@ -411,7 +417,8 @@ Expected<std::string> ResultStore::Document(int64_t id) {
   s.BindInt(1, id);
   int rc = s.Step();
   if (rc == SQLITE_DONE) {
-    return UsageError(fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
+    return UsageError(
+        fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
   }
   if (rc != SQLITE_ROW) return DbError(fmt::format("cannot read id {}", id));
   return s.Text(0);

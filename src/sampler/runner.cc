@@ -1,10 +1,10 @@
-#include <cerrno>
-#include <chrono>
-#include <cstring>
+#include "kstacklab/runner.h"
 
 #include <fmt/format.h>
 
-#include "kstacklab/runner.h"
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 
 namespace kstacklab {
 
@@ -53,8 +53,7 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
     }
   }
   if (progress) {
-    progress(1.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-             "");
+    progress(1.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), "");
   }
   return result;
 }

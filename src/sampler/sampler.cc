@@ -1,7 +1,7 @@
+#include "kstacklab/sampler.h"
+
 #include <algorithm>
 #include <cmath>
-
-#include "kstacklab/sampler.h"
 
 namespace kstacklab {
 
@@ -43,8 +43,7 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
     uint64_t ticks = body.loop(body.state, config.iterations);
     if (stopped()) return RuntimeError("interrupted");
     double per_call = static_cast<double>(ticks) * ns_per_tick;
-    rep.metrics["mean"] =
-        (per_call - overhead_ns) / static_cast<double>(config.iterations);
+    rep.metrics["mean"] = (per_call - overhead_ns) / static_cast<double>(config.iterations);
     return rep;
   }
 

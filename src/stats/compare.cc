@@ -1,13 +1,14 @@
 // BuildCompareTable (include/kstacklab/compare.h): columns from files and variants, rows from
-// benchmarks x metrics, and the per-cell statistics of stats.h. Definitions: docs/reading-tables.md.
+// benchmarks x metrics, and the per-cell statistics of stats.h. Definitions:
+// docs/reading-tables.md.
 #include "kstacklab/compare.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "kstacklab/stats.h"
 #include "stats/samples.h"
@@ -52,17 +53,20 @@ std::string Pct(double v) { return fmt::format("{:.2f}%", v); }
 
 const char* VerdictCode(Verdict v) {
   switch (v) {
-    case Verdict::kRegression: return "R";
-    case Verdict::kImprovement: return "I";
-    case Verdict::kNone: break;
+    case Verdict::kRegression:
+      return "R";
+    case Verdict::kImprovement:
+      return "I";
+    case Verdict::kNone:
+      break;
   }
   return "-";
 }
 
 std::string MethodDescription(const CompareOptions& o) {
   double level = 100 * (1 - o.alpha);
-  std::string test = o.test == SignificanceTest::kWelch ? "Welch's t-test"
-                                                        : "Mann-Whitney U (two-sided)";
+  std::string test =
+      o.test == SignificanceTest::kWelch ? "Welch's t-test" : "Mann-Whitney U (two-sided)";
   std::string p_rule = o.correction == Correction::kHolm
                            ? fmt::format("the Holm-adjusted p ({}) < {:g}", test, o.alpha)
                            : fmt::format("p ({}) < {:g}", test, o.alpha);
@@ -86,8 +90,8 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
                                          const CompareOptions& options) {
   if (inputs.empty()) return UsageError("compare needs at least one result file or store id");
   if (!(options.alpha > 0 && options.alpha < 0.5)) {
-    return UsageError(fmt::format("--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05",
-                                  options.alpha));
+    return UsageError(fmt::format(
+        "--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", options.alpha));
   }
   if (!(options.power > 0 && options.power < 1)) {
     return UsageError(fmt::format("--power {:g} is out of range; give a value in (0, 1), e.g. 0.8",
@@ -258,9 +262,9 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
           any = any || !samples.back().samples.empty();
         }
         if (!any) {
-          no_metric_notes.insert(fmt::format("{}{}: no '{}' values (loop-mode results carry mean only)",
-                                             key.name, params_text.empty() ? "" : " " + params_text,
-                                             metric));
+          no_metric_notes.insert(
+              fmt::format("{}{}: no '{}' values (loop-mode results carry mean only)", key.name,
+                          params_text.empty() ? "" : " " + params_text, metric));
           continue;
         }
         CompareRow row;
@@ -272,7 +276,8 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         row.lower_is_better = lower_is_better;
         std::string cls;
         if (!params_text.empty()) cls = ShortName(key.name) + ": " + params_text;
-        if (params_text.empty() || options.metrics.size() > 1) cls += (cls.empty() ? "" : " ") + metric;
+        if (params_text.empty() || options.metrics.size() > 1)
+          cls += (cls.empty() ? "" : " ") + metric;
         row.result_class = cls + " (" + unit + ")";
         row.first_in_group = first;
         first = false;
@@ -353,7 +358,8 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         double hb = tb * r.baseline.sd / std::sqrt(r.baseline.n);
         double hv = tv * v.sd / std::sqrt(v.n);
         significant = v.value - hv > r.baseline.value + hb || v.value + hv < r.baseline.value - hb;
-        if (options.correction == Correction::kHolm) significant = significant && v.p_adjusted < options.alpha;
+        if (options.correction == Correction::kHolm)
+          significant = significant && v.p_adjusted < options.alpha;
       } else {
         bool excludes = !std::isnan(v.ci_low_pct) && (v.ci_low_pct > 0 || v.ci_high_pct < 0);
         significant = excludes && v.p_adjusted < options.alpha;
@@ -377,7 +383,8 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         col, JoinStrings(std::vector<std::string>(uniq.begin(), uniq.end()), ", ")));
   }
   for (const auto& [row, cols] : missing)
-    table.notes.push_back(fmt::format("{}: absent from {} (blank cells)", row, JoinStrings(cols, ", ")));
+    table.notes.push_back(
+        fmt::format("{}: absent from {} (blank cells)", row, JoinStrings(cols, ", ")));
   for (const std::string& n : no_metric_notes) table.notes.push_back(n);
   bool mdc_explained = false;
   for (const std::string& name : names) {

@@ -1,8 +1,8 @@
 // BuildPlan (include/kstacklab/compare.h): repetitions needed per side from a pilot run.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "kstacklab/compare.h"
 #include "kstacklab/stats.h"
@@ -10,16 +10,19 @@
 
 namespace kstacklab {
 
-Expected<std::vector<PlanRow>> BuildPlan(const RunResult& run, const std::vector<std::string>& metrics,
-                                         double target_pct, double alpha, double power) {
+Expected<std::vector<PlanRow>> BuildPlan(const RunResult& run,
+                                         const std::vector<std::string>& metrics, double target_pct,
+                                         double alpha, double power) {
   if (!(target_pct > 0) || !std::isfinite(target_pct)) {
     return UsageError("--target-effect must be a percentage > 0, e.g. 2 for a 2 % change");
   }
   if (!(alpha > 0 && alpha < 0.5)) {
-    return UsageError(fmt::format("--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", alpha));
+    return UsageError(
+        fmt::format("--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", alpha));
   }
   if (!(power > 0 && power < 1)) {
-    return UsageError(fmt::format("--power {:g} is out of range; give a value in (0, 1), e.g. 0.8", power));
+    return UsageError(
+        fmt::format("--power {:g} is out of range; give a value in (0, 1), e.g. 0.8", power));
   }
   std::set<std::string> stored;
   for (const BenchmarkResult& b : run.benchmarks)
@@ -51,8 +54,9 @@ Expected<std::vector<PlanRow>> BuildPlan(const RunResult& run, const std::vector
       row.cv_pct = row.mean != 0 ? 100 * sd / std::fabs(row.mean) : NAN;
       double var = sd * sd;
       row.mdc_pct = row.mean != 0
-                        ? 100 * stats::MinimalDetectableDifference(var, s.samples.size(), var,
-                                                                   s.samples.size(), alpha, power) /
+                        ? 100 *
+                              stats::MinimalDetectableDifference(var, s.samples.size(), var,
+                                                                 s.samples.size(), alpha, power) /
                               std::fabs(row.mean)
                         : NAN;
       row.needed = std::isfinite(row.cv_pct)

@@ -6,7 +6,8 @@
 
 namespace kstacklab {
 
-CellSamples SamplesOf(const std::vector<const BenchmarkResult*>& entries, const std::string& metric) {
+CellSamples SamplesOf(const std::vector<const BenchmarkResult*>& entries,
+                      const std::string& metric) {
   CellSamples c;
   std::map<int, std::vector<double>> by_session;
   std::vector<double> flat;

@@ -19,6 +19,7 @@ struct CellSamples {
 // The hierarchical estimate: with more than one distinct Repetition::session, each session
 // contributes one sample, the mean of its repetitions' values (sessions in ascending order);
 // otherwise every repetition is a sample. Repetitions without `metric` are skipped.
-CellSamples SamplesOf(const std::vector<const BenchmarkResult*>& entries, const std::string& metric);
+CellSamples SamplesOf(const std::vector<const BenchmarkResult*>& entries,
+                      const std::string& metric);
 
 }  // namespace kstacklab

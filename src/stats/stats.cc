@@ -3,12 +3,11 @@
 #include "kstacklab/stats.h"
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
-
-#include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 
 namespace kstacklab::stats {
 namespace {
@@ -216,8 +215,8 @@ std::vector<double> HolmAdjust(const std::vector<double>& p) {
   return out;
 }
 
-double MinimalDetectableDifference(double var_a, size_t n_a, double var_b, size_t n_b,
-                                   double alpha, double power) {
+double MinimalDetectableDifference(double var_a, size_t n_a, double var_b, size_t n_b, double alpha,
+                                   double power) {
   if (n_a < 2 || n_b < 2 || std::isnan(var_a) || std::isnan(var_b)) return kNan;
   double va = var_a / static_cast<double>(n_a), vb = var_b / static_cast<double>(n_b);
   double df = WelchDf(va, n_a, vb, n_b);
@@ -245,7 +244,10 @@ size_t RepetitionsNeeded(double cv, double effect, double alpha, double power) {
   if (detectable(lo)) return lo;
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
-    if (detectable(mid)) hi = mid; else lo = mid;
+    if (detectable(mid))
+      hi = mid;
+    else
+      lo = mid;
   }
   return hi;
 }

@@ -1,10 +1,10 @@
 #include "kstacklab/timing.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace kstacklab::timing {
 
@@ -71,8 +71,8 @@ Expected<Calibration> Calibrate(int window_ms, int overhead_samples) {
     }
   }
   if (best_freq <= 0) {
-    return RuntimeError(fmt::format("the {} counter does not advance; cannot time anything",
-                                    cal.source));
+    return RuntimeError(
+        fmt::format("the {} counter does not advance; cannot time anything", cal.source));
   }
   cal.freq_hz = best_freq;
 #if defined(__aarch64__)

@@ -184,8 +184,9 @@ std::vector<WorkloadDef> ModelRows() {
   std::vector<WorkloadDef> rows =
       KstackRows(std::make_index_sequence<std::size(kstack::kPolicies)>());
   const std::vector<WorkloadDef> sources = {
-      RngRow<CallNoSource>("off", "no random source: the shared call path and CPU-slot lookup "
-                                  "(baseline of the source rows)"),
+      RngRow<CallNoSource>("off",
+                           "no random source: the shared call path and CPU-slot lookup "
+                           "(baseline of the source rows)"),
       RngRow<CallPrandom>("prandom", "one prandom_u32_state() on this CPU's LFSR113 state"),
       RngRow<CallCrngU16>("crng-u16",
                           "get_random_u16() on this CPU, locked (refill: 2 ChaCha20 blocks / 48)"),

@@ -11,10 +11,7 @@ namespace kstacklab::workloads {
 #if defined(__x86_64__)
 inline long RawSyscall3(long nr, long a0, long a1, long a2) {
   long ret;
-  asm volatile("syscall"
-               : "=a"(ret)
-               : "a"(nr), "D"(a0), "S"(a1), "d"(a2)
-               : "rcx", "r11", "memory");
+  asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a0), "S"(a1), "d"(a2) : "rcx", "r11", "memory");
   return ret;
 }
 #elif defined(__aarch64__)

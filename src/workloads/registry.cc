@@ -1,8 +1,7 @@
+#include <fmt/format.h>
 #include <fnmatch.h>
 
 #include <set>
-
-#include <fmt/format.h>
 
 #include "workloads/suites.h"
 
@@ -35,7 +34,8 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
     if (!found) {
       std::string names;
       for (const SuiteDef& def : Suites()) names += (names.empty() ? "" : ", ") + def.name;
-      return UsageError(fmt::format("--suite {}: no such suite (suites: {}; see `kstacklab list`)", s, names));
+      return UsageError(
+          fmt::format("--suite {}: no such suite (suites: {}; see `kstacklab list`)", s, names));
     }
     for (const WorkloadDef& w : found->rows()) add(w);
   }

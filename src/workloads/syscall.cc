@@ -1,13 +1,12 @@
 // The syscall suite: the calls the kstack-offset and stack-erasing discussions time.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "kstacklab/timing.h"
 #include "workloads/raw_syscall.h"
@@ -36,27 +35,31 @@ inline void CallFstat(void* s) {
   auto* f = static_cast<FdState*>(s);
   RawSyscall3(SYS_fstat, f->fd, reinterpret_cast<long>(&f->st), 0);
 }
-inline void CallLseek(void* s) { RawSyscall3(SYS_lseek, static_cast<FdState*>(s)->fd, 0, SEEK_CUR); }
+inline void CallLseek(void* s) {
+  RawSyscall3(SYS_lseek, static_cast<FdState*>(s)->fd, 0, SEEK_CUR);
+}
 
 Expected<std::shared_ptr<void>> NoState() { return std::shared_ptr<void>(); }
 
 Expected<std::shared_ptr<void>> SetupGetpid() {
   long r = RawSyscall0(SYS_getpid);
-  if (r != ::getpid()) return RuntimeError(fmt::format("raw getpid returned {}, expected {}", r, ::getpid()));
+  if (r != ::getpid())
+    return RuntimeError(fmt::format("raw getpid returned {}, expected {}", r, ::getpid()));
   return NoState();
 }
 
 Expected<std::shared_ptr<void>> SetupGetppid() {
   long r = RawSyscall0(SYS_getppid);
-  if (r != ::getppid()) return RuntimeError(fmt::format("raw getppid returned {}, expected {}", r, ::getppid()));
+  if (r != ::getppid())
+    return RuntimeError(fmt::format("raw getppid returned {}, expected {}", r, ::getppid()));
   return NoState();
 }
 
 Expected<std::shared_ptr<void>> SetupInvalid() {
   long r = RawSyscall0(kInvalidSyscall);
   if (r != -ENOSYS) {
-    return RuntimeError(fmt::format("syscall {} returned {}, not -ENOSYS; this kernel implements it",
-                                    kInvalidSyscall, r));
+    return RuntimeError(fmt::format(
+        "syscall {} returned {}, not -ENOSYS; this kernel implements it", kInvalidSyscall, r));
   }
   return NoState();
 }
@@ -92,8 +95,7 @@ Expected<std::shared_ptr<void>> SetupLseek() {
 }
 
 template <auto Call>
-WorkloadDef Row(const char* name, const char* summary,
-                Expected<std::shared_ptr<void>> (*setup)()) {
+WorkloadDef Row(const char* name, const char* summary, Expected<std::shared_ptr<void>> (*setup)()) {
   WorkloadDef w;
   w.name = name;
   w.summary = summary;
@@ -109,8 +111,8 @@ std::vector<WorkloadDef> SyscallRows() {
   return {
       Row<CallGetpid>("syscall/getpid", "getpid(2): the shortest real syscall (entry/exit cost)",
                       SetupGetpid),
-      Row<CallGetppid>("syscall/getppid",
-                       "getppid(2): as `perf bench syscall basic` times it", SetupGetppid),
+      Row<CallGetppid>("syscall/getppid", "getppid(2): as `perf bench syscall basic` times it",
+                       SetupGetppid),
       Row<CallInvalid>("syscall/invalid",
                        "an unimplemented syscall number (-ENOSYS): entry/exit with no handler",
                        SetupInvalid),
