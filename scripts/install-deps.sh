@@ -15,6 +15,7 @@ PACKAGES=(
   libbenchmark-dev      # self-benchmarks under bench/
   gnuplot-nox           # kstacklab plot
   python3               # end-to-end test scripts check JSON with it
+  clang-format          # the format check in CI (scripts/check-format.sh)
   linux-perf            # bench/compare-perf.sh runs `perf bench syscall basic` beside kstacklab
 )
 missing=()
