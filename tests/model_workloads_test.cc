@@ -22,24 +22,31 @@ TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
   const std::vector<WorkloadDef> rows = ModelSuiteRows();
   std::vector<std::string> kstack, sources;
   for (const WorkloadDef& w : rows) {
-    if (w.name == "model/kstack")
+    if (w.name == "model/kstack" && w.params == Json{{"handler", "empty"}})
       kstack.push_back(w.variant);
+    else if (w.name == "model/kstack")
+      EXPECT_EQ(w.params, Json({{"handler", "getpid"}}));
     else if (w.name == "model/rng")
       sources.push_back(w.variant);
     else
       ADD_FAILURE() << "unexpected row " << w.name;
     EXPECT_FALSE(w.summary.empty());
-    EXPECT_TRUE(w.params.is_object() && w.params.empty());
+    if (w.name == "model/rng") EXPECT_TRUE(w.params.is_object() && w.params.empty());
   }
   std::vector<std::string> policies;
   for (const kstack::PolicyDef& p : kstack::Policies()) policies.push_back(p.name);
   EXPECT_EQ(kstack, policies);
   EXPECT_EQ(sources, (std::vector<std::string>{"off", "prandom", "crng-u16", "crng-u16-raw",
                                                "crng-u8-raw", "siphash", "counter"}));
-  auto one = SelectWorkloads({}, {"model/kstack:percpu-prng"});
+  EXPECT_EQ(rows.size(), 2 * policies.size() + sources.size());
+  // name:variant selects the policy under both handlers; the full id selects one row.
+  auto two = SelectWorkloads({}, {"model/kstack:percpu-prng"});
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ(two->size(), 2u);
+  auto one = SelectWorkloads({}, {"model/kstack(handler:getpid):percpu-prng"});
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->size(), 1u);
-  EXPECT_EQ(WorkloadId((*one)[0]), "model/kstack:percpu-prng");
+  EXPECT_EQ(WorkloadId((*one)[0]), "model/kstack(handler:getpid):percpu-prng");
 }
 
 TEST(ModelWorkloads, SetupSucceedsAndShortLoopsRun) {

@@ -301,19 +301,25 @@ TEST(CompareTable, VariantsOfOneFileAndDefaultBaseline) {
   auto t = BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->columns.size(), 2u);
-  EXPECT_EQ(t->columns[0].name, "model:off");
-  EXPECT_EQ(t->columns[1].name, "model:prng");
+  // One file: the common label is dropped from the column names and stated in a note.
+  EXPECT_EQ(t->columns[0].name, "off");
+  EXPECT_EQ(t->columns[1].name, "prng");
+  EXPECT_NE(t->notes[0].find("variants of one run: 'model'"), std::string::npos);
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 25.0, 1e-9);
   CompareOptions o = MeanOnly();
   o.baseline = "prng";
   t = BuildCompareTable(in, o);
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->columns[0].name, "model:prng");
+  EXPECT_EQ(t->columns[0].name, "prng");
+  o.baseline = "model:prng";  // the full label:variant form names the same column
+  t = BuildCompareTable(in, o);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->columns[0].name, "prng");
   o.baseline = "nope";
   t = BuildCompareTable(in, o);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().exit_code, kExitUsage);
-  EXPECT_NE(t.error().message.find("model:off"), std::string::npos);
+  EXPECT_NE(t.error().message.find("the columns are: prng, off"), std::string::npos);
 }
 
 TEST(CompareTable, CollidingLabelsUseFileStems) {

@@ -38,14 +38,19 @@ struct SuiteDef {
 // Every suite, in `list` order.
 const std::vector<SuiteDef>& Suites();
 
-// "name" or "name:variant" of a row, as matched by --bench globs and shown by list.
+// "name", "name(k:v, ...)" with params, then ":variant" when there is one, e.g.
+// "model/kstack(handler:getpid):percpu-prng". Unique per row.
 inline std::string WorkloadId(const WorkloadDef& w) {
-  return w.variant.empty() ? w.name : w.name + ":" + w.variant;
+  std::string id = w.name;
+  if (!w.params.empty()) id += "(" + ParamsText(w.params) + ")";
+  if (!w.variant.empty()) id += ":" + w.variant;
+  return id;
 }
 
-// Selects rows: all rows of the given suites, plus rows whose id matches one of the globs
-// (fnmatch). No suites and no globs -> the default suite ("syscall"). Unknown suite or a glob
-// matching nothing -> UsageError naming it and `kstacklab list`.
+// Selects rows: all rows of the given suites, plus rows one of the globs (fnmatch) matches as
+// WorkloadId, as "name:variant" (every params row of it) or as "name". No suites and no globs ->
+// the default suite ("syscall"). Unknown suite or a glob matching nothing -> UsageError naming it
+// and `kstacklab list`.
 Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string>& suites,
                                                    const std::vector<std::string>& globs);
 

@@ -16,8 +16,6 @@ Runner SetupListCommand(CLI::App& sub) {
       text += fmt::format("{}{} — {}\n", text.empty() ? "" : "\n", suite.name, suite.summary);
       for (const WorkloadDef& w : suite.rows()) {
         std::string id = WorkloadId(w);
-        std::string params = ParamsText(w.params);
-        if (!params.empty()) id += " {" + params + "}";
         text += fmt::format("  {:<34} {}\n", id, w.summary);
         out.push_back({{"suite", suite.name},
                        {"name", w.name},

@@ -1,6 +1,10 @@
 #include "kstacklab/kstack/apply.h"
 
+#include <sys/syscall.h>
+
 #include <cstdint>
+
+#include "kstacklab/raw_syscall.h"
 
 namespace kstacklab::kstack {
 
@@ -12,6 +16,15 @@ namespace kstacklab::kstack {
   local[1] = local[0];
   uintptr_t address = reinterpret_cast<uintptr_t>(&local[0]);
   asm volatile("" : "+r"(address));  // an address, not a dangling pointer
+  return address;
+}
+
+[[gnu::noinline, gnu::noipa]] uintptr_t ModelSyscallHandlerGetpid() {
+  volatile uint64_t local[2];
+  local[0] = static_cast<uint64_t>(RawSyscall0(SYS_getpid));  // the kernel's part of the call
+  local[1] = local[0];
+  uintptr_t address = reinterpret_cast<uintptr_t>(&local[0]);
+  asm volatile("" : "+r"(address));
   return address;
 }
 

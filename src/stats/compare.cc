@@ -151,7 +151,8 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
       c.source = inputs[i].source;
       c.label = inputs[i].run.label;
       c.variant = v;
-      c.name = v.empty() ? base_labels[i] : base_labels[i] + ":" + v;
+      // One file: its label is common to every column, so a variant names its column alone.
+      c.name = v.empty() ? base_labels[i] : inputs.size() == 1 ? v : base_labels[i] + ":" + v;
       columns.push_back(c);
       column_input.push_back(i);
     }
@@ -370,6 +371,11 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   }
 
   // Notes.
+  if (inputs.size() == 1 && columns.size() > 1) {
+    table.notes.push_back(fmt::format(
+        "columns are the variants of one run: '{}' ({}), measured round-robin by repetition",
+        inputs[0].run.label, inputs[0].source));
+  }
   if (any_too_few) {
     table.notes.push_back(
         "* fewer than 3 samples (repetitions, or sessions) on a side: the change is shown without "

@@ -44,6 +44,10 @@ template <size_t I>
 void CallKstack(void* state) {
   Keep(kstack::kPolicies[I].syscall(state));
 }
+template <size_t I>
+void CallKstackGetpid(void* state) {
+  Keep(kstack::kPolicies[I].syscall_getpid(state));
+}
 
 // Boots the policy and checks once that it works: 640 offsets all in {0, 16, ..., 1008}, and one
 // applied syscall.
@@ -65,22 +69,32 @@ Expected<std::shared_ptr<void>> SetupKstack() {
   return std::move(*policy);
 }
 
-template <size_t I>
+// handler "empty": the offset machinery alone (entry step, alloca, a handler touching its frame,
+// exit step). handler "getpid": the same around one real getpid(2) issued from inside the
+// offset frame, so the design's cost is seen as a fraction of a kernel round trip.
+template <size_t I, bool kGetpid>
 WorkloadDef KstackRow() {
   const kstack::PolicyDef& def = kstack::kPolicies[I];
   WorkloadDef w;
   w.name = "model/kstack";
   w.variant = def.name;
-  w.summary = fmt::format("syscall path model: {}", def.summary);
+  w.params = Json{{"handler", kGetpid ? "getpid" : "empty"}};
+  w.summary =
+      fmt::format("syscall path model{}: {}", kGetpid ? " around a real getpid" : "", def.summary);
   w.setup = &SetupKstack<I>;
-  w.percall = &TimePerCall<Clock, CallKstack<I>>;
-  w.loop = &TimeLoop<Clock, CallKstack<I>>;
+  if constexpr (kGetpid) {
+    w.percall = &TimePerCall<Clock, CallKstackGetpid<I>>;
+    w.loop = &TimeLoop<Clock, CallKstackGetpid<I>>;
+  } else {
+    w.percall = &TimePerCall<Clock, CallKstack<I>>;
+    w.loop = &TimeLoop<Clock, CallKstack<I>>;
+  }
   return w;
 }
 
 template <size_t... I>
 std::vector<WorkloadDef> KstackRows(std::index_sequence<I...>) {
-  return {KstackRow<I>()...};
+  return {KstackRow<I, false>()..., KstackRow<I, true>()...};
 }
 
 // --- model/rng -------------------------------------------------------------------------------

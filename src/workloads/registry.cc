@@ -43,7 +43,9 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
     bool matched = false;
     for (const SuiteDef& def : Suites()) {
       for (const WorkloadDef& w : def.rows()) {
+        const std::string short_id = w.variant.empty() ? w.name : w.name + ":" + w.variant;
         if (fnmatch(g.c_str(), WorkloadId(w).c_str(), 0) == 0 ||
+            fnmatch(g.c_str(), short_id.c_str(), 0) == 0 ||
             fnmatch(g.c_str(), w.name.c_str(), 0) == 0) {
           matched = true;
           add(w);

@@ -8,11 +8,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kstacklab/raw_syscall.h"
 #include "kstacklab/timing.h"
-#include "workloads/raw_syscall.h"
 #include "workloads/suites.h"
 
 namespace kstacklab::workloads {
+using ::kstacklab::RawSyscall0;
+using ::kstacklab::RawSyscall3;
 namespace {
 
 using Clock = timing::CycleClock;

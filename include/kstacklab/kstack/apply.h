@@ -28,6 +28,9 @@ constexpr uint32_t KstackOffsetMax(uint32_t x) { return x & kOffsetMask; }
 // local — the handler using its stack — and returns that local's address, so a test can see
 // the applied offset (like lkdtm's REPORT_STACK).
 uintptr_t ModelSyscallHandler();
+// The same handler, plus one real getpid(2) issued from inside the offset frame: the model
+// syscall then has a kernel round trip to be a fraction of, like the lists' measurements.
+uintptr_t ModelSyscallHandlerGetpid();
 
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_alloca_uninitialized)
@@ -44,12 +47,12 @@ uintptr_t ModelSyscallHandler();
 // real call, a frame and the stack-pointer adjustment. Returns the handler's local address.
 // Not AddressSanitizer-instrumented: ASan would pad the alloca with redzones (32-byte
 // granules), so sanitizer builds apply the same offsets as release builds.
-template <class Policy>
+template <class Policy, uintptr_t (*Handler)() = &ModelSyscallHandler>
 [[gnu::noinline, gnu::no_sanitize_address]] uintptr_t KstackSyscall(Policy& policy) {
   const uint32_t offset = policy.Entry();
   void* pad = KSTACKLAB_KSTACK_ALLOCA(KstackOffsetMax(offset));
   asm volatile("" : : "r"(pad) : "memory");
-  const uintptr_t frame = ModelSyscallHandler();
+  const uintptr_t frame = Handler();
   if constexpr (requires { policy.Exit(); }) policy.Exit();
   return frame;
 }

@@ -378,6 +378,7 @@ struct PolicyDef {
   Expected<std::shared_ptr<void>> (*boot)();  // create the policy as at boot
   uint32_t (*next_offset)(void* policy);      // one syscall's masked offset, no alloca
   uintptr_t (*syscall)(void* policy);         // KstackSyscall: the applied form (noinline)
+  uintptr_t (*syscall_getpid)(void* policy);  // the same around a real getpid(2) handler
 };
 
 namespace policy_internal {
@@ -396,8 +397,14 @@ uintptr_t SyscallErased(void* p) {
   return KstackSyscall(*static_cast<P*>(p));
 }
 template <class P>
+uintptr_t SyscallGetpidErased(void* p) {
+  return KstackSyscall<P, &ModelSyscallHandlerGetpid>(*static_cast<P*>(p));
+}
+template <class P>
 constexpr PolicyDef Row() {
-  return {P::kName, P::kSummary, &BootErased<P>, &NextOffsetErased<P>, &SyscallErased<P>};
+  return {P::kName,          P::kSummary,
+          &BootErased<P>,    &NextOffsetErased<P>,
+          &SyscallErased<P>, &SyscallGetpidErased<P>};
 }
 }  // namespace policy_internal
 

@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace kstacklab::workloads {
+namespace kstacklab {
 
 #if defined(__x86_64__)
 inline long RawSyscall3(long nr, long a0, long a1, long a2) {
@@ -32,4 +32,4 @@ inline long RawSyscall3(long nr, long a0, long a1, long a2) {
 
 inline long RawSyscall0(long nr) { return RawSyscall3(nr, 0, 0, 0); }
 
-}  // namespace kstacklab::workloads
+}  // namespace kstacklab
