@@ -1,7 +1,9 @@
 // `kstacklab compare BASE VARIANT...`: the comparison table (issue 3; docs/reading-tables.md).
 // Glue only: parse flags -> load inputs -> BuildCompareTable -> render; drift warnings to stderr.
 #include <fmt/format.h>
+#include <fnmatch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -26,7 +28,22 @@ struct CompareFlags {
   std::string correct = "none";
   std::string baseline;
   std::string store;
+  std::vector<std::string> benches;  // globs; empty = every benchmark
 };
+
+// Keeps the benchmarks matching one of the globs (on "name", "name:variant" or the params form
+// "name(k:v)"), as `run --bench` selects them.
+bool BenchSelected(const BenchmarkResult& b, const std::vector<std::string>& globs) {
+  if (globs.empty()) return true;
+  std::string with_params = b.name;
+  if (!b.params.empty()) with_params += "(" + ParamsText(b.params) + ")";
+  for (const std::string& g : globs) {
+    for (const std::string& id : {b.name, b.name + ":" + b.variant, with_params}) {
+      if (fnmatch(g.c_str(), id.c_str(), 0) == 0) return true;
+    }
+  }
+  return false;
+}
 
 Expected<double> ParseDouble(const std::string& text, const std::string& flag,
                              const std::string& example) {
@@ -112,6 +129,8 @@ Runner SetupCompareCommand(CLI::App& sub) {
                  "Baseline column: LABEL, LABEL:VARIANT or VARIANT (default: the first input's "
                  "first variant, or its 'off'/'generic' variant)");
   sub.add_option("--store", f->store, "Results store for store ids")->capture_default_str();
+  sub.add_option("--bench", f->benches,
+                 "Compare only benchmarks matching this glob (repeatable; name, name:variant)");
   sub.footer(
       "Sign: + % = the variant's value is larger than the baseline's; for times (lower is "
       "better) + % = slower -> (R). See docs/reading-tables.md.");
@@ -124,7 +143,15 @@ Runner SetupCompareCommand(CLI::App& sub) {
     for (const std::string& spec : f->inputs) {
       auto run = LoadResultInput(spec, f->store);
       if (!run.ok()) return Fail(run.error());
+      std::erase_if(run->benchmarks,
+                    [&](const BenchmarkResult& b) { return !BenchSelected(b, f->benches); });
       inputs.push_back({spec, std::move(*run)});
+    }
+    if (!f->benches.empty() &&
+        std::all_of(inputs.begin(), inputs.end(),
+                    [](const CompareInput& in) { return in.run.benchmarks.empty(); })) {
+      return Fail(
+          UsageError("--bench matches no benchmark in the inputs (see `kstacklab show FILE`)"));
     }
     auto table = BuildCompareTable(inputs, *options);
     if (!table.ok()) return Fail(table.error());

@@ -44,6 +44,12 @@ expect 0 "" -- compare base.json plus5.json --format csv --metrics mean
 expect 0 "" -- compare base.json minus5.json --format markdown
 grep -q '^|---|---|---:|---:|$' "$TMP/out" || fail "markdown alignment row"
 
+# --bench keeps only the matching benchmarks; a glob matching nothing is a usage error.
+expect 0 "" -- compare base.json plus5.json --bench 'syscall/getp*id' --metrics mean
+grep -q 'syscall/getppid' "$TMP/out" || fail "--bench dropped a matching benchmark"
+grep -q 'micromm/fork' "$TMP/out" && fail "--bench kept a benchmark it does not match"
+expect 2 "--bench matches no benchmark" -- compare base.json plus5.json --bench 'nosuch/*'
+
 # One file holding variants: baseline 'off'.
 expect 0 "" -- compare variants.json
 grep -q 'variants of one run' "$TMP/out" && grep -q '(baseline)' "$TMP/out" || fail "variants: no off baseline"
