@@ -72,3 +72,40 @@ TEST(CliParse, ListIsGeneratedFromTheTable) {
 
 }  // namespace
 }  // namespace kstacklab::cli
+
+#include "cli/cli_util.h"
+
+namespace kstacklab::cli {
+namespace {
+
+TEST(CliUtil, ParseUnsignedDecimalHexAndLimits) {
+  EXPECT_EQ(*ParseUnsigned("0", "--x"), 0u);
+  EXPECT_EQ(*ParseUnsigned("18446744073709551615", "--x"), UINT64_MAX);
+  EXPECT_EQ(*ParseUnsigned("0xFFFFFFFFFFFFFFFF", "--x"), UINT64_MAX);
+  EXPECT_EQ(*ParseUnsigned("0xdeadBEEF", "--x", 32), 0xdeadbeefu);
+  EXPECT_FALSE(ParseUnsigned("18446744073709551616", "--x").ok());  // 2^64
+  EXPECT_FALSE(ParseUnsigned("0x100000000", "--x", 32).ok());
+  EXPECT_EQ(*ParseUnsigned("4294967295", "--x", 32), 0xffffffffu);
+  EXPECT_FALSE(ParseUnsigned("4294967296", "--x", 32).ok());
+  EXPECT_FALSE(ParseUnsigned("2", "--x", 1).ok());
+  EXPECT_FALSE(ParseUnsigned("", "--x").ok());
+  EXPECT_FALSE(ParseUnsigned("-1", "--x").ok());
+  EXPECT_FALSE(ParseUnsigned("12a", "--x").ok());
+  auto e = ParseUnsigned("0xzz", "--seed");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().exit_code, kExitUsage);
+  EXPECT_NE(e.error().message.find("--seed"), std::string::npos);
+}
+
+TEST(CliUtil, ParseHexBytes) {
+  auto b = ParseHexBytes("00ff10Ab", "--key", 4);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*b, (std::vector<uint8_t>{0x00, 0xff, 0x10, 0xab}));
+  EXPECT_EQ(HexBytes(b->data(), b->size()), "00ff10ab");
+  EXPECT_FALSE(ParseHexBytes("00ff", "--key", 4).ok());
+  EXPECT_FALSE(ParseHexBytes("0g", "--key", 1).ok());
+  EXPECT_FALSE(ParseHexBytes("abc", "--key", 0).ok());
+}
+
+}  // namespace
+}  // namespace kstacklab::cli

@@ -26,7 +26,9 @@ TEST(Histogram, BucketsTileTheRangeWithBoundedWidth) {
     ASSERT_EQ(b.low, expect_low) << "gap or overlap at bucket " << i;
     ASSERT_GT(b.high, b.low);
     // width <= low * 2^-(S-1) above the exact region
-    if (b.low >= 2048) ASSERT_LE((b.high - b.low) * 1024, b.low) << i;
+    if (b.low >= 2048) {
+      ASSERT_LE((b.high - b.low) * 1024, b.low) << i;
+    }
     ASSERT_EQ(h.IndexOf(b.low), i);
     ASSERT_EQ(h.IndexOf(b.high - 1), i);
     expect_low = b.high;

@@ -31,7 +31,9 @@ TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
     else
       ADD_FAILURE() << "unexpected row " << w.name;
     EXPECT_FALSE(w.summary.empty());
-    if (w.name == "model/rng") EXPECT_TRUE(w.params.is_object() && w.params.empty());
+    if (w.name == "model/rng") {
+      EXPECT_TRUE(w.params.is_object() && w.params.empty());
+    }
   }
   std::vector<std::string> policies;
   for (const kstack::PolicyDef& p : kstack::Policies()) policies.push_back(p.name);

@@ -80,6 +80,9 @@ Expected<RunResult> ReadResultFile(const std::string& path);
 // Human-readable column label of a benchmark entry inside a file: "label" or "label:variant".
 std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench);
 
+// The current time as ISO 8601 UTC ("2026-11-29T20:10:00Z"), the form of RunResult::created.
+std::string UtcTimestamp();
+
 // "syscall/getpid" + {"h":1} -> "h:1" (empty without params), the lists' params notation.
 std::string ParamsText(const Json& params);
 

@@ -42,8 +42,8 @@ const std::vector<SuiteDef>& Suites();
 // "model/kstack(handler:getpid):percpu-prng". Unique per row.
 inline std::string WorkloadId(const WorkloadDef& w) {
   std::string id = w.name;
-  if (!w.params.empty()) id += "(" + ParamsText(w.params) + ")";
-  if (!w.variant.empty()) id += ":" + w.variant;
+  if (!w.params.empty()) id.append("(").append(ParamsText(w.params)).append(")");
+  if (!w.variant.empty()) id.append(":").append(w.variant);
   return id;
 }
 

@@ -19,20 +19,21 @@ Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& fla
     base = 16;
     pos = 2;
   }
-  unsigned __int128 v = 0;
+  const uint64_t limit = bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+  uint64_t v = 0;
   for (; pos < text.size(); ++pos) {
     char c = text[pos];
-    int d;
+    uint64_t d;
     if (c >= '0' && c <= '9')
-      d = c - '0';
+      d = static_cast<uint64_t>(c - '0');
     else if (base == 16 && c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
+      d = static_cast<uint64_t>(c - 'a' + 10);
     else if (base == 16 && c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
+      d = static_cast<uint64_t>(c - 'A' + 10);
     else
       return bad();
-    v = v * base + d;
-    if (v >> bits) return bad();
+    if (d > limit || v > (limit - d) / static_cast<uint64_t>(base)) return bad();  // > limit
+    v = v * static_cast<uint64_t>(base) + d;
   }
   return static_cast<uint64_t>(v);
 }

@@ -71,15 +71,6 @@ class ScopedSignals {
   }, old_term_{};
 };
 
-std::string NowIso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string DefaultOutputPath(const std::string& label) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -266,7 +257,7 @@ int Execute(RunArgs a) {
     if (g_stop.load()) result.partial = true;
   }
   result.tool_version = KSTACKLAB_VERSION;
-  result.created = NowIso8601();
+  result.created = UtcTimestamp();
   result.label = a.label;
   result.run = Json{{"iterations", a.iterations}, {"repetitions", a.repetitions},
                     {"warmup", a.warmup},         {"cpu", a.cpu},

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <ctime>
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/results.h"
@@ -267,6 +268,15 @@ Expected<RunResult> ReadResultFile(const std::string& path) {
 std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench) {
   if (bench.variant.empty()) return run.label;
   return run.label + ":" + bench.variant;
+}
+
+std::string UtcTimestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 std::string ParamsText(const Json& params) {

@@ -68,15 +68,6 @@ class Statement {
   int rc_ = SQLITE_OK;
 };
 
-std::string UtcNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string StringAt(const Json& doc, const char* pointer) {
   const Json::json_pointer p(pointer);
   if (!doc.contains(p)) return std::string();
@@ -290,7 +281,7 @@ Expected<int64_t> ResultStore::Insert(const RunResult& result) {
                   "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, host, "
                   "partial, document) VALUES(?,?,?,?,?,?,?,?)");
     if (!ins.prepared()) return fail("cannot prepare the insert");
-    ins.BindText(1, UtcNow());
+    ins.BindText(1, UtcTimestamp());
     ins.BindText(2, result.created);
     ins.BindText(3, result.label);
     ins.BindText(4, result.tool_version);
