@@ -16,6 +16,7 @@ PACKAGES=(
   gnuplot-nox           # kstacklab plot
   python3               # end-to-end test scripts check JSON with it
   clang-format          # the format check in CI (scripts/check-format.sh)
+  clang-tidy            # the lint in CI (scripts/tidy.sh)
   linux-perf            # bench/compare-perf.sh runs `perf bench syscall basic` beside kstacklab
 )
 missing=()

@@ -27,9 +27,9 @@ Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& fla
     if (c >= '0' && c <= '9')
       d = static_cast<uint64_t>(c - '0');
     else if (base == 16 && c >= 'a' && c <= 'f')
-      d = static_cast<uint64_t>(c - 'a' + 10);
+      d = static_cast<uint64_t>(c - 'a') + 10;
     else if (base == 16 && c >= 'A' && c <= 'F')
-      d = static_cast<uint64_t>(c - 'A' + 10);
+      d = static_cast<uint64_t>(c - 'A') + 10;
     else
       return bad();
     if (d > limit || v > (limit - d) / static_cast<uint64_t>(base)) return bad();  // > limit

@@ -93,7 +93,7 @@ class Reader {
   do {                                                   \
     auto kstacklab_v_ = (expr);                          \
     if (!kstacklab_v_.ok()) return kstacklab_v_.error(); \
-    lhs = std::move(*kstacklab_v_);                      \
+    (lhs) = std::move(*kstacklab_v_);                    \
   } while (0)
 
 Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std::string& path) {

@@ -5,8 +5,8 @@ namespace kstacklab::rng {
 void ChachaInit(ChachaState& state, const uint8_t key[kChachaKeySize],
                 const uint8_t iv[kChachaIvSize]) {
   for (int i = 0; i < 4; ++i) state.x[i] = kChachaConst[i];
-  for (int i = 0; i < 8; ++i) state.x[4 + i] = LoadLe32(key + 4 * i);
-  for (int i = 0; i < 4; ++i) state.x[12 + i] = LoadLe32(iv + 4 * i);
+  for (int i = 0; i < 8; ++i) state.x[4 + i] = LoadLe32(key + static_cast<ptrdiff_t>(4 * i));
+  for (int i = 0; i < 4; ++i) state.x[12 + i] = LoadLe32(iv + static_cast<ptrdiff_t>(4 * i));
 }
 
 void ChachaInitRfc(ChachaState& state, const uint8_t key[kChachaKeySize], uint32_t counter,
@@ -42,7 +42,7 @@ void Chacha20Block(ChachaState& state, uint8_t out[kChachaBlockSize]) {
   uint32_t x[16];
   for (int i = 0; i < 16; ++i) x[i] = state.x[i];
   for (int i = 0; i < 10; ++i) DoubleRound(x);
-  for (int i = 0; i < 16; ++i) StoreLe32(out + 4 * i, x[i] + state.x[i]);
+  for (int i = 0; i < 16; ++i) StoreLe32(out + static_cast<ptrdiff_t>(4 * i), x[i] + state.x[i]);
   state.x[12] += 1;  // 32-bit block counter only, as the kernel's chacha_block_generic()
 }
 

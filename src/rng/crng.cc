@@ -55,7 +55,7 @@ void FastKeyErasure(uint8_t key[kChachaKeySize], ChachaState& state, uint8_t* ou
   KSTACKLAB_CHECK(len <= 32);
   uint8_t first_block[kChachaBlockSize];
   for (int i = 0; i < 4; ++i) state.x[i] = kChachaConst[i];
-  for (int i = 0; i < 8; ++i) state.x[4 + i] = LoadLe32(key + 4 * i);
+  for (int i = 0; i < 8; ++i) state.x[4 + i] = LoadLe32(key + static_cast<ptrdiff_t>(4 * i));
   for (int i = 12; i < 16; ++i) state.x[i] = 0;
   Chacha20Block(state, first_block);
   ++counters.chacha_blocks;

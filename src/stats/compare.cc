@@ -279,7 +279,7 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         if (!params_text.empty()) cls = ShortName(key.name) + ": " + params_text;
         if (params_text.empty() || options.metrics.size() > 1)
           cls += (cls.empty() ? "" : " ") + metric;
-        row.result_class = cls + " (" + unit + ")";
+        row.result_class = cls.append(" (").append(unit).append(")");
         row.first_in_group = first;
         first = false;
 

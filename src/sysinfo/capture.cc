@@ -541,10 +541,10 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   bool dmi_virtual = DmiLooksVirtual(dmi_vendor.value_or(""), dmi_product.value_or(""));
   if (flags["hypervisor"] == true || dmi_virtual || hv_type) {
     is_vm = true;
-  } else if (flags["hypervisor"] == false) {
-    is_vm = false;  // x86 without the CPUID hypervisor bit and no virtual DMI: bare metal
-  } else if (dmi_vendor || dmi_product) {
-    is_vm = false;  // non-x86 with real-looking DMI
+  } else if (flags["hypervisor"] == false || dmi_vendor || dmi_product) {
+    // x86 without the CPUID hypervisor bit and no virtual DMI, or non-x86 with real-looking
+    // DMI: bare metal.
+    is_vm = false;
   }
   Json virt = Json::object();
   virt["hypervisor_flag"] = flags["hypervisor"];
