@@ -72,7 +72,7 @@ grep -q 'fewer than 3' "$TMP/out" || fail "too-few footnote"
 grep -q '% \*' "$TMP/out" || fail "too-few marker"
 grep -q 'session means' "$TMP/out" || fail "hierarchical note"
 grep -q 'absent from' "$TMP/out" || fail "missing-benchmark note"
-expect 0 "drifts over its 10 repetitions.*interleave" -- compare base.json drift.json --metrics mean
+expect 0 "drifts over its 10 repetitions.*not comparable.*interleaved" -- compare base.json drift.json --metrics mean
 
 # Plan.
 expect 0 "" -- plan base.json --target-effect 1
