@@ -5,12 +5,14 @@
 // layout.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/grid_table.h"
+#include "kstacklab/summary.h"
 
 namespace kstacklab {
 namespace {
@@ -122,6 +124,50 @@ TEST(CompareRender, FormatNames) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().exit_code, kExitUsage);
   EXPECT_NE(bad.error().message.find("grid, markdown, csv, json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kstacklab
+
+namespace kstacklab {
+namespace {
+
+RunResult SummaryRun(double mean_a, double mean_b, uint64_t raw_ps) {
+  RunResult r;
+  r.label = "lab";
+  r.timer = TimerInfo{"tsc", 2e9, 25.0, true};
+  BenchmarkResult b;
+  b.name = "syscall/getpid";
+  for (double m : {mean_a, mean_b}) {
+    Repetition rep;
+    rep.iterations = 10;
+    rep.metrics["mean"] = m;
+    b.repetitions.push_back(rep);
+  }
+  b.histogram.RecordN(raw_ps, 20);
+  r.benchmarks.push_back(b);
+  return r;
+}
+
+TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
+  // Repetition means 100 and 120: mean 110, sd 14.142, cv 12.86 %. Raw 125 ns - 25 ns overhead.
+  BenchmarkSummary s = Summarize(SummaryRun(100, 120, 125000).benchmarks[0], 25.0);
+  EXPECT_DOUBLE_EQ(s.mean, 110.0);
+  EXPECT_NEAR(s.cv_pct, 100.0 * std::sqrt(200.0) / 110.0, 1e-9);
+  EXPECT_EQ(s.repetitions, 2u);
+  EXPECT_EQ(s.calls, 20u);
+  EXPECT_NEAR(s.p50, 100.0, 125 * 0.0005);
+  EXPECT_DOUBLE_EQ(s.max, 100.0);
+  std::string text = RenderSummary(SummaryRun(100, 120, 125000));
+  EXPECT_NE(text.find("overhead 25.0 ns subtracted"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 x 10"), std::string::npos) << text;
+  EXPECT_EQ(text.find("negative values"), std::string::npos) << text;
+}
+
+TEST(Summary, NegativeCorrectedValuesAreExplained) {
+  std::string text = RenderSummary(SummaryRun(-1.5, -0.5, 20000));  // 20 ns raw < 25 ns overhead
+  EXPECT_NE(text.find("negative values"), std::string::npos) << text;
+  EXPECT_NE(text.find("--timing loop"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -62,6 +62,11 @@ std::string RenderSummary(const RunResult& run) {
          std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct),
          fmt::format("{} x {}", s.repetitions, s.repetitions ? s.calls / s.repetitions : 0)});
   }
+  bool below_overhead = false;
+  for (const BenchmarkResult& b : run.benchmarks) {
+    BenchmarkSummary s = Summarize(b, run.timer.overhead_ns);
+    below_overhead = below_overhead || s.mean < 0 || (s.has_percentiles && s.p50 < 0);
+  }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
@@ -80,6 +85,13 @@ std::string RenderSummary(const RunResult& run) {
   out +=
       "# mean: mean of repetition means; p50..max: pooled histogram (<=0.05% binning error); "
       "cv%: spread of repetition means\n";
+  if (below_overhead) {
+    out += fmt::format(
+        "# negative values: the call costs less than the timer's own overhead varies ({:.1f} ns "
+        "subtracted); time such calls in loop mode (--timing loop) or compare them only with "
+        "each other\n",
+        run.timer.overhead_ns);
+  }
   return out;
 }
 
