@@ -16,6 +16,7 @@ Runner SetupEnvCommand(CLI::App& sub);
 Runner SetupRngCommand(CLI::App& sub);
 Runner SetupResultsCommand(CLI::App& sub);
 Runner SetupPlotCommand(CLI::App& sub);
+Runner SetupEntropyCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -32,6 +33,9 @@ const std::vector<CommandDef>& Commands() {
       {"results", "List, show, export and import stored results (SQLite store)",
        SetupResultsCommand},
       {"plot", "Draw latency CDFs or the %-change chart of results (gnuplot)", SetupPlotCommand},
+      {"entropy",
+       "Offset entropy of each kstack design (model): distinct, Shannon, min-entropy, chi-square",
+       SetupEntropyCommand},
   };
   return k;
 }

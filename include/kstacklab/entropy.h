@@ -1,0 +1,82 @@
+// Offset entropy: what a kstack-offset design "buys" (DESIGN.md job 4). Pure functions over a
+// sequence of masked offsets or their 64-bin histogram (bin = offset / 16, offsets in
+// {0, 16, ..., 1008} as on 64-bit v6.11+, kernel-facts §5.5). Ideal: 6 bits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "kstacklab/error.h"
+
+namespace kstacklab::analysis {
+
+inline constexpr int kOffsetBins = 64;
+inline constexpr uint32_t kOffsetStep = 16;
+
+using OffsetHistogram = std::array<uint64_t, kOffsetBins>;
+
+// Streaming tally of offsets: the histogram plus the lag-1 repeat count. No allocation.
+class OffsetTally {
+ public:
+  // False (and nothing counted) when offset is not a multiple of 16 below 1024.
+  bool Add(uint32_t offset) {
+    if (offset % kOffsetStep != 0 || offset >= kOffsetStep * kOffsetBins) return false;
+    if (samples_ > 0 && offset == previous_) ++repeats_;
+    previous_ = offset;
+    ++histogram_[offset / kOffsetStep];
+    ++samples_;
+    return true;
+  }
+  const OffsetHistogram& histogram() const { return histogram_; }
+  uint64_t samples() const { return samples_; }
+  uint64_t repeats() const { return repeats_; }  // consecutive equal pairs
+
+ private:
+  OffsetHistogram histogram_{};
+  uint64_t samples_ = 0;
+  uint64_t repeats_ = 0;
+  uint32_t previous_ = 0;
+};
+
+// Sum of the bins.
+uint64_t SampleCount(const OffsetHistogram& h);
+// Bins with a non-zero count.
+int DistinctCount(const OffsetHistogram& h);
+// Shannon entropy -sum p log2 p of the empirical distribution, bits (0 when empty).
+double ShannonBits(const OffsetHistogram& h);
+// Min-entropy -log2(max p), bits (0 when empty).
+double MinEntropyBits(const OffsetHistogram& h);
+// Pearson chi-square statistic against the uniform distribution over the 64 offsets:
+// sum (O - E)^2 / E with E = n / 64 (0 when empty).
+double ChiSquareUniform(const OffsetHistogram& h);
+// Upper-tail p-value P(X >= chi2) of a chi-square variable with `dof` degrees of freedom
+// (63 for 64 bins). 1 for chi2 <= 0.
+double ChiSquarePValue(double chi2, int dof = kOffsetBins - 1);
+// What tools/testing/selftests/lkdtm/stack-entropy.sh prints for `seen` distinct offsets: the
+// length of seen's binary representation (`echo "obase=2; $seen" | bc | wc -L`), i.e.
+// floor(log2(seen)) + 1; seen = 0 prints "0", one digit, so 1 (kernel-facts §8.2). Over-reports
+// by 1 when seen is a power of two: 64 distinct offsets (6 true bits) print 7.
+int StackEntropyScriptBits(uint64_t seen);
+// repeats / (samples - 1): the fraction of consecutive equal offsets (1/64 for uniform iid
+// draws, 1 for a constant); 0 with fewer than 2 samples.
+double RepeatRate(uint64_t repeats, uint64_t samples);
+
+struct EntropyStats {
+  uint64_t samples = 0;
+  int distinct = 0;
+  double shannon_bits = 0;
+  double min_entropy_bits = 0;
+  double chi_square = 0;
+  double chi_square_p = 1;
+  double repeat_rate = 0;
+  int script_bits = 1;  // stack-entropy.sh
+};
+
+// All of the above for a tally.
+EntropyStats Analyze(const OffsetTally& tally);
+// All of the above for a sequence; RuntimeError naming the first offset that is not one of
+// {0, 16, ..., 1008}.
+Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets);
+
+}  // namespace kstacklab::analysis

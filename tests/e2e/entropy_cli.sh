@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# End-to-end test of `kstacklab entropy`: distinct counts, `off` = 0 bits, JSON fields, usage
+# errors (exit 2, message on stderr).
+# Usage: bash entropy_cli.sh KSTACKLAB_BINARY DATA_DIR
+source "$(dirname "$0")/lib.bash"
+
+expect_exit 0 "entropy percpu-prng --samples 20000" -- "$KSTACKLAB" entropy percpu-prng --samples 20000
+if awk '$1 == "percpu-prng" && $2 == 20000 && $3 == 64 { found = 1 } END { exit !found }' "$TMP/out"; then
+  pass "percpu-prng: 64 distinct"
+else
+  fail "percpu-prng: no row with 20000 samples and 64 distinct: $(cat "$TMP/out")"
+fi
+expect_stdout "stack-entropy.sh" "footer names stack-entropy.sh"
+
+expect_exit 0 "entropy off --samples 1000" -- "$KSTACKLAB" entropy off --samples 1000
+if awk '$1 == "off" && $3 == 1 && $4 == "0.0000" { found = 1 } END { exit !found }' "$TMP/out"; then
+  pass "off: 1 distinct, 0 bits Shannon"
+else
+  fail "off: not 0 bits: $(cat "$TMP/out")"
+fi
+
+expect_exit 0 "entropy --format json" -- "$KSTACKLAB" entropy off siphash --samples 5000 --format json
+if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["samples"] == 5000, d
+rows = {r["policy"]: r for r in d["policies"]}
+assert list(rows) == ["off", "siphash"], rows
+for r in rows.values():
+    for k in ("samples", "distinct", "shannon_bits", "min_entropy_bits", "chi_square",
+              "chi_square_p", "repeat_rate", "stack_entropy_sh_bits"):
+        assert k in r, (k, r)
+assert rows["off"]["shannon_bits"] == 0 and rows["off"]["distinct"] == 1
+assert rows["siphash"]["distinct"] == 64 and rows["siphash"]["stack_entropy_sh_bits"] == 7
+assert 5.9 < rows["siphash"]["shannon_bits"] <= 6
+PY
+then pass "json parses and has the fields"; else fail "json: $(head -c 400 "$TMP/out")"; fi
+
+expect_exit 2 "unknown policy" -- "$KSTACKLAB" entropy no-such-policy
+expect_stderr "unknown policy 'no-such-policy'" "unknown policy named"
+expect_stderr "percpu-prng" "valid names listed"
+expect_exit 2 "--samples 10" -- "$KSTACKLAB" entropy --samples 10
+expect_stderr "--samples 10 is out of range" "--samples range named"
+expect_exit 2 "--samples 100000001" -- "$KSTACKLAB" entropy off --samples 100000001
+expect_exit 2 "--format xml" -- "$KSTACKLAB" entropy off --format xml
+expect_stderr "--format xml" "--format named"
+
+finish

@@ -1,0 +1,143 @@
+// Offset entropy statistics (include/kstacklab/entropy.h) against hand-computed values.
+#include "kstacklab/entropy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kstacklab/kstack/policies.h"
+
+namespace kstacklab::analysis {
+namespace {
+
+std::vector<uint32_t> AllOffsets(int times) {
+  std::vector<uint32_t> v;
+  for (int t = 0; t < times; ++t) {
+    for (uint32_t b = 0; b < kOffsetBins; ++b) v.push_back(b * kOffsetStep);
+  }
+  return v;
+}
+
+TEST(EntropyTest, AllSixtyFourOffsetsOnce) {
+  auto s = AnalyzeOffsets(AllOffsets(1));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->samples, 64u);
+  EXPECT_EQ(s->distinct, 64);
+  EXPECT_DOUBLE_EQ(s->shannon_bits, 6.0);
+  EXPECT_DOUBLE_EQ(s->min_entropy_bits, 6.0);
+  EXPECT_DOUBLE_EQ(s->chi_square, 0.0);
+  EXPECT_DOUBLE_EQ(s->chi_square_p, 1.0);
+  EXPECT_EQ(s->script_bits, 7);  // stack-entropy.sh over-reports 64 as 7
+  EXPECT_DOUBLE_EQ(s->repeat_rate, 0.0);
+}
+
+TEST(EntropyTest, PerfectlyUniformManyTimes) {
+  auto s = AnalyzeOffsets(AllOffsets(10));
+  ASSERT_TRUE(s.ok());
+  EXPECT_DOUBLE_EQ(s->shannon_bits, 6.0);
+  EXPECT_DOUBLE_EQ(s->chi_square, 0.0);
+  EXPECT_DOUBLE_EQ(s->chi_square_p, 1.0);
+}
+
+TEST(EntropyTest, SingleValueIsZeroBits) {
+  const std::vector<uint32_t> v(100, 512);
+  auto s = AnalyzeOffsets(v);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->distinct, 1);
+  EXPECT_DOUBLE_EQ(s->shannon_bits, 0.0);
+  EXPECT_DOUBLE_EQ(s->min_entropy_bits, 0.0);
+  EXPECT_EQ(s->script_bits, 1);
+  EXPECT_DOUBLE_EQ(s->repeat_rate, 1.0);
+  // n = 100, E = 100/64 = 1.5625: 63 bins of E^2/E = E, one of (100-E)^2/E.
+  const double e = 100.0 / 64;
+  EXPECT_NEAR(s->chi_square, 63 * e + (100 - e) * (100 - e) / e, 1e-9);  // = 6300
+  EXPECT_NEAR(s->chi_square, 6300.0, 1e-9);
+  EXPECT_LT(s->chi_square_p, 1e-100);
+}
+
+TEST(EntropyTest, TwoValuesEquallyIsOneBit) {
+  const std::vector<uint32_t> v = {0, 16, 0, 16};
+  auto s = AnalyzeOffsets(v);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->distinct, 2);
+  EXPECT_DOUBLE_EQ(s->shannon_bits, 1.0);
+  EXPECT_DOUBLE_EQ(s->min_entropy_bits, 1.0);
+  EXPECT_EQ(s->script_bits, 2);
+  EXPECT_DOUBLE_EQ(s->repeat_rate, 0.0);
+}
+
+TEST(EntropyTest, SmallCaseByHand) {
+  // Offsets 0,0,0,32: p = 3/4, 1/4.
+  // Shannon = -(3/4 log2 3/4 + 1/4 log2 1/4) = 2 - (3/4) log2 3 = 0.8112781244591328.
+  // Min-entropy = -log2(3/4) = 0.4150374992788438.
+  // Repeats: (0,0), (0,0) of 3 pairs = 2/3.
+  // Chi-square: E = 4/64 = 1/16; bin 0: (3 - 1/16)^2 * 16 = 138.0625; bin 2: (1 - 1/16)^2 * 16
+  // = 14.0625; 62 empty bins: 62/16 = 3.875; total 156.
+  const std::vector<uint32_t> v = {0, 0, 0, 32};
+  auto s = AnalyzeOffsets(v);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->distinct, 2);
+  EXPECT_NEAR(s->shannon_bits, 0.8112781244591328, 1e-12);
+  EXPECT_NEAR(s->min_entropy_bits, 0.4150374992788438, 1e-12);
+  EXPECT_NEAR(s->repeat_rate, 2.0 / 3.0, 1e-12);
+  EXPECT_NEAR(s->chi_square, 156.0, 1e-9);
+  EXPECT_EQ(s->script_bits, 2);
+}
+
+TEST(EntropyTest, ChiSquarePValueKnownQuantiles) {
+  // Tables: chi-square with 1 dof, P(X >= 3.841458820694124) = 0.05; 2 dof: P(X >= x) =
+  // exp(-x/2), so x = 2 ln 2 gives 0.5. 63 dof: the median is close to 62.335.
+  EXPECT_NEAR(ChiSquarePValue(3.841458820694124, 1), 0.05, 1e-12);
+  EXPECT_NEAR(ChiSquarePValue(2 * std::log(2.0), 2), 0.5, 1e-12);
+  EXPECT_NEAR(ChiSquarePValue(62.335, 63), 0.5, 1e-3);
+  EXPECT_DOUBLE_EQ(ChiSquarePValue(0.0), 1.0);
+}
+
+TEST(EntropyTest, StackEntropyScriptBits) {
+  // bits = length of `echo "obase=2; $seen" | bc`; seen 0 prints "0", one digit.
+  EXPECT_EQ(StackEntropyScriptBits(0), 1);
+  EXPECT_EQ(StackEntropyScriptBits(1), 1);
+  EXPECT_EQ(StackEntropyScriptBits(2), 2);
+  EXPECT_EQ(StackEntropyScriptBits(3), 2);
+  EXPECT_EQ(StackEntropyScriptBits(32), 6);
+  EXPECT_EQ(StackEntropyScriptBits(63), 6);
+  EXPECT_EQ(StackEntropyScriptBits(64), 7);
+  EXPECT_EQ(StackEntropyScriptBits(128), 8);
+}
+
+TEST(EntropyTest, EmptyAndRejected) {
+  auto empty = AnalyzeOffsets({});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->samples, 0u);
+  EXPECT_EQ(empty->distinct, 0);
+  EXPECT_DOUBLE_EQ(empty->shannon_bits, 0.0);
+  EXPECT_DOUBLE_EQ(empty->chi_square_p, 1.0);
+  EXPECT_EQ(empty->script_bits, 1);
+  EXPECT_DOUBLE_EQ(RepeatRate(0, 1), 0.0);
+
+  const std::vector<uint32_t> bad = {0, 8};
+  auto s = AnalyzeOffsets(bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("offset 8"), std::string::npos);
+  OffsetTally t;
+  EXPECT_FALSE(t.Add(1024));
+  EXPECT_TRUE(t.Add(1008));
+  EXPECT_EQ(t.samples(), 1u);
+}
+
+TEST(EntropyTest, OffPolicyHasNoEntropy) {
+  const kstack::PolicyDef* off = kstack::FindPolicy("off");
+  ASSERT_NE(off, nullptr);
+  auto p = off->boot();
+  ASSERT_TRUE(p.ok());
+  OffsetTally t;
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(t.Add(off->next_offset(p->get())));
+  const EntropyStats s = Analyze(t);
+  EXPECT_EQ(s.distinct, 1);
+  EXPECT_DOUBLE_EQ(s.shannon_bits, 0.0);
+  EXPECT_DOUBLE_EQ(s.repeat_rate, 1.0);
+}
+
+}  // namespace
+}  // namespace kstacklab::analysis
