@@ -116,6 +116,23 @@ std::string StoredHost(const RunResult& result) {
   return std::string();
 }
 
+namespace {
+// Binds `id` to a by-id lookup and steps onto its row: a missing id is the user's error.
+Status StepToRun(Statement& s, int64_t id, sqlite3* db, const std::string& path) {
+  s.BindInt(1, id);
+  int rc = s.Step();
+  if (rc == SQLITE_DONE) {
+    return UsageError(
+        fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path));
+  }
+  if (rc != SQLITE_ROW) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot read id {}: {}", path, id, sqlite3_errmsg(db)));
+  }
+  return OkStatus();
+}
+}  // namespace
+
 Error ResultStore::DbError(const std::string& what) const {
   return RuntimeError(fmt::format("results store {}: {}: {}", path_, what, sqlite3_errmsg(db_)));
 }
@@ -382,14 +399,9 @@ Expected<std::vector<StoredRunInfo>> ResultStore::List() {
 Expected<StoredRunInfo> ResultStore::Info(int64_t id) {
   Statement s(db_, (std::string(kInfoColumns) + " WHERE id = ?").c_str());
   if (!s.prepared()) return DbError("cannot prepare the lookup");
-  s.BindInt(1, id);
-  int rc = s.Step();
-  if (rc == SQLITE_DONE) {
-    return UsageError(
-        fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
-  }
-  if (rc != SQLITE_ROW) return DbError(fmt::format("cannot read id {}", id));
+  if (Status st = StepToRun(s, id, db_, path_); !st.ok()) return st.error();
   StoredRunInfo info = InfoFromRow(s);
+  int rc = SQLITE_OK;
   Statement names(db_, "SELECT name FROM benchmarks WHERE run_id = ? ORDER BY position");
   if (!names.prepared()) return DbError("cannot prepare the benchmark lookup");
   names.BindInt(1, id);
@@ -405,13 +417,7 @@ Expected<StoredRunInfo> ResultStore::Info(int64_t id) {
 Expected<std::string> ResultStore::Document(int64_t id) {
   Statement s(db_, "SELECT document FROM runs WHERE id = ?");
   if (!s.prepared()) return DbError("cannot prepare the lookup");
-  s.BindInt(1, id);
-  int rc = s.Step();
-  if (rc == SQLITE_DONE) {
-    return UsageError(
-        fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
-  }
-  if (rc != SQLITE_ROW) return DbError(fmt::format("cannot read id {}", id));
+  if (Status st = StepToRun(s, id, db_, path_); !st.ok()) return st.error();
   return s.Text(0);
 }
 
