@@ -26,6 +26,13 @@
 
 namespace kstacklab::erase {
 
+// The model's addresses are integers, as the kernel's `unsigned long` ones are; this is the one
+// place they become pointers.
+template <class T = uint64_t>
+inline T* AddressToPointer(uintptr_t address) {
+  return reinterpret_cast<T*>(address);  // NOLINT(performance-no-int-to-ptr): see above
+}
+
 // KSTACK_ERASE_POISON (STACKLEAK_POISON): -0xBEEF as unsigned long.
 inline constexpr uint64_t kPoison = ~uint64_t{0xBEEF} + 1;
 static_assert(kPoison == 0xFFFFFFFFFFFF4111ull);

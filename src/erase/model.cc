@@ -15,7 +15,7 @@ uintptr_t FindTopOfPoison(uintptr_t low, uintptr_t high) {
   uintptr_t sp = high;
   while (sp > low && poison_count < kSearchDepthWords) {
     sp -= sizeof(uint64_t);
-    if (*reinterpret_cast<const uint64_t*>(sp) == kPoison) {
+    if (*AddressToPointer<const uint64_t>(sp) == kPoison) {
       ++poison_count;
     } else {
       poison_count = 0;
@@ -45,18 +45,18 @@ Expected<std::unique_ptr<TaskStack>> TaskStack::Create(size_t thread_size, size_
   return stack;
 }
 
-TaskStack::~TaskStack() { std::free(reinterpret_cast<void*>(base_)); }
+TaskStack::~TaskStack() { std::free(AddressToPointer<void>(base_)); }
 
 uint64_t TaskStack::word(uintptr_t address) const {
   KSTACKLAB_CHECK(address >= base_ && address + sizeof(uint64_t) <= base_ + thread_size_ &&
                   address % sizeof(uint64_t) == 0);
-  return *reinterpret_cast<const uint64_t*>(address);
+  return *AddressToPointer<const uint64_t>(address);
 }
 
 void TaskStack::set_word(uintptr_t address, uint64_t value) {
   KSTACKLAB_CHECK(address >= base_ && address + sizeof(uint64_t) <= base_ + thread_size_ &&
                   address % sizeof(uint64_t) == 0);
-  *reinterpret_cast<uint64_t*>(address) = value;
+  *AddressToPointer<uint64_t>(address) = value;
 }
 
 void TaskStack::TaskInit() {
@@ -84,7 +84,7 @@ EraseRange TaskStack::Erase(bool on_task_stack, uintptr_t current_sp, PoisonFn f
 EraseRange TaskStack::Syscall(size_t depth, PoisonFn fill) {
   KSTACKLAB_CHECK(depth <= high_bound() - low_bound());
   const uintptr_t sp = high_bound() - depth;
-  std::memset(reinterpret_cast<void*>(sp), 0x5A, depth);
+  std::memset(AddressToPointer<void>(sp), 0x5A, depth);
   asm volatile("" : : "r"(sp) : "memory");  // the handler's writes happen
   TrackStack(sp);
   return Erase(false, 0, fill);

@@ -27,7 +27,7 @@ bool Always() { return true; }
 // turn it into a library call — as in the kernel, which builds without SIMD registers.
 void PoisonGeneric(uintptr_t low, uintptr_t high, uint64_t poison) {
   while (low < high) {
-    *reinterpret_cast<volatile uint64_t*>(low) = poison;
+    *AddressToPointer<volatile uint64_t>(low) = poison;
     low += sizeof(uint64_t);
   }
 }
@@ -35,8 +35,8 @@ void PoisonGeneric(uintptr_t low, uintptr_t high, uint64_t poison) {
 // memset64()-style: eight scalar 8-byte stores per iteration (one cache line), then the tail.
 // Volatile keeps the stores scalar (no SLP vectorisation into SSE stores).
 void PoisonUnrolled(uintptr_t low, uintptr_t high, uint64_t poison) {
-  auto* p = reinterpret_cast<volatile uint64_t*>(low);
-  auto* const end = reinterpret_cast<volatile uint64_t*>(high);
+  auto* p = AddressToPointer<volatile uint64_t>(low);
+  auto* const end = AddressToPointer<volatile uint64_t>(high);
   while (end - p >= 8) {
     p[0] = poison;
     p[1] = poison;
@@ -56,30 +56,30 @@ void PoisonUnrolled(uintptr_t low, uintptr_t high, uint64_t poison) {
 // `rep stosq`: the microcoded string store (fast-string / ERMS microcode picks the width).
 void PoisonRepStos(uintptr_t low, uintptr_t high, uint64_t poison) {
   uint64_t count = (high - low) / sizeof(uint64_t);
-  void* dest = reinterpret_cast<void*>(low);
+  void* dest = AddressToPointer<void>(low);
   asm volatile("rep stosq" : "+D"(dest), "+c"(count) : "a"(poison) : "memory");
 }
 
 // AVX2: aligned 32-byte stores, four per iteration (128 bytes). Called only after SimdAvailable().
 [[gnu::target("avx2")]] void PoisonSimd(uintptr_t low, uintptr_t high, uint64_t poison) {
   while (low < high && (low & 31) != 0) {
-    *reinterpret_cast<uint64_t*>(low) = poison;
+    *AddressToPointer<uint64_t>(low) = poison;
     low += sizeof(uint64_t);
   }
   const __m256i v = _mm256_set1_epi64x(static_cast<long long>(poison));
   while (high - low >= 128) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(low), v);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(low + 32), v);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(low + 64), v);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(low + 96), v);
+    _mm256_store_si256(AddressToPointer<__m256i>(low), v);
+    _mm256_store_si256(AddressToPointer<__m256i>(low + 32), v);
+    _mm256_store_si256(AddressToPointer<__m256i>(low + 64), v);
+    _mm256_store_si256(AddressToPointer<__m256i>(low + 96), v);
     low += 128;
   }
   while (high - low >= 32) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(low), v);
+    _mm256_store_si256(AddressToPointer<__m256i>(low), v);
     low += 32;
   }
   while (low < high) {
-    *reinterpret_cast<uint64_t*>(low) = poison;
+    *AddressToPointer<uint64_t>(low) = poison;
     low += sizeof(uint64_t);
   }
 }
@@ -89,20 +89,20 @@ void PoisonRepStos(uintptr_t low, uintptr_t high, uint64_t poison) {
 // syscall then finds its stack lines cold, which this fill's own time does not show.
 void PoisonNt(uintptr_t low, uintptr_t high, uint64_t poison) {
   while (low < high && (low & 63) != 0) {
-    *reinterpret_cast<uint64_t*>(low) = poison;
+    *AddressToPointer<uint64_t>(low) = poison;
     low += sizeof(uint64_t);
   }
   const __m128i v = _mm_set1_epi64x(static_cast<long long>(poison));
   while (high - low >= 64) {
-    _mm_stream_si128(reinterpret_cast<__m128i*>(low), v);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(low + 16), v);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(low + 32), v);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(low + 48), v);
+    _mm_stream_si128(AddressToPointer<__m128i>(low), v);
+    _mm_stream_si128(AddressToPointer<__m128i>(low + 16), v);
+    _mm_stream_si128(AddressToPointer<__m128i>(low + 32), v);
+    _mm_stream_si128(AddressToPointer<__m128i>(low + 48), v);
     low += 64;
   }
   _mm_sfence();
   while (low < high) {
-    *reinterpret_cast<uint64_t*>(low) = poison;
+    *AddressToPointer<uint64_t>(low) = poison;
     low += sizeof(uint64_t);
   }
 }
@@ -112,23 +112,23 @@ void PoisonNt(uintptr_t low, uintptr_t high, uint64_t poison) {
 // NEON: 16-byte stores, four per iteration (64 bytes). NEON is part of the arm64 base ISA.
 void PoisonSimd(uintptr_t low, uintptr_t high, uint64_t poison) {
   while (low < high && (low & 15) != 0) {
-    *reinterpret_cast<uint64_t*>(low) = poison;
+    *AddressToPointer<uint64_t>(low) = poison;
     low += sizeof(uint64_t);
   }
   const uint64x2_t v = vdupq_n_u64(poison);
   while (high - low >= 64) {
-    vst1q_u64(reinterpret_cast<uint64_t*>(low), v);
-    vst1q_u64(reinterpret_cast<uint64_t*>(low + 16), v);
-    vst1q_u64(reinterpret_cast<uint64_t*>(low + 32), v);
-    vst1q_u64(reinterpret_cast<uint64_t*>(low + 48), v);
+    vst1q_u64(AddressToPointer<uint64_t>(low), v);
+    vst1q_u64(AddressToPointer<uint64_t>(low + 16), v);
+    vst1q_u64(AddressToPointer<uint64_t>(low + 32), v);
+    vst1q_u64(AddressToPointer<uint64_t>(low + 48), v);
     low += 64;
   }
   while (high - low >= 16) {
-    vst1q_u64(reinterpret_cast<uint64_t*>(low), v);
+    vst1q_u64(AddressToPointer<uint64_t>(low), v);
     low += 16;
   }
   while (low < high) {
-    *reinterpret_cast<uint64_t*>(low) = poison;
+    *AddressToPointer<uint64_t>(low) = poison;
     low += sizeof(uint64_t);
   }
 }
@@ -175,7 +175,7 @@ const Strategy* FindStrategy(std::string_view name) {
 }
 
 void MemsetReference(uintptr_t low, uintptr_t high) {
-  std::memset(reinterpret_cast<void*>(low), 0x41, high - low);
+  std::memset(AddressToPointer<void>(low), 0x41, high - low);
   asm volatile("" : : "r"(low) : "memory");  // the bytes are used
 }
 

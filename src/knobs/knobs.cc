@@ -116,7 +116,7 @@ void InstallHandlers(const std::string& path, const std::string& value) {
   KSTACKLAB_CHECK(path.size() < sizeof g_restore_path && value.size() + 1 < sizeof g_restore_text);
   KSTACKLAB_CHECK(!g_installed.exchange(true));
   std::memcpy(g_restore_path, path.c_str(), path.size() + 1);
-  std::memcpy(g_restore_text, value.data(), value.size());
+  value.copy(g_restore_text, value.size());
   g_restore_text[value.size()] = '\n';
   g_restore_len = value.size() + 1;
   struct sigaction sa {};

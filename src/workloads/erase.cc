@@ -104,7 +104,7 @@ struct SyscallState {
 // The handler's use of the stack without the erase (kernel.stack_erasing=0).
 [[gnu::noinline]] void UseStack(erase::TaskStack& stack, size_t depth) {
   const uintptr_t sp = stack.high_bound() - depth;
-  std::memset(reinterpret_cast<void*>(sp), 0x5A, depth);
+  std::memset(erase::AddressToPointer<void>(sp), 0x5A, depth);
   asm volatile("" : : "r"(sp) : "memory");
   stack.TrackStack(sp);
   stack.set_lowest_stack(stack.high_bound());  // what the erase would have reset
