@@ -268,7 +268,10 @@ Expected<std::vector<std::string>> RecoverPending() {
     restored.push_back(fmt::format("{} restored to {} ({})", f[1], value, f[2]));
   }
   if (failed) {
-    return RuntimeError(fmt::format("recovering from {}: {}; the file is kept", file, failure));
+    return RuntimeError(fmt::format(
+        "recovering from {}: {}; the file is kept: fix the cause and run `kstacklab recover`, or "
+        "restore the value by hand and delete the file",
+        file, failure));
   }
   ::unlink(file.c_str());
   return restored;
