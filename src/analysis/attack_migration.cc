@@ -203,8 +203,10 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
       static_cast<double>(row.correct + guesses_right) / static_cast<double>(o.syscalls);
   if (row.predicted == 0) {
     row.verdict = "nothing predicted";
-  } else if (row.accuracy > 4 * kChanceAccuracy) {
+  } else if (row.accuracy >= 0.5) {
     row.verdict = "predictable";
+  } else if (row.accuracy > 4 * kChanceAccuracy) {
+    row.verdict = "above chance";
   } else {
     row.verdict = "chance";
   }
