@@ -326,6 +326,7 @@ TEST(AttackReportTest, TableAndJsonCarryEveryField) {
   row.verdict = "partly";
   AddEvidence(row, "rank", 113);
   AddEvidence(row, "note", std::string("x"));
+  AddEvidence(row, "check bits", 2.5);
   r.rows.push_back(row);
   const std::string table = RenderAttackTable(r);
   EXPECT_NE(table.find("| rank |"), std::string::npos) << table;
@@ -336,6 +337,7 @@ TEST(AttackReportTest, TableAndJsonCarryEveryField) {
   EXPECT_EQ(j["schema"], "kstacklab-attack/1");
   EXPECT_EQ(j["rows"][0]["rank"], 113);
   EXPECT_EQ(j["rows"][0]["note"], "x");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["check_bits"].get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(j["rows"][0]["accuracy"].get<double>(), 0.25);
   EXPECT_EQ(j["rows"][0]["correct"], 2);
 }

@@ -28,7 +28,7 @@ assert d["mode"] == "model" and d["seed"] == 1 and abs(d["chance"] - 1 / 64) < 1
 rows = {r["design"]: r for r in d["rows"]}
 for r in rows.values():
     for k in ("setting", "observations", "predicted", "correct", "accuracy", "chance",
-              "remaining_bits", "verdict", "rank", "check bits", "candidates", "recovered"):
+              "remaining_bits", "verdict", "rank", "check_bits", "candidates", "recovered"):
         assert k in r, (k, r)
 p, s = rows["percpu-prng"], rows["siphash"]
 assert p["accuracy"] == 1 and p["recovered"] == "2/2" and p["rank"] == 113, p
