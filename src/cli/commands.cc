@@ -18,6 +18,7 @@ Runner SetupResultsCommand(CLI::App& sub);
 Runner SetupPlotCommand(CLI::App& sub);
 Runner SetupEntropyCommand(CLI::App& sub);
 Runner SetupRecoverCommand(CLI::App& sub);
+Runner SetupAttackCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -39,6 +40,8 @@ const std::vector<CommandDef>& Commands() {
        SetupEntropyCommand},
       {"recover", "Restore a knob a killed `run --ab` left changed (from the recovery file)",
        SetupRecoverCommand},
+      {"attack", "Attack the kstack designs (model): prng-recover, migration, timer; vs chance",
+       SetupAttackCommand},
   };
   return k;
 }
