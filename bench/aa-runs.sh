@@ -9,10 +9,12 @@
 #   compare a_1 b_1      -> one run per side: must carry no verdict ('~'); also reports how many
 #                           of those cells the old rule (repetitions as samples) would have marked.
 # Then the planted-change check: `run --suite model --bench 'model/kstack*'` in one file, compared
-# within the file against `off` (variants measured round-robin): the real differences of the
-# designs must still be marked.
-# Usage: bench/aa-runs.sh [KSTACKLAB] [RUNS] [SETTINGS...]
+# within the file against `off` (variants measured round-robin) on mean and p50: the real
+# differences of the designs must still be marked. (p50 is shown beside the mean because on a
+# loaded machine a descheduled repetition inflates its mean, not its median.)
+# Usage: [MODEL_FLAGS=...] bench/aa-runs.sh [KSTACKLAB] [RUNS] [SETTINGS...]
 #   e.g. bench/aa-runs.sh build/src/kstacklab 3 "" "--repetitions 150 --iterations 20000"
+#   SETTINGS are `run` flags (may include --bench); MODEL_FLAGS are extra flags of the model run.
 set -euo pipefail
 K=${1:-build/src/kstacklab}
 RUNS=${2:-3}
@@ -63,16 +65,18 @@ for settings in "$@"; do
   echo "  1 vs 1 run: $sf flagged, $sn of $st cells marked '~' (no verdict); the old rule (repetitions as samples) would have flagged $so of $st"
 done
 
-"$K" run --suite model --bench 'model/kstack*' --label model --cpu "$CPU" --no-store \
+# shellcheck disable=SC2086 # MODEL_FLAGS are words by design
+"$K" run --suite model --bench 'model/kstack*' ${MODEL_FLAGS:-} --label model --cpu "$CPU" --no-store \
   -o "$tmp/model.json" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-"$K" compare "$tmp/model.json" --metrics mean --format json >"$tmp/model_cmp.json" 2>/dev/null
+"$K" compare "$tmp/model.json" --metrics mean,p50 --format json >"$tmp/model_cmp.json" 2>/dev/null
 read -r mf md _ _ mt < <(count "$tmp/model_cmp.json")
 base=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["columns"][0]["name"])' "$tmp/model_cmp.json")
-echo "planted: model/kstack designs vs '$base' within one run (mean): $mf of $md cells flagged"
+echo "planted: model/kstack designs vs '$base' within one run (mean and p50, ${MODEL_FLAGS:-defaults}): $mf of $md cells flagged"
 python3 - "$tmp/model_cmp.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["rows"]:
-    cells = ", ".join(f'{v["label"]} {v["change_pct"]:+.1f}% {v["verdict"]}' for v in r["variants"])
-    print(f'  {r["result_class"]}: {cells}')
+    cells = [v for v in r["variants"] if v["change_pct"] is not None]
+    text = ", ".join(f'{v["label"]} {v["change_pct"]:+.1f}% {v["verdict"]}' for v in cells)
+    print(f'  {r["benchmark"]} {r["result_class"]} (baseline {r["baseline"]["value"]:.2f}): {text}')
 PY

@@ -90,9 +90,9 @@ struct CompareInput {
 struct CompareColumn {
   std::string name;                  // shown in the header: label, or label:variant, or variant
   std::string source;                // the first input's CompareInput::source
-  std::vector<std::string> sources;  // every input (run) of the column, in argument order
-  std::string label;                 // RunResult::label, or the file stem when it is empty
+  std::string label;                 // RunResult::label of the first input (may be empty)
   std::string variant;               // BenchmarkResult::variant selecting the entries, "" for none
+  std::vector<std::string> sources;  // every input (run) of the column, in argument order
 };
 
 // The level whose units are a cell's samples.
@@ -111,7 +111,7 @@ struct CompareCell {
   int sessions = 0;            // distinct (run, Repetition::session) pairs
   int runs = 0;                // inputs behind the samples
   SampleUnit unit = SampleUnit::kRepetition;
-  bool hierarchical = false;   // unit != kRepetition
+  bool hierarchical = false;  // unit != kRepetition
   // Per-level variance components (NaN where the level does not vary), from the cell's data.
   stats::VarianceComponents components;
   // Comparison with the baseline (NaN / kNone in the baseline cell and when undecidable):

@@ -21,12 +21,12 @@ Expected<double> ParseDuration(const std::string& text, const std::string& flag)
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
   std::string suffix = end ? std::string(end) : "";
-  double scale = suffix.empty() || suffix == "s"  ? 1
-                 : suffix == "ms"                 ? 1e-3
-                 : suffix == "us"                 ? 1e-6
+  double scale = suffix.empty() || suffix == "s"    ? 1
+                 : suffix == "ms"                   ? 1e-3
+                 : suffix == "us"                   ? 1e-6
                  : suffix == "min" || suffix == "m" ? 60
-                 : suffix == "h"                  ? 3600
-                                                  : -1;
+                 : suffix == "h"                    ? 3600
+                                                    : -1;
   if (text.empty() || end == text.c_str() || scale < 0 || !(v >= 0) || !std::isfinite(v)) {
     return UsageError(fmt::format(
         "{} '{}' is not a duration; give a number >= 0 with s, ms, us, min or h, e.g. 120s", flag,
@@ -40,9 +40,9 @@ std::string Pct(double v) { return std::isfinite(v) ? fmt::format("{:.2f}%", v) 
 // "1.20/0.40/0.80%": SD of each component as % of the mean, '?' where the level did not vary.
 std::string ComponentsText(const PlanRow& r) {
   auto one = [&](double var) {
-    return std::isnan(var) || r.mean == 0 ? std::string("?")
-                                          : fmt::format("{:.2f}", 100 * std::sqrt(var) /
-                                                                      std::fabs(r.mean));
+    return std::isnan(var) || r.mean == 0
+               ? std::string("?")
+               : fmt::format("{:.2f}", 100 * std::sqrt(var) / std::fabs(r.mean));
   };
   return one(r.components.run) + "/" + one(r.components.session) + "/" +
          one(r.components.repetition) + "%";
@@ -70,9 +70,9 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, b
         (r.params_text.empty() ? "" : r.params_text + " ") + r.metric + " (" + r.unit + ")";
     std::string pilot = fmt::format("{} x {} x {}", r.runs, r.sessions / std::max(r.runs, 1),
                                     r.repetitions / std::max(r.sessions, 1));
-    std::string needed = r.plan.runs ? fmt::format("{} x {} x {}", r.plan.runs, r.plan.sessions,
-                                                   r.plan.repetitions)
-                                     : "?";
+    std::string needed =
+        r.plan.runs ? fmt::format("{} x {} x {}", r.plan.runs, r.plan.sessions, r.plan.repetitions)
+                    : "?";
     g.groups.back().push_back({key != last ? r.benchmark : "", cls, r.configuration, pilot,
                                Pct(r.cv_pct), Pct(r.mdc_pct), ComponentsText(r), needed,
                                r.plan.runs ? SecondsText(r.plan.cost_s) : "?"});

@@ -214,10 +214,9 @@ std::string RenderCompareCsv(const CompareTable& t) {
           i == 0 ? "baseline" : "variant", CsvNum(c.value), c.present ? fmt::format("{}", c.n) : "",
           c.present ? fmt::format("{}", c.repetitions) : "",
           c.present ? fmt::format("{}", c.sessions) : "",
-          c.present ? fmt::format("{}", c.runs) : "", CsvNum(c.change_pct),
-          CsvNum(c.ci_low_pct), CsvNum(c.ci_high_pct), CsvNum(c.p_value), CsvNum(c.p_adjusted),
-          CsvNum(c.mdc_pct), i == 0 || !c.present ? "" : VerdictCode(c.verdict),
-          c.no_run_variance ? "true" : "");
+          c.present ? fmt::format("{}", c.runs) : "", CsvNum(c.change_pct), CsvNum(c.ci_low_pct),
+          CsvNum(c.ci_high_pct), CsvNum(c.p_value), CsvNum(c.p_adjusted), CsvNum(c.mdc_pct),
+          i == 0 || !c.present ? "" : VerdictCode(c.verdict), c.no_run_variance ? "true" : "");
     }
   }
   for (const std::string& l : CompareFooter(t)) out += "# " + l + "\n";

@@ -11,7 +11,7 @@
 namespace kstacklab {
 
 struct ColumnSet {
-  std::vector<CompareColumn> columns;  // labels in order of first appearance, then variants
+  std::vector<CompareColumn> columns;     // labels in order of first appearance, then variants
   std::vector<std::vector<size_t>> runs;  // per column: the inputs (runs) holding its variant
   std::vector<size_t> group;              // per column: index of its label, from 0
 };

@@ -244,9 +244,8 @@ void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, Co
   v.p_value = options.test == SignificanceTest::kWelch ? stats::WelchTTest(vs, bs).p
                                                        : stats::MannWhitneyU(vs, bs).p;
   v.p_adjusted = v.p_value;
-  double mdd = stats::MinimalDetectableDifference(stats::Variance(vs), vs.size(),
-                                                  stats::Variance(bs), bs.size(), options.alpha,
-                                                  options.power);
+  double mdd = stats::MinimalDetectableDifference(
+      stats::Variance(vs), vs.size(), stats::Variance(bs), bs.size(), options.alpha, options.power);
   v.mdc_pct = 100 * mdd / std::fabs(b.value);
 }
 
@@ -325,7 +324,8 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
 void ApplyHolm(CompareTable& table) {
   std::vector<double> p;
   for (const CompareRow& r : table.rows)
-    for (const CompareCell& c : r.variants) p.push_back(c.no_run_variance ? kCompareNaN : c.p_value);
+    for (const CompareCell& c : r.variants)
+      p.push_back(c.no_run_variance ? kCompareNaN : c.p_value);
   std::vector<double> adj = stats::HolmAdjust(p);
   size_t i = 0;
   for (CompareRow& r : table.rows) {
@@ -413,10 +413,10 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
   for (size_t c = 0; c < table.columns.size(); ++c) {
     auto it = s.run_cols.find(table.columns[c].name);
     if (it == s.run_cols.end()) continue;
-    table.notes.push_back(fmt::format(
-        "column '{}' groups {} runs ({}): samples are per-run means, n = runs, so the "
-        "run-to-run variance is included",
-        it->first, it->second, JoinStrings(table.columns[c].sources, ", ")));
+    table.notes.push_back(
+        fmt::format("column '{}' groups {} runs ({}): samples are per-run means, n = runs, so the "
+                    "run-to-run variance is included",
+                    it->first, it->second, JoinStrings(table.columns[c].sources, ", ")));
   }
   for (const auto& [row, cols] : s.missing)
     table.notes.push_back(

@@ -72,16 +72,16 @@ PlanRow PlanCell(const CompareColumn& col, const BenchmarkResult& first,
   double sd = stats::StdDev(s.samples);
   row.cv_pct = row.mean != 0 ? 100 * sd / std::fabs(row.mean) : NAN;
   double var = sd * sd;
-  row.mdc_pct = row.mean != 0 ? 100 *
-                                    stats::MinimalDetectableDifference(
-                                        var, s.samples.size(), var, s.samples.size(), o.alpha,
-                                        o.power) /
-                                    std::fabs(row.mean)
-                              : NAN;
-  row.needed = std::isfinite(row.cv_pct) ? stats::RepetitionsNeeded(row.cv_pct / 100,
-                                                                    o.target_pct / 100, o.alpha,
-                                                                    o.power)
-                                         : 0;
+  row.mdc_pct = row.mean != 0
+                    ? 100 *
+                          stats::MinimalDetectableDifference(var, s.samples.size(), var,
+                                                             s.samples.size(), o.alpha, o.power) /
+                          std::fabs(row.mean)
+                    : NAN;
+  row.needed =
+      std::isfinite(row.cv_pct)
+          ? stats::RepetitionsNeeded(row.cv_pct / 100, o.target_pct / 100, o.alpha, o.power)
+          : 0;
   row.components = s.components;
   row.cost_repetition_s = o.cost_repetition_s > 0 ? o.cost_repetition_s : RepetitionSeconds(runs);
   stats::LevelCosts costs{o.cost_run_s, o.cost_session_s, row.cost_repetition_s};

@@ -300,8 +300,8 @@ LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, d
   auto runs_needed = [&](double cv2) {
     if (cv2 == 0) return min_runs;
     double limit = effect * effect / cv2;
-    auto it = std::partition_point(factor.begin() + 2, factor.end(),
-                                   [&](double f) { return f > limit; });
+    auto it =
+        std::partition_point(factor.begin() + 2, factor.end(), [&](double f) { return f > limit; });
     return std::max(min_runs, static_cast<size_t>(it - factor.begin()));
   };
   std::vector<size_t> rep_counts;
@@ -325,12 +325,12 @@ LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, d
   }
   double var = RunMeanVariance(vc, static_cast<double>(best.sessions),
                                static_cast<double>(best.repetitions));
-  best.cost_s = static_cast<double>(best.runs) *
-                (costs.run + static_cast<double>(best.sessions) *
-                                 (costs.session + static_cast<double>(best.repetitions) *
-                                                      costs.repetition));
-  best.mdc = MinimalDetectableDifference(var, best.runs, var, best.runs, alpha, power) /
-             std::fabs(mean);
+  best.cost_s =
+      static_cast<double>(best.runs) *
+      (costs.run + static_cast<double>(best.sessions) *
+                       (costs.session + static_cast<double>(best.repetitions) * costs.repetition));
+  best.mdc =
+      MinimalDetectableDifference(var, best.runs, var, best.runs, alpha, power) / std::fabs(mean);
   return best;
 }
 
