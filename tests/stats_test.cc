@@ -540,21 +540,27 @@ int CountFlagged(uint64_t seed, int runs, double change, int trials, int* no_run
 }
 
 TEST(CompareTable, AaRunsWithARunLevelEffectStayAtAlpha) {
-  const int kTrials = 1000;  // SE of the rate 0.7 points: +-2 points is ~3 SE
+  // The promise is <= 5 %: Welch on 3 per-run means with the Fieller CI is somewhat conservative
+  // (about 3 %), so the bound is alpha + 2 points (SE of the rate at 600 trials: 0.9 points) with a
+  // floor that catches a rule that never marks. Treating the repetitions as samples (the old
+  // rule) flags most of these A/A pairs: the run SD is 4x the repetition SD.
+  const int kTrials = 600;
   double rate = static_cast<double>(CountFlagged(11, 3, 0, kTrials, nullptr)) / kTrials;
-  EXPECT_NEAR(rate, 0.05, 0.02) << "3 vs 3 runs";
+  EXPECT_LE(rate, 0.07) << "3 vs 3 runs";
+  EXPECT_GE(rate, 0.01) << "3 vs 3 runs";
   rate = static_cast<double>(CountFlagged(12, 5, 0, kTrials, nullptr)) / kTrials;
-  EXPECT_NEAR(rate, 0.05, 0.02) << "5 vs 5 runs";
+  EXPECT_LE(rate, 0.07) << "5 vs 5 runs";
+  EXPECT_GE(rate, 0.01) << "5 vs 5 runs";
   // One run per label: never marked, every cell says why.
   int unmarked = 0;
-  EXPECT_EQ(CountFlagged(13, 1, 0, 200, &unmarked), 0);
-  EXPECT_EQ(unmarked, 200);
+  EXPECT_EQ(CountFlagged(13, 1, 0, 100, &unmarked), 0);
+  EXPECT_EQ(unmarked, 100);
 }
 
 TEST(CompareTable, PlantedChangeAcrossRunsIsFound) {
   // +10 % against a run SD of 2 %: with 5 runs per side the MDC is ~4 %, so it is found in
   // (nearly) every trial, always with the right sign.
-  const int kTrials = 200;
+  const int kTrials = 100;
   EXPECT_GE(CountFlagged(21, 5, 0.10, kTrials, nullptr), kTrials * 98 / 100);
   // -10 %: (I).
   std::mt19937_64 rng(22);
