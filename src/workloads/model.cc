@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,7 @@ WorkloadDef KstackRow() {
   WorkloadDef w;
   w.name = "model/kstack";
   w.variant = def.name;
+  w.baseline = std::string_view(def.name) == "off";
   w.params = Json{{"handler", kGetpid ? "getpid" : "empty"}};
   w.summary =
       fmt::format("syscall path model{}: {}", kGetpid ? " around a real getpid" : "", def.summary);
@@ -185,6 +187,7 @@ WorkloadDef RngRow(const char* variant, const char* summary) {
   WorkloadDef w;
   w.name = "model/rng";
   w.variant = variant;
+  w.baseline = std::string_view(variant) == "off";
   w.summary = summary;
   w.setup = &SetupRng<Call>;
   w.percall = &TimePerCall<Clock, Call>;
