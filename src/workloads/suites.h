@@ -9,5 +9,8 @@ namespace kstacklab::workloads {
 
 std::vector<WorkloadDef> SyscallRows();  // syscall.cc
 std::vector<WorkloadDef> ModelRows();    // model.cc
+std::vector<WorkloadDef> MicrommRows();  // micromm.cc
+std::vector<WorkloadDef> PkeysRows();    // pkeys.cc
+std::vector<WorkloadDef> MacroRows();    // macro.cc
 
 }  // namespace kstacklab::workloads
