@@ -81,19 +81,19 @@ TEST(Micromm, H1IsPmdMappedThpThenPteMappedLargeFolios) {
 }
 
 TEST(Micromm, ForkAndMunmapRowsRunAtASmallSize) {
-  // The rows' own loops on the real kernel, through the runner, at the caps.
-  auto rows = SelectWorkloads({"micromm"}, {});
-  ASSERT_TRUE(rows.ok());
-  std::vector<std::string> notes = DropUnavailable(&*rows);
-  ASSERT_FALSE(rows->empty());
+  // The rows' own loops on the real kernel, through the runner, at the caps (64 MiB).
+  std::vector<WorkloadDef> rows = workloads::MicrommRowsOfSize(kTestBytes, "");
+  std::vector<std::string> notes = DropUnavailable(&rows);
+  ASSERT_FALSE(rows.empty());
   RunOptions opt;
   opt.repetitions = 2;
   opt.sampler.iterations = 1000;  // capped by the rows
   opt.sampler.warmup = 1000;
   opt.sampler.chunk = 1000;
-  auto r = RunWorkloads(*rows, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
+  auto r = RunWorkloads(rows, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.error().message;
   for (const BenchmarkResult& b : r->benchmarks) {
+    EXPECT_EQ(b.params["size_mib"], 64) << b.name;
     ASSERT_EQ(b.repetitions.size(), 2u) << b.name;
     for (const Repetition& rep : b.repetitions) {
       EXPECT_LE(rep.iterations, 3u) << b.name;

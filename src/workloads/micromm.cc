@@ -344,6 +344,10 @@ WorkloadDef MicrommRow(const char* name, bool huge, size_t bytes, const std::str
 std::vector<WorkloadDef> MicrommRows() {
   std::string note;
   const size_t bytes = MappingBytes(&note);
+  return MicrommRowsOfSize(bytes, note);
+}
+
+std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note) {
   std::vector<WorkloadDef> rows;
   for (bool huge : {false, true}) {
     WorkloadDef w = MicrommRow("micromm/fork", huge, bytes, note);

@@ -12,8 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/workload.h"
 
 namespace kstacklab::workloads {
 
@@ -57,6 +59,10 @@ struct FolioSample {
   uint64_t thp = 0;
 };
 Expected<FolioSample> SampleThpPages(const AnonMapping& m, uint64_t pages);
+
+// The suite's four rows on a mapping of `bytes` (params gain size_mib unless it is 1 GiB).
+// MicrommRows() uses 1 GiB, scaled down when memory is short; tests use a small size.
+std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note);
 
 // "" when THP can be used with MADV_HUGEPAGE here, else the reason (for the skip note).
 std::string ThpUnavailableReason();
