@@ -83,12 +83,11 @@ Expected<AnonMapping> BuildMapping(size_t bytes, bool huge, bool split) {
   }
   char* base = static_cast<char*>(raw);
   if (huge) {  // 2 MiB alignment, so every PMD of the range can hold a THP
-    auto addr = reinterpret_cast<uintptr_t>(base);
-    uintptr_t aligned = (addr + kPmdBytes - 1) & ~(uintptr_t{kPmdBytes} - 1);
-    size_t head = aligned - addr;
+    const auto addr = reinterpret_cast<uintptr_t>(base);
+    const size_t head = (kPmdBytes - addr % kPmdBytes) % kPmdBytes;
     if (head) ::munmap(base, head);
-    if (kPmdBytes - head) ::munmap(reinterpret_cast<char*>(aligned) + bytes, kPmdBytes - head);
-    base = reinterpret_cast<char*>(aligned);
+    if (kPmdBytes - head) ::munmap(base + head + bytes, kPmdBytes - head);
+    base += head;
   }
   AnonMapping m(base, bytes);
   if (::madvise(base, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) {
