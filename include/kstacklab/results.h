@@ -87,4 +87,13 @@ std::string UtcTimestamp();
 // "syscall/getpid" + {"h":1} -> "h:1" (empty without params), the lists' params notation.
 std::string ParamsText(const Json& params);
 
+// Nanoseconds in one `BenchmarkResult::unit` of time ("ns" 1, "us" 1e3, "ms" 1e6, "s" 1e9); 1 for
+// any other unit. Repetition metrics are stored in the row's unit; histograms always in ps.
+inline double NsPerUnit(const std::string& unit) {
+  if (unit == "us") return 1e3;
+  if (unit == "ms") return 1e6;
+  if (unit == "s") return 1e9;
+  return 1;
+}
+
 }  // namespace kstacklab

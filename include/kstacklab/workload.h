@@ -4,8 +4,11 @@
 // loops instantiated for its call. `kstacklab list` and selection are generated from the rows.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +19,9 @@
 namespace kstacklab {
 
 struct WorkloadDef {
-  std::string name;     // "suite/name"
-  std::string variant;  // "" or the configuration's name (e.g. a kstack policy)
+  std::string name;       // "suite/name"
+  std::string variant;    // "" or the configuration's name (e.g. a kstack policy)
+  bool baseline = false;  // compare's default baseline among the variants of one name+params
   Json params = Json::object();
   std::string summary;  // one line
   std::string unit = "ns";
@@ -28,6 +32,20 @@ struct WorkloadDef {
   std::function<Expected<std::shared_ptr<void>>()> setup;
   PerCallFn percall = nullptr;
   LoopFn loop = nullptr;
+  // Slow calls (a fork of 1 GiB, a whole build) cap what the run asks for: the most timed calls
+  // per repetition, repetitions and untimed warm-up calls this row makes (0 / nullopt: no cap).
+  uint64_t max_iterations = 0;
+  int max_repetitions = 0;
+  std::optional<uint64_t> max_warmup;
+  // Non-empty reason -> the row cannot run on this machine (no THP, no PKU): it is skipped with
+  // that reason as a note, not an error. Called once, before any setup.
+  std::function<std::string()> unavailable;
+  // A note to print once when the row runs (e.g. "scaled down to 256 MiB: memory is short").
+  std::string note;
+  // Metrics the state gathered over the repetition just measured (e.g. a build's user and
+  // system seconds, in `unit`), merged into that repetition's metrics. Called after each
+  // repetition, outside the timed region; it resets what it reports.
+  std::function<std::map<std::string, double>(void* state)> extra_metrics;
 };
 
 struct SuiteDef {
@@ -54,6 +72,10 @@ inline std::string WorkloadId(const WorkloadDef& w) {
 // and `kstacklab list`.
 Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string>& suites,
                                                    const std::vector<std::string>& globs);
+
+// Removes the rows whose `unavailable` gives a reason and returns one note per removed row
+// ("micromm/fork(h:1): skipped: ...") and per kept row with a `note`, for the run's warnings.
+std::vector<std::string> DropUnavailable(std::vector<WorkloadDef>* rows);
 
 inline constexpr const char* kDefaultSuite = "syscall";
 

@@ -237,6 +237,7 @@ int Execute(RunArgs a) {
     auto cal = timing::Calibrate();
     if (!cal.ok()) return Fail(cal.error());
     for (const auto& w : cal->warnings) warnings.push_back(w);
+    for (auto& n : DropUnavailable(&*rows)) warnings.push_back(std::move(n));  // no THP, no PKU
     RunOptions opt;
     opt.repetitions = a.repetitions;
     opt.session = child ? a.internal_session : 0;

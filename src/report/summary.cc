@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 
 namespace kstacklab {
 
@@ -31,16 +33,22 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
   const Histogram& h = bench.histogram;
   if (h.count() > 0) {
     s.has_percentiles = true;
-    auto at = [&](double p) { return h.ValueAtPercentile(p) / 1000.0 - overhead_ns; };
+    // The histogram is in ps; the row's metrics in its unit (ns unless it says otherwise).
+    const double per_unit = NsPerUnit(bench.unit);
+    auto at = [&](double p) { return (h.ValueAtPercentile(p) / 1000.0 - overhead_ns) / per_unit; };
     s.p50 = at(50);
     s.p99 = at(99);
     s.p999 = at(99.9);
-    s.max = static_cast<double>(h.max()) / 1000.0 - overhead_ns;
+    s.max = (static_cast<double>(h.max()) / 1000.0 - overhead_ns) / per_unit;
   }
   return s;
 }
 
 namespace {
+// The sampler's own metrics; any other repetition metric is a row's extra (e.g. "user", "sys").
+const std::set<std::string> kTimingMetrics = {"mean", "stddev", "min",    "p50", "p90",
+                                              "p99",  "p99.9",  "p99.99", "max"};
+
 std::string Num(double v) {
   if (std::isnan(v)) return "-";
   if (std::fabs(v) >= 1e5) return fmt::format("{:.0f}", v);
@@ -57,6 +65,7 @@ std::string RenderSummary(const RunResult& run) {
     std::string params = ParamsText(b.params);
     if (!params.empty()) name += " " + params;
     if (!b.variant.empty()) name += " [" + b.variant + "]";
+    if (b.unit != "ns") name += " (" + b.unit + ")";
     rows.push_back(
         {name, Num(s.mean), Num(s.p50), Num(s.p99), Num(s.p999), Num(s.max),
          std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct),
@@ -72,7 +81,8 @@ std::string RenderSummary(const RunResult& run) {
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
   }
   std::string out = fmt::format(
-      "# {}{} | timer {} @ {:.1f} MHz, overhead {:.1f} ns subtracted | times in ns, {} mode\n",
+      "# {}{} | timer {} @ {:.1f} MHz, overhead {:.1f} ns subtracted | times in ns unless a row "
+      "says, {} mode\n",
       run.label, run.partial ? " (PARTIAL: interrupted)" : "", run.timer.source,
       run.timer.freq_hz / 1e6, run.timer.overhead_ns,
       run.benchmarks.empty() ? "percall" : run.benchmarks[0].timing);
@@ -85,6 +95,26 @@ std::string RenderSummary(const RunResult& run) {
   out +=
       "# mean: mean of repetition means; p50..max: pooled histogram (<=0.05% binning error); "
       "cv%: spread of repetition means\n";
+  // Metrics a row gathers beside its timing (a build's user and system seconds, failures).
+  for (const BenchmarkResult& b : run.benchmarks) {
+    std::map<std::string, std::pair<double, int>> extra;  // metric -> sum, count
+    for (const Repetition& r : b.repetitions) {
+      for (const auto& [metric, value] : r.metrics) {
+        if (!kTimingMetrics.count(metric)) {
+          extra[metric].first += value;
+          ++extra[metric].second;
+        }
+      }
+    }
+    if (extra.empty()) continue;
+    std::string items;
+    for (const auto& [metric, sum_count] : extra) {
+      items += fmt::format("{}{} {}", items.empty() ? "" : ", ", metric,
+                           Num(sum_count.first / sum_count.second));
+    }
+    out += fmt::format("# {}{}: {} (per call, mean of repetitions; times in {})\n", b.name,
+                       b.params.empty() ? "" : " " + ParamsText(b.params), items, b.unit);
+  }
   if (below_overhead) {
     out += fmt::format(
         "# negative values: the call costs less than the timer's own overhead varies ({:.1f} ns "

@@ -2,11 +2,34 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 
 namespace kstacklab {
+namespace {
+
+// The run's sampler settings within the row's caps (slow calls).
+SamplerConfig RowConfig(const WorkloadDef& w, SamplerConfig config) {
+  if (w.max_iterations > 0) config.iterations = std::min(config.iterations, w.max_iterations);
+  if (w.max_warmup) config.warmup = std::min(config.warmup, *w.max_warmup);
+  return config;
+}
+
+// The sampler's metrics are in ns; the row's unit may be coarser ("us" for a fork of 1 GiB).
+// Then the row's extra metrics (already in its unit) join them.
+void ToRowUnit(const WorkloadDef& w, void* state, std::map<std::string, double>* metrics) {
+  const double scale = NsPerUnit(w.unit);
+  if (scale != 1) {
+    for (auto& [name, value] : *metrics) value /= scale;
+  }
+  if (w.extra_metrics) {
+    for (const auto& [name, value] : w.extra_metrics(state)) (*metrics)[name] = value;
+  }
+}
+
+}  // namespace
 
 Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const RunOptions& options,
                                  const ClockParams& clock, const std::atomic<bool>* stop,
@@ -42,13 +65,16 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         progress((r * rows.size() + i) / total, elapsed, WorkloadId(rows[i]));
       }
-      TimedBody body{rows[i].percall, rows[i].loop, states[i].get()};
-      auto rep = RunRepetition(body, options.sampler, clock, scratch,
+      const WorkloadDef& w = rows[i];
+      if (w.max_repetitions > 0 && r >= w.max_repetitions) continue;
+      TimedBody body{w.percall, w.loop, states[i].get()};
+      auto rep = RunRepetition(body, RowConfig(w, options.sampler), clock, scratch,
                                result.benchmarks[i].histogram, stop);
       if (!rep.ok()) {
         result.partial = true;
         return result;
       }
+      ToRowUnit(w, states[i].get(), &rep->metrics);
       rep->session = options.session;
       result.benchmarks[i].repetitions.push_back(std::move(*rep));
     }

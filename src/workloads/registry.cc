@@ -15,8 +15,32 @@ const std::vector<SuiteDef>& Suites() {
        &workloads::ModelRows},
       {"erase", "stack erasing (kstack_erase.c): poison strategies and the erase model",
        &workloads::EraseRows},
+      {"micromm",
+       "fork and munmap of a populated 1 GiB mapping, page-sized or PTE-mapped THP folios",
+       &workloads::MicrommRows},
+      {"pkeys",
+       "protection-key write windows (x86-64 PKU): one PKRU switch, n updates batched or not",
+       &workloads::PkeysRows},
+      {"macro", "opt-in: a kernbench-style parallel build of kstacklab's own sources",
+       &workloads::MacroRows},
   };
   return k;
+}
+
+std::vector<std::string> DropUnavailable(std::vector<WorkloadDef>* rows) {
+  std::vector<std::string> notes;
+  std::vector<WorkloadDef> kept;
+  for (WorkloadDef& w : *rows) {
+    std::string reason = w.unavailable ? w.unavailable() : std::string();
+    if (!reason.empty()) {
+      notes.push_back(fmt::format("{}: skipped: {}", WorkloadId(w), reason));
+      continue;
+    }
+    if (!w.note.empty()) notes.push_back(fmt::format("{}: {}", WorkloadId(w), w.note));
+    kept.push_back(std::move(w));
+  }
+  *rows = std::move(kept);
+  return notes;
 }
 
 Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string>& suites,

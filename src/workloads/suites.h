@@ -12,5 +12,8 @@ std::vector<WorkloadDef> ModelRows();         // model.cc
 std::vector<WorkloadDef> EraseRows();         // erase.cc
 std::vector<WorkloadDef> DeepSyscallRows();   // syscall_deep.cc
 std::vector<WorkloadDef> SyscallSuiteRows();  // syscall_deep.cc: SyscallRows + DeepSyscallRows
+std::vector<WorkloadDef> MicrommRows();       // micromm.cc
+std::vector<WorkloadDef> PkeysRows();         // pkeys.cc
+std::vector<WorkloadDef> MacroRows();         // macro.cc
 
 }  // namespace kstacklab::workloads

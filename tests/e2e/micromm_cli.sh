@@ -1,0 +1,43 @@
+# micromm / pkeys / macro end to end: rows, unit, caps, skip notes (never a crash).
+. "$(dirname "$0")/lib.bash"
+K=$KSTACKLAB
+
+expect_exit 0 "list shows the new suites" -- "$K" list
+expect_stdout "micromm/fork(h:0)" "list: micromm/fork h:0"
+expect_stdout "pkeys/update(n:256):batched" "list: pkeys/update batched"
+expect_stdout "macro/kernbench" "list: macro/kernbench"
+
+# One repetition of the fork rows (1 GiB mappings, a few forks): unit us, capped calls.
+expect_exit 0 "run micromm/fork" -- "$K" run --no-store --repetitions 1 --bench 'micromm/fork' -o "$TMP/mm.json"
+expect_stdout "micromm/fork h:0 (us)" "summary names the row and its unit"
+python3 - "$TMP/mm.json" <<'PY' && pass "fork rows: unit us, 3 calls" || fail "fork rows"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {(b["name"], b["params"]["h"]) for b in d["benchmarks"]}
+assert ("micromm/fork", 0) in rows, rows
+for b in d["benchmarks"]:
+    assert b["unit"] == "us", b["unit"]
+    for r in b["repetitions"]:
+        assert r["iterations"] == 3, r["iterations"]
+        assert r["mean"] > 0
+PY
+if grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
+  expect_stderr "h:1): skipped" "h:1 skipped without THP"
+else
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(b["params"]["h"]==1 for b in d["benchmarks"])' "$TMP/mm.json" \
+    && pass "h:1 measured where THP is on" || fail "h:1 missing"
+fi
+
+# pkeys: measured with PKU, skipped with the reason without it; exit 0 either way.
+expect_exit 0 "run --suite pkeys" -- "$K" run --no-store --repetitions 2 --iterations 1000 --warmup 10 --suite pkeys -o "$TMP/pk.json"
+if grep -qw ospke /proc/cpuinfo; then
+  expect_stdout "pkeys/update n:256 \[batched\]" "pkeys rows measured"
+else
+  expect_stderr "pkeys/wrpkru: skipped: .*PKU" "pkeys skipped with the reason"
+fi
+
+# macro is opt-in: not in the default run.
+expect_exit 0 "default run" -- "$K" run --no-store --repetitions 1 --iterations 100 --warmup 10 -o "$TMP/d.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert not any(b["name"].startswith(("macro/","micromm/","pkeys/")) for b in d["benchmarks"])' "$TMP/d.json" \
+  && pass "default run holds no macro/micromm/pkeys row" || fail "default run has opt-in rows"
+finish

@@ -1,0 +1,249 @@
+// The micromm, pkeys and macro suites: the mappings are what the rows claim, a pkey write window
+// really guards its page, a small kernbench build runs, and the runner honours a row's caps,
+// unit and extra metrics (fake durations, no timing thresholds).
+#include "workloads/micromm.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "kstacklab/runner.h"
+#include "kstacklab/timing.h"
+#include "kstacklab/workload.h"
+#include "workloads/macro.h"
+#include "workloads/pkeys.h"
+
+namespace kstacklab {
+namespace {
+
+using workloads::AnonHugeBytes;
+using workloads::BuildMapping;
+using workloads::kPmdBytes;
+
+// The cycle counter's rate, for real rows run through the runner.
+double TestFreq() {
+  static const double freq = [] {
+    auto c = timing::Calibrate(20, 1000);
+    return c.ok() ? c->freq_hz : 1e9;
+  }();
+  return freq;
+}
+
+// 64 MiB keeps the tests quick; the rows use 1 GiB the same way.
+constexpr size_t kTestBytes = 32 * kPmdBytes;
+
+TEST(Micromm, SuiteRowsAreForkAndMunmapAtH0AndH1InMicroseconds) {
+  auto rows = SelectWorkloads({"micromm"}, {});
+  ASSERT_TRUE(rows.ok());
+  std::vector<std::string> ids;
+  for (const WorkloadDef& w : *rows) {
+    ids.push_back(w.name + " h:" + w.params["h"].dump());
+    EXPECT_EQ(w.unit, "us");
+    EXPECT_GT(w.max_iterations, 0u) << "a 1 GiB fork must not run the run's 200000 iterations";
+  }
+  EXPECT_EQ(ids, (std::vector<std::string>{"micromm/fork h:0", "micromm/fork h:1",
+                                           "micromm/munmap h:0", "micromm/munmap h:1"}));
+}
+
+TEST(Micromm, H0MappingHasNoHugePages) {
+  auto m = BuildMapping(kTestBytes, /*huge=*/false);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto thp = AnonHugeBytes(m->base());
+  ASSERT_TRUE(thp.ok()) << thp.error().message;
+  EXPECT_EQ(*thp, 0u);
+  auto sample = workloads::SampleThpPages(*m, 64);
+  if (!sample.ok()) GTEST_SKIP() << "kpageflags check not possible: " << sample.error().message;
+  EXPECT_EQ(sample->pages, 64u);
+  EXPECT_EQ(sample->thp, 0u) << "page-sized folios expected";
+}
+
+TEST(Micromm, H1IsPmdMappedThpThenPteMappedLargeFolios) {
+  if (std::string why = workloads::ThpUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+  auto m = BuildMapping(kTestBytes, /*huge=*/true, /*split=*/false);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto before = AnonHugeBytes(m->base());
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  EXPECT_GT(*before, 0u) << "populating with MADV_HUGEPAGE gave no THP";
+  ASSERT_TRUE(workloads::PteMap(*m).ok());
+  auto after = AnonHugeBytes(m->base());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, 0u) << "AnonHugePages counts PMD mappings: the split must remove them all";
+  // The folios must stay large: KPF_THP on the pages (root only).
+  auto sample = workloads::SampleThpPages(*m, 128);
+  if (!sample.ok())
+    GTEST_SKIP() << "smaps checked; kpageflags not possible: " << sample.error().message;
+  EXPECT_EQ(sample->pages, 128u);
+  EXPECT_GE(sample->thp * 10, sample->pages * 9) << sample->thp << " of " << sample->pages;
+}
+
+TEST(Micromm, ForkAndMunmapRowsRunAtASmallSize) {
+  // The rows' own loops on the real kernel, through the runner, at the caps (64 MiB).
+  std::vector<WorkloadDef> rows = workloads::MicrommRowsOfSize(kTestBytes, "");
+  std::vector<std::string> notes = DropUnavailable(&rows);
+  ASSERT_FALSE(rows.empty());
+  RunOptions opt;
+  opt.repetitions = 2;
+  opt.sampler.iterations = 1000;  // capped by the rows
+  opt.sampler.warmup = 1000;
+  opt.sampler.chunk = 1000;
+  auto r = RunWorkloads(rows, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (const BenchmarkResult& b : r->benchmarks) {
+    EXPECT_EQ(b.params["size_mib"], 64) << b.name;
+    ASSERT_EQ(b.repetitions.size(), 2u) << b.name;
+    for (const Repetition& rep : b.repetitions) {
+      EXPECT_LE(rep.iterations, 3u) << b.name;
+      EXPECT_GT(rep.metrics.at("mean"), 0) << b.name;
+      EXPECT_EQ(rep.metrics.count("failures"), 0u) << b.name;
+    }
+  }
+}
+
+// --- runner: caps, unit and extra metrics with a fake call of exactly 2500 ticks at 1 GHz ----
+
+int g_calls = 0;
+void FakeCall(void*, uint64_t n, uint64_t* out) {
+  for (uint64_t i = 0; i < n; ++i) out[i] = 2500;
+  g_calls += static_cast<int>(n);
+}
+
+TEST(Runner, RowCapsUnitAndExtraMetrics) {
+  WorkloadDef w;
+  w.name = "test/slow";
+  w.unit = "us";
+  w.setup = [] { return Expected<std::shared_ptr<void>>(std::shared_ptr<void>()); };
+  w.percall = &FakeCall;
+  w.max_iterations = 4;
+  w.max_repetitions = 2;
+  w.max_warmup = 1;
+  w.extra_metrics = [](void*) { return std::map<std::string, double>{{"sys", 0.5}}; };
+  RunOptions opt;
+  opt.repetitions = 5;
+  opt.sampler.iterations = 100;
+  opt.sampler.warmup = 10;
+  opt.sampler.chunk = 100;
+  g_calls = 0;
+  auto r = RunWorkloads({w}, opt, ClockParams{1e9, 0}, nullptr, nullptr);
+  ASSERT_TRUE(r.ok());
+  const BenchmarkResult& b = r->benchmarks.at(0);
+  ASSERT_EQ(b.repetitions.size(), 2u);
+  EXPECT_EQ(g_calls, 2 * (4 + 1));
+  for (const Repetition& rep : b.repetitions) {
+    EXPECT_EQ(rep.iterations, 4u);
+    EXPECT_NEAR(rep.metrics.at("mean"), 2.5, 2.5e-3);  // 2500 ns = 2.5 us (histogram: exact mean)
+    EXPECT_NEAR(rep.metrics.at("p50"), 2.5, 2.5e-3);
+    EXPECT_DOUBLE_EQ(rep.metrics.at("sys"), 0.5);
+  }
+  EXPECT_EQ(b.unit, "us");
+}
+
+TEST(Registry, DropUnavailableSkipsWithTheReasonAndKeepsNotes) {
+  std::vector<WorkloadDef> rows(3);
+  rows[0].name = "a/x";
+  rows[1].name = "a/y";
+  rows[1].params = Json{{"h", 1}};
+  rows[1].unavailable = [] { return std::string("no THP here"); };
+  rows[2].name = "a/z";
+  rows[2].unavailable = [] { return std::string(); };
+  rows[2].note = "scaled down";
+  auto notes = DropUnavailable(&rows);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "a/x");
+  EXPECT_EQ(rows[1].name, "a/z");
+  EXPECT_EQ(notes,
+            (std::vector<std::string>{"a/y(h:1): skipped: no THP here", "a/z: scaled down"}));
+}
+
+// --- pkeys --------------------------------------------------------------------------------
+
+// Runs `fn` in a child; returns its wait status.
+template <class Fn>
+int InChild(Fn fn) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    fn();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(Pkeys, SuiteIsSkippedWithAReasonWithoutPku) {
+  auto rows = SelectWorkloads({"pkeys"}, {});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 7u);  // wrpkru + update x {1,16,256} x {unbatched, batched}
+  const std::string why = workloads::PkeysUnavailableReason();
+  auto notes = DropUnavailable(&*rows);
+  if (why.empty()) {
+    EXPECT_EQ(rows->size(), 7u);
+  } else {
+    EXPECT_TRUE(rows->empty());
+    ASSERT_EQ(notes.size(), 7u);
+    EXPECT_NE(notes[0].find(why), std::string::npos) << notes[0];
+  }
+}
+
+TEST(Pkeys, WriteOutsideTheWindowFaultsInsideSucceeds) {
+  if (std::string why = workloads::PkeysUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+  auto region = workloads::PkeyRegion::Create();
+  ASSERT_TRUE(region.ok()) << region.error().message;
+  const workloads::PkeyRegion& r = **region;
+  EXPECT_EQ(r.ReadPkru(), r.closed_pkru());
+  int inside = InChild([&] {
+    r.OpenWindow();
+    r.slots()[3] = 42;
+    r.CloseWindow();
+  });
+  EXPECT_TRUE(WIFEXITED(inside) && WEXITSTATUS(inside) == 0) << "a write inside the window";
+  int outside = InChild([&] { r.slots()[3] = 42; });
+  EXPECT_TRUE(WIFSIGNALED(outside) && WTERMSIG(outside) == SIGSEGV) << "a write outside it";
+  EXPECT_EQ(r.slots()[3], 0u) << "the parent's page is untouched";
+}
+
+TEST(Pkeys, RowsRunThroughTheRunner) {
+  if (std::string why = workloads::PkeysUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+  auto rows = SelectWorkloads({"pkeys"}, {});
+  ASSERT_TRUE(rows.ok());
+  RunOptions opt;
+  opt.repetitions = 2;
+  opt.sampler.iterations = 100;
+  opt.sampler.warmup = 10;
+  opt.sampler.chunk = 100;
+  auto r = RunWorkloads(*rows, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->benchmarks.size(), 7u);
+}
+
+// --- macro --------------------------------------------------------------------------------
+
+TEST(Macro, NotInTheDefaultRun) {
+  auto rows = SelectWorkloads({}, {});
+  ASSERT_TRUE(rows.ok());
+  for (const WorkloadDef& w : *rows) EXPECT_NE(w.name.rfind("macro/", 0), 0u) << w.name;
+}
+
+TEST(Macro, OneFileKernbenchBuildReportsElapsedUserSys) {
+  WorkloadDef w = workloads::KernbenchRow(1);
+  if (std::string why = w.unavailable(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(w.params["files"], 1);
+  EXPECT_EQ(w.unit, "s");
+  RunOptions opt;
+  opt.repetitions = 1;
+  opt.sampler.iterations = 100;  // capped to 1 build by the row
+  opt.sampler.chunk = 100;
+  auto r = RunWorkloads({w}, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Repetition& rep = r->benchmarks.at(0).repetitions.at(0);
+  EXPECT_EQ(rep.iterations, 1u);
+  EXPECT_GT(rep.metrics.at("mean"), 0);
+  EXPECT_GT(rep.metrics.at("user") + rep.metrics.at("sys"), 0) << "the compiler used CPU time";
+  EXPECT_EQ(rep.metrics.count("failures"), 0u);
+}
+
+}  // namespace
+}  // namespace kstacklab
