@@ -29,6 +29,7 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
     b.params = rows[i].params;
     b.unit = rows[i].unit;
     b.lower_is_better = rows[i].lower_is_better;
+    b.baseline = rows[i].baseline;
     b.timing = options.sampler.mode == TimingMode::kLoop ? "loop" : "percall";
   }
   SamplerScratch scratch(options.sampler.chunk);
@@ -85,8 +86,8 @@ Status ScopedCpuPin::Pin(int cpu) {
     return RuntimeError(fmt::format("cannot read CPU affinity: {}", std::strerror(errno)));
   }
   if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
-    return UsageError(fmt::format("--cpu {}: no such CPU available to this process (allowed: {})",
-                                  cpu, AllowedCpus()));
+    return UsageError(
+        fmt::format("CPU {} is not available to this process (allowed: {})", cpu, AllowedCpus()));
   }
   cpu_set_t want;
   CPU_ZERO(&want);
