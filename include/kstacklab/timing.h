@@ -91,10 +91,12 @@ struct CounterStep {
 // Estimates the step from consecutive reads of a counter taken back to back (nothing between
 // them). Reads that stay within one step show a difference of 0, or of 1 on a counter that
 // forces monotonic increase (the "+1 fix-up": a frequent 1 with no frequent 0 and no frequent
-// 2); the step is then total ticks / steps crossed over all ordinary differences. Without
-// same-step reads, the differences must sit within +-1 tick of at least two different multiples
-// of the estimate. Differences over 8 steps (preemption) are ignored. Fewer than 3 reads, or a
-// counter seen advancing by single ticks, gives {1, false}. Pure function.
+// 2); the lowest cluster of other differences is then one step. Without same-step reads (a read
+// costs a step or more) the step is the largest of c, c/2, c/3 ... (c = lowest cluster, down to
+// 5 ticks) with the differences within +-1 tick of at least two different whole multiples of it.
+// The estimate is total ticks / steps crossed over the differences up to 8 clusters (longer ones
+// are preemption). Fewer than 3 reads, or a counter seen advancing by single ticks, gives
+// {1, false}. Pure function.
 CounterStep EstimateCounterStep(const std::vector<uint64_t>& reads);
 
 // `n` consecutive reads of Clock::Now() into a vector (allocated before the first read).
