@@ -61,7 +61,7 @@ expect_exit 2 "no command" -- "$K"
 
 # Interruption: SIGINT / SIGTERM -> completed repetitions written with "partial": true.
 for sig in INT TERM; do
-  "$K" run --bench syscall/getpid --iterations 200000 --repetitions 1000 --no-store -o "$TMP/p$sig.json" >/dev/null 2>"$TMP/err" &
+  "$K" run --bench syscall/getpid:raw --iterations 200000 --repetitions 1000 --no-store -o "$TMP/p$sig.json" >/dev/null 2>"$TMP/err" &
   pid=$!
   sleep 2
   kill -$sig $pid
