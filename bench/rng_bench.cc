@@ -109,7 +109,7 @@ void BM_CrngGetRandomU16_Raw(benchmark::State& st) {
 BENCHMARK(BM_CrngGetRandomU16_Raw);
 
 void BM_CounterRead(benchmark::State& st) {
-  for (auto _ : st) benchmark::DoNotOptimize(ReadCycleCounter());
+  for (auto _ : st) benchmark::DoNotOptimize(timing::ReadCounter());
 }
 BENCHMARK(BM_CounterRead);
 

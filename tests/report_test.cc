@@ -187,6 +187,53 @@ TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
   EXPECT_EQ(text.find("negative values"), std::string::npos) << text;
 }
 
+TEST(Summary, HeaderStatesTheTimerStepOrThatItIsUnknown) {
+  RunResult r = SummaryRun(100, 120, 125000);
+  EXPECT_NE(RenderSummary(r).find("step ? ns"), std::string::npos);  // a file from before
+  r.timer.resolution_ns = 10.02;
+  EXPECT_NE(RenderSummary(r).find("step 10.0 ns,"), std::string::npos) << RenderSummary(r);
+}
+
+TEST(Summary, NotesPercentilesDominatedByTheTimerStep) {
+  // p50 = 125 - 25 = 100 ns (+-0.06 binning). With a 9.9 ns step that is above 10 steps: no
+  // note; with an 11 ns step it is below 10 steps (110 ns): the note names the row and remedy.
+  RunResult r = SummaryRun(100, 120, 125000);
+  r.timer.resolution_ns = 9.9;
+  EXPECT_EQ(RenderSummary(r).find("timer step"), std::string::npos) << RenderSummary(r);
+  r.timer.resolution_ns = 11.0;
+  std::string text = RenderSummary(r);
+  EXPECT_NE(text.find("# timer step 11.0 ns: p50 below 10 steps in syscall/getpid:"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("--timing loop"), std::string::npos) << text;
+  // Loop mode has no percentiles: nothing to note.
+  r.benchmarks[0].histogram = Histogram();
+  EXPECT_EQ(RenderSummary(r).find("timer step"), std::string::npos);
+}
+
+TEST(Summary, HostStallsPerMillionCallsAndTheirShareOfTime) {
+  RunResult r = SummaryRun(100, 120, 125000);
+  // 2 repetitions x 10 calls, one stall (540 ns above a 500 ns threshold) in the first. Raw
+  // time = (mean + overhead) x calls = (125 + 145) x 10 = 2700 ns; the stall took 20 % of it.
+  r.benchmarks[0].repetitions[0].stalls = 1;
+  r.benchmarks[0].repetitions[0].stall_ns = 540;
+  r.benchmarks[0].repetitions[1].stalls = 0;
+  r.benchmarks[0].repetitions[1].stall_ns = 0;
+  r.run["stall_threshold_ns"] = 500;
+  BenchmarkSummary s = Summarize(r.benchmarks[0], 25.0);
+  EXPECT_DOUBLE_EQ(s.stalls_per_million, 1.0 / 20 * 1e6);    // 50000 per million
+  EXPECT_DOUBLE_EQ(s.stall_time_pct, 540.0 / 2700.0 * 100);  // 20 %
+  std::string text = RenderSummary(r);
+  EXPECT_NE(text.find("stalls/M"), std::string::npos) << text;
+  EXPECT_NE(text.find("50000"), std::string::npos) << text;
+  EXPECT_NE(text.find("calls above 500 ns) took >= 1 % of the time in syscall/getpid 20.0 %"),
+            std::string::npos)
+      << text;
+  // Repetitions without counts (loop mode, older files): unknown, shown as "-".
+  EXPECT_TRUE(
+      std::isnan(Summarize(SummaryRun(100, 120, 125000).benchmarks[0], 25).stalls_per_million));
+}
+
 TEST(Summary, NegativeCorrectedValuesAreExplained) {
   std::string text = RenderSummary(SummaryRun(-1.5, -0.5, 20000));  // 20 ns raw < 25 ns overhead
   EXPECT_NE(text.find("negative values"), std::string::npos) << text;

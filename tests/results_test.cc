@@ -48,6 +48,35 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(back->timer.overhead_ns, 26.5);
 }
 
+TEST(Results, TimerResolutionStallsAndBaselineRoundTripAndAreOptional) {
+  RunResult r = Sample();
+  // A file without them (written before they existed) loads them as unknown.
+  auto old = ResultFromJson(ResultToJson(r), "old");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->timer.resolution_ns.has_value());
+  EXPECT_FALSE(old->benchmarks[0].repetitions[0].stalls.has_value());
+  EXPECT_FALSE(old->benchmarks[0].baseline);
+  Json j = ResultToJsonValue(r);
+  EXPECT_FALSE(j["timer"].contains("resolution_ns"));
+  EXPECT_FALSE(j["benchmarks"][0].contains("baseline"));  // written only when true
+  r.timer.resolution_ns = 10.02;
+  r.benchmarks[0].baseline = true;
+  r.benchmarks[0].repetitions[0].stalls = 3;
+  r.benchmarks[0].repetitions[0].stall_ns = 61234.5;
+  j = ResultToJsonValue(r);
+  EXPECT_EQ(j["benchmarks"][0]["repetitions"][0]["stalls"], 3);
+  auto back = ResultFromJson(j.dump(), "new");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(*back->timer.resolution_ns, 10.02);
+  EXPECT_TRUE(back->benchmarks[0].baseline);
+  const Repetition& rep = back->benchmarks[0].repetitions[0];
+  EXPECT_EQ(*rep.stalls, 3u);
+  EXPECT_DOUBLE_EQ(*rep.stall_ns, 61234.5);
+  EXPECT_EQ(rep.metrics.count("stalls"), 0u);  // not mistaken for a metric
+  j["benchmarks"][0]["repetitions"][0]["stalls"] = -1;
+  EXPECT_FALSE(ResultFromJson(j.dump(), "bad").ok());
+}
+
 TEST(Results, SchemaFieldsPresent) {
   Json j = ResultToJsonValue(Sample());
   EXPECT_EQ(j["schema"], "kstacklab-result/1");

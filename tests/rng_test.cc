@@ -486,10 +486,10 @@ TEST(Counter, NoQuantisationIsIdentity) {
 
 TEST(Counter, ReadsAreMonotonic) {
   CounterSource src(1000000000ull, 24000000ull);
-  uint64_t prev = ReadCycleCounter();
+  uint64_t prev = timing::ReadCounter();
   uint64_t prev_q = src.Read();
   for (int i = 0; i < 1000; ++i) {
-    const uint64_t now = ReadCycleCounter();
+    const uint64_t now = timing::ReadCounter();
     const uint64_t q = src.Read();
     EXPECT_GE(now, prev);
     EXPECT_GE(q, prev_q);

@@ -97,6 +97,43 @@ TEST(Sampler, FrequencyConversion) {
   EXPECT_DOUBLE_EQ(rep->metrics.at("mean"), 1001.5);
 }
 
+TEST(Sampler, CountsHostStallsAboveTheThreshold) {
+  // One call in four takes 20 us; the region adds one clock read (3 ticks = 3 ns at 1 GHz).
+  Script s{{100, 100, 20000, 9997}};
+  SamplerConfig cfg;
+  cfg.iterations = 1000;
+  cfg.warmup = 0;
+  cfg.chunk = 64;
+  cfg.stall_threshold_ns = 10000;  // 9997 + 3 = 10000 is not above it: not a stall
+  SamplerScratch scratch(cfg.chunk);
+  Histogram merged;
+  auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, FakeClock::kReadTicks}, scratch, merged,
+                           nullptr);
+  ASSERT_TRUE(rep.ok());
+  ASSERT_TRUE(rep->stalls.has_value() && rep->stall_ns.has_value());
+  EXPECT_EQ(*rep->stalls, 250u);
+  EXPECT_DOUBLE_EQ(*rep->stall_ns, 250 * 20003.0);  // raw durations, overhead not subtracted
+  // A 2 GHz clock: the threshold is in ns, so the 20000-tick call (10 us + 1.5 ns) stalls and
+  // the 9997-tick one (5 us) does not.
+  cfg.iterations = 4;
+  auto fast = RunRepetition(Body(&s), cfg, ClockParams{2e9, 0}, scratch, merged, nullptr);
+  ASSERT_TRUE(fast.ok());
+  EXPECT_EQ(*fast->stalls, 1u);
+}
+
+TEST(Sampler, LoopModeCountsNoStalls) {
+  Script s{{20000}};
+  SamplerConfig cfg;
+  cfg.iterations = 10;
+  cfg.warmup = 0;
+  cfg.mode = TimingMode::kLoop;
+  SamplerScratch scratch(16);
+  Histogram merged;
+  auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, 0}, scratch, merged, nullptr);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_FALSE(rep->stalls.has_value());  // unknown, not zero: no per-call durations
+}
+
 TEST(Sampler, StopFlagInterruptsBetweenChunks) {
   Script s{{10}};
   SamplerConfig cfg;
@@ -132,11 +169,15 @@ TEST(Runner, RoundRobinRepetitionsAndSession) {
   opt.sampler.warmup = 0;
   opt.sampler.chunk = 16;
   std::vector<std::string> order;
-  auto r = RunWorkloads({FakeRow("a", &a), FakeRow("b", &b)}, opt, ClockParams{1e9, 3}, nullptr,
+  std::vector<WorkloadDef> rows = {FakeRow("a", &a), FakeRow("b", &b)};
+  rows[0].baseline = true;
+  auto r = RunWorkloads(rows, opt, ClockParams{1e9, 3}, nullptr,
                         [&](double, double, const std::string& row) { order.push_back(row); });
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->benchmarks.size(), 2u);
   EXPECT_EQ(r->benchmarks[1].variant, "b");
+  EXPECT_TRUE(r->benchmarks[0].baseline);  // copied from the row
+  EXPECT_FALSE(r->benchmarks[1].baseline);
   EXPECT_EQ(r->benchmarks[0].repetitions.size(), 3u);
   EXPECT_EQ(r->benchmarks[1].repetitions[2].session, 2);
   EXPECT_DOUBLE_EQ(r->benchmarks[1].repetitions[0].metrics.at("mean"), 20.0);
@@ -180,6 +221,9 @@ TEST(CpuPin, RejectsCpuOutsideTheAllowedSet) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().exit_code, kExitUsage);
   EXPECT_NE(st.error().message.find("allowed"), std::string::npos);
+  // A library message names the value, never a command-line flag.
+  EXPECT_NE(st.error().message.find("CPU 100000"), std::string::npos) << st.error().message;
+  EXPECT_EQ(st.error().message.find("--"), std::string::npos) << st.error().message;
 }
 
 TEST(CpuPin, RestoresAffinityOnDestruction) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <vector>
 
 #include "kstacklab/workload.h"
 
@@ -18,8 +20,38 @@ TEST(Workloads, DefaultSelectionIsTheSyscallSuite) {
                                    "syscall/select-64", "syscall/uname", "syscall/stat-deep"}));
 }
 
+// Every syscall is measured on two call paths: raw (the inline instruction, compare's baseline)
+// and libc (the C library's wrapper), so one file gives the wrapper's cost and two files still
+// match row by row. Each row's setup issues its call once and checks the result before timing.
+TEST(Workloads, EverySyscallHasRawBaselineAndLibcPathsCheckedBeforeTiming) {
+  auto rows = SelectWorkloads({"syscall"}, {});
+  ASSERT_TRUE(rows.ok());
+  std::map<std::string, std::vector<std::string>> paths;
+  const std::set<std::string> names = {"syscall/getpid", "syscall/getppid", "syscall/invalid",
+                                       "syscall/fstat", "syscall/lseek"};
+  for (const WorkloadDef& w : *rows) {
+    if (names.count(w.name) == 0) continue;  // the deep rows (syscall_deep.cc): one path so far
+    paths[w.name].push_back(w.variant);
+    EXPECT_EQ(w.baseline, w.variant == "raw") << WorkloadId(w);
+    auto state = w.setup();
+    EXPECT_TRUE(state.ok()) << WorkloadId(w) << ": " << state.error().message;
+    if (state.ok()) {
+      uint64_t ticks[4] = {};
+      w.percall(state->get(), 4, ticks);
+      EXPECT_GT(ticks[0] + ticks[1] + ticks[2] + ticks[3], 0u) << WorkloadId(w);
+    }
+  }
+  EXPECT_EQ(paths.size(), 5u);
+  for (const auto& [name, variants] : paths) {
+    EXPECT_EQ(variants, (std::vector<std::string>{"raw", "libc"})) << name;
+  }
+  auto both = SelectWorkloads({}, {"syscall/getppid"});
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->size(), 2u);  // a name selects both paths
+}
+
 TEST(Workloads, GlobSelectsAndUnknownNamesAreUsageErrors) {
-  auto one = SelectWorkloads({}, {"syscall/getpp*"});
+  auto one = SelectWorkloads({}, {"syscall/getpp*:raw"});
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->size(), 1u);
   EXPECT_EQ((*one)[0].name, "syscall/getppid");

@@ -33,6 +33,9 @@ struct TimerInfo {
   double freq_hz = 0;      // ticks per second (calibrated against CLOCK_MONOTONIC_RAW)
   double overhead_ns = 0;  // median cost of an empty timed region; subtracted from the metrics
   bool invariant = true;   // counter rate independent of P-states/C-states
+  // Effective step of the counter in ns (timing::EstimateCounterStep): every per-call duration
+  // is a multiple of it. nullopt = unknown (files written before it was measured).
+  std::optional<double> resolution_ns;
 };
 
 // One repetition: a timed batch of `iterations` calls — the unit of a statistical sample.
@@ -40,6 +43,11 @@ struct Repetition {
   uint64_t iterations = 0;
   int session = 0;                        // which process (run --sessions) measured it, from 0
   std::map<std::string, double> metrics;  // keys from MetricNames()
+  // Host stalls (per-call mode only): calls whose raw timed region exceeded the run's stall
+  // threshold (run.stall_threshold_ns), and their summed raw duration in ns. nullopt = not
+  // counted (loop mode, or files written before stalls were counted).
+  std::optional<uint64_t> stalls;
+  std::optional<double> stall_ns;
 };
 
 struct BenchmarkResult {

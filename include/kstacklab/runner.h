@@ -39,7 +39,8 @@ class ScopedCpuPin {
   ScopedCpuPin(const ScopedCpuPin&) = delete;
   ScopedCpuPin& operator=(const ScopedCpuPin&) = delete;
   ~ScopedCpuPin();
-  // cpu must be in the allowed set; otherwise UsageError naming the allowed CPUs.
+  // cpu must be in the allowed set; otherwise UsageError naming the value and the allowed CPUs
+  // ("CPU 7 is not available to this process (allowed: 0-1)"; the CLI names its flag).
   Status Pin(int cpu);
   static std::string AllowedCpus();  // e.g. "0-1"
 

@@ -52,11 +52,21 @@ struct TimedBody {
   void* state = nullptr;
 };
 
+// Calls per timed chunk: the tick buffer's size (512 KiB), between which the sampler bins.
+inline constexpr uint64_t kDefaultChunk = 65536;
+
+// Default host-stall threshold: a syscall path that takes 10 us was interrupted (a host
+// preemption, VM exit or interrupt), not slow.
+inline constexpr double kDefaultStallThresholdNs = 10000;
+
 struct SamplerConfig {
   uint64_t iterations = 100000;  // timed calls per repetition
   uint64_t warmup = 1000;        // untimed calls before each repetition
   TimingMode mode = TimingMode::kPerCall;
-  uint64_t chunk = 65536;  // calls per timed chunk (the tick buffer's size)
+  uint64_t chunk = kDefaultChunk;  // calls per timed chunk (the tick buffer's size)
+  // Per-call mode: a call whose raw timed region exceeds this (ns) counts as a host stall
+  // (Repetition::stalls, stall_ns). > 0.
+  double stall_threshold_ns = kDefaultStallThresholdNs;
 };
 
 struct ClockParams {
@@ -76,9 +86,11 @@ class SamplerScratch {
   Histogram rep_histogram_;
 };
 
-// Runs one repetition. The repetition's raw durations are merged into `merged` (picoseconds,
-// not overhead-corrected). Returns a RuntimeError "interrupted" (and merges nothing) if `stop`
-// becomes true before the repetition completes; `stop` is polled between chunks only.
+// Runs one repetition. In per-call mode it also counts the host stalls (calls above
+// config.stall_threshold_ns, raw duration) and their time. The repetition's raw durations are
+// merged into `merged` (picoseconds, not overhead-corrected). Returns a RuntimeError "interrupted"
+// (and merges nothing) if `stop` becomes true before the repetition completes; `stop` is polled
+// between chunks only.
 Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& config,
                                    const ClockParams& clock, SamplerScratch& scratch,
                                    Histogram& merged, const std::atomic<bool>* stop);

@@ -14,13 +14,23 @@ struct BenchmarkSummary {
   size_t repetitions = 0;
   uint64_t calls = 0;
   bool has_percentiles = false;  // false in loop mode
+  // Host stalls over the repetitions that counted them (NaN when none did, e.g. loop mode):
+  // calls above the run's stall threshold per million calls, and their share of the measured
+  // (raw) time in %.
+  double stalls_per_million = 0;
+  double stall_time_pct = 0;
 };
 
 // NaN fields when there is no data.
 BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns);
 
-// Plain-text table: a header naming the timer and its overhead, one row per benchmark (name,
-// params, variant), mean p50 p99 p99.9 max (ns), CV across repetitions, repetitions x calls.
+// Plain-text table: a header naming the timer, its step and its overhead, one row per benchmark
+// (name, params, variant), mean p50 p99 p99.9 max (ns), CV across repetitions, host stalls per
+// million calls, repetitions x calls; then notes: negative corrected values, benchmarks whose p50
+// is within kTimerStepNoteSteps timer steps (their percentiles show the step), host stalls.
 std::string RenderSummary(const RunResult& run);
+
+// A per-call p50 below this many timer steps is dominated by the step (RenderSummary's note).
+inline constexpr double kTimerStepNoteSteps = 10;
 
 }  // namespace kstacklab

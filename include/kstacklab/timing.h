@@ -12,51 +12,139 @@
 #pragma once
 
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kstacklab/error.h"
 
 namespace kstacklab::timing {
 
-// The hardware clock. Static functions so a sampler template can take a fake clock in tests.
-struct CycleClock {
-  static inline uint64_t Now() {
+// The one read of the hardware counter, unfenced (like the kernel's rdtsc()): RDTSC on x86-64,
+// MRS CNTVCT_EL0 on aarch64, CLOCK_MONOTONIC_RAW nanoseconds elsewhere. Hot path: inline, one
+// instruction. The model's counter random source (rng/counter.h) uses it as is; timed regions
+// use CycleClock::Now(), which serialises around it.
+[[gnu::always_inline]] inline uint64_t ReadCounter() {
 #if defined(__x86_64__)
-    uint32_t lo, hi;
-    asm volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
-    return (static_cast<uint64_t>(hi) << 32) | lo;
+  return __rdtsc();
 #elif defined(__aarch64__)
-    uint64_t v;
-    asm volatile("isb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(v)::"memory");
+  uint64_t v;
+  asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+  return v;
+#else
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+#endif
+}
+
+// The name of the counter ReadCounter() reads, as recorded in result files (`timer.source`).
+#if defined(__x86_64__)
+inline constexpr const char* kCounterName = "tsc";
+#elif defined(__aarch64__)
+inline constexpr const char* kCounterName = "cntvct_el0";
+#else
+inline constexpr const char* kCounterName = "clock_gettime(CLOCK_MONOTONIC_RAW)";
+#endif
+
+// The clock of timed regions: ReadCounter() serialised on both sides (see the file comment).
+// Static functions so a sampler template can take a fake clock in tests.
+struct CycleClock {
+  [[gnu::always_inline]] static inline uint64_t Now() {
+#if defined(__x86_64__)
+    asm volatile("lfence" ::: "memory");
+    const uint64_t v = ReadCounter();
+    asm volatile("lfence" ::: "memory");
+    return v;
+#elif defined(__aarch64__)
+    asm volatile("isb" ::: "memory");
+    const uint64_t v = ReadCounter();
+    asm volatile("isb" ::: "memory");
     return v;
 #else
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    return ReadCounter();
 #endif
   }
-  static const char* Source();
+  static constexpr const char* Source() { return kCounterName; }
 };
 
 // Nanoseconds of CLOCK_MONOTONIC_RAW (the calibration reference).
 uint64_t MonotonicRawNs();
 
+// The effective step of a counter: the smallest amount by which its value moves. A counter may
+// tick faster than it is updated — this project's AMD EPYC guests advance the TSC ~26 ticks
+// (10 ns) at a time, arm64 generic timers before v8.6 tick at 24-25 MHz (~40 ns) — so every
+// per-call duration is a multiple of the step, whatever the nominal frequency.
+struct CounterStep {
+  double ticks = 1;        // >= 1; 1 when no quantisation is seen
+  bool quantised = false;  // a step above 1 tick was found
+};
+
+// Estimates the step from consecutive reads of a counter taken back to back (nothing between
+// them). Reads that stay within one step show a difference of 0, or of 1 on a counter that
+// forces monotonic increase (the "+1 fix-up": a frequent 1 with no frequent 0 and no frequent
+// 2); the lowest cluster of other differences is then one step. Without same-step reads (a read
+// costs a step or more) the step is the largest of c, c/2, c/3 ... (c = lowest cluster, down to
+// 5 ticks) with the differences within +-1 tick of at least two different whole multiples of it.
+// The estimate is total ticks / steps crossed over the differences up to 8 clusters (longer ones
+// are preemption). Fewer than 3 reads, or a counter seen advancing by single ticks, gives
+// {1, false}. Pure function.
+CounterStep EstimateCounterStep(const std::vector<uint64_t>& reads);
+
+// `n` consecutive reads of Clock::Now() into a vector (allocated before the first read).
+template <class Clock>
+std::vector<uint64_t> ReadBackToBack(size_t n) {
+  std::vector<uint64_t> reads(n);
+  for (uint64_t& r : reads) r = Clock::Now();
+  return reads;
+}
+
+// For `compare`: true when `metric` is read off the per-call distribution (min, p50 ... p99.99,
+// max) and its change |variant_ns - base_ns| is smaller than one timer step — the larger of the
+// two runs' TimerInfo::resolution_ns — so the change is the counter's quantisation, not the
+// call's. False when neither step is known, a value is NaN, or the metric is mean/stddev
+// (a mean averages the step out). Pure; header-only so statistics can use it without linking.
+inline bool ChangeBelowTimerStep(std::string_view metric, double base_ns, double variant_ns,
+                                 std::optional<double> base_step_ns,
+                                 std::optional<double> variant_step_ns) {
+  const bool per_call =
+      metric == "min" || metric == "max" ||
+      (metric.size() > 1 && metric[0] == 'p' && metric[1] >= '0' && metric[1] <= '9');
+  if (!per_call) return false;
+  const double step = std::max(base_step_ns.value_or(0), variant_step_ns.value_or(0));
+  if (!(step > 0) || std::isnan(base_ns) || std::isnan(variant_ns)) return false;
+  return std::fabs(variant_ns - base_ns) < step;
+}
+
+// The footnote for the cells ChangeBelowTimerStep() marks.
+inline constexpr const char* kTimerStepFootnote =
+    "(s) the change is smaller than one timer step (timer.resolution_ns): per-call percentiles "
+    "move in whole steps, so this difference is the counter's, not the call's";
+
 struct Calibration {
   std::string source;
   double freq_hz = 0;         // counter ticks per second
+  double step_ticks = 1;      // effective step (EstimateCounterStep)
+  double resolution_ns = 0;   // step_ticks in ns: every timed duration is a multiple of it
   double overhead_ticks = 0;  // median ticks of an empty timed region
   double overhead_ns = 0;
   double overhead_min_ns = 0;  // fastest empty region seen (resolution floor)
   bool invariant = true;       // from CPU flags (constant_tsc+nonstop_tsc) on x86; true elsewhere
-  std::vector<std::string> warnings;  // each with a remedy
+                               // (a non-invariant TSC is warned about once, by the environment
+                               // warnings, src/sysinfo/warnings.cc)
 };
 
-// Calibrates the frequency (over ~`window_ms` of CLOCK_MONOTONIC_RAW, best of 3) and the empty
-// region overhead (median of `overhead_samples` back-to-back reads). Fails only if the counter
-// does not advance.
+// Calibrates the frequency (over ~`window_ms` of CLOCK_MONOTONIC_RAW, best of 3), the empty
+// region overhead (median of `overhead_samples` back-to-back reads) and the counter's step (from
+// 20000 consecutive reads). Fails only if the counter does not advance.
 Expected<Calibration> Calibrate(int window_ms = 100, int overhead_samples = 200000);
 
 // Reads /proc/cpuinfo flags: true when both constant_tsc and nonstop_tsc are present (x86),

@@ -1,22 +1,43 @@
 // `kstacklab env [--json]`: the environment capture alone (DESIGN.md command table).
 // $KSTACKLAB_SYSROOT redirects every read to a fixture tree (used by tests/e2e/env_cli.sh).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 
 #include "cli/command.h"
 #include "kstacklab/sysinfo.h"
+#include "kstacklab/timing.h"
 
 namespace kstacklab::cli {
+namespace {
+
+// The counter `run` would use, calibrated briefly: its rate, step and overhead.
+std::string TimerSummary() {
+  auto cal = timing::Calibrate(20, 20000);
+  if (!cal.ok()) return fmt::format("timer (calibrated now):\n  {}\n", cal.error().message);
+  return fmt::format(
+      "timer (calibrated now):\n  source: {}\n  frequency: {:.1f} MHz\n  step: {:.1f} ns "
+      "({:.1f} ticks; every per-call time is a multiple of it)\n  overhead: {:.1f} ns (empty "
+      "timed region, median)\n",
+      cal->source, cal->freq_hz / 1e6, cal->resolution_ns, cal->step_ticks, cal->overhead_ns);
+}
+
+}  // namespace
 
 Runner SetupEnvCommand(CLI::App& sub) {
   auto json = std::make_shared<bool>(false);
   sub.add_flag("--json", *json, "Print the capture as JSON (the result files' `environment`)");
   sub.footer(
-      "Unknown fields print as ? (JSON null); nothing unreadable is an error. "
+      "Unknown fields print as ? (JSON null); nothing unreadable is an error. The text form ends "
+      "with the timer calibrated now (not with KSTACKLAB_SYSROOT). "
       "KSTACKLAB_SYSROOT=DIR reads DIR/proc, DIR/sys, DIR/boot instead of /.");
   return [json]() {
-    Json env = CaptureEnvironment(SysinfoOptionsFromEnvironment());
+    const SysinfoOptions options = SysinfoOptionsFromEnvironment();
+    Json env = CaptureEnvironment(options);
     std::string text = *json ? env.dump(2) + "\n" : EnvironmentSummary(env);
+    // The timer is this machine's, calibrated now: not shown for a fixture tree.
+    if (!*json && options.root == "/") text += TimerSummary();
     std::fputs(text.c_str(), stdout);
     if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
     return static_cast<int>(kExitOk);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <memory>
 
 #include "cli/cli_util.h"
@@ -34,6 +35,7 @@ struct RunArgs {
   int repetitions = 15;
   uint64_t warmup = 10000;
   int cpu = -1;
+  double stall_threshold_ns = kDefaultStallThresholdNs;
   std::string timing = "percall";
   std::string sched = "normal";
   int sessions = 1;
@@ -121,6 +123,8 @@ Expected<RunResult> RunChildSession(const RunArgs& a, int session, const std::st
                                    std::to_string(a.warmup),
                                    "--timing",
                                    a.timing,
+                                   "--stall-threshold",
+                                   fmt::format("{}ns", a.stall_threshold_ns),
                                    "--sched",
                                    a.sched,
                                    "--cpu",
@@ -236,7 +240,6 @@ int Execute(RunArgs a) {
   } else {
     auto cal = timing::Calibrate();
     if (!cal.ok()) return Fail(cal.error());
-    for (const auto& w : cal->warnings) warnings.push_back(w);
     for (auto& n : DropUnavailable(&*rows)) warnings.push_back(std::move(n));  // no THP, no PKU
     RunOptions opt;
     opt.repetitions = a.repetitions;
@@ -244,7 +247,8 @@ int Execute(RunArgs a) {
     opt.sampler.iterations = a.iterations;
     opt.sampler.warmup = a.warmup;
     opt.sampler.mode = a.timing == "loop" ? TimingMode::kLoop : TimingMode::kPerCall;
-    opt.sampler.chunk = std::min<uint64_t>(a.iterations, 65536);
+    opt.sampler.chunk = std::min<uint64_t>(a.iterations, kDefaultChunk);
+    opt.sampler.stall_threshold_ns = a.stall_threshold_ns;
     ClockParams clock{cal->freq_hz, cal->overhead_ticks};
     Json environment = CaptureRunEnvironment(&warnings);
     if (!child) PrintWarnings(warnings);
@@ -257,7 +261,8 @@ int Execute(RunArgs a) {
     if (!measured.ok()) return Fail(measured.error());
     result = std::move(*measured);
     result.environment = std::move(environment);
-    result.timer = TimerInfo{cal->source, cal->freq_hz, cal->overhead_ns, cal->invariant};
+    result.timer =
+        TimerInfo{cal->source, cal->freq_hz, cal->overhead_ns, cal->invariant, cal->resolution_ns};
     if (g_stop.load()) result.partial = true;
   }
   result.tool_version = KSTACKLAB_VERSION;
@@ -268,6 +273,7 @@ int Execute(RunArgs a) {
                     {"timing", a.timing},         {"sched", a.sched},
                     {"sessions", a.sessions},     {"suites", a.suites},
                     {"benches", a.benches},       {"order", "round-robin by repetition"}};
+  result.run["stall_threshold_ns"] = a.stall_threshold_ns;
   if (!warnings.empty()) result.run["warnings"] = warnings;
 
   if (Status st = WriteFileAtomic(a.output, ResultToJson(result)); !st.ok())
@@ -304,6 +310,13 @@ Runner SetupRunCommand(CLI::App& sub) {
   sub.add_option("--warmup", a->warmup, "Untimed calls before each repetition")
       ->capture_default_str();
   sub.add_option("--cpu", a->cpu, "CPU to pin to (default: the one we start on)");
+  sub.add_option("--stall-threshold", a->stall_threshold_ns,
+                 "Count a call above this as a host stall (e.g. 10us, 500ns, 1ms)")
+      ->transform(CLI::AsNumberWithUnit(
+          std::map<std::string, double>{{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}},
+          CLI::AsNumberWithUnit::UNIT_REQUIRED, "DURATION"))
+      ->check(CLI::PositiveNumber)
+      ->default_str("10us");
   sub.add_option("--timing", a->timing,
                  "percall: time every call (tails); loop: time the batch (mean only)")
       ->check(CLI::IsMember({"percall", "loop"}))

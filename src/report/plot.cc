@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "kstacklab/fileio.h"
@@ -122,6 +123,7 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
     std::string title;
     std::vector<CdfPoint> points;
     double overhead_ns;
+    std::optional<double> step_ns;  // timer.resolution_ns
   };
   std::vector<std::string> order;  // panels in order of first appearance
   std::map<std::string, std::vector<Curve>> panels;
@@ -152,7 +154,8 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
         continue;
       }
       if (!panels.count(key)) order.push_back(key);
-      panels[key].push_back(Curve{name, std::move(pts), in.run.timer.overhead_ns});
+      panels[key].push_back(
+          Curve{name, std::move(pts), in.run.timer.overhead_ns, in.run.timer.resolution_ns});
     }
   }
   if (order.empty()) {
@@ -199,6 +202,12 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
             ? fmt::format("latency per call, ns (log; timer overhead {:g} ns subtracted)",
                           curves[0].overhead_ns)
             : std::string("latency per call, ns (log; each input's timer overhead subtracted)");
+    // The timer step: every per-call value is a multiple of it (timer.resolution_ns).
+    if (curves[0].step_ns && std::all_of(curves.begin(), curves.end(), [&](const Curve& c) {
+          return c.step_ns == curves[0].step_ns;
+        })) {
+      xlabel.insert(xlabel.size() - 1, fmt::format("; timer step {:.1f} ns", *curves[0].step_ns));
+    }
     if (kind == PlotKind::kCdf) {
       // Rare multi-millisecond samples (preemption, VM exits) would squeeze the body of the
       // distribution into one pixel column: cut the x axis at twice the largest p99.9.

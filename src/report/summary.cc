@@ -1,20 +1,28 @@
 #include "kstacklab/summary.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 
 namespace kstacklab {
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+}  // namespace
 
 BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
   BenchmarkSummary s;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   s.mean = s.cv_pct = s.p50 = s.p99 = s.p999 = s.max = nan;
+  s.stalls_per_million = s.stall_time_pct = nan;
   double sum = 0, sum_sq = 0;
   size_t n = 0;
+  double stalls = 0, stall_ns = 0, stall_calls = 0, stall_raw_ns = 0;
+  bool counted = false;
   for (const Repetition& r : bench.repetitions) {
     auto it = r.metrics.find("mean");
     if (it == r.metrics.end()) continue;
@@ -22,6 +30,17 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
     sum_sq += it->second * it->second;
     ++n;
     s.calls += r.iterations;
+    if (r.stalls && r.stall_ns) {
+      counted = true;
+      stalls += static_cast<double>(*r.stalls);
+      stall_ns += *r.stall_ns;
+      stall_calls += static_cast<double>(r.iterations);
+      stall_raw_ns += (it->second + overhead_ns) * static_cast<double>(r.iterations);
+    }
+  }
+  if (counted && stall_calls > 0) {
+    s.stalls_per_million = stalls / stall_calls * 1e6;
+    s.stall_time_pct = stall_raw_ns > 0 ? stall_ns / stall_raw_ns * 100.0 : nan;
   }
   s.repetitions = n;
   if (n == 0) return s;
@@ -35,11 +54,11 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
     s.has_percentiles = true;
     // The histogram is in ps; the row's metrics in its unit (ns unless it says otherwise).
     const double per_unit = NsPerUnit(bench.unit);
-    auto at = [&](double p) { return (h.ValueAtPercentile(p) / 1000.0 - overhead_ns) / per_unit; };
+    auto at = [&](double p) { return (PsToNs(h.ValueAtPercentile(p)) - overhead_ns) / per_unit; };
     s.p50 = at(50);
     s.p99 = at(99);
     s.p999 = at(99.9);
-    s.max = (static_cast<double>(h.max()) / 1000.0 - overhead_ns) / per_unit;
+    s.max = (PsToNs(static_cast<double>(h.max())) - overhead_ns) / per_unit;
   }
   return s;
 }
@@ -54,21 +73,68 @@ std::string Num(double v) {
   if (std::fabs(v) >= 1e5) return fmt::format("{:.0f}", v);
   return fmt::format("{:.1f}", v);
 }
+
+std::string RowName(const BenchmarkResult& b) {
+  std::string name = b.name;
+  std::string params = ParamsText(b.params);
+  if (!params.empty()) name += " " + params;
+  if (!b.variant.empty()) name += " [" + b.variant + "]";
+  if (b.unit != "ns") name += " (" + b.unit + ")";
+  return name;
+}
+
+std::string Duration(double ns) {
+  if (ns >= 1e6) return fmt::format("{:g} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:g} us", ns / 1e3);
+  return fmt::format("{:g} ns", ns);
+}
+
+// The notes under the table: timer step and host stalls (empty when nothing to say).
+std::string StepAndStallNotes(const RunResult& run) {
+  std::string out;
+  std::vector<std::string> coarse, stalled;
+  const double step = run.timer.resolution_ns.value_or(0);
+  for (const BenchmarkResult& b : run.benchmarks) {
+    BenchmarkSummary s = Summarize(b, run.timer.overhead_ns);
+    if (step > 0 && s.has_percentiles && s.p50 * NsPerUnit(b.unit) < kTimerStepNoteSteps * step) {
+      coarse.push_back(RowName(b));
+    }
+    if (s.stall_time_pct >= 1.0) {
+      stalled.push_back(fmt::format("{} {:.1f} %", RowName(b), s.stall_time_pct));
+    }
+  }
+  if (!coarse.empty()) {
+    out += fmt::format(
+        "# timer step {:.1f} ns: p50 below {:g} steps in {}: their per-call percentiles move in "
+        "steps of {:.1f} ns and show the timer, not the call; measure their cost with --timing "
+        "loop (mean over a batch) or by batching calls inside the timed region\n",
+        step, kTimerStepNoteSteps, fmt::join(coarse, ", "), step);
+  }
+  if (!stalled.empty()) {
+    double threshold = kNaN;
+    if (run.run.is_object() && run.run.contains("stall_threshold_ns") &&
+        run.run["stall_threshold_ns"].is_number()) {
+      threshold = run.run["stall_threshold_ns"].get<double>();
+    }
+    out += fmt::format(
+        "# host stalls (calls above {}) took >= 1 % of the time in {}: their means are carried "
+        "by a few host interruptions; compare p50/p99 or rerun with fewer other loads\n",
+        std::isnan(threshold) ? std::string("the threshold") : Duration(threshold),
+        fmt::join(stalled, ", "));
+  }
+  return out;
+}
 }  // namespace
 
 std::string RenderSummary(const RunResult& run) {
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"benchmark", "mean", "p50", "p99", "p99.9", "max", "cv%", "reps x calls"});
+  rows.push_back(
+      {"benchmark", "mean", "p50", "p99", "p99.9", "max", "cv%", "stalls/M", "reps x calls"});
   for (const BenchmarkResult& b : run.benchmarks) {
     BenchmarkSummary s = Summarize(b, run.timer.overhead_ns);
-    std::string name = b.name;
-    std::string params = ParamsText(b.params);
-    if (!params.empty()) name += " " + params;
-    if (!b.variant.empty()) name += " [" + b.variant + "]";
-    if (b.unit != "ns") name += " (" + b.unit + ")";
     rows.push_back(
-        {name, Num(s.mean), Num(s.p50), Num(s.p99), Num(s.p999), Num(s.max),
-         std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct),
+        {RowName(b), Num(s.mean), Num(s.p50), Num(s.p99), Num(s.p999), Num(s.max),
+         std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct), Num(s.stalls_per_million),
          fmt::format("{} x {}", s.repetitions, s.repetitions ? s.calls / s.repetitions : 0)});
   }
   bool below_overhead = false;
@@ -81,11 +147,12 @@ std::string RenderSummary(const RunResult& run) {
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
   }
   std::string out = fmt::format(
-      "# {}{} | timer {} @ {:.1f} MHz, overhead {:.1f} ns subtracted | times in ns unless a row "
-      "says, {} mode\n",
+      "# {}{} | timer {} @ {:.1f} MHz, step {}, overhead {:.1f} ns subtracted | times in ns unless "
+      "a row says, {} mode\n",
       run.label, run.partial ? " (PARTIAL: interrupted)" : "", run.timer.source,
-      run.timer.freq_hz / 1e6, run.timer.overhead_ns,
-      run.benchmarks.empty() ? "percall" : run.benchmarks[0].timing);
+      run.timer.freq_hz / 1e6,
+      run.timer.resolution_ns ? fmt::format("{:.1f} ns", *run.timer.resolution_ns) : "? ns",
+      run.timer.overhead_ns, run.benchmarks.empty() ? "percall" : run.benchmarks[0].timing);
   for (size_t k = 0; k < rows.size(); ++k) {
     const auto& r = rows[k];
     std::string line = fmt::format("{:<{}}", r[0], width[0]);
@@ -94,7 +161,7 @@ std::string RenderSummary(const RunResult& run) {
   }
   out +=
       "# mean: mean of repetition means; p50..max: pooled histogram (<=0.05% binning error); "
-      "cv%: spread of repetition means\n";
+      "cv%: spread of repetition means; stalls/M: calls above the stall threshold per million\n";
   // Metrics a row gathers beside its timing (a build's user and system seconds, failures).
   for (const BenchmarkResult& b : run.benchmarks) {
     std::map<std::string, std::pair<double, int>> extra;  // metric -> sum, count
@@ -122,6 +189,7 @@ std::string RenderSummary(const RunResult& run) {
         "each other\n",
         run.timer.overhead_ns);
   }
+  out += StepAndStallNotes(run);
   return out;
 }
 

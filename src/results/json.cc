@@ -141,6 +141,7 @@ Json ResultToJsonValue(const RunResult& result) {
                     {"freq_hz", result.timer.freq_hz},
                     {"overhead_ns", result.timer.overhead_ns},
                     {"invariant", result.timer.invariant}};
+  if (result.timer.resolution_ns) j["timer"]["resolution_ns"] = *result.timer.resolution_ns;
   Json benches = Json::array();
   for (const BenchmarkResult& b : result.benchmarks) {
     Json jb;
@@ -154,6 +155,8 @@ Json ResultToJsonValue(const RunResult& result) {
     Json reps = Json::array();
     for (const Repetition& r : b.repetitions) {
       Json jr{{"iterations", r.iterations}, {"session", r.session}};
+      if (r.stalls) jr["stalls"] = *r.stalls;
+      if (r.stall_ns) jr["stall_ns"] = *r.stall_ns;
       for (const std::string& m : MetricNames()) {
         auto it = r.metrics.find(m);
         if (it != r.metrics.end() && std::isfinite(it->second)) jr[m] = it->second;
@@ -213,6 +216,11 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
     KSTACKLAB_ASSIGN(out.timer.freq_hz, r.Number(*timer, "freq_hz", "timer", false));
     KSTACKLAB_ASSIGN(out.timer.overhead_ns, r.Number(*timer, "overhead_ns", "timer", false));
     KSTACKLAB_ASSIGN(out.timer.invariant, r.Bool(*timer, "invariant", "timer", true));
+    if (timer->contains("resolution_ns")) {
+      double resolution = 0;
+      KSTACKLAB_ASSIGN(resolution, r.Number(*timer, "resolution_ns", "timer"));
+      out.timer.resolution_ns = resolution;
+    }
   }
   const Json* benches = nullptr;
   KSTACKLAB_ASSIGN(benches, r.Field(j, "benchmarks", ""));
@@ -245,8 +253,21 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
       uint64_t session = 0;
       KSTACKLAB_ASSIGN(session, r.Unsigned(jr, "session", rpath, false));
       rep.session = static_cast<int>(session);
+      if (jr.contains("stalls")) {
+        uint64_t stalls = 0;
+        KSTACKLAB_ASSIGN(stalls, r.Unsigned(jr, "stalls", rpath));
+        rep.stalls = stalls;
+      }
+      if (jr.contains("stall_ns")) {
+        double stall_ns = 0;
+        KSTACKLAB_ASSIGN(stall_ns, r.Number(jr, "stall_ns", rpath));
+        rep.stall_ns = stall_ns;
+      }
       for (auto it = jr.begin(); it != jr.end(); ++it) {
-        if (it.key() == "iterations" || it.key() == "session") continue;
+        if (it.key() == "iterations" || it.key() == "session" || it.key() == "stalls" ||
+            it.key() == "stall_ns") {
+          continue;
+        }
         double v = 0;
         KSTACKLAB_ASSIGN(v, r.Number(jr, it.key(), rpath));
         rep.metrics[it.key()] = v;

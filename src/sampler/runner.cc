@@ -112,8 +112,8 @@ Status ScopedCpuPin::Pin(int cpu) {
     return RuntimeError(fmt::format("cannot read CPU affinity: {}", std::strerror(errno)));
   }
   if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
-    return UsageError(fmt::format("--cpu {}: no such CPU available to this process (allowed: {})",
-                                  cpu, AllowedCpus()));
+    return UsageError(
+        fmt::format("CPU {} is not available to this process (allowed: {})", cpu, AllowedCpus()));
   }
   cpu_set_t want;
   CPU_ZERO(&want);

@@ -13,16 +13,16 @@ std::map<std::string, double> RepetitionMetrics(const Histogram& rep_ps, double 
   const double mean = sum_ns / n;
   double var = n > 1 ? (sum_sq_ns - n * mean * mean) / (n - 1) : 0.0;
   if (var < 0) var = 0;  // rounding
-  auto pct = [&](double p) { return rep_ps.ValueAtPercentile(p) / 1000.0 - overhead_ns; };
+  auto pct = [&](double p) { return PsToNs(rep_ps.ValueAtPercentile(p)) - overhead_ns; };
   m["mean"] = mean - overhead_ns;
   m["stddev"] = std::sqrt(var);
-  m["min"] = static_cast<double>(rep_ps.min()) / 1000.0 - overhead_ns;
+  m["min"] = PsToNs(static_cast<double>(rep_ps.min())) - overhead_ns;
   m["p50"] = pct(50);
   m["p90"] = pct(90);
   m["p99"] = pct(99);
   m["p99.9"] = pct(99.9);
   m["p99.99"] = pct(99.99);
-  m["max"] = static_cast<double>(rep_ps.max()) / 1000.0 - overhead_ns;
+  m["max"] = PsToNs(static_cast<double>(rep_ps.max())) - overhead_ns;
   return m;
 }
 
@@ -57,6 +57,10 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
   }
   Histogram& h = scratch.rep_histogram();
   h.Reset();
+  KSTACKLAB_CHECK(config.stall_threshold_ns > 0);
+  const double stall_ticks = config.stall_threshold_ns / ns_per_tick;
+  uint64_t stalls = 0;
+  double stall_ns = 0;
   double sum_ns = 0, sum_sq_ns = 0;
   for (uint64_t done = 0; done < config.iterations;) {
     if (stopped()) return RuntimeError("interrupted");
@@ -64,6 +68,10 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
     body.percall(body.state, n, buf.data());
     for (uint64_t i = 0; i < n; ++i) {
       double ns = static_cast<double>(buf[i]) * ns_per_tick;
+      if (static_cast<double>(buf[i]) > stall_ticks) {
+        ++stalls;
+        stall_ns += ns;
+      }
       sum_ns += ns;
       sum_sq_ns += ns * ns;
       h.Record(static_cast<uint64_t>(std::llround(ns * 1000.0)));
@@ -71,6 +79,8 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
     done += n;
   }
   rep.metrics = RepetitionMetrics(h, sum_ns, sum_sq_ns, overhead_ns);
+  rep.stalls = stalls;
+  rep.stall_ns = stall_ns;
   Status st = merged.Merge(h);
   KSTACKLAB_CHECK(st.ok());
   return rep;

@@ -151,7 +151,7 @@ void CallSiphash(void* p) {
   SiphashSourceSlot& slot = s->siphash[s->cpu.Cpu()];
   Keep(rng::Siphash1u64(slot.counter++, s->key));
 }
-void CallCounter(void*) { Keep(rng::ReadCycleCounter()); }
+void CallCounter(void*) { Keep(timing::ReadCounter()); }
 // The baseline of the source rows: the same call path and CPU-slot lookup, no randomness.
 void CallNoSource(void* p) {
   auto* s = static_cast<RngState*>(p);

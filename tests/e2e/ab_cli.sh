@@ -9,7 +9,7 @@ mkdir -p "$TMP/sys/kernel"
 knob=$TMP/sys/kernel/stack_erasing
 echo 1 >"$knob"
 
-expect_exit 0 "A/B run on the fake sysctl" -- "$K" run "${SMALL[@]}" --bench syscall/getpid \
+expect_exit 0 "A/B run on the fake sysctl" -- "$K" run "${SMALL[@]}" --bench syscall/getpid:raw \
   --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/ab.json"
 [ "$(cat "$knob")" = 1 ] && pass "value restored after success" || fail "value is $(cat "$knob") after success"
 [ ! -e "$KSTACKLAB_RECOVERY_FILE" ] && pass "recovery file removed" || fail "recovery file left behind"
@@ -17,8 +17,8 @@ python3 - "$TMP/ab.json" <<'PY' && pass "one variant per value, every repetition
 import json, sys
 d = json.load(open(sys.argv[1]))
 v = [(b["name"], b["variant"], len(b["repetitions"])) for b in d["benchmarks"]]
-assert v == [("syscall/getpid", "kernel.stack_erasing=0", 4),
-             ("syscall/getpid", "kernel.stack_erasing=1", 4)], v
+assert v == [("syscall/getpid", "raw,kernel.stack_erasing=0", 4),
+             ("syscall/getpid", "raw,kernel.stack_erasing=1", 4)], v
 assert d["partial"] is False
 PY
 expect_exit 0 "compare reads the A/B file" -- "$K" compare "$TMP/ab.json"
@@ -43,7 +43,7 @@ expect_stderr "CONFIG_KSTACK_ERASE_RUNTIME_DISABLE" "names the kernel config"
 # A long run, interrupted while the knob holds the first value (0): each repetition is 10^7
 # calls (seconds), so the signal lands inside it.
 long_run() {
-  "$K" run --iterations 10000000 --repetitions 100 --warmup 100 --no-store --bench syscall/getpid \
+  "$K" run --iterations 10000000 --repetitions 100 --warmup 100 --no-store --bench syscall/getpid:raw \
     --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/long.json" >"$TMP/long.out" 2>"$TMP/long.err" &
   pid=$!
   for _ in $(seq 1 600); do

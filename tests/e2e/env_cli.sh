@@ -73,6 +73,8 @@ grep -q 'remedy: cpupower frequency-set -g performance' "$tmp/vm.txt" || fail "e
 rc=$?
 [ "$rc" -eq 0 ] || fail "env on this machine: exit $rc (stderr: $(cat "$tmp/real.err"))"
 grep -q '^kernel:$' "$tmp/real.txt" || fail "env on this machine: no kernel group"
+grep -Eq '^  step: [0-9.]+ ns' "$tmp/real.txt" || fail "env on this machine: no timer step"
+grep -q '^timer' "$tmp/vm.txt" && fail "env on a fixture shows this machine's timer"
 "$bin" env --json >"$tmp/real.json" 2>/dev/null
 rc=$?
 [ "$rc" -eq 0 ] || fail "env --json on this machine: exit $rc"

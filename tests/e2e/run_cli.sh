@@ -4,7 +4,7 @@ K=$KSTACKLAB
 SMALL=(--iterations 2000 --repetitions 3 --warmup 100 --no-store)
 
 expect_exit 0 "list" -- "$K" list && expect_stdout "syscall/getpid" "list shows the syscall suite"
-expect_exit 0 "run a small syscall job" -- "$K" run "${SMALL[@]}" --bench 'syscall/get*' -o "$TMP/r.json"
+expect_exit 0 "run a small syscall job" -- "$K" run "${SMALL[@]}" --bench 'syscall/get*:raw' -o "$TMP/r.json"
 expect_stdout "syscall/getppid" "summary names the benchmark"
 expect_stdout "overhead" "summary states the timer overhead"
 python3 - "$TMP/r.json" <<'PY' && pass "result file has the schema" || fail "result file schema"
@@ -13,6 +13,8 @@ d = json.load(open(sys.argv[1]))
 assert d["schema"] == "kstacklab-result/1", d["schema"]
 assert d["partial"] is False
 assert d["timer"]["freq_hz"] > 0 and d["timer"]["overhead_ns"] > 0
+assert d["timer"]["resolution_ns"] > 0
+assert d["run"]["stall_threshold_ns"] == 10000
 names = [b["name"] for b in d["benchmarks"]]
 assert names == ["syscall/getpid", "syscall/getppid"], names
 for b in d["benchmarks"]:
@@ -22,6 +24,7 @@ for b in d["benchmarks"]:
         for m in ["mean", "stddev", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max"]:
             assert m in r, m
         assert r["min"] <= r["p50"] <= r["p99"] <= r["max"]
+        assert 0 <= r["stalls"] <= 2000 and r["stall_ns"] >= 10000 * r["stalls"]
     assert b["histogram"]["count"] == 6000
 assert "kernel" in d["environment"]
 PY
@@ -39,7 +42,12 @@ expect_exit 0 "two sessions" -- "$K" run "${SMALL[@]}" --bench syscall/getpid --
 python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["benchmarks"][0]; s=[r["session"] for r in b["repetitions"]]; assert s==[0,0,0,1,1,1], s; assert b["histogram"]["count"]==12000' "$TMP/s.json" \
   && pass "sessions recorded per repetition" || fail "sessions"
 
+expect_exit 0 "stall threshold" -- "$K" run "${SMALL[@]}" --bench syscall/getpid:libc --stall-threshold 1ms -o "$TMP/st.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["run"]["stall_threshold_ns"]==1e6; assert d["benchmarks"][0]["variant"]=="libc"' "$TMP/st.json" \
+  && pass "--stall-threshold recorded" || fail "--stall-threshold not recorded"
+
 # Bad input.
+expect_exit 2 "stall threshold without a unit" -- "$K" run --stall-threshold 5 && expect_stderr "stall-threshold" "names the flag"
 expect_exit 2 "unknown flag" -- "$K" run --frobnicate && expect_stderr "frobnicate" "unknown flag is named"
 expect_exit 2 "unknown benchmark" -- "$K" run --bench nosuch/x && expect_stderr "kstacklab list" "points at list"
 expect_exit 2 "unknown suite" -- "$K" run --suite nosuch && expect_stderr "kstacklab list" "points at list"
@@ -53,7 +61,7 @@ expect_exit 2 "no command" -- "$K"
 
 # Interruption: SIGINT / SIGTERM -> completed repetitions written with "partial": true.
 for sig in INT TERM; do
-  "$K" run --bench syscall/getpid --iterations 200000 --repetitions 1000 --no-store -o "$TMP/p$sig.json" >/dev/null 2>"$TMP/err" &
+  "$K" run --bench syscall/getpid:raw --iterations 200000 --repetitions 1000 --no-store -o "$TMP/p$sig.json" >/dev/null 2>"$TMP/err" &
   pid=$!
   sleep 2
   kill -$sig $pid

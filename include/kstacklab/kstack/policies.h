@@ -56,7 +56,7 @@ Expected<std::shared_ptr<rng::Crng>> BootCrng(int num_cpus);
 // x86: rdtsc() in arch_exit_to_user_mode_prepare(), truncated to the u32 argument (v6.10+
 // unmasked). The cpu is irrelevant (the TSC is read on whatever CPU runs the thread).
 struct TscRand {
-  uint32_t operator()(int) const { return static_cast<uint32_t>(rng::ReadCycleCounter()); }
+  uint32_t operator()(int) const { return static_cast<uint32_t>(timing::ReadCounter()); }
 };
 // arm64: get_random_u16() (v6.10+ unmasked) with its per-CPU local_lock.
 struct CrngU16Rand {

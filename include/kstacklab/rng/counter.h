@@ -1,8 +1,8 @@
 // counter: the cycle/timer counter as a "random" source, as the pre-2026 kstack offset code
 // used it (x86 rdtsc(), s390 TOD clock, powerpc mftb(), loongarch drdtime()).
 //
-// Reads rdtsc on x86-64 (no fences, like the kernel's rdtsc()), cntvct_el0 on aarch64, and
-// clock_gettime(CLOCK_MONOTONIC_RAW) in nanoseconds elsewhere. NOT random and NOT
+// Reads the counter with timing::ReadCounter() (unfenced, like the kernel's rdtsc(): TSC on
+// x86-64, cntvct_el0 on aarch64, CLOCK_MONOTONIC_RAW ns elsewhere). NOT random and NOT
 // cryptographic: its low bits are only as unpredictable as the caller's timing.
 //
 // CounterSource optionally quantises the counter to a slower resolution, as a slower hardware
@@ -14,46 +14,17 @@
 #pragma once
 
 #include <cstdint>
-#include <ctime>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
+#include "kstacklab/timing.h"
 
 namespace kstacklab::rng {
 
 __extension__ using Uint128 = unsigned __int128;  // GCC/Clang extension on 64-bit targets
 
-// Raw counter ticks. Hot path: inline, a single instruction on x86-64 / aarch64.
-[[gnu::always_inline]] inline uint64_t ReadCycleCounter() {
-#if defined(__x86_64__) || defined(__i386__)
-  return __rdtsc();
-#elif defined(__aarch64__)
-  uint64_t v;
-  asm volatile("mrs %0, cntvct_el0" : "=r"(v));
-  return v;
-#else
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-#endif
-}
-
-// Name of the instruction/clock ReadCycleCounter() uses on this build.
-constexpr const char* CycleCounterName() {
-#if defined(__x86_64__) || defined(__i386__)
-  return "rdtsc";
-#elif defined(__aarch64__)
-  return "cntvct_el0";
-#else
-  return "clock_gettime(CLOCK_MONOTONIC_RAW)";
-#endif
-}
-
 // Counter source with optional quantisation.
 class CounterSource {
  public:
-  // counter_hz: frequency of ReadCycleCounter() ticks (> 0; 1e9 on the clock_gettime fallback).
+  // counter_hz: frequency of timing::ReadCounter() ticks (> 0; 1e9 on the clock_gettime fallback).
   // resolution_hz: 0 (or == counter_hz) = no quantisation; else the simulated counter's
   // frequency, which must be <= counter_hz (a derived counter cannot be faster); violating either
   // precondition is a bug (KSTACKLAB_CHECK).
@@ -72,7 +43,7 @@ class CounterSource {
   }
 
   // The (quantised) counter value now.
-  [[gnu::always_inline]] uint64_t Read() const { return Quantise(ReadCycleCounter()); }
+  [[gnu::always_inline]] uint64_t Read() const { return Quantise(timing::ReadCounter()); }
 
   uint64_t counter_hz() const { return counter_hz_; }
   uint64_t resolution_hz() const { return resolution_hz_; }
