@@ -106,6 +106,12 @@ void PrintTable(const KernelReport& r) {
       "pairs with the later offset shuffled ({} shuffles) — the estimator's bias under "
       "independence. Dependence shows as MI plug-in well above shuffled max.\n",
       kShuffles);
+  if (!r.dependence.empty() && r.dependence.front().mi.pairs < 10 * 64 * 64) {
+    out += fmt::format(
+        "note: {} pairs for 4096 cells is sparse: the plug-in bias is large and Miller-Madow "
+        "under-corrects; compare with the shuffled columns (or use --samples 100000+)\n",
+        r.dependence.front().mi.pairs);
+  }
   if (r.inputs.pairs > 0) {
     out += fmt::format(
         "kernel input (state_(n+1) xor ror32(state_n, 5)): increases in {} of {} consecutive "
