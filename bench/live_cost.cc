@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
   config.iterations = calls;
   config.chunk = calls;
   kstacklab::SamplerScratch scratch(config.chunk);
-  kstacklab::TimedBody body{
-      kstacklab::TimePerCall<kstacklab::timing::CycleClock, CallGetpid>, nullptr, nullptr};
+  kstacklab::TimedBody body{kstacklab::TimePerCall<kstacklab::timing::CycleClock, CallGetpid>,
+                            nullptr, nullptr};
   const std::array<const char*, 3> names = {"off", "filtered", "recording"};
   std::array<std::vector<double>, 3> p50;
   std::array<std::vector<double>, 3> mean;

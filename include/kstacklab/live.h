@@ -186,3 +186,53 @@ std::string RecordsToCsv(std::span<const LiveRecord> records);
 Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text);
 
 }  // namespace kstacklab::live
+
+namespace kstacklab::live {
+
+// ---- Timer attack on the counter design (attack timer --live) -------------------------------
+//
+// The kernel mixes rdtsc() into the offset state at every return to user mode:
+// state = ror32(state, 5) ^ tsc. An unprivileged attacker reads the TSC right after each of its
+// own syscalls returns (tsc_after) and predicts the next offset. Ground truth: the sampler's
+// derived offsets and, where the kernel has it, task_struct.kstack_offset.
+
+struct TimerAttackData {
+  std::vector<LiveRecord> records;  // one per syscall, in order
+  std::vector<uint64_t> tsc_after;  // the attacker's TSC right after syscall i returned
+};
+
+// Issues `calls` getpid from the calling thread (pinned to `cpu` when >= 0), reading the TSC
+// (lfence; rdtsc) right after each returns, with the sampler attached.
+Expected<TimerAttackData> CollectTimerAttack(uint64_t calls, int cpu);
+
+struct AttackerScore {
+  std::string name;
+  std::string knows;  // what this attacker is given, one line
+  uint64_t predictions = 0;
+  uint64_t correct = 0;
+  double correct_fraction = 0;
+  double conditional_entropy_bits = 0;  // plug-in H(actual | predicted), bits (biased low)
+};
+
+struct TimerAttackReport {
+  uint64_t calls = 0;
+  uint64_t training = 0;  // first half: the attacker's calibration of delta
+  int64_t delta = 0;      // median (kernel input - tsc_after) mod 2^32 over training, ticks
+  double error_p05 = 0;   // 5th / 95th percentiles of (input - tsc_after - delta), ticks
+  double error_p95 = 0;
+  double within_16 = 0;    // fraction of |input - tsc_after - delta| < 16 ticks
+  bool has_state = false;  // task_struct.kstack_offset available (ground-truth inputs)
+  std::vector<AttackerScore> attackers;
+};
+
+// Pure: scores on the second half of the calls, after calibrating delta on the first half.
+// Attackers: "guess" (most frequent training offset), "tsc+leaks" (reads the TSC after each call
+// and is given every previous offset, as if leaked: keeps a 32-bit state estimate, mixes
+// tsc_after + delta in, overwrites bits 4-9 with each leaked offset) and, when the kernel state is
+// available, "tsc+state" (given the full previous 32-bit state: an upper bound). RuntimeError
+// when there are fewer than 256 calls, sizes differ or the records lack the kernel state needed
+// to calibrate delta.
+Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
+                                               std::span<const uint32_t> offsets);
+
+}  // namespace kstacklab::live
