@@ -236,3 +236,42 @@ Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
                                                std::span<const uint32_t> offsets);
 
 }  // namespace kstacklab::live
+
+namespace kstacklab::live {
+
+// ---- Migration attack (attack migration --live) -----------------------------------------------
+//
+// Thread A, pinned to CPU X, blocks in read(2) on a pipe; the main thread moves A's affinity to
+// CPU Y and then wakes it, so A's read enters on X and exits on Y. A third thread C, pinned to X,
+// then makes the next syscall on X (getpid). On a per-CPU counter design X's state was not
+// updated by A's exit, so C's offset would repeat the offset A's read had ("stale"); on a per-task
+// design it would not. Ground truth: every syscall of the process from the sampler.
+
+struct MigrationRound {
+  uint32_t old_cpu = 0;        // X
+  uint32_t read_exit_cpu = 0;  // the CPU A's read exited on (Y when the migration happened)
+  size_t read_index = 0;       // A's read record
+  size_t next_index = 0;       // C's getpid record on X
+};
+
+struct MigrationData {
+  std::vector<LiveRecord> records;  // every syscall of the process, in ring-buffer order
+  std::vector<MigrationRound> rounds;
+};
+
+// Runs `rounds` rounds; RuntimeError when the machine has fewer than 2 CPUs or a record is
+// missing.
+Expected<MigrationData> CollectMigration(uint64_t rounds);
+
+struct MigrationScore {
+  uint64_t rounds = 0;
+  uint64_t migrated = 0;  // rounds whose read exited on another CPU than it entered
+  uint64_t stale = 0;     // of those, C's next offset on X == A's read offset
+  double stale_fraction = 0;
+  double conditional_entropy_bits = 0;  // H(C's offset | A's read offset), plug-in
+};
+
+// Pure.
+MigrationScore ScoreMigration(const MigrationData& data, std::span<const uint32_t> offsets);
+
+}  // namespace kstacklab::live
