@@ -202,6 +202,81 @@ TEST(RecordsCsvTest, RoundTripAndErrors) {
   EXPECT_NE(bad.error().message.find("line 2"), std::string::npos);
 }
 
+// A per-task counter fed by tsc_after + delta: with an exact clock the full-state attacker always
+// wins and the leak attacker converges; with a random input both are at chance.
+TimerAttackData CounterRun(bool tsc_input, size_t n) {
+  TimerAttackData d;
+  uint32_t state = 0;
+  uint64_t tsc = 0x2d296e0000000ull;
+  uint64_t lcg = 11;
+  for (size_t k = 0; k < n; ++k) {
+    LiveRecord r = At(state & kMaxOffset);
+    r.task_state = state;
+    r.flags = kHasTaskState;
+    d.records.push_back(r);
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    tsc += 2000 + (lcg >> 54);  // 2000..3023 ticks between calls
+    d.tsc_after.push_back(tsc);
+    const uint32_t input =
+        tsc_input ? static_cast<uint32_t>(tsc - 800) : static_cast<uint32_t>(lcg >> 20);
+    state = Ror32(state, 5) ^ input;
+  }
+  return d;
+}
+
+std::vector<uint32_t> OffsetsOf(const TimerAttackData& d) {
+  std::vector<uint32_t> o;
+  for (const LiveRecord& r : d.records) o.push_back(r.task_state & kMaxOffset);
+  return o;
+}
+
+TEST(TimerAttackTest, ExactClockIsFullyPredictable) {
+  const TimerAttackData d = CounterRun(true, 4000);
+  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d));
+  ASSERT_TRUE(rep.ok()) << rep.error().message;
+  EXPECT_EQ(rep->delta, -800);
+  EXPECT_EQ(rep->within_16, 1.0);
+  ASSERT_EQ(rep->attackers.size(), 3u);
+  EXPECT_EQ(rep->attackers[0].name, "guess");
+  EXPECT_EQ(rep->attackers[1].name, "tsc+leaks");
+  EXPECT_EQ(rep->attackers[2].name, "tsc+state");
+  EXPECT_EQ(rep->attackers[2].predictions, 1999u);
+  EXPECT_EQ(rep->attackers[2].correct, 1999u);
+  EXPECT_EQ(rep->attackers[1].correct, 1999u);  // converged long before the scored half
+  EXPECT_NEAR(rep->attackers[2].conditional_entropy_bits, 0.0, 1e-9);
+  EXPECT_LT(rep->attackers[0].correct_fraction, 0.05);
+}
+
+TEST(TimerAttackTest, RandomInputIsAtChance) {
+  const TimerAttackData d = CounterRun(false, 3000);
+  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d));
+  ASSERT_TRUE(rep.ok());
+  for (const AttackerScore& a : rep->attackers) EXPECT_LT(a.correct_fraction, 0.05) << a.name;
+}
+
+TEST(TimerAttackTest, NeedsStateAndEnoughCalls) {
+  TimerAttackData d = CounterRun(true, 1000);
+  EXPECT_FALSE(AnalyzeTimerAttack(d, std::vector<uint32_t>(10)).ok());
+  for (LiveRecord& r : d.records) r.flags = 0;
+  EXPECT_FALSE(AnalyzeTimerAttack(d, OffsetsOf(d)).ok());
+  TimerAttackData small = CounterRun(true, 100);
+  EXPECT_FALSE(AnalyzeTimerAttack(small, OffsetsOf(small)).ok());
+}
+
+TEST(MigrationScoreTest, CountsStaleOffsetsOfMigratedRounds) {
+  MigrationData d;
+  d.records = {At(16), At(16), At(32), At(48), At(64), At(64)};
+  const std::vector<uint32_t> offsets = {16, 16, 32, 48, 64, 64};
+  d.rounds = {{0, 1, 0, 1},   // migrated, stale (16 == 16)
+              {1, 0, 2, 3},   // migrated, not stale
+              {0, 0, 4, 5}};  // did not migrate: not scored
+  const MigrationScore s = ScoreMigration(d, offsets);
+  EXPECT_EQ(s.rounds, 3u);
+  EXPECT_EQ(s.migrated, 2u);
+  EXPECT_EQ(s.stale, 1u);
+  EXPECT_DOUBLE_EQ(s.stale_fraction, 0.5);
+}
+
 // Recorded with `kstacklab entropy --kernel --samples 4096 --save-records` on the project's
 // machine (Linux 6.18.44, per-task counter design, see docs/live.md).
 TEST(FixtureTest, RecordedGetpidOffsets) {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_util.h"
 #include "cli/attack_live.h"
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/attack.h"
 #include "kstacklab/attack_report.h"

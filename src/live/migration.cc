@@ -108,9 +108,8 @@ Expected<MigrationData> CollectMigration(uint64_t rounds) {
   if (failed) return RuntimeError("the migration experiment could not set CPU affinity");
   // Only read and getpid are scored: thread creation (clone's return in the child) exits through
   // another call path, which DeriveOffsets would refuse.
-  std::erase_if(data.records, [](const LiveRecord& r) {
-    return r.nr != SYS_read && r.nr != SYS_getpid;
-  });
+  std::erase_if(data.records,
+                [](const LiveRecord& r) { return r.nr != SYS_read && r.nr != SYS_getpid; });
   // Rounds from the records: A's reads in order, then the first getpid of C after each on X.
   size_t round = 0;
   for (size_t i = 0; i < data.records.size() && round < rounds; ++i) {

@@ -54,4 +54,31 @@ elif awk '$1 == "getpid" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !fou
 else
   fail "live: not 64 distinct: $(cat "$TMP/live")"
 fi
+
+# The live attacks (same skip rule): JSON with mode "live" and the rows.
+if [ "$(id -u)" -eq 0 ] && ! grep -q "built without the live sampler" "$TMP/live.err"; then
+  expect_exit 0 "attack timer --live" -- "$KSTACKLAB" attack timer --live --samples 4000 --format json
+  if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "live" and d["attack"] == "timer", d
+assert [r["setting"] for r in d["rows"]] == ["guess", "tsc+leaks", "tsc+state"], d["rows"]
+for r in d["rows"]:
+    assert r["predicted"] == 1999 and 0 <= r["accuracy"] <= 1, r
+PY
+  then pass "timer --live json"; else fail "timer --live json: $(head -c 400 "$TMP/out")"; fi
+  expect_exit 0 "attack migration --live" -- "$KSTACKLAB" attack migration --live --rounds 20 --format json
+  if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "live" and d["attack"] == "migration", d
+r = d["rows"][0]
+assert r["observations"] == 20 and r["migrated"] >= 1, r
+PY
+  then pass "migration --live json"; else fail "migration --live json: $(head -c 400 "$TMP/out")"; fi
+else
+  echo "skip: live attacks (not root or no sampler)"
+fi
+expect_exit 2 "--live --rounds 1" -- "$KSTACKLAB" attack migration --live --rounds 1
+expect_stderr "--rounds 1 is out of range" "rounds range named"
 finish
