@@ -106,7 +106,7 @@ void PrintTable(const KernelReport& r) {
       "pairs with the later offset shuffled ({} shuffles) — the estimator's bias under "
       "independence. Dependence shows as MI plug-in well above shuffled max.\n",
       kShuffles);
-  if (!r.dependence.empty() && r.dependence.front().mi.pairs < 10 * 64 * 64) {
+  if (!r.dependence.empty() && r.dependence.front().mi.pairs < uint64_t{10} * 64 * 64) {
     out += fmt::format(
         "note: {} pairs for 4096 cells is sparse: the plug-in bias is large and Miller-Madow "
         "under-corrects; compare with the shuffled columns (or use --samples 100000+)\n",
