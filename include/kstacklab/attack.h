@@ -102,7 +102,8 @@ struct TimerOptions {
   // Measured jitter samples (ns, attacker's error around its median estimate); when not empty
   // a row per resolution draws the error from these samples instead of a normal law.
   std::vector<double> measured_errors_ns;
-  double tsc_hz = 0;  // this machine's counter rate (0 = leave the TSC row out)
+  double tsc_hz = 0;        // this machine's counter rate (0 = leave the TSC row out)
+  bool uniform_row = true;  // a reference row: the design fed by a uniform source
   uint64_t samples = 200000;
   uint64_t seed = 1;
 };

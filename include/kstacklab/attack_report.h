@@ -15,7 +15,8 @@ std::string RenderAttackTable(const analysis::AttackReport& report);
 
 // {"schema": "kstacklab-attack/1", "attack", "mode", "seed", "claim", "chance",
 //  "remaining_bits_meaning", "rows": [{design, setting, observations, predicted, correct,
-//  accuracy, chance, remaining_bits, verdict, <evidence keys>...}], "notes": [...]}.
+//  accuracy, chance, remaining_bits, verdict, <evidence keys, spaces and '-' as '_'>...}],
+//  "notes": [...]}.
 Json AttackReportToJson(const analysis::AttackReport& report);
 std::string RenderAttackJson(const analysis::AttackReport& report);
 

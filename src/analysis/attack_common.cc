@@ -8,7 +8,12 @@
 namespace kstacklab::analysis {
 
 void AddEvidence(AttackRow& row, std::string key, double value) {
-  row.evidence.push_back({std::move(key), fmt::format("{:.6g}", value), true});
+  const bool integral =
+      std::isfinite(value) && std::fabs(value) < 1e15 && value == std::floor(value);
+  row.evidence.push_back(
+      {std::move(key),
+       integral ? fmt::format("{}", static_cast<int64_t>(value)) : fmt::format("{:.6g}", value),
+       true});
 }
 
 void AddEvidence(AttackRow& row, std::string key, std::string text) {

@@ -125,7 +125,8 @@ Expected<Steps> Build(const std::string& name, int cpus, Sim& sim, Dice& dice) {
     auto crng = MakeCrng(cpus, dice);
     using Attacker = kstack::PerTaskLegacyPolicy<kstack::CrngU16Rand, InjectedCpu>;
     using Other = kstack::PerTaskLegacyPolicy<kstack::CrngU16Rand, OtherTaskCpu>;
-    Attacker::TaskInit();
+    Attacker::TaskInit();  // new tasks (random_kstack_task_init)
+    Other::TaskInit();
     auto a = std::make_shared<Attacker>(kstack::CrngU16Rand{crng.get()}, cpu);
     auto o = std::make_shared<Other>(kstack::CrngU16Rand{crng.get()}, OtherTaskCpu{cpu});
     Steps s;
@@ -203,8 +204,10 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
       static_cast<double>(row.correct + guesses_right) / static_cast<double>(o.syscalls);
   if (row.predicted == 0) {
     row.verdict = "nothing predicted";
-  } else if (row.accuracy > 4 * kChanceAccuracy) {
+  } else if (row.accuracy >= 0.5) {
     row.verdict = "predictable";
+  } else if (row.accuracy > 4 * kChanceAccuracy) {
+    row.verdict = "above chance";
   } else {
     row.verdict = "chance";
   }

@@ -211,7 +211,14 @@ class Search {
         best = Snapshot(pos);
       }
       if (i + 1 == observed_.size()) {
-        leaves.push_back(Snapshot(pos));
+        // Two gap patterns can embed the observations in the same stream (two equal adjacent
+        // offsets): one state, one candidate. At full rank the solution is canonical (the 15
+        // bits no output depends on are free columns, set to 0).
+        Leaf leaf = Snapshot(pos);
+        const bool seen = std::any_of(leaves.begin(), leaves.end(), [&](const Leaf& l) {
+          return l.solution == leaf.solution && l.last_pos == leaf.last_pos;
+        });
+        if (!seen) leaves.push_back(std::move(leaf));
       } else {
         for (uint64_t g = 0; g <= gaps_ && !Stop(); ++g) Visit(i + 1, pos + 1 + g);
       }

@@ -47,9 +47,14 @@ std::string HzText(double hz) {
   return fmt::format("{:g} kHz", hz / 1e3);
 }
 
+// hz == 0: the reference row, the design fed by a uniform source instead of the counter (the
+// attacker still times the counter, at 1 GHz).
 AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
                  const std::vector<double>* measured, uint64_t samples, uint64_t seed) {
   Dice dice(seed);
+  const bool uniform = hz == 0;
+  if (uniform) hz = 1e9;
+  UniformSource source(dice);
   const rng::CounterSource counter(kPicoHz, static_cast<uint64_t>(std::llround(hz)));
   uint64_t counter_value = 0;
   kstack::CpuScript script;
@@ -72,7 +77,7 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
     const uint32_t state = policy.offset(0);  // given to the attacker (best case)
     const uint32_t guess = kstack::KstackOffsetMax(
         kstack::ChooseLegacyOffset(state, static_cast<uint32_t>(counter.Quantise(est_ps))));
-    counter_value = counter.Quantise(t_ps);
+    counter_value = uniform ? source.Next() : counter.Quantise(t_ps);
     policy.Exit();                                                    // the kernel's choose step
     const uint32_t actual = kstack::KstackOffsetMax(policy.Entry());  // the next entry
     ++row.predicted;
@@ -105,6 +110,7 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
     res.emplace_back(hz, HzText(hz));
   }
   if (o.tsc_hz > 0) res.emplace_back(o.tsc_hz, fmt::format("TSC {:.4g} GHz", o.tsc_hz / 1e9));
+  if (o.uniform_row) res.emplace_back(0, "uniform");
   if (res.empty()) return UsageError("timer: no counter resolution to simulate");
   if (o.samples < 1) return UsageError("timer: samples >= 1");
   AttackReport r;
@@ -137,6 +143,7 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       "Method: per row, `observed` simulated syscalls; the attacker knows the design's state "
       "before each exit step and its counter reading has error e (normal, sd = jitter; or "
       "resampled from --measure); it predicts the next offset; accuracy = correct / predicted.",
+      "uniform: the same design fed by a uniform source instead of a counter (the reference).",
       "bit-4 step ns: how long counter bit 4 (the offset's lowest bit, 16 ticks) takes; an error "
       "well below it leaves the offset predictable, one well above leaves 6 bits.",
   };

@@ -1,6 +1,7 @@
 // Private helpers of the attacks (analysis/attack_*.cc).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -54,7 +55,7 @@ class UniformSource {
  private:
   rng::ChachaState state_{};
   uint8_t block_[rng::kChachaBlockSize] = {};
-  int pos_ = 16;
+  size_t pos_ = 16;  // next u32 word of block_
 };
 
 }  // namespace kstacklab::analysis

@@ -18,6 +18,14 @@ double Round6(double v) {
   return std::stod(fmt::format("{:.6g}", v));
 }
 
+// "check bits" -> "check_bits": JSON keys are snake_case; the table shows the key as given.
+std::string JsonKey(std::string key) {
+  for (char& c : key) {
+    if (c == ' ' || c == '-') c = '_';
+  }
+  return key;
+}
+
 std::string EvidenceText(const analysis::AttackRow& row, const std::string& key) {
   for (const analysis::Evidence& e : row.evidence) {
     if (e.key == key) return e.text;
@@ -93,9 +101,9 @@ Json AttackReportToJson(const analysis::AttackReport& report) {
                 {"verdict", r.verdict}};
     for (const analysis::Evidence& e : r.evidence) {
       if (e.number) {
-        row[e.key] = Round6(std::stod(e.text));
+        row[JsonKey(e.key)] = Round6(std::stod(e.text));
       } else {
-        row[e.key] = e.text;
+        row[JsonKey(e.key)] = e.text;
       }
     }
     rows.push_back(std::move(row));
