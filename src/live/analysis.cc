@@ -16,7 +16,8 @@ namespace kstacklab::live {
 
 namespace {
 
-constexpr uint64_t kMaxHeight = uint64_t{64} * 1024;  // larger than any x86-64 THREAD_SIZE (16/32 KiB)
+constexpr uint64_t kMaxHeight =
+    uint64_t{64} * 1024;  // larger than any x86-64 THREAD_SIZE (16/32 KiB)
 constexpr uint32_t kStep = 16;
 constexpr int kBins = 64;
 
