@@ -18,6 +18,7 @@ PACKAGES=(
   clang-format          # the format check in CI (scripts/check-format.sh)
   clang-tidy            # the lint in CI (scripts/tidy.sh)
   linux-perf            # bench/compare-perf.sh runs `perf bench syscall basic` beside kstacklab
+  libbpf-dev clang llvm bpftool  # the live BPF sampler (entropy --kernel, docs/live.md)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/attack_live.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/attack.h"
@@ -173,10 +174,17 @@ struct MigrationFlags {
   std::string migrate_prob = "0.5";
   std::string user_migrate_prob = "0.5";
   std::string other_rate = "0.2";
+  bool live = false;
+  std::string rounds = "1000";
 };
 
 int RunMigrationCmd(const MigrationFlags& f) {
   if (Status s = CheckFormat(f.common); !s.ok()) return Fail(s.error());
+  if (f.live) {
+    auto rounds = ParseRange(f.rounds, "--rounds", 10, 100'000);
+    if (!rounds.ok()) return Fail(rounds.error());
+    return Print(MigrationLiveReport(*rounds), f.common);
+  }
   analysis::MigrationOptions o;
   auto seed = ParseUnsigned(f.common.seed, "--seed");
   if (!seed.ok()) return Fail(seed.error());
@@ -227,6 +235,11 @@ Runner SetupMigration(CLI::App& sub) {
                  "mean syscalls of other tasks per CPU between two attacker syscalls, 0..100")
       ->capture_default_str();
   AddCommon(sub, f->common);
+  sub.add_flag("--live", f->live,
+               "run it on the running kernel instead, with the BPF sampler as ground truth "
+               "(root, 2 CPUs; docs/live.md)");
+  sub.add_option("--rounds", f->rounds, "--live: forced migrations, 10..100000")
+      ->capture_default_str();
   return [f] { return RunMigrationCmd(*f); };
 }
 
@@ -239,10 +252,16 @@ struct TimerFlags {
   std::string samples = "200000";
   bool measure = false;
   std::string measure_calls = "200000";
+  bool live = false;
 };
 
 int RunTimerCmd(const TimerFlags& f) {
   if (Status s = CheckFormat(f.common); !s.ok()) return Fail(s.error());
+  if (f.live) {
+    auto calls = ParseRange(f.samples, "--samples", 1000, 250'000);
+    if (!calls.ok()) return Fail(calls.error());
+    return Print(TimerLiveReport(*calls), f.common);
+  }
   analysis::TimerOptions o;
   auto seed = ParseUnsigned(f.common.seed, "--seed");
   if (!seed.ok()) return Fail(seed.error());
@@ -295,6 +314,9 @@ Runner SetupTimer(CLI::App& sub) {
                "also measure that error here: per-call getpid(2) durations timed by the engine");
   sub.add_option("--measure-calls", f->measure_calls, "calls timed by --measure")
       ->capture_default_str();
+  sub.add_flag("--live", f->live,
+               "attack the running kernel instead, with the BPF sampler as ground truth (root; "
+               "--samples = getpid calls, 1000..250000; docs/live.md)");
   AddCommon(sub, f->common);
   return [f] { return RunTimerCmd(*f); };
 }

@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/entropy_kernel.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/results.h"
@@ -26,6 +27,7 @@ struct EntropyOptions {
   std::vector<std::string> policies;
   std::string samples = "100000";
   std::string format = "table";
+  KernelEntropyFlags kernel;
 };
 
 std::string PolicyNames() {
@@ -101,6 +103,7 @@ void PrintJson(const std::vector<Row>& rows, uint64_t samples) {
 }
 
 int RunEntropy(const EntropyOptions& o) {
+  if (o.kernel.kernel) return RunKernelEntropy(o.kernel, o.policies, o.samples, o.format);
   auto samples = ParseUnsigned(o.samples, "--samples");
   if (!samples.ok()) return Fail(samples.error());
   if (*samples < kMinSamples || *samples > kMaxSamples) {
@@ -145,6 +148,7 @@ Runner SetupEntropyCommand(CLI::App& sub) {
   sub.add_option("--samples", o->samples, "offsets drawn per policy, 64..100000000")
       ->capture_default_str();
   sub.add_option("--format", o->format, "output: table or json")->capture_default_str();
+  AddKernelEntropyFlags(sub, o->kernel);
   return [o] { return RunEntropy(*o); };
 }
 

@@ -1,0 +1,295 @@
+// Pure parts of the live sampler: offsets from addresses, serial dependence, what the per-task
+// state says about the random input, CSV fixtures. No BPF here (always built, tested on fixtures).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cinttypes>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <utility>
+
+#include "kstacklab/live.h"
+
+namespace kstacklab::live {
+
+namespace {
+
+constexpr uint64_t kMaxHeight =
+    uint64_t{64} * 1024;  // larger than any x86-64 THREAD_SIZE (16/32 KiB)
+constexpr uint32_t kStep = 16;
+constexpr int kBins = 64;
+
+uint32_t Ror32(uint32_t x, int k) { return (x >> k) | (x << (32 - k)); }
+
+// Entropy in nats of counts summing to n, and the number of occupied cells.
+std::pair<double, uint64_t> EntropyNats(std::span<const uint64_t> counts, uint64_t n) {
+  double h = 0;
+  uint64_t occupied = 0;
+  for (uint64_t c : counts) {
+    if (c == 0) continue;
+    ++occupied;
+    const double p = static_cast<double>(c) / static_cast<double>(n);
+    h -= p * std::log(p);
+  }
+  return {h, occupied};
+}
+
+// splitmix64: a small deterministic generator for the shuffles (same sequence on every platform,
+// unlike std::shuffle).
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void Shuffle(std::vector<uint8_t>* v, uint64_t* state) {
+  for (size_t i = v->size(); i > 1; --i) {
+    const size_t j = static_cast<size_t>(SplitMix64(state) % i);  // bias < i / 2^64: negligible
+    std::swap((*v)[i - 1], (*v)[j]);
+  }
+}
+
+}  // namespace
+
+Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records) {
+  if (records.empty()) return RuntimeError("no sampler records to derive offsets from");
+  uint64_t lo = UINT64_MAX;
+  uint64_t hi = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const LiveRecord& r = records[i];
+    if (r.local_addr <= r.stack_base || r.local_addr - r.stack_base >= kMaxHeight) {
+      return RuntimeError(fmt::format(
+          "record {}: local at {:#x} is not on the task stack based at {:#x} (sampler bug or "
+          "unexpected kernel stack layout)",
+          i, r.local_addr, r.stack_base));
+    }
+    const uint64_t h = r.local_addr - r.stack_base;
+    lo = std::min(lo, h);
+    hi = std::max(hi, h);
+  }
+  DerivedOffsets d;
+  d.anchor_height = hi;
+  d.spread = hi - lo;
+  if (d.spread > kMaxOffset) {
+    return RuntimeError(fmt::format(
+        "sampled stack heights span {} bytes, more than the largest offset (1008): the records "
+        "come from more than one call path to sys_exit; sample one syscall",
+        d.spread));
+  }
+  d.offsets.reserve(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const LiveRecord& r = records[i];
+    const uint64_t off = hi - (r.local_addr - r.stack_base);
+    if (off % kStep != 0) {
+      return RuntimeError(fmt::format(
+          "record {}: offset {} bytes is not a multiple of 16 (kernel not using the v6.11+ "
+          "0x3F0 mask, or more than one call path)",
+          i, off));
+    }
+    d.offsets.push_back(static_cast<uint32_t>(off));
+    if ((r.flags & kHasTaskState) != 0) {
+      ++d.state_checked;
+      if ((r.task_state & kMaxOffset) == off) ++d.state_agreeing;
+    }
+  }
+  return d;
+}
+
+Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
+                                                  std::span<const uint8_t> y) {
+  if (x.size() != y.size()) {
+    return RuntimeError(fmt::format("mutual information of {} and {} values", x.size(), y.size()));
+  }
+  MutualInformation mi;
+  mi.pairs = x.size();
+  if (x.empty()) return mi;
+  std::array<uint64_t, kBins> cx{};
+  std::array<uint64_t, kBins> cy{};
+  std::vector<uint64_t> cxy(static_cast<size_t>(kBins) * kBins, 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] >= kBins || y[i] >= kBins) {
+      return RuntimeError(
+          fmt::format("offset bin {} at pair {} is not below 64", std::max(x[i], y[i]), i));
+    }
+    ++cx[x[i]];
+    ++cy[y[i]];
+    ++cxy[static_cast<size_t>(x[i]) * kBins + y[i]];
+  }
+  const uint64_t n = x.size();
+  const auto [hx, mx] = EntropyNats(cx, n);
+  const auto [hy, my] = EntropyNats(cy, n);
+  const auto [hxy, mxy] = EntropyNats(cxy, n);
+  const double ln2 = std::log(2.0);
+  const double two_n = 2.0 * static_cast<double>(n);
+  mi.plugin_bits = (hx + hy - hxy) / ln2 + 0.0;
+  // Miller–Madow: H_MM = H + (m - 1) / 2N for each of the three entropies.
+  const double correction =
+      (static_cast<double>(mx) - 1 + static_cast<double>(my) - 1 - (static_cast<double>(mxy) - 1)) /
+      two_n;
+  mi.miller_madow_bits = (hx + hy - hxy + correction) / ln2 + 0.0;
+  mi.conditional_bits = (hxy - hx) / ln2 + 0.0;
+  return mi;
+}
+
+Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord> records,
+                                                      std::span<const uint32_t> offsets,
+                                                      int max_lag, int shuffles, uint64_t seed) {
+  if (records.size() != offsets.size()) {
+    return RuntimeError(fmt::format("{} records but {} offsets", records.size(), offsets.size()));
+  }
+  // Each thread's records, in order.
+  std::map<uint32_t, std::vector<size_t>> by_thread;
+  for (size_t i = 0; i < records.size(); ++i) by_thread[records[i].tid].push_back(i);
+  std::vector<LagDependence> out;
+  for (int lag = 1; lag <= max_lag; ++lag) {
+    std::vector<uint8_t> x;
+    std::vector<uint8_t> y;
+    for (const auto& [tid, idx] : by_thread) {
+      for (size_t k = 0; k + static_cast<size_t>(lag) < idx.size(); ++k) {
+        const size_t a = idx[k];
+        const size_t b = idx[k + static_cast<size_t>(lag)];
+        if (records[a].cpu != records[b].cpu) continue;
+        x.push_back(static_cast<uint8_t>(offsets[a] / kStep));
+        y.push_back(static_cast<uint8_t>(offsets[b] / kStep));
+      }
+    }
+    LagDependence d;
+    d.lag = lag;
+    auto mi = MutualInformationBits(x, y);
+    if (!mi.ok()) return mi.error();
+    d.mi = *mi;
+    uint64_t state = seed ^ static_cast<uint64_t>(lag);
+    double sum = 0;
+    for (int s = 0; s < shuffles; ++s) {
+      std::vector<uint8_t> ys = y;
+      Shuffle(&ys, &state);
+      auto base = MutualInformationBits(x, ys);
+      if (!base.ok()) return base.error();
+      sum += base->plugin_bits;
+      d.shuffled_plugin_max_bits = std::max(d.shuffled_plugin_max_bits, base->plugin_bits);
+    }
+    d.shuffles = shuffles;
+    d.shuffled_plugin_bits = shuffles > 0 ? sum / shuffles : 0;
+    out.push_back(d);
+  }
+  return out;
+}
+
+InputDiagnosis DiagnoseInputs(std::span<const LiveRecord> records) {
+  InputDiagnosis d;
+  std::map<uint32_t, std::vector<uint32_t>> states;  // per thread, in order
+  for (const LiveRecord& r : records) {
+    if ((r.flags & kHasTaskState) != 0) states[r.tid].push_back(r.task_state);
+  }
+  std::vector<uint32_t> steps;
+  for (const auto& [tid, s] : states) {
+    uint32_t previous_input = 0;
+    for (size_t i = 1; i < s.size(); ++i) {
+      const uint32_t input = s[i] ^ Ror32(s[i - 1], 5);
+      ++d.inputs;
+      if (i >= 2) {
+        const uint32_t step = input - previous_input;
+        ++d.pairs;
+        if (step < 0x80000000u) ++d.increasing;
+        steps.push_back(step);
+      }
+      previous_input = input;
+    }
+  }
+  if (!steps.empty()) {
+    std::nth_element(steps.begin(), steps.begin() + static_cast<ptrdiff_t>(steps.size() / 2),
+                     steps.end());
+    d.median_step = steps[steps.size() / 2];
+  }
+  return d;
+}
+
+KernelDesign InferDesign(bool btf_task_field, bool btf_prng_state, bool btf_percpu_counter,
+                         const InputDiagnosis& inputs) {
+  KernelDesign k;
+  if (btf_prng_state) {
+    k.state = "per-cpu-prng";
+  } else if (btf_task_field) {
+    k.state = "per-task";
+  } else if (btf_percpu_counter) {
+    k.state = "per-cpu-counter";
+  } else {
+    k.state = "unknown";
+  }
+  k.input = "unknown";
+  if (inputs.pairs >= 100) {
+    const double frac = static_cast<double>(inputs.increasing) / static_cast<double>(inputs.pairs);
+    k.input = frac > 0.95 ? "tsc-like" : (frac < 0.6 ? "random-like" : "unknown");
+  }
+  if (k.state == "per-cpu-prng") {
+    k.summary = "per-CPU prandom state (kstack_rnd_state): offset = prandom_u32_state() & 0x3F0";
+  } else if (k.state == "per-task") {
+    k.summary = fmt::format(
+        "per-task counter (task_struct.kstack_offset): state = ror32(state, 5) ^ input at each "
+        "return to user mode; input {}",
+        k.input == "tsc-like" ? "increases like a time-stamp counter (rdtsc)" : k.input);
+  } else if (k.state == "per-cpu-counter") {
+    k.summary =
+        "per-CPU counter (kstack_offset): state = ror32(state, 5) ^ input at each return "
+        "to user mode";
+  } else {
+    k.summary = "design not identified from BTF";
+  }
+  return k;
+}
+
+std::string RecordsToCsv(std::span<const LiveRecord> records) {
+  std::string out = "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n";
+  for (const LiveRecord& r : records) {
+    out += fmt::format("{:#x},{:#x},{},{},{},{},{:#x},{}\n", r.local_addr, r.stack_base, r.ktime_ns,
+                       r.cpu, r.tid, r.nr, r.task_state, r.flags);
+  }
+  return out;
+}
+
+Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text) {
+  std::vector<LiveRecord> out;
+  size_t pos = 0;
+  size_t line_no = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string line(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    if (line_no == 1 || line.empty()) continue;  // header
+    LiveRecord r;
+    unsigned long long addr = 0;
+    unsigned long long base = 0;
+    unsigned long long ktime = 0;
+    unsigned cpu = 0;
+    unsigned tid = 0;
+    int nr = 0;
+    unsigned state = 0;
+    unsigned flags = 0;
+    int consumed = 0;
+    const int got = std::sscanf(line.c_str(), "%llx,%llx,%llu,%u,%u,%d,%x,%u%n", &addr, &base,
+                                &ktime, &cpu, &tid, &nr, &state, &flags, &consumed);
+    if (got != 8 || static_cast<size_t>(consumed) != line.size()) {
+      return UsageError(
+          fmt::format("records line {}: expected 8 comma-separated fields "
+                      "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags",
+                      line_no));
+    }
+    r.local_addr = addr;
+    r.stack_base = base;
+    r.ktime_ns = ktime;
+    r.cpu = cpu;
+    r.tid = tid;
+    r.nr = nr;
+    r.task_state = state;
+    r.flags = flags;
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace kstacklab::live

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+// kstacklab live sampler (BPF side). Attached to the raw tracepoint sys_exit, which the kernel
+// runs on the syscall's own task stack, below the alloca of add_random_kstack_offset() in
+// do_syscall_64 (arch/x86/entry/syscall_64.c). The address of a local of this program therefore
+// moves exactly with that syscall's stack offset: one record per syscall of the target process.
+//
+// Built by CMake with `clang -target bpf -O2 -g`; `bpftool gen skeleton` embeds the object into
+// a header (src/live/sampler.cc). No vmlinux.h: the two kernel fields read (task_struct.stack,
+// pt_regs.orig_ax) are declared below with preserve_access_index, so libbpf relocates them
+// against the running kernel's BTF (/sys/kernel/btf/vmlinux) at load time (CO-RE).
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "GPL";  // bpf_probe_read_kernel is GPL-only
+
+struct task_struct {
+  void *stack;
+  __u32 kstack_offset;  // only on kernels that keep the offset state per task (optional)
+} __attribute__((preserve_access_index));
+
+struct pt_regs {
+  unsigned long orig_ax;
+} __attribute__((preserve_access_index));
+
+// Keep in sync with LiveRecord in include/kstacklab/live.h (static_assert there on the size).
+struct live_record {
+  __u64 local_addr;  // address of a local of this program (on the task stack)
+  __u64 stack_base;  // task_struct.stack: lowest address of the task stack
+  __u64 ktime_ns;    // bpf_ktime_get_ns()
+  __u32 cpu;         // bpf_get_smp_processor_id()
+  __u32 tid;         // thread id (pid in kernel terms)
+  __s32 nr;          // syscall number (pt_regs.orig_ax)
+  __u32 task_state;  // task_struct.kstack_offset when the kernel has that field, else 0
+  __u32 flags;       // LIVE_HAS_TASK_STATE
+  __u32 pad;
+};
+
+#define LIVE_HAS_TASK_STATE 1u
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 24);  // 16 MiB = 299593 records of 48 + 8 (header) bytes
+} records SEC(".maps");
+
+// Records the ring buffer had no room for (index 0).
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} dropped SEC(".maps");
+
+// Set by the loader before load (read-only afterwards).
+const volatile __u32 target_tgid = 0;
+const volatile __s32 target_nr = -1;  // -1: every syscall
+
+SEC("raw_tp/sys_exit")
+int kstacklab_sys_exit(struct bpf_raw_tracepoint_args *ctx) {
+  const __u64 id = bpf_get_current_pid_tgid();
+  if ((__u32)(id >> 32) != target_tgid) return 0;
+  const struct pt_regs *regs = (const struct pt_regs *)ctx->args[0];
+  const __s32 nr = (__s32)BPF_CORE_READ(regs, orig_ax);
+  if (target_nr >= 0 && nr != target_nr) return 0;
+  volatile __u64 marker = 0;  // the local whose address is recorded
+  struct live_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+  if (!r) {
+    __u32 key = 0;
+    __u64 *count = bpf_map_lookup_elem(&dropped, &key);
+    if (count) __sync_fetch_and_add(count, 1);
+    return 0;
+  }
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  r->local_addr = (__u64)&marker;
+  r->stack_base = (__u64)BPF_CORE_READ(task, stack);
+  r->ktime_ns = bpf_ktime_get_ns();
+  r->cpu = bpf_get_smp_processor_id();
+  r->tid = (__u32)id;
+  r->nr = nr;
+  r->task_state = 0;
+  r->flags = 0;
+  if (bpf_core_field_exists(task->kstack_offset)) {
+    r->task_state = BPF_CORE_READ(task, kstack_offset);
+    r->flags = LIVE_HAS_TASK_STATE;
+  }
+  r->pad = (__u32)marker;
+  bpf_ringbuf_submit(r, 0);
+  return 0;
+}

@@ -1,0 +1,179 @@
+// The timer attack against the rdtsc-fed offset counter, scored against the sampler's ground
+// truth (include/kstacklab/live.h, docs/live.md).
+#include <fmt/format.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "kstacklab/live.h"
+#include "kstacklab/raw_syscall.h"
+#include "kstacklab/timing.h"
+
+namespace kstacklab::live {
+
+namespace {
+
+constexpr uint64_t kMinCalls = 256;
+constexpr uint64_t kDrainEvery = 16384;
+
+uint32_t Ror32(uint32_t x, int k) { return (x >> k) | (x << (32 - k)); }
+
+// The attacker's clock: lfence; rdtsc; lfence on x86 (what an unprivileged process can read).
+inline uint64_t ReadTsc() { return timing::CycleClock::Now(); }
+
+double Percentile(std::vector<int64_t> v, double pct) {
+  if (v.empty()) return 0;
+  const size_t k = static_cast<size_t>(pct / 100.0 * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+  return static_cast<double>(v[k]);
+}
+
+AttackerScore Score(std::string name, std::string knows, const std::vector<uint8_t>& predicted,
+                    const std::vector<uint8_t>& actual) {
+  AttackerScore s;
+  s.name = std::move(name);
+  s.knows = std::move(knows);
+  s.predictions = predicted.size();
+  for (size_t i = 0; i < predicted.size(); ++i) s.correct += predicted[i] == actual[i] ? 1 : 0;
+  s.correct_fraction =
+      s.predictions > 0 ? static_cast<double>(s.correct) / static_cast<double>(s.predictions) : 0;
+  auto mi = MutualInformationBits(predicted, actual);
+  if (mi.ok()) s.conditional_entropy_bits = mi->conditional_bits;
+  return s;
+}
+
+}  // namespace
+
+Expected<TimerAttackData> CollectTimerAttack(uint64_t calls, int cpu) {
+  cpu_set_t saved;
+  bool pinned = false;
+  if (cpu >= 0) {
+    if (sched_getaffinity(0, sizeof(saved), &saved) != 0) {
+      return RuntimeError("sched_getaffinity failed");
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) != 0) {
+      return RuntimeError(fmt::format("cannot run on CPU {}", cpu));
+    }
+    pinned = true;
+  }
+  struct Restore {
+    cpu_set_t* mask;
+    bool active;
+    ~Restore() {
+      if (active) sched_setaffinity(0, sizeof(*mask), mask);
+    }
+  } restore{&saved, pinned};
+  auto sampler = Sampler::Attach(SamplerOptions{SYS_getpid});
+  if (!sampler.ok()) return sampler.error();
+  TimerAttackData data;
+  data.records.reserve(calls);
+  data.tsc_after.assign(calls, 0);
+  for (uint64_t i = 0; i < calls; ++i) {
+    RawSyscall0(SYS_getpid);
+    data.tsc_after[i] = ReadTsc();
+    if ((i + 1) % kDrainEvery == 0) {
+      if (Status s = (*sampler)->Drain(&data.records); !s.ok()) return s.error();
+    }
+  }
+  if (Status s = (*sampler)->Drain(&data.records); !s.ok()) return s.error();
+  if (data.records.size() != calls) {
+    return RuntimeError(fmt::format("the sampler recorded {} of {} syscalls ({} dropped)",
+                                    data.records.size(), calls, (*sampler)->Dropped()));
+  }
+  return data;
+}
+
+Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
+                                               std::span<const uint32_t> offsets) {
+  const size_t n = data.records.size();
+  if (n < kMinCalls || data.tsc_after.size() != n || offsets.size() != n) {
+    return RuntimeError(fmt::format(
+        "the timer attack needs at least {} calls with one TSC read and one offset each",
+        kMinCalls));
+  }
+  TimerAttackReport rep;
+  rep.calls = n;
+  rep.training = n / 2;
+  rep.has_state = std::all_of(data.records.begin(), data.records.end(),
+                              [](const LiveRecord& r) { return (r.flags & kHasTaskState) != 0; });
+  if (!rep.has_state) {
+    return RuntimeError(
+        "this kernel does not expose task_struct.kstack_offset, so the kernel's TSC input cannot "
+        "be recovered to calibrate and check the attack");
+  }
+  // input_i: what the kernel mixed in between syscall i and i+1; error vs the attacker's TSC.
+  std::vector<int64_t> err(n - 1);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const uint32_t input = data.records[i + 1].task_state ^ Ror32(data.records[i].task_state, 5);
+    err[i] = static_cast<int32_t>(input - static_cast<uint32_t>(data.tsc_after[i]));
+  }
+  std::vector<int64_t> train(err.begin(), err.begin() + static_cast<ptrdiff_t>(rep.training));
+  rep.delta = static_cast<int64_t>(Percentile(train, 50));
+  std::vector<int64_t> centred(err.size());
+  uint64_t close = 0;
+  for (size_t i = 0; i < err.size(); ++i) {
+    centred[i] = err[i] - rep.delta;
+    close += std::llabs(centred[i]) < 16 ? 1 : 0;
+  }
+  rep.error_p05 = Percentile(centred, 5);
+  rep.error_p95 = Percentile(centred, 95);
+  rep.within_16 = static_cast<double>(close) / static_cast<double>(centred.size());
+
+  // The attacker's error model: the centred training errors and how often each occurred. A
+  // prediction is the offset with the largest total weight over these errors (maximum a
+  // posteriori under the training distribution), not just the one at the median.
+  std::map<int64_t, uint64_t> error_weights;
+  for (size_t i = 0; i < rep.training; ++i) ++error_weights[centred[i]];
+  auto predict = [&](uint32_t rotated_state, uint64_t tsc) {
+    std::array<uint64_t, 64> weight{};
+    for (const auto& [e, w] : error_weights) {
+      const uint32_t input = static_cast<uint32_t>(tsc + static_cast<uint64_t>(rep.delta + e));
+      weight[((rotated_state ^ input) & kMaxOffset) / 16] += w;
+    }
+    return static_cast<uint8_t>(std::max_element(weight.begin(), weight.end()) - weight.begin());
+  };
+
+  // Scored predictions are of offsets[k] for k in [training + 1, n).
+  std::array<uint64_t, 64> freq{};
+  for (size_t k = 0; k < rep.training; ++k) ++freq[offsets[k] / 16];
+  const auto mode = static_cast<uint8_t>(std::max_element(freq.begin(), freq.end()) - freq.begin());
+  std::vector<uint8_t> actual;
+  std::vector<uint8_t> guess;
+  std::vector<uint8_t> leaks;
+  std::vector<uint8_t> state;
+  uint32_t estimate = 0;
+  for (size_t k = 1; k < n; ++k) {
+    // Attacker with leaks: before syscall k it knows offsets[0..k-1] and tsc_after[0..k-1].
+    const uint32_t rotated = Ror32(estimate, 5);
+    estimate =
+        rotated ^ static_cast<uint32_t>(data.tsc_after[k - 1] + static_cast<uint64_t>(rep.delta));
+    estimate = (estimate & ~kMaxOffset) | offsets[k];  // the leak of offset k, after the call
+    if (k <= rep.training) continue;
+    const uint8_t leak_prediction = predict(rotated, data.tsc_after[k - 1]);
+    const uint8_t state_prediction =
+        predict(Ror32(data.records[k - 1].task_state, 5), data.tsc_after[k - 1]);
+    actual.push_back(static_cast<uint8_t>(offsets[k] / 16));
+    guess.push_back(mode);
+    leaks.push_back(leak_prediction);
+    state.push_back(state_prediction);
+  }
+  rep.attackers.push_back(
+      Score("guess", "nothing: always the most frequent offset of the first half", guess, actual));
+  rep.attackers.push_back(Score("tsc+leaks",
+                                "its TSC after each call, every previous offset (leaked), delta "
+                                "calibrated on the first half",
+                                leaks, actual));
+  rep.attackers.push_back(Score("tsc+state",
+                                "its TSC after each call and the full previous 32-bit state "
+                                "(upper bound)",
+                                state, actual));
+  return rep;
+}
+
+}  // namespace kstacklab::live

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# End-to-end test of `kstacklab entropy --kernel`: a recorded fixture analysed without BPF, usage
+# errors, and the live sampler on this kernel (skipped, with the reason, only when the process
+# cannot load BPF: not root, or a build without the sampler).
+# Usage: bash live_cli.sh KSTACKLAB_BINARY DATA_DIR
+source "$(dirname "$0")/lib.bash"
+
+expect_exit 0 "entropy --kernel --records fixture" -- \
+  "$KSTACKLAB" entropy --kernel --records "$DATA/live/getpid-4096.csv" --lags 2
+if awk '$1 == "records" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !found }' "$TMP/out"; then
+  pass "fixture: 4096 samples, 64 distinct"
+else
+  fail "fixture: no row with 4096 samples and 64 distinct: $(cat "$TMP/out")"
+fi
+expect_stdout "in 4096 of 4096 records" "derived offsets checked against task_struct.kstack_offset"
+expect_stdout "serial dependence" "serial dependence section"
+
+expect_exit 0 "--records --format json" -- \
+  "$KSTACKLAB" entropy --kernel --records "$DATA/live/getpid-4096.csv" --lags 3 --format json
+if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "kernel", d
+assert d["entropy"]["distinct"] == 64 and d["entropy"]["samples"] == 4096, d["entropy"]
+assert [l["lag"] for l in d["serial_dependence"]] == [1, 2, 3], d["serial_dependence"]
+for l in d["serial_dependence"]:
+    for k in ("pairs", "mi_plugin_bits", "mi_miller_madow_bits", "mi_shuffled_mean_bits",
+              "mi_shuffled_max_bits", "conditional_entropy_bits"):
+        assert k in l, (k, l)
+assert d["environment"]["design_state"] == "per-task", d["environment"]
+assert d["offsets"]["state_agreeing"] == 4096, d["offsets"]
+PY
+then pass "json parses and has the fields"; else fail "json: $(head -c 400 "$TMP/out")"; fi
+
+expect_exit 2 "--kernel with a policy" -- "$KSTACKLAB" entropy --kernel percpu-prng
+expect_stderr "drop the policy names" "policy with --kernel named"
+expect_exit 2 "--syscall unknown" -- "$KSTACKLAB" entropy --kernel --syscall nosuch
+expect_stderr "--syscall nosuch is not supported" "unknown syscall named"
+expect_exit 2 "--lags 0" -- "$KSTACKLAB" entropy --kernel --lags 0
+expect_stderr "--lags 0 is out of range" "lags range named"
+expect_exit 2 "--cpu 4096" -- "$KSTACKLAB" entropy --kernel --cpu 4096
+expect_stderr "--cpu 4096" "cpu named"
+expect_exit 2 "--records missing file" -- "$KSTACKLAB" entropy --kernel --records "$TMP/nope.csv"
+
+# The live sampler. Skipped only where BPF really is unavailable to this process.
+"$KSTACKLAB" entropy --kernel --samples 4096 --lags 1 --cpu 0 >"$TMP/live" 2>"$TMP/live.err"
+rc=$?
+if [ $rc -ne 0 ] && { [ "$(id -u)" -ne 0 ] || grep -q "built without the live sampler" "$TMP/live.err"; }; then
+  echo "skip: live sampler unavailable: $(cat "$TMP/live.err")"
+elif [ $rc -ne 0 ]; then
+  fail "entropy --kernel exited $rc as root: $(cat "$TMP/live.err")"
+elif awk '$1 == "getpid" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !found }' "$TMP/live"; then
+  pass "live: 64 distinct offsets of getpid on this kernel"
+else
+  fail "live: not 64 distinct: $(cat "$TMP/live")"
+fi
+
+# The live attacks (same skip rule): JSON with mode "live" and the rows.
+if [ "$(id -u)" -eq 0 ] && ! grep -q "built without the live sampler" "$TMP/live.err"; then
+  expect_exit 0 "attack timer --live" -- "$KSTACKLAB" attack timer --live --samples 4000 --format json
+  if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "live" and d["attack"] == "timer", d
+assert [r["setting"] for r in d["rows"]] == ["guess", "tsc+leaks", "tsc+state"], d["rows"]
+for r in d["rows"]:
+    assert r["predicted"] == 1999 and 0 <= r["accuracy"] <= 1, r
+PY
+  then pass "timer --live json"; else fail "timer --live json: $(head -c 400 "$TMP/out")"; fi
+  expect_exit 0 "attack migration --live" -- "$KSTACKLAB" attack migration --live --rounds 20 --format json
+  if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "live" and d["attack"] == "migration", d
+r = d["rows"][0]
+assert r["observations"] == 20 and r["migrated"] >= 1, r
+PY
+  then pass "migration --live json"; else fail "migration --live json: $(head -c 400 "$TMP/out")"; fi
+else
+  echo "skip: live attacks (not root or no sampler)"
+fi
+expect_exit 2 "--live --rounds 1" -- "$KSTACKLAB" attack migration --live --rounds 1
+expect_stderr "--rounds 1 is out of range" "rounds range named"
+finish

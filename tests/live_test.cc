@@ -1,0 +1,336 @@
+// Live sampler (include/kstacklab/live.h): offsets from recorded addresses, serial dependence and
+// the input diagnosis on hand-made records and on a recorded fixture (tests/data/live/), then the
+// sampler itself on this kernel (skipped, with the reason, only where BPF is unavailable).
+#include "kstacklab/live.h"
+
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kstacklab/entropy.h"
+
+namespace kstacklab::live {
+namespace {
+
+constexpr uint64_t kBase = 0xffffc90000000000ull;
+constexpr uint64_t kAnchor = 16032;  // any height: the tests only use differences
+
+LiveRecord At(uint32_t offset, uint32_t tid = 1, uint32_t cpu = 0) {
+  LiveRecord r;
+  r.stack_base = kBase;
+  r.local_addr = kBase + kAnchor - offset;
+  r.tid = tid;
+  r.cpu = cpu;
+  r.nr = SYS_getpid;
+  return r;
+}
+
+uint32_t Ror32(uint32_t x, int k) { return (x >> k) | (x << (32 - k)); }
+
+std::vector<LiveRecord> LoadFixture(const std::string& name) {
+  std::ifstream in(std::string(KSTACKLAB_TEST_DATA) + "/live/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto records = RecordsFromCsv(ss.str());
+  EXPECT_TRUE(records.ok());
+  return records.ok() ? *records : std::vector<LiveRecord>{};
+}
+
+TEST(DeriveOffsetsTest, LargestHeightIsOffsetZero) {
+  std::vector<LiveRecord> recs = {At(32), At(0), At(1008), At(16)};
+  auto d = DeriveOffsets(recs);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->offsets, (std::vector<uint32_t>{32, 0, 1008, 16}));
+  EXPECT_EQ(d->anchor_height, kAnchor);
+  EXPECT_EQ(d->spread, 1008u);
+  EXPECT_EQ(d->state_checked, 0u);
+}
+
+TEST(DeriveOffsetsTest, ChecksAgainstTaskState) {
+  std::vector<LiveRecord> recs = {At(0), At(48), At(16)};
+  recs[0].task_state = 0x12345400;  // & 0x3F0 = 0
+  recs[1].task_state = 0xabcd0031;  // & 0x3F0 = 0x030 = 48
+  recs[2].task_state = 0x00000020;  // 32, not 16: disagrees
+  for (LiveRecord& r : recs) r.flags = kHasTaskState;
+  auto d = DeriveOffsets(recs);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->state_checked, 3u);
+  EXPECT_EQ(d->state_agreeing, 2u);
+}
+
+TEST(DeriveOffsetsTest, RejectsWhatIsNotOneCallPathWithTheMask) {
+  EXPECT_FALSE(DeriveOffsets({}).ok());
+  // Spread 1024 > 1008: two call paths.
+  EXPECT_FALSE(DeriveOffsets(std::vector<LiveRecord>{At(0), At(1024)}).ok());
+  // 8 bytes apart: not the 0x3F0 mask.
+  auto r = DeriveOffsets(std::vector<LiveRecord>{At(0), At(8)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("multiple of 16"), std::string::npos);
+  // Local below its stack base: not on the task stack.
+  LiveRecord off_stack = At(0);
+  off_stack.local_addr = kBase - 16;
+  EXPECT_FALSE(DeriveOffsets(std::vector<LiveRecord>{off_stack}).ok());
+}
+
+TEST(MutualInformationTest, HandComputed) {
+  // y = x, two equiprobable values: MI = H = 1 bit; H(Y|X) = 0. Miller-Madow: cells 2, 2, 2 ->
+  // correction (1 + 1 - 1) / (2 * 4) nats.
+  const std::vector<uint8_t> x = {0, 1, 0, 1};
+  auto same = MutualInformationBits(x, x);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->pairs, 4u);
+  EXPECT_NEAR(same->plugin_bits, 1.0, 1e-12);
+  EXPECT_NEAR(same->conditional_bits, 0.0, 1e-12);
+  EXPECT_NEAR(same->miller_madow_bits, 1.0 + 0.125 / std::log(2.0), 1e-12);
+  // Independent by construction: every (x, y) cell once. MI = 0; H(Y|X) = 1; Miller-Madow:
+  // (1 + 1 - 3) / 8 nats below zero.
+  auto indep =
+      MutualInformationBits(std::vector<uint8_t>{0, 0, 1, 1}, std::vector<uint8_t>{0, 1, 0, 1});
+  ASSERT_TRUE(indep.ok());
+  EXPECT_NEAR(indep->plugin_bits, 0.0, 1e-12);
+  EXPECT_NEAR(indep->conditional_bits, 1.0, 1e-12);
+  EXPECT_NEAR(indep->miller_madow_bits, -0.125 / std::log(2.0), 1e-12);
+}
+
+TEST(MutualInformationTest, EdgeCases) {
+  auto empty = MutualInformationBits({}, {});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->pairs, 0u);
+  EXPECT_EQ(empty->plugin_bits, 0.0);
+  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{1}, std::vector<uint8_t>{}).ok());
+  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{64}, std::vector<uint8_t>{0}).ok());
+}
+
+TEST(SerialDependenceTest, PairsOnlyWithinOneThreadOnOneCpu) {
+  // Thread 1: CPU 0, 0, 1, 1; thread 2 interleaved on CPU 0. Lag 1 pairs of thread 1: (0,1) and
+  // (2,3) (the 1->2 pair changes CPU); thread 2: (0,1). Offsets follow y = x + 16 within a pair.
+  std::vector<LiveRecord> recs = {At(0, 1, 0),  At(100 * 0, 2, 0), At(16, 1, 0),
+                                  At(16, 2, 0), At(320, 1, 1),     At(336, 1, 1)};
+  std::vector<uint32_t> offsets = {0, 0, 16, 16, 320, 336};
+  auto deps = SerialDependence(recs, offsets, 2, 4, 1);
+  ASSERT_TRUE(deps.ok());
+  ASSERT_EQ(deps->size(), 2u);
+  EXPECT_EQ((*deps)[0].lag, 1);
+  EXPECT_EQ((*deps)[0].mi.pairs, 3u);
+  EXPECT_EQ((*deps)[1].mi.pairs, 0u);  // thread 1 lag 2: (0,2) and (1,3) both change CPU
+  EXPECT_EQ((*deps)[0].shuffles, 4);
+  EXPECT_FALSE(SerialDependence(recs, std::vector<uint32_t>{0}, 1, 0, 1).ok());
+}
+
+TEST(SerialDependenceTest, DependentSequenceStandsOutOfTheShuffledBaseline) {
+  // offset_{i+1} = (offset_i + 16 * 5) mod 1024 with a pseudo-random start every 4 calls: lag 1
+  // is mostly determined, so MI is far above the shuffled baseline.
+  std::vector<LiveRecord> recs;
+  std::vector<uint32_t> offsets;
+  uint32_t x = 0;
+  uint64_t lcg = 7;
+  for (int i = 0; i < 20000; ++i) {
+    if (i % 4 == 0) {
+      lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+      x = static_cast<uint32_t>(lcg >> 58) * 16;
+    } else {
+      x = (x + 80) % 1024;
+    }
+    recs.push_back(At(x));
+    offsets.push_back(x);
+  }
+  auto deps = SerialDependence(recs, offsets, 1, 4, 42);
+  ASSERT_TRUE(deps.ok());
+  const LagDependence& d = (*deps)[0];
+  EXPECT_GT(d.mi.miller_madow_bits, 3.0);
+  EXPECT_LT(d.shuffled_plugin_max_bits, 0.5);
+  // Deterministic shuffles: the same seed gives the same baseline.
+  auto again = SerialDependence(recs, offsets, 1, 4, 42);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].shuffled_plugin_bits, d.shuffled_plugin_bits);
+}
+
+TEST(DiagnoseInputsTest, CounterInputsIncreaseRandomOnesDoNot) {
+  std::vector<LiveRecord> tsc;
+  std::vector<LiveRecord> random;
+  uint32_t s1 = 0;
+  uint32_t s2 = 0;
+  uint64_t lcg = 3;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    LiveRecord a = At(0);
+    a.flags = kHasTaskState;
+    a.task_state = s1;
+    tsc.push_back(a);
+    s1 = Ror32(s1, 5) ^ (0xe0000000u + i * 3000u);  // a counter wrapping past 2^32
+    LiveRecord b = a;
+    b.task_state = s2;
+    random.push_back(b);
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    s2 = Ror32(s2, 5) ^ static_cast<uint32_t>(lcg >> 32);
+  }
+  const InputDiagnosis t = DiagnoseInputs(tsc);
+  EXPECT_EQ(t.inputs, 999u);
+  EXPECT_EQ(t.pairs, 998u);
+  EXPECT_EQ(t.increasing, 998u);
+  EXPECT_EQ(t.median_step, 3000.0);
+  EXPECT_EQ(InferDesign(true, false, false, t).input, "tsc-like");
+  const InputDiagnosis r = DiagnoseInputs(random);
+  EXPECT_GT(r.increasing, 400u);
+  EXPECT_LT(r.increasing, 600u);
+  EXPECT_EQ(InferDesign(true, false, false, r).input, "random-like");
+  EXPECT_EQ(InferDesign(false, false, false, InputDiagnosis{}).state, "unknown");
+  EXPECT_EQ(InferDesign(true, true, false, t).state, "per-cpu-prng");
+  EXPECT_EQ(InferDesign(false, false, true, t).state, "per-cpu-counter");
+}
+
+TEST(RecordsCsvTest, RoundTripAndErrors) {
+  std::vector<LiveRecord> recs = {At(16, 7, 1), At(0, 8, 0)};
+  recs[0].task_state = 0xdeadbeef;
+  recs[0].flags = kHasTaskState;
+  recs[1].ktime_ns = 123456789;
+  auto back = RecordsFromCsv(RecordsToCsv(recs));
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].local_addr, recs[0].local_addr);
+  EXPECT_EQ((*back)[0].task_state, 0xdeadbeefu);
+  EXPECT_EQ((*back)[0].tid, 7u);
+  EXPECT_EQ((*back)[1].ktime_ns, 123456789u);
+  auto bad = RecordsFromCsv("header\n0x1,0x2,3\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("line 2"), std::string::npos);
+}
+
+// A per-task counter fed by tsc_after + delta: with an exact clock the full-state attacker always
+// wins and the leak attacker converges; with a random input both are at chance.
+TimerAttackData CounterRun(bool tsc_input, size_t n) {
+  TimerAttackData d;
+  uint32_t state = 0;
+  uint64_t tsc = 0x2d296e0000000ull;
+  uint64_t lcg = 11;
+  for (size_t k = 0; k < n; ++k) {
+    LiveRecord r = At(state & kMaxOffset);
+    r.task_state = state;
+    r.flags = kHasTaskState;
+    d.records.push_back(r);
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    tsc += 2000 + (lcg >> 54);  // 2000..3023 ticks between calls
+    d.tsc_after.push_back(tsc);
+    const uint32_t input =
+        tsc_input ? static_cast<uint32_t>(tsc - 800) : static_cast<uint32_t>(lcg >> 20);
+    state = Ror32(state, 5) ^ input;
+  }
+  return d;
+}
+
+std::vector<uint32_t> OffsetsOf(const TimerAttackData& d) {
+  std::vector<uint32_t> o;
+  for (const LiveRecord& r : d.records) o.push_back(r.task_state & kMaxOffset);
+  return o;
+}
+
+TEST(TimerAttackTest, ExactClockIsFullyPredictable) {
+  const TimerAttackData d = CounterRun(true, 4000);
+  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d));
+  ASSERT_TRUE(rep.ok()) << rep.error().message;
+  EXPECT_EQ(rep->delta, -800);
+  EXPECT_EQ(rep->within_16, 1.0);
+  ASSERT_EQ(rep->attackers.size(), 3u);
+  EXPECT_EQ(rep->attackers[0].name, "guess");
+  EXPECT_EQ(rep->attackers[1].name, "tsc+leaks");
+  EXPECT_EQ(rep->attackers[2].name, "tsc+state");
+  EXPECT_EQ(rep->attackers[2].predictions, 1999u);
+  EXPECT_EQ(rep->attackers[2].correct, 1999u);
+  EXPECT_EQ(rep->attackers[1].correct, 1999u);  // converged long before the scored half
+  EXPECT_NEAR(rep->attackers[2].conditional_entropy_bits, 0.0, 1e-9);
+  EXPECT_LT(rep->attackers[0].correct_fraction, 0.05);
+}
+
+TEST(TimerAttackTest, RandomInputIsAtChance) {
+  const TimerAttackData d = CounterRun(false, 3000);
+  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d));
+  ASSERT_TRUE(rep.ok());
+  for (const AttackerScore& a : rep->attackers) EXPECT_LT(a.correct_fraction, 0.05) << a.name;
+}
+
+TEST(TimerAttackTest, NeedsStateAndEnoughCalls) {
+  TimerAttackData d = CounterRun(true, 1000);
+  EXPECT_FALSE(AnalyzeTimerAttack(d, std::vector<uint32_t>(10)).ok());
+  for (LiveRecord& r : d.records) r.flags = 0;
+  EXPECT_FALSE(AnalyzeTimerAttack(d, OffsetsOf(d)).ok());
+  TimerAttackData small = CounterRun(true, 100);
+  EXPECT_FALSE(AnalyzeTimerAttack(small, OffsetsOf(small)).ok());
+}
+
+TEST(MigrationScoreTest, CountsStaleOffsetsOfMigratedRounds) {
+  MigrationData d;
+  d.records = {At(16), At(16), At(32), At(48), At(64), At(64)};
+  const std::vector<uint32_t> offsets = {16, 16, 32, 48, 64, 64};
+  d.rounds = {{0, 1, 0, 1},   // migrated, stale (16 == 16)
+              {1, 0, 2, 3},   // migrated, not stale
+              {0, 0, 4, 5}};  // did not migrate: not scored
+  const MigrationScore s = ScoreMigration(d, offsets);
+  EXPECT_EQ(s.rounds, 3u);
+  EXPECT_EQ(s.migrated, 2u);
+  EXPECT_EQ(s.stale, 1u);
+  EXPECT_DOUBLE_EQ(s.stale_fraction, 0.5);
+}
+
+// Recorded with `kstacklab entropy --kernel --samples 4096 --save-records` on the project's
+// machine (Linux 6.18.44, per-task counter design, see docs/live.md).
+TEST(FixtureTest, RecordedGetpidOffsets) {
+  const std::vector<LiveRecord> recs = LoadFixture("getpid-4096.csv");
+  ASSERT_EQ(recs.size(), 4096u);
+  auto d = DeriveOffsets(recs);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->spread, 1008u);
+  EXPECT_EQ(d->state_checked, 4096u);
+  EXPECT_EQ(d->state_agreeing, 4096u);  // every derived offset = task_struct.kstack_offset & 0x3F0
+  std::set<uint32_t> distinct(d->offsets.begin(), d->offsets.end());
+  EXPECT_EQ(distinct.size(), 64u);
+  auto stats = analysis::AnalyzeOffsets(d->offsets);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->distinct, 64);
+  EXPECT_EQ(stats->script_bits, 7);
+  // The kernel input of this design is the TSC: it increases between consecutive syscalls.
+  const InputDiagnosis in = DiagnoseInputs(recs);
+  EXPECT_EQ(in.pairs, 4094u);
+  EXPECT_EQ(InferDesign(true, false, false, in).input, "tsc-like");
+  // Serial dependence at lag 1 on this recording: no more than the estimator's own bias.
+  auto deps = SerialDependence(recs, d->offsets, 1, 8, 1);
+  ASSERT_TRUE(deps.ok());
+  const LagDependence& lag1 = (*deps)[0];
+  EXPECT_EQ(lag1.mi.pairs, 4095u);
+  // With 4095 pairs over 4096 cells the plug-in bias is large (~0.8 bit) and Miller-Madow
+  // under-corrects; the shuffled baseline is the reference: the real MI lies within it.
+  EXPECT_GT(lag1.mi.plugin_bits, 0.5);
+  EXPECT_LT(lag1.mi.plugin_bits, lag1.shuffled_plugin_max_bits + 0.02);
+  EXPECT_GT(lag1.mi.plugin_bits, lag1.shuffled_plugin_bits - 0.05);
+}
+
+// The sampler on this kernel. CI runs as root on the project's machine, so this runs there.
+TEST(LiveSamplerTest, FindsSixtyFourOffsetsOnThisKernel) {
+  if (!SamplerBuilt()) GTEST_SKIP() << "this build has no BPF sampler (libbpf/clang/bpftool)";
+  auto recs = Collect(CollectOptions{SYS_getpid, 4096, -1});
+  if (!recs.ok() && geteuid() != 0) {
+    GTEST_SKIP() << "BPF unavailable: " << recs.error().message;
+  }
+  ASSERT_TRUE(recs.ok()) << recs.error().message;
+  ASSERT_EQ(recs->size(), 4096u);
+  for (const LiveRecord& r : *recs) {
+    ASSERT_EQ(r.nr, SYS_getpid);
+    ASSERT_EQ(r.tid, static_cast<uint32_t>(syscall(SYS_gettid)));
+  }
+  auto d = DeriveOffsets(*recs);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  std::set<uint32_t> distinct(d->offsets.begin(), d->offsets.end());
+  // Uniform offsets miss one of 64 values in 4096 draws with probability < 64 (63/64)^4096
+  // ~ 1e-26.
+  EXPECT_EQ(distinct.size(), 64u);
+  for (uint32_t o : d->offsets) EXPECT_EQ(o % 16, 0u);
+  if (d->state_checked > 0) EXPECT_EQ(d->state_agreeing, d->state_checked);
+}
+
+}  // namespace
+}  // namespace kstacklab::live
