@@ -15,6 +15,7 @@
 #include <set>
 
 #include "kstacklab/sysinfo.h"
+#include "sysinfo/text.h"
 
 namespace kstacklab {
 
@@ -26,6 +27,8 @@ SysinfoOptions SysinfoOptionsFromEnvironment() {
 }
 
 namespace {
+
+using sysinfo_text::Trim;
 
 constexpr size_t kMaxFileBytes = size_t{16} << 20;
 
@@ -149,13 +152,6 @@ class Reader {
     return std::filesystem::equivalent(root_, "/", ec);
   }
 
-  static std::string Trim(std::string_view s) {
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-    return std::string(s.substr(b, e - b));
-  }
-
  private:
   std::string root_;
   std::vector<std::string> problems_;
@@ -186,37 +182,6 @@ KernelIdentity ReadIdentity(const SysinfoOptions& options, Reader& reader) {
     }
   }
   return id;
-}
-
-// The cmdline state of randomize_kstack_offset= as init/main.c sees it: early params are
-// handled in command-line order, a malformed value is rejected ("Malformed early option") and
-// leaves the static key as it was, so the last *valid* occurrence wins. parameq() treats '-'
-// and '_' alike.
-struct KstackCmdline {
-  std::string state = "default";  // "on" | "off" | "default" | "invalid:<v>"
-  std::optional<bool> value;      // the last valid value
-};
-
-KstackCmdline ParseKstackCmdline(const std::vector<CmdlineParam>& params) {
-  KstackCmdline out;
-  std::optional<std::string> last_invalid;
-  for (const CmdlineParam& p : params) {
-    std::string name = p.name;
-    std::replace(name.begin(), name.end(), '-', '_');
-    if (name != "randomize_kstack_offset") continue;
-    std::optional<bool> b = p.value ? KernelStrToBool(*p.value) : std::nullopt;
-    if (b) {
-      out.value = b;
-    } else {
-      last_invalid = p.value.value_or("");
-    }
-  }
-  if (out.value) {
-    out.state = *out.value ? "on" : "off";
-  } else if (last_invalid) {
-    out.state = "invalid:" + *last_invalid;
-  }
-  return out;
 }
 
 std::optional<std::string> LastParamValue(const std::vector<CmdlineParam>& params,
@@ -304,55 +269,6 @@ Json Preemption(const Json& all, const std::vector<CmdlineParam>& params, Reader
 }
 
 // ---- cpu ----------------------------------------------------------------------------------------
-
-// The first processor block of /proc/cpuinfo as key -> value, plus the count of blocks.
-struct CpuInfo {
-  std::map<std::string, std::string> first;
-  int processors = 0;
-};
-
-CpuInfo ParseCpuInfo(std::string_view text) {
-  CpuInfo info;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string key = Reader::Trim(line.substr(0, colon));
-    std::string value = Reader::Trim(line.substr(colon + 1));
-    if (key == "processor") ++info.processors;
-    if (info.processors <= 1 && !info.first.count(key)) info.first[key] = value;
-  }
-  return info;
-}
-
-// "0-3,6,8-9" -> 7; nullopt when malformed.
-std::optional<int> CountCpuList(std::string_view list) {
-  int count = 0;
-  std::string s(list);
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string::npos) end = s.size();
-    std::string part = s.substr(pos, end - pos);
-    pos = end + 1;
-    char* rest = nullptr;
-    long a = std::strtol(part.c_str(), &rest, 10);
-    if (rest == part.c_str() || a < 0) return std::nullopt;
-    long b = a;
-    if (*rest == '-') {
-      const char* bstart = rest + 1;
-      b = std::strtol(bstart, &rest, 10);
-      if (rest == bstart || b < a) return std::nullopt;
-    }
-    if (*rest != '\0' || b - a > 1 << 20) return std::nullopt;
-    count += static_cast<int>(b - a + 1);
-  }
-  return count > 0 ? std::optional<int>(count) : std::nullopt;
-}
 
 // DMI vendor/product strings of common hypervisors (systemd-detect-virt uses the same signal).
 bool DmiLooksVirtual(const std::string& vendor, const std::string& product) {
@@ -446,7 +362,7 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
     ReadOutcome r = reader.Read("proc/sys/kernel/stack_erasing");
     Json v = nullptr;
     if (r.status == ReadStatus::kOk) {
-      std::string t = Reader::Trim(r.text);
+      std::string t = Trim(r.text);
       if (t == "0" || t == "1") {
         v = t == "1" ? 1 : 0;
       } else {
