@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/counter.h"
+#include "kstacklab/rng/getrandom.h"
 #include "kstacklab/rng/prandom.h"
 #include "kstacklab/rng/siphash.h"
 #include "kstacklab/rng/sources.h"
@@ -507,6 +509,22 @@ TEST(Sources, TableNamesAreUniqueAndSummarised) {
       EXPECT_STRNE(sources[i].name, sources[j].name);
     }
   }
+}
+
+}  // namespace
+}  // namespace kstacklab::rng
+
+namespace kstacklab::rng {
+namespace {
+
+TEST(Getrandom, FillsLongBuffersAndSecureZeroWipes) {
+  // 1 MiB: more than getrandom(2) guarantees to return at once (256 bytes), so
+  // short reads are retried; all-zero output would mean nothing was written.
+  std::vector<uint8_t> buf(size_t{1} << 20, 0);
+  ASSERT_TRUE(FillFromGetrandom(buf.data(), buf.size()).ok());
+  EXPECT_NE(std::count(buf.begin(), buf.end(), uint8_t{0}), static_cast<long>(buf.size()));
+  SecureZero(buf.data(), buf.size());
+  EXPECT_EQ(std::count(buf.begin(), buf.end(), uint8_t{0}), static_cast<long>(buf.size()));
 }
 
 }  // namespace

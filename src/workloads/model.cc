@@ -20,6 +20,7 @@
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/counter.h"
 #include "kstacklab/rng/crng.h"
+#include "kstacklab/rng/getrandom.h"
 #include "kstacklab/rng/prandom.h"
 #include "kstacklab/rng/siphash.h"
 #include "kstacklab/timing.h"
@@ -123,8 +124,9 @@ Expected<std::shared_ptr<RngState>> BootRngState() {
   KSTACKLAB_RETURN_IF_ERROR(rng::PrandomSeedFullState(states));
   for (int c = 0; c < cpus; ++c) s->prandom[c] = states[static_cast<size_t>(c)];
   uint8_t key[16];
-  KSTACKLAB_RETURN_IF_ERROR(kstack::FillFromGetrandom(key, sizeof key));
+  KSTACKLAB_RETURN_IF_ERROR(rng::FillFromGetrandom(key, sizeof key));
   s->key = rng::SiphashKeyFromBytes(key);
+  rng::SecureZero(key, sizeof key);
   return s;
 }
 

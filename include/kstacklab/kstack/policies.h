@@ -31,6 +31,7 @@
 #include "kstacklab/kstack/percpu.h"
 #include "kstacklab/rng/counter.h"
 #include "kstacklab/rng/crng.h"
+#include "kstacklab/rng/getrandom.h"
 #include "kstacklab/rng/prandom.h"
 #include "kstacklab/rng/siphash.h"
 
@@ -44,8 +45,8 @@ constexpr uint32_t ChooseLegacyOffset(uint32_t old, uint32_t rand) { return Ror3
 
 // --- boot-time helpers (not hot paths) -------------------------------------------------------
 
-// getrandom(2) into buf, retrying short reads and EINTR. RuntimeError naming the errno.
-Status FillFromGetrandom(void* buf, size_t len);
+// getrandom(2) into buf (rng/getrandom.h), kept under this name for the policies' callers.
+using rng::FillFromGetrandom;
 
 // The kernel CRNG as after boot: one rng::Crng with `num_cpus` per-CPU slots and a base key
 // from getrandom(2).
