@@ -14,44 +14,21 @@ Expected<std::shared_ptr<rng::Crng>> BootCrng(int num_cpus) {
   return crng;
 }
 
-Expected<std::unique_ptr<LegacyX86Policy>> LegacyX86Policy::Boot() {
-  return std::make_unique<LegacyX86Policy>(PossibleCpus(), TscRand{});
-}
-
-namespace {
-template <class P>
-Expected<std::unique_ptr<P>> BootWithCrng() {
-  auto crng = BootCrng(PossibleCpus());
-  if (!crng.ok()) return crng.error();
-  return std::make_unique<P>(std::move(*crng));
-}
-}  // namespace
-
-Expected<std::unique_ptr<LegacyArm64Policy>> LegacyArm64Policy::Boot() {
-  return BootWithCrng<LegacyArm64Policy>();
-}
-Expected<std::unique_ptr<LegacyArm64NoLockPolicy>> LegacyArm64NoLockPolicy::Boot() {
-  return BootWithCrng<LegacyArm64NoLockPolicy>();
-}
-Expected<std::unique_ptr<LegacyArm64U8Policy>> LegacyArm64U8Policy::Boot() {
-  return BootWithCrng<LegacyArm64U8Policy>();
-}
-Expected<std::unique_ptr<PerTaskPolicy>> PerTaskPolicy::Boot() {
-  return BootWithCrng<PerTaskPolicy>();
-}
-Expected<std::unique_ptr<BufferedPrngPolicy>> BufferedPrngPolicy::Boot() {
-  return BootWithCrng<BufferedPrngPolicy>();
-}
-
-Expected<std::unique_ptr<SiphashPolicy>> SiphashPolicy::Boot() {
+Expected<rng::SiphashKey> BootSiphashKey() {
   uint8_t key_bytes[16];
   KSTACKLAB_RETURN_IF_ERROR(rng::FillFromGetrandom(key_bytes, sizeof key_bytes));
   const rng::SiphashKey key = rng::SiphashKeyFromBytes(key_bytes);
   rng::SecureZero(key_bytes, sizeof key_bytes);
+  return key;
+}
+
+Expected<std::unique_ptr<SiphashPolicy>> SiphashPolicy::Boot() {
+  auto key = BootSiphashKey();
+  if (!key.ok()) return key.error();
   std::vector<uint64_t> tweaks(static_cast<size_t>(PossibleCpus()));
   KSTACKLAB_RETURN_IF_ERROR(
       rng::FillFromGetrandom(tweaks.data(), tweaks.size() * sizeof(uint64_t)));
-  return std::make_unique<SiphashPolicy>(key, tweaks);
+  return std::make_unique<SiphashPolicy>(*key, tweaks);
 }
 
 Expected<std::unique_ptr<PercpuPrngPolicy>> PercpuPrngPolicy::Boot() {
