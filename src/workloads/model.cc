@@ -58,7 +58,7 @@ Expected<std::shared_ptr<void>> SetupKstack() {
   if (!policy.ok()) return policy.error();
   for (int i = 0; i < 640; ++i) {
     const uint32_t offset = def.next_offset(policy->get());
-    if (offset % kstack::kOffsetGranule != 0 || offset > kstack::kOffsetMask) {
+    if (!kstack::IsMaskedOffset(offset)) {
       return RuntimeError(fmt::format("policy {} produced offset {}, outside {{0, 16, ..., 1008}}",
                                       def.name, offset));
     }
