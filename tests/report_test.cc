@@ -75,11 +75,17 @@ CompareTable Build(const std::vector<std::string>& files, CompareOptions options
   std::vector<CompareInput> in;
   for (const std::string& f : files) {
     auto run = ReadResultFile(kDir + f);
-    EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().message);
+    if (!run.ok()) {
+      ADD_FAILURE() << run.error().message;
+      return {};
+    }
     in.push_back({f, *run});
   }
   auto t = BuildCompareTable(in, options);
-  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+  if (!t.ok()) {
+    ADD_FAILURE() << t.error().message;
+    return {};
+  }
   return *t;
 }
 

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
+#include <vector>
 
 #include "kstacklab/workload.h"
 
@@ -40,8 +42,9 @@ TEST(Workloads, EveryRowIsCompleteAndItsCheckPasses) {
       ASSERT_TRUE(w.percall && w.loop && w.setup) << w.name;
       auto state = w.setup();
       ASSERT_TRUE(state.ok()) << WorkloadId(w) << ": " << state.error().message;
-      std::vector<uint64_t> ticks(8);
+      std::vector<uint64_t> ticks(8, UINT64_MAX);
       w.percall(state->get(), ticks.size(), ticks.data());
+      for (uint64_t t : ticks) EXPECT_NE(t, UINT64_MAX) << WorkloadId(w) << ": a call not timed";
       EXPECT_GT(w.loop(state->get(), 8), 0u);
     }
   }
