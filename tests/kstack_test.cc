@@ -80,7 +80,8 @@ TEST(KstackPolicies, OffsetsInRangeAndAll64Seen) {
   }
 }
 
-// kernel-facts §9: from 0 with rand 0x12345678, 0x9abcdef0, 0x0fedcba9.
+// Derived by hand from choose_random_kstack_offset() (include/linux/randomize_kstack.h, v6.9+:
+// ror32(old, 5) ^ rand): from 0 with rand 0x12345678, 0x9abcdef0, 0x0fedcba9.
 TEST(KstackLegacy, ChooseStepMatchesDerivedExample) {
   EXPECT_EQ(Ror32(0x12345678u, 5), 0xC091A2B3u);
   uint32_t o = ChooseLegacyOffset(0, 0x12345678u);
@@ -130,8 +131,9 @@ TEST(KstackLegacy, Arm64VariantsUseTheCrngOfTheirCpu) {
   EXPECT_EQ(crng->Counters(0).chacha_blocks, 0u);
 }
 
-// kernel-facts §1.4: raw seeds deadbeef/cafebabe/12345678/9abcdef0 through
-// prandom_seed_full_state's per-CPU step, then one output per syscall, masked with 0x3F0.
+// Derived (not a kernel vector) from lib/random32.c: raw seeds deadbeef/cafebabe/12345678/
+// 9abcdef0 through prandom_seed_full_state's per-CPU step, then one output per syscall, masked with
+// 0x3F0.
 TEST(KstackPercpuPrng, KnownSeedReproducesMaskedOutputs) {
   const uint32_t seeds[4] = {0xdeadbeefu, 0xcafebabeu, 0x12345678u, 0x9abcdef0u};
   std::vector<rng::PrandomState> states(2);
@@ -165,7 +167,7 @@ TEST(KstackSiphash, TenOffsetsPerHash) {
   EXPECT_EQ(p.slot(1).counter, 3u);
   EXPECT_EQ(p.slot(0).hashes, 0u);
   // Cross-check with the kernel vector: siphash_1u64(0x0706050403020100) with key 00..0f is
-  // SipHash vector 8 (kernel-facts §4.3).
+  // SipHash reference vector 8 (veorq/SipHash vectors.h; lib/tests/siphash_kunit.c).
   EXPECT_EQ(rng::Siphash1u64(0x0706050403020100ull, key), 0x93f5f5799a932462ull);
 }
 

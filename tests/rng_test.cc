@@ -1,7 +1,8 @@
 // Known-answer and cross-check tests for the model random sources (rng/): prandom (LFSR113),
 // ChaCha20, SipHash / hsiphash / HalfSipHash, and the counter source. Vectors come from the
-// kernel self-tests, RFC 8439 and the SipHash reference (/work/shared/reference/kernel-facts.md
-// §1, §3, §4); libsodium is the independent cross-check.
+// kernel self-tests (lib/random32.c prandom_state_selftest), RFC 8439 §2.3.2 / §2.4.2 and the
+// SipHash reference vectors (github.com/veorq/SipHash vectors.h, as in the kernel's
+// lib/tests/siphash_kunit.c); libsodium is the independent cross-check.
 #include <gtest/gtest.h>
 #include <sodium.h>
 
