@@ -19,6 +19,9 @@
 
 namespace kstacklab {
 
+// Latency histograms hold picoseconds; tables and plots show nanoseconds.
+constexpr double PsToNs(double ps) { return ps / 1000.0; }
+
 class Histogram {
  public:
   static constexpr int kDefaultSubBucketBits = 11;  // 0.049 % worst-case midpoint error

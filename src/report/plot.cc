@@ -89,16 +89,16 @@ std::vector<CdfPoint> LatencyCdf(const Histogram& histogram, double overhead_ns)
   std::vector<CdfPoint> out;
   const uint64_t total = histogram.count();
   if (total == 0) return out;
-  const double min_ns = static_cast<double>(histogram.min()) / 1000.0 - overhead_ns;
+  const double min_ns = PsToNs(static_cast<double>(histogram.min())) - overhead_ns;
   if (min_ns > 0) out.push_back({min_ns, 0.0});
   uint64_t below = 0;
   for (const Histogram::Bucket& b : histogram.NonEmptyBuckets()) {
     below += b.count;
-    const double x = static_cast<double>(b.high) / 1000.0 - overhead_ns;
+    const double x = PsToNs(static_cast<double>(b.high)) - overhead_ns;
     if (x > 0) out.push_back({x, static_cast<double>(below) / static_cast<double>(total)});
   }
   if (histogram.overflow() > 0) {
-    const double x = static_cast<double>(histogram.max()) / 1000.0 - overhead_ns;
+    const double x = PsToNs(static_cast<double>(histogram.max())) - overhead_ns;
     if (x > 0) out.push_back({x, 1.0});
   }
   return out;
