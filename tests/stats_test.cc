@@ -10,6 +10,7 @@
 //  * "t tables": standard two-sided t quantiles (t(0.975, 4) = 2.776445, ...).
 #include "kstacklab/stats.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -219,6 +220,13 @@ CompareInput Input(const std::string& label, std::vector<BenchmarkResult> benche
   return in;
 }
 
+// One run holding each series as a variant of "s/x": compared within the run, on repetitions.
+CompareInput OneRun(const std::vector<std::pair<std::string, std::vector<double>>>& series) {
+  std::vector<BenchmarkResult> benches;
+  for (const auto& [variant, values] : series) benches.push_back(Bench("s/x", values, variant));
+  return Input("run", std::move(benches));
+}
+
 CompareOptions MeanOnly() {
   CompareOptions o;
   o.metrics = {"mean"};
@@ -229,9 +237,9 @@ TEST(CompareTable, FastpathVersusCiOnKnownData) {
   // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) =
   // [10.037, 13.963]. var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p =
   // 0.017 -> ci (R). var 14..18: [14.037, 17.963] does not overlap -> (R) under both.
-  std::vector<CompareInput> in = {Input("base", {Bench("s/x", {10, 11, 12, 13, 14})}),
-                                  Input("overlap", {Bench("s/x", {13, 14, 15, 16, 17})}),
-                                  Input("apart", {Bench("s/x", {14, 15, 16, 17, 18})})};
+  std::vector<CompareInput> in = {OneRun({{"base", {10, 11, 12, 13, 14}},
+                                          {"overlap", {13, 14, 15, 16, 17}},
+                                          {"apart", {14, 15, 16, 17, 18}}})};
   CompareOptions o = MeanOnly();
   o.method = VerdictMethod::kFastpath;
   auto fp = BuildCompareTable(in, o);
@@ -249,21 +257,21 @@ TEST(CompareTable, FastpathVersusCiOnKnownData) {
 }
 
 TEST(CompareTable, SignConventionAndHigherIsBetter) {
-  auto up = Bench("s/x", {105, 105.1, 104.9, 105.2, 104.8});
-  auto base = Bench("s/x", {100, 100.1, 99.9, 100.2, 99.8});
-  auto t = BuildCompareTable({Input("b", {base}), Input("v", {up})}, MeanOnly());
+  auto up = Bench("s/x", {105, 105.1, 104.9, 105.2, 104.8}, "v");
+  auto base = Bench("s/x", {100, 100.1, 99.9, 100.2, 99.8}, "b");
+  auto t = BuildCompareTable({Input("run", {base, up})}, MeanOnly());
   ASSERT_TRUE(t.ok());
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 5.0, 1e-9);
   EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression);
   base.lower_is_better = false;
   up.lower_is_better = false;
-  t = BuildCompareTable({Input("b", {base}), Input("v", {up})}, MeanOnly());
+  t = BuildCompareTable({Input("run", {base, up})}, MeanOnly());
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kImprovement);
   // --min-effect above the change: no verdict.
   CompareOptions o = MeanOnly();
   o.min_effect_pct = 6;
-  t = BuildCompareTable({Input("b", {base}), Input("v", {up})}, o);
+  t = BuildCompareTable({Input("run", {base, up})}, o);
   EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
 }
 
@@ -298,7 +306,12 @@ TEST(CompareTable, SessionsAreTheSamples) {
 TEST(CompareTable, VariantsOfOneFileAndDefaultBaseline) {
   std::vector<CompareInput> in = {Input("model", {Bench("model/kstack", {50, 50.1, 49.9}, "prng"),
                                                   Bench("model/kstack", {40, 40.1, 39.9}, "off")})};
+  // Without a flagged row (files written before the flag), the first variant is the baseline.
   auto t = BuildCompareTable(in, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->columns[0].name, "prng");
+  in[0].run.benchmarks[1].baseline = true;  // the workload row's flag, not its name, decides
+  t = BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->columns.size(), 2u);
   // One file: the common label is dropped from the column names and stated in a note.
@@ -322,15 +335,73 @@ TEST(CompareTable, VariantsOfOneFileAndDefaultBaseline) {
   EXPECT_NE(t.error().message.find("the columns are: prng, off"), std::string::npos);
 }
 
-TEST(CompareTable, CollidingLabelsUseFileStems) {
-  auto a = Input("same", {Bench("s/x", {1, 2, 3})});
-  auto b = Input("same", {Bench("s/x", {1, 2, 3})});
-  a.source = "dir/first.json";
-  b.source = "second.json";
-  auto t = BuildCompareTable({a, b}, MeanOnly());
+TEST(CompareTable, InputsWithOneLabelAreRunsOfOneColumn) {
+  // Label "a": runs with means 100, 102, 104 (repetitions 99/101, ...); label "b": 110, 111, 112.
+  std::vector<CompareInput> in;
+  for (double m : {100.0, 102.0, 104.0}) in.push_back(Input("a", {Bench("s/x", {m - 1, m + 1})}));
+  for (double m : {110.0, 111.0, 112.0}) in.push_back(Input("b", {Bench("s/x", {m - 1, m + 1})}));
+  in[1].source = "dir/a2.json";
+  auto t = BuildCompareTable(in, MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->columns.size(), 2u);
+  EXPECT_EQ(t->columns[0].name, "a");
+  EXPECT_EQ(t->columns[0].sources, (std::vector<std::string>{"a.json", "dir/a2.json", "a.json"}));
+  const CompareCell& b = t->rows[0].baseline;
+  const CompareCell& v = t->rows[0].variants[0];
+  EXPECT_EQ(b.unit, SampleUnit::kRun);
+  EXPECT_EQ(b.n, 3);
+  EXPECT_EQ(b.runs, 3);
+  EXPECT_EQ(b.repetitions, 6);
+  EXPECT_DOUBLE_EQ(b.value, 102);
+  EXPECT_DOUBLE_EQ(b.sd, 2);  // SD of the run means, not of the repetitions
+  EXPECT_FALSE(v.no_run_variance);
+  // Welch on run means: t = (111 - 102) / sqrt(4/3 + 1/3) = 6.97, df = 2.94: p < 0.01.
+  EXPECT_NEAR(v.change_pct, 100 * (111.0 / 102 - 1), 1e-9);
+  EXPECT_EQ(v.verdict, Verdict::kRegression);
+  // Components of "a": repetition 2 (each session 99/101 etc.), run 4 - 2/2 = 3.
+  EXPECT_DOUBLE_EQ(b.components.repetition, 2);
+  EXPECT_DOUBLE_EQ(b.components.run, 3);
+  EXPECT_TRUE(std::isnan(b.components.session));
+  // Two files with one label and no others: a single column (and the caller warns).
+  t = BuildCompareTable({in[0], in[1]}, MeanOnly());
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->columns[0].name, "first");
-  EXPECT_EQ(t->columns[1].name, "second");
+  EXPECT_EQ(t->columns.size(), 1u);
+}
+
+TEST(CompareTable, SingleRunAcrossRunsHasNoVerdict) {
+  // A 5 % change on low-noise repetitions: within one run (variants) it is (R); as two files
+  // of one run each it is shown with its CI but not marked, and a footnote says why.
+  std::vector<double> base = {100, 100.1, 99.9, 100.2, 99.8},
+                      up = {105, 105.1, 104.9, 105.2, 104.8};
+  auto within = BuildCompareTable({OneRun({{"b", base}, {"v", up}})}, MeanOnly());
+  ASSERT_TRUE(within.ok());
+  EXPECT_EQ(within->rows[0].variants[0].verdict, Verdict::kRegression);
+  EXPECT_FALSE(within->rows[0].variants[0].no_run_variance);
+  auto across = BuildCompareTable(
+      {Input("b", {Bench("s/x", base)}), Input("v", {Bench("s/x", up)})}, MeanOnly());
+  ASSERT_TRUE(across.ok());
+  const CompareCell& c = across->rows[0].variants[0];
+  EXPECT_TRUE(c.no_run_variance);
+  EXPECT_EQ(c.verdict, Verdict::kNone);
+  EXPECT_NEAR(c.change_pct, 5.0, 1e-9);
+  EXPECT_GT(c.ci_low_pct, 0);  // the within-run CI is still reported
+  bool noted = false;
+  for (const std::string& n : across->notes)
+    noted = noted || n.find("measure >= 3 runs per configuration") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Several sessions on both sides carry the process-to-process variance: decided.
+  std::vector<int> sessions = {0, 1, 2, 3, 4};
+  auto sess = BuildCompareTable({Input("b", {Bench("s/x", base, "", sessions)}),
+                                 Input("v", {Bench("s/x", up, "", sessions)})},
+                                MeanOnly());
+  ASSERT_TRUE(sess.ok());
+  EXPECT_FALSE(sess->rows[0].variants[0].no_run_variance);
+  EXPECT_EQ(sess->rows[0].variants[0].verdict, Verdict::kRegression);
+  // One side with sessions, the other a single process: still no verdict.
+  auto mixed = BuildCompareTable(
+      {Input("b", {Bench("s/x", base, "", sessions)}), Input("v", {Bench("s/x", up)})}, MeanOnly());
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_TRUE(mixed->rows[0].variants[0].no_run_variance);
 }
 
 TEST(CompareTable, InputErrors) {
@@ -371,8 +442,8 @@ TEST(CompareTable, HolmNeedsAdjustedP) {
   // smallest p x 2 > 0.05, the other max(that, p x 1): both lose the verdict.
   std::vector<double> b = {10, 11, 12, 13, 14};
   std::vector<double> x = {12.5, 13.5, 14.5, 15.5, 16.5}, y = {12.6, 13.6, 14.6, 15.6, 16.6};
-  std::vector<CompareInput> in = {Input("b", {Bench("s/x", b), Bench("s/y", b)}),
-                                  Input("v", {Bench("s/x", x), Bench("s/y", y)})};
+  std::vector<CompareInput> in = {Input("run", {Bench("s/x", b, "b"), Bench("s/y", b, "b"),
+                                                Bench("s/x", x, "v"), Bench("s/y", y, "v")})};
   auto raw = BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(raw.ok());
   double px = raw->rows[0].variants[0].p_value, py = raw->rows[1].variants[0].p_value;
@@ -404,7 +475,7 @@ double FalsePositiveRate(SignificanceTest test, VerdictMethod method, uint64_t s
     std::vector<double> a(10), b(10);
     for (double& v : a) v = noise(rng);
     for (double& v : b) v = noise(rng);
-    auto t = BuildCompareTable({Input("a", {Bench("s/x", a)}), Input("b", {Bench("s/x", b)})}, o);
+    auto t = BuildCompareTable({OneRun({{"a", a}, {"b", b}})}, o);
     if (t.ok() && t->rows[0].variants[0].verdict != Verdict::kNone) ++flagged;
   }
   return static_cast<double>(flagged) / kTrials;
@@ -428,26 +499,175 @@ TEST(CompareTable, PlantedFivePercentIsAlwaysFlaggedWithTheRightSign) {
       up[i] = 105 + noise(rng);
       down[i] = 95 + noise(rng);
     }
-    auto t = BuildCompareTable({Input("b", {Bench("s/x", base)}), Input("up", {Bench("s/x", up)}),
-                                Input("down", {Bench("s/x", down)})},
-                               MeanOnly());
+    auto t = BuildCompareTable({OneRun({{"b", base}, {"up", up}, {"down", down}})}, MeanOnly());
     ASSERT_TRUE(t.ok());
     EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression) << trial;
     EXPECT_EQ(t->rows[0].variants[1].verdict, Verdict::kImprovement) << trial;
   }
 }
 
+// Runs of two configurations with a planted run-level random effect: each run's level is
+// shifted by N(0, run_sd) (a boot, a process), its repetitions vary by N(0, rep_sd) around it.
+std::vector<CompareInput> SimulatedRuns(std::mt19937_64& rng, const std::string& label, int runs,
+                                        double level, double run_sd, double rep_sd) {
+  std::normal_distribution<double> run_effect(0, run_sd), noise(0, rep_sd);
+  std::vector<CompareInput> out;
+  for (int r = 0; r < runs; ++r) {
+    double m = level + run_effect(rng);
+    std::vector<double> reps(15);
+    for (double& v : reps) v = m + noise(rng);
+    out.push_back(Input(label, {Bench("s/x", reps)}));
+    out.back().source = fmt::format("{}{}.json", label, r);
+  }
+  return out;
+}
+
+int CountFlagged(uint64_t seed, int runs, double change, int trials, int* no_run_variance) {
+  std::mt19937_64 rng(seed);
+  int flagged = 0;
+  for (int t = 0; t < trials; ++t) {
+    // Run effect SD 2 % dwarfs the repetitions' 0.5 %: repetitions alone would flag most A/A.
+    auto in = SimulatedRuns(rng, "a", runs, 100, 2, 0.5);
+    auto b = SimulatedRuns(rng, "b", runs, 100 * (1 + change), 2, 0.5);
+    in.insert(in.end(), b.begin(), b.end());
+    auto table = BuildCompareTable(in, MeanOnly());
+    EXPECT_TRUE(table.ok());
+    const CompareCell& c = table->rows[0].variants[0];
+    if (c.verdict != Verdict::kNone) ++flagged;
+    if (no_run_variance && c.no_run_variance) ++*no_run_variance;
+  }
+  return flagged;
+}
+
+TEST(CompareTable, AaRunsWithARunLevelEffectStayAtAlpha) {
+  // The promise is <= 5 %: Welch on 3 per-run means with the Fieller CI is somewhat conservative
+  // (about 3 %), so the bound is alpha + 2 points (SE of the rate at 600 trials: 0.9 points) with a
+  // floor that catches a rule that never marks. Treating the repetitions as samples (the old
+  // rule) flags most of these A/A pairs: the run SD is 4x the repetition SD.
+  const int kTrials = 600;
+  double rate = static_cast<double>(CountFlagged(11, 3, 0, kTrials, nullptr)) / kTrials;
+  EXPECT_LE(rate, 0.07) << "3 vs 3 runs";
+  EXPECT_GE(rate, 0.01) << "3 vs 3 runs";
+  rate = static_cast<double>(CountFlagged(12, 5, 0, kTrials, nullptr)) / kTrials;
+  EXPECT_LE(rate, 0.07) << "5 vs 5 runs";
+  EXPECT_GE(rate, 0.01) << "5 vs 5 runs";
+  // One run per label: never marked, every cell says why.
+  int unmarked = 0;
+  EXPECT_EQ(CountFlagged(13, 1, 0, 100, &unmarked), 0);
+  EXPECT_EQ(unmarked, 100);
+}
+
+TEST(CompareTable, PlantedChangeAcrossRunsIsFound) {
+  // +10 % against a run SD of 2 %: with 5 runs per side the MDC is ~4 %, so it is found in
+  // (nearly) every trial, always with the right sign.
+  const int kTrials = 100;
+  EXPECT_GE(CountFlagged(21, 5, 0.10, kTrials, nullptr), kTrials * 98 / 100);
+  // -10 %: (I).
+  std::mt19937_64 rng(22);
+  auto in = SimulatedRuns(rng, "a", 5, 100, 2, 0.5);
+  auto b = SimulatedRuns(rng, "b", 5, 90, 2, 0.5);
+  in.insert(in.end(), b.begin(), b.end());
+  auto table = BuildCompareTable(in, MeanOnly());
+  ASSERT_TRUE(table.ok());
+  EXPECT_EQ(table->rows[0].variants[0].verdict, Verdict::kImprovement);
+}
+
+TEST(VarianceComponents, HandComputedBalancedDesign) {
+  // 2 runs x 2 sessions x 2 repetitions. Within sessions: variance 2 each -> repetition 2.
+  // Session means 2, 6 | 12, 16: variance 8 in each run -> session = 8 - 2/2 = 7.
+  // Run means 4, 14: variance 50 -> run = 50 - 8/2 = 46.
+  auto vc = stats::NestedVarianceComponents({{{1, 3}, {5, 7}}, {{11, 13}, {15, 17}}});
+  EXPECT_DOUBLE_EQ(vc.repetition, 2);
+  EXPECT_DOUBLE_EQ(vc.session, 7);
+  EXPECT_DOUBLE_EQ(vc.run, 46);
+  EXPECT_EQ(vc.runs, 2u);
+  EXPECT_DOUBLE_EQ(vc.sessions_per_run, 2);
+  EXPECT_DOUBLE_EQ(vc.repetitions_per_session, 2);
+  // Run means equal (4, 4): 0 - 8/2 < 0 is clipped to 0.
+  auto clipped = stats::NestedVarianceComponents({{{1, 3}, {5, 7}}, {{5, 7}, {1, 3}}});
+  EXPECT_DOUBLE_EQ(clipped.run, 0);
+  // One run, one session: only the repetition level varies.
+  auto one = stats::NestedVarianceComponents({{{1, 2, 3}}});
+  EXPECT_DOUBLE_EQ(one.repetition, 1);
+  EXPECT_TRUE(std::isnan(one.session));
+  EXPECT_TRUE(std::isnan(one.run));
+  EXPECT_TRUE(std::isnan(stats::NestedVarianceComponents({}).repetition));
+  // RunMeanVariance: 46 + 7/2 + 2/(2*2) = 50 (= the observed variance of the run means).
+  EXPECT_DOUBLE_EQ(stats::RunMeanVariance(vc, 2, 2), 50);
+}
+
+TEST(VarianceComponents, PlanLevelsMatchesKaliberaJonesClosedForm) {
+  // var rep 100, session 1, run 1 (unit^2); costs rep 0.01 s, session 1 s, run 100 s.
+  // K&J: reps = sqrt(1 * 100 / (0.01 * 1)) = 100, sessions = sqrt(100 * 1 / (1 * 1)) = 10.
+  stats::VarianceComponents vc;
+  vc.repetition = 100;
+  vc.session = 1;
+  vc.run = 1;
+  stats::LevelCosts costs{100, 1, 0.01};
+  // Mean 100, effect 1 % = 1 unit; run-mean variance 1 + 0.1 + 0.1 = 1.2 -> ~19 runs.
+  auto plan = stats::PlanLevels(vc, 100, 0.01, 0.05, 0.8, costs, 3);
+  EXPECT_NEAR(static_cast<double>(plan.repetitions), 100, 10);
+  EXPECT_NEAR(static_cast<double>(plan.sessions), 10, 1);
+  EXPECT_GE(plan.runs, 18u);
+  EXPECT_LE(plan.runs, 21u);
+  EXPECT_LE(plan.mdc, 0.01);
+  // No run-level variance: the floor of 3 runs, replication moved into sessions/repetitions.
+  vc.run = 0;
+  plan = stats::PlanLevels(vc, 100, 0.01, 0.05, 0.8, costs, 3);
+  EXPECT_EQ(plan.runs, 3u);
+  EXPECT_LE(plan.mdc, 0.01);
+  EXPECT_EQ(stats::PlanLevels(vc, 0, 0.01, 0.05, 0.8, costs, 3).runs, 0u);  // mean 0
+}
+
 TEST(Plan, NeededRepetitionsFromPilot) {
   RunResult run;
   run.label = "pilot";
-  run.benchmarks = {Bench("s/x", {99, 101, 99, 101, 99, 101})};  // sd 1.0954, cv 1.0954 %
-  auto rows = BuildPlan(run, {"mean"}, 1.0, 0.05, 0.8);
-  ASSERT_TRUE(rows.ok());
+  run.benchmarks = {Bench("s/x", {99, 101, 99, 101, 99, 101})};  // sd sqrt(1.2), cv 1.0954 %
+  PlanOptions o;
+  o.metrics = {"mean"};
+  o.target_pct = 1.0;
+  auto rows = BuildPlan({{"pilot.json", run}}, o);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_NEAR((*rows)[0].cv_pct, 100 * std::sqrt(1.2) / 100, 1e-12);
-  EXPECT_EQ((*rows)[0].needed, RepetitionsNeeded(std::sqrt(1.2) / 100, 0.01, 0.05, 0.8));
-  EXPECT_FALSE(BuildPlan(run, {"mean"}, 0, 0.05, 0.8).ok());
-  EXPECT_FALSE(BuildPlan(run, {"p95"}, 1, 0.05, 0.8).ok());
+  // t tables: n = 20 (df 38): (2.024394 + 0.851042) * 1.095445 * sqrt(2/20) = 0.99608 <= 1;
+  // n = 19 (df 36): (2.028094 + 0.851570) * 1.095445 * sqrt(2/19) = 1.02347 > 1.
+  EXPECT_EQ((*rows)[0].needed, 20u);
+  EXPECT_EQ((*rows)[0].sample_unit, SampleUnit::kRepetition);
+  EXPECT_TRUE(std::isnan((*rows)[0].components.run));  // one pilot run: unknown
+  EXPECT_EQ((*rows)[0].plan.runs, 3u);                 // assumed 0: the floor
+  o.target_pct = 0;
+  EXPECT_FALSE(BuildPlan({{"pilot.json", run}}, o).ok());
+  o.target_pct = 1;
+  o.metrics = {"p95"};
+  EXPECT_FALSE(BuildPlan({{"pilot.json", run}}, o).ok());
+}
+
+TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
+  // Three pilot runs of label "k", means 100, 102, 104, two repetitions each (+-1).
+  std::vector<CompareInput> in;
+  for (double m : {100.0, 102.0, 104.0}) in.push_back(Input("k", {Bench("s/x", {m - 1, m + 1})}));
+  PlanOptions o;
+  o.metrics = {"mean"};
+  o.target_pct = 2;
+  auto rows = BuildPlan(in, o);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  const PlanRow& r = (*rows)[0];
+  EXPECT_EQ(r.sample_unit, SampleUnit::kRun);
+  EXPECT_EQ(r.runs, 3);
+  EXPECT_DOUBLE_EQ(r.components.run, 3);  // 4 - 2/2, as in the compare test
+  EXPECT_DOUBLE_EQ(r.components.repetition, 2);
+  EXPECT_GE(r.plan.runs, 3u);
+  EXPECT_LE(r.plan.mdc, 0.02);
+}
+
+TEST(Metrics, ParseMetricList) {
+  auto m = ParseMetricList("mean,,p99");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(*m, (std::vector<std::string>{"mean", "p99"}));
+  EXPECT_FALSE(ParseMetricList(",").ok());
+  EXPECT_EQ(DefaultCompareMetrics(), (std::vector<std::string>{"mean", "p99", "p99.9"}));
 }
 
 }  // namespace

@@ -4,8 +4,14 @@
 // include/kstacklab/stats.h.
 //
 // Shape: rows are benchmark x params x metric, grouped by benchmark name (in order of first
-// appearance); columns are configurations (a file's label, or label:variant), column 0 being the
-// baseline. Each row holds the baseline cell and one cell per other column, in column order.
+// appearance); columns are configurations: a label (every input carrying it is one run of the
+// column), or label:variant; column 0 is the baseline. Each row holds the baseline cell and one
+// cell per other column, in column order.
+//
+// Levels (DESIGN.md "Statistics"): run (one input) > session (process) > repetition. A cell's
+// samples are taken at the highest level that varies inside its column: per-run means with >= 2
+// runs, else session means with >= 2 sessions, else repetitions. Columns measured in different
+// runs are decided only when neither side's samples are the repetitions of one process.
 #pragma once
 
 #include <cmath>
@@ -15,6 +21,7 @@
 
 #include "kstacklab/error.h"
 #include "kstacklab/results.h"
+#include "kstacklab/stats.h"
 
 namespace kstacklab {
 
@@ -50,15 +57,26 @@ enum class Verdict {
 // "R", "I" or "-".
 const char* VerdictCode(Verdict v);
 
+// The metrics compared and planned when none are named; DefaultCompareMetrics() is its list.
+inline constexpr const char* kDefaultCompareMetrics = "mean,p99,p99.9";
+const std::vector<std::string>& DefaultCompareMetrics();
+
+// Splits a comma-separated metric list ("mean,p99"), dropping empty items. An empty result is a
+// UsageError ("the metric list is empty ...") for the caller to prefix with its flag.
+Expected<std::vector<std::string>> ParseMetricList(const std::string& text);
+
 struct CompareOptions {
-  std::vector<std::string> metrics = {"mean", "p99", "p99.9"};
+  std::vector<std::string> metrics = DefaultCompareMetrics();
   double alpha = 0.05;        // CI level is 1 - alpha
   double min_effect_pct = 0;  // |change| below this is never (R)/(I)
   double power = 0.8;         // for the minimal detectable change
   SignificanceTest test = SignificanceTest::kWelch;
   VerdictMethod method = VerdictMethod::kCi;
   Correction correction = Correction::kNone;
-  std::string baseline;  // column name ("label" or "label:variant") or a variant name; "" = default
+  // Column name ("label" or "label:variant") or a variant name; "" = the first column holding a
+  // variant flagged BenchmarkResult::baseline, else the first column.
+  std::string baseline;
+  bool verbose = false;  // renderers add the variance components per cell
 };
 
 // One loaded input: `source` is the argument as given (a path, "-", a store id), used to
@@ -68,13 +86,19 @@ struct CompareInput {
   RunResult run;
 };
 
-// One configuration column.
+// One configuration column: every input with its label (one run each) x one variant.
 struct CompareColumn {
-  std::string name;     // shown in the header: label, label:variant, or a disambiguated label
-  std::string source;   // CompareInput::source it came from
-  std::string label;    // RunResult::label (may be empty)
-  std::string variant;  // BenchmarkResult::variant selecting the entries, "" for none
+  std::string name;                  // shown in the header: label, or label:variant, or variant
+  std::string source;                // the first input's CompareInput::source
+  std::string label;                 // RunResult::label of the first input (may be empty)
+  std::string variant;               // BenchmarkResult::variant selecting the entries, "" for none
+  std::vector<std::string> sources;  // every input (run) of the column, in argument order
 };
+
+// The level whose units are a cell's samples.
+enum class SampleUnit { kRepetition, kSession, kRun };
+// "repetitions", "sessions", "runs".
+const char* SampleUnitName(SampleUnit u);
 
 // A configuration's data for one row, and (for non-baseline cells) its comparison with the
 // baseline.
@@ -82,10 +106,14 @@ struct CompareCell {
   bool present = false;        // the column has this benchmark and metric; else a blank cell
   double value = kCompareNaN;  // point estimate: mean of the samples (metric's unit)
   double sd = kCompareNaN;     // sample standard deviation of the samples
-  int n = 0;                   // number of samples: repetitions, or sessions when hierarchical
+  int n = 0;                   // number of samples (units of `unit`)
   int repetitions = 0;         // repetitions behind the samples
-  int sessions = 0;            // distinct Repetition::session values
-  bool hierarchical = false;   // samples are session means (more than one session)
+  int sessions = 0;            // distinct (run, Repetition::session) pairs
+  int runs = 0;                // inputs behind the samples
+  SampleUnit unit = SampleUnit::kRepetition;
+  bool hierarchical = false;  // unit != kRepetition
+  // Per-level variance components (NaN where the level does not vary), from the cell's data.
+  stats::VarianceComponents components;
   // Comparison with the baseline (NaN / kNone in the baseline cell and when undecidable):
   double change_pct =
       kCompareNaN;  // 100 * (value / baseline.value - 1); + = larger than the baseline
@@ -95,6 +123,9 @@ struct CompareCell {
   double p_adjusted = kCompareNaN;  // Holm-adjusted p-value (== p_value without correction)
   double mdc_pct = kCompareNaN;  // minimal detectable |change| at options.power with these n, SDs
   bool too_few = false;          // fewer than 3 samples on a side: change only, no verdict
+  // Measured in other runs than the baseline while a side's samples are the repetitions of one
+  // process: no run-to-run variance, so the change and its within-run CI but no verdict.
+  bool no_run_variance = false;
   Verdict verdict = Verdict::kNone;
 };
 
@@ -124,26 +155,39 @@ struct CompareTable {
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,
                                          const CompareOptions& options);
 
-// `kstacklab plan`: repetitions (or sessions) needed per side to detect a relative change of
-// target_pct with `power` at `alpha`, from a pilot run's per-sample coefficient of variation
-// (stats::RepetitionsNeeded; the variant is assumed to have the pilot's CV).
+// `kstacklab plan`: variance components per level from pilot runs, and the runs x sessions x
+// repetitions per configuration that detect a relative change of target_pct at the least cost
+// (stats::PlanLevels). Inputs are grouped into configurations as by BuildCompareTable.
+struct PlanOptions {
+  std::vector<std::string> metrics = DefaultCompareMetrics();
+  double target_pct = 0;
+  double alpha = 0.05;
+  double power = 0.8;
+  double cost_run_s = 120;       // a reboot
+  double cost_session_s = 1;     // a process start, calibration and environment capture
+  double cost_repetition_s = 0;  // 0 = from the pilot: iterations x mean of the row
+};
 struct PlanRow {
   std::string benchmark;
   std::string params_text;
-  std::string configuration;  // ConfigurationName(run, bench)
+  std::string configuration;  // column name as in compare
   std::string metric;
   std::string unit;
-  int n = 0;  // pilot samples (repetitions, or sessions when hierarchical)
-  bool hierarchical = false;
+  int n = 0;  // pilot samples at `sample_unit`
+  SampleUnit sample_unit = SampleUnit::kRepetition;
+  int runs = 0, sessions = 0, repetitions = 0;  // pilot: inputs, sessions, repetitions
   double mean = 0;
   double cv_pct = 0;   // 100 * SD / mean of the samples; NaN with n < 2
   double mdc_pct = 0;  // detectable change with the pilot's n on both sides; NaN with n < 2
-  size_t needed = 0;   // per side; 0 when not computable (n < 2, mean 0)
+  size_t needed = 0;   // samples (of sample_unit) per side for target_pct; 0 if not computable
+  stats::VarianceComponents components;
+  double cost_repetition_s = 0;  // used for the plan
+  stats::LevelPlan plan;         // runs x sessions x repetitions per configuration
 };
-// UsageErrors: unknown metric (naming the stored ones), target/alpha/power out of range.
-Expected<std::vector<PlanRow>> BuildPlan(const RunResult& run,
-                                         const std::vector<std::string>& metrics, double target_pct,
-                                         double alpha, double power);
+// UsageErrors: no inputs, unknown metric (naming the stored ones), target/alpha/power/costs out
+// of range.
+Expected<std::vector<PlanRow>> BuildPlan(const std::vector<CompareInput>& inputs,
+                                         const PlanOptions& options);
 
 // Short descriptions used by every renderer's footer.
 std::string MethodDescription(const CompareOptions& options);

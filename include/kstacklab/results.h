@@ -48,6 +48,7 @@ struct BenchmarkResult {
   std::string variant;           // "" or a configuration name measured in this run ("percpu-prng")
   std::string unit = "ns";
   bool lower_is_better = true;
+  bool baseline = false;  // compare's default baseline among the variants of one name+params
   std::string timing = "percall";  // "percall" or "loop"
   std::vector<Repetition> repetitions;
   // Merged over all repetitions. Unit: picoseconds of the raw timed region, i.e. NOT overhead

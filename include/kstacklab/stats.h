@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace kstacklab::stats {
@@ -59,15 +60,6 @@ struct MannWhitneyResult {
 };
 MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b);
 
-// Student-t confidence interval of a mean, (1 - alpha): mean +- t(1-alpha/2, n-1) s / sqrt(n).
-// n < 2: NaN limits. Used by the fastpath (overlap) method.
-struct MeanInterval {
-  double mean = 0;
-  double low = 0;
-  double high = 0;
-};
-MeanInterval StudentMeanCi(const std::vector<double>& x, double alpha);
-
 // Holm-Bonferroni step-down adjustment: sort the m finite p-values ascending, adj_(i) =
 // max_{j<=i} min(1, (m - j + 1) p_(j)) (1-based j); NaN entries stay NaN and do not count in m.
 std::vector<double> HolmAdjust(const std::vector<double>& p);
@@ -83,6 +75,58 @@ double MinimalDetectableDifference(double var_a, size_t n_a, double var_b, size_
 // (SD / mean) each: (t(1-alpha/2, 2n-2) + t(power, 2n-2)) * cv * sqrt(2/n) <= effect, n >= 2.
 // Returns 0 when cv or effect is not finite and positive (cv == 0: 2). Capped at 1e7.
 size_t RepetitionsNeeded(double cv, double effect, double alpha, double power);
+
+// Variance components of a nested measurement, run > session > repetition (Kalibera & Jones,
+// "Rigorous Benchmarking in Reasonable Time", ISMM 2013, random-effects model). data[i][j] holds
+// the repetition values of session j of run i. Method-of-moments (nested ANOVA) estimates, each
+// clipped at 0, with n1 = mean repetitions per session and n2 = mean sessions per run (exact for
+// balanced designs, an approximation otherwise):
+//   S1^2 = mean over sessions with >= 2 repetitions of their sample variance;  repetition = S1^2
+//   S2^2 = mean over runs with >= 2 sessions of the variance of their session means;
+//          session = max(0, S2^2 - S1^2 / n1)
+//   S3^2 = variance of the run means (mean of a run's session means), >= 2 runs;
+//          run = max(0, S3^2 - L / n2), L = S2^2, or S1^2 / n1 when no run has 2 sessions.
+// A component is NaN when its level does not vary in the data. With one session per run the run
+// component also holds the session-to-session variance (the two cannot be told apart).
+struct VarianceComponents {
+  double run = std::numeric_limits<double>::quiet_NaN();         // unit^2
+  double session = std::numeric_limits<double>::quiet_NaN();     // unit^2
+  double repetition = std::numeric_limits<double>::quiet_NaN();  // unit^2
+  size_t runs = 0;
+  double sessions_per_run = 0;         // mean over runs
+  double repetitions_per_session = 0;  // mean over sessions
+};
+VarianceComponents NestedVarianceComponents(
+    const std::vector<std::vector<std::vector<double>>>& data);
+
+// Variance of one run's mean with n_sessions x n_repetitions under the components (NaN
+// components count as 0): run + session / n_s + repetition / (n_s n_r).
+double RunMeanVariance(const VarianceComponents& vc, double n_sessions, double n_repetitions);
+
+// Cost of one unit at each level, in seconds, excluding the levels below (a boot; a process start
+// with calibration; one repetition of the timed batch).
+struct LevelCosts {
+  double run = 120;
+  double session = 1;
+  double repetition = 0.001;
+};
+// Counts per configuration that detect a relative change `effect` (0.02 = 2 %) of `mean` with
+// `power` at `alpha` (two-sided Welch test on run means, equal counts on both sides) at the least
+// cost runs x (run + sessions x (session + repetitions x repetition)). Unconstrained, the optimum
+// is Kalibera & Jones's n_i = sqrt(c_(i+1) var_i / (c_i var_(i+1))); here it is found by search
+// over sessions 1..100 and repetitions 1..100000 with, for each, the exact (t-based) runs
+// RepetitionsNeeded would give for sqrt(RunMeanVariance) / mean, at least `min_runs` (the floor
+// a verdict needs; zero components are handled by the search). runs == 0 when not computable
+// (mean 0 or NaN, effect <= 0); runs are capped at 10000.
+struct LevelPlan {
+  size_t runs = 0;
+  size_t sessions = 0;
+  size_t repetitions = 0;
+  double cost_s = 0;  // per configuration
+  double mdc = 0;     // relative MDC reached (0.018 = 1.8 %)
+};
+LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, double alpha,
+                     double power, const LevelCosts& costs, size_t min_runs);
 
 // Drift of values taken in order (repetition order): ordinary least-squares slope of value on
 // index 0..n-1. `drifting` when the slope is significant (two-sided t-test of slope = 0, df n-2,

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <sstream>
 
 #include "cli/command.h"
 #include "kstacklab/compare.h"
@@ -20,7 +19,7 @@ namespace {
 struct CompareFlags {
   std::vector<std::string> inputs;
   std::string format = "grid";
-  std::string metrics = "mean,p99,p99.9";
+  std::string metrics = kDefaultCompareMetrics;
   std::string alpha = "0.05";
   std::string min_effect = "0";
   std::string test = "welch";
@@ -29,6 +28,7 @@ struct CompareFlags {
   std::string baseline;
   std::string store;
   std::vector<std::string> benches;  // globs; empty = every benchmark
+  bool verbose = false;
 };
 
 // Keeps the benchmarks matching one of the globs (on "name", "name:variant" or the params form
@@ -55,20 +55,11 @@ Expected<double> ParseDouble(const std::string& text, const std::string& flag,
   return v;
 }
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
   CompareOptions o;
-  o.metrics = SplitComma(f.metrics);
-  if (o.metrics.empty()) return UsageError("--metrics is empty; give e.g. mean,p99,p99.9");
+  auto metrics = ParseMetricList(f.metrics);
+  if (!metrics.ok()) return UsageError("--metrics: " + metrics.error().message);
+  o.metrics = *metrics;
   auto alpha = ParseDouble(f.alpha, "--alpha", "0.05");
   if (!alpha.ok()) return alpha.error();
   o.alpha = *alpha;
@@ -94,6 +85,7 @@ Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
   else
     return UsageError(fmt::format("--correct '{}' is unknown; use one of: none, holm", f.correct));
   o.baseline = f.baseline;
+  o.verbose = f.verbose;
   return o;
 }
 
@@ -103,14 +95,15 @@ Runner SetupCompareCommand(CLI::App& sub) {
   auto f = std::make_shared<CompareFlags>();
   f->store = DefaultStorePath();
   sub.add_option("inputs", f->inputs,
-                 "Result files, '-' (stdin) or store ids; the first is the baseline unless "
-                 "--baseline says otherwise")
+                 "Result files, '-' (stdin) or store ids; inputs with the same label are runs "
+                 "of one column; the first label is the baseline unless --baseline says "
+                 "otherwise")
       ->required();
   sub.add_option("--format", f->format, "grid (the lists' layout), markdown, csv or json")
       ->capture_default_str();
   sub.add_option("--metrics", f->metrics,
-                 "Comma-separated metrics (any stored one: mean, stddev, "
-                 "min, p50, p90, p99, p99.9, p99.99, max)")
+                 "Comma-separated metrics (any stored one: mean, stddev, min, p50, p90, p99, "
+                 "p99.9, p99.99, max)")
       ->capture_default_str();
   sub.add_option("--alpha", f->alpha, "Significance level; CIs are at 1 - alpha")
       ->capture_default_str();
@@ -126,9 +119,11 @@ Runner SetupCompareCommand(CLI::App& sub) {
                  "Multiple-comparison correction over the table: none or holm")
       ->capture_default_str();
   sub.add_option("--baseline", f->baseline,
-                 "Baseline column: LABEL, LABEL:VARIANT or VARIANT (default: the first input's "
-                 "first variant, or its 'off'/'generic' variant)");
+                 "Baseline column: LABEL, LABEL:VARIANT or VARIANT (default: the first label's "
+                 "variant flagged as baseline by its workload, else its first variant)");
   sub.add_option("--store", f->store, "Results store for store ids")->capture_default_str();
+  sub.add_flag("--verbose", f->verbose,
+               "Also print the variance components (run, session, repetition) of each cell");
   sub.add_option("--bench", f->benches,
                  "Compare only benchmarks matching this glob (repeatable; name, name:variant)");
   sub.footer(

@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "cli/run_support.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/knobs.h"
 #include "kstacklab/runner.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/timing.h"
@@ -40,7 +41,8 @@ struct RunArgs {
   std::string output;
   std::string store;
   bool no_store = false;
-  int internal_session = -1;  // >= 0: this process is session K of a parent run
+  int internal_session = -1;    // >= 0: this process is session K of a parent run
+  std::vector<std::string> ab;  // --ab KNOB=V1,V2 (knobs/)
 };
 
 std::atomic<bool> g_stop{false};
@@ -246,9 +248,10 @@ int Execute(RunArgs a) {
     Json environment = CaptureRunEnvironment(&warnings);
     if (!child) PrintWarnings(warnings);
     Progress progress(tty && !child);
-    auto measured = RunWorkloads(
+    auto measured = knobs::RunWithKnobs(
         *rows, opt, clock, &g_stop,
-        [&](double f, double e, const std::string& row) { progress.Update(f, e, row); });
+        [&](double f, double e, const std::string& row) { progress.Update(f, e, row); }, a.ab,
+        Warn);
     progress.Done();
     if (!measured.ok()) return Fail(measured.error());
     result = std::move(*measured);
@@ -318,6 +321,10 @@ Runner SetupRunCommand(CLI::App& sub) {
   sub.add_option("--store", a->store,
                  "Results store (default: $XDG_DATA_HOME/kstacklab/results.db)");
   sub.add_flag("--no-store", a->no_store, "Do not record the result in the store");
+  sub.add_option("--ab", a->ab,
+                 "Interleaved A/B of a runtime knob, e.g. sysctl:kernel.stack_erasing=0,1: one "
+                 "variant per value, original always restored (docs/ab.md)")
+      ->excludes(sub.get_option("--sessions"));
   sub.add_option("--internal-session", a->internal_session)->group("");  // hidden: session worker
   return [a] { return Execute(*a); };
 }

@@ -28,6 +28,7 @@ std::string VariantCellText(const CompareCell& c) {
   std::string s = fmt::format("{:.2f}%", c.change_pct);
   if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
   if (c.too_few) s += " *";
+  if (c.no_run_variance) s += " ~";
   return s;
 }
 
@@ -75,6 +76,47 @@ std::string CsvField(const std::string& s) {
 
 std::string CsvNum(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : ""; }
 
+// "run 1.20%, session 0.40%, repetition 0.80%": each component's SD as % of the cell's value.
+std::string ComponentsText(const CompareCell& c) {
+  const stats::VarianceComponents& vc = c.components;
+  std::string out;
+  auto part = [&](const char* level, double var) {
+    if (std::isnan(var)) return;
+    out += fmt::format("{}{} {:.2f}%", out.empty() ? "" : ", ", level,
+                       100 * std::sqrt(var) / std::fabs(c.value));
+  };
+  part("run", vc.run);
+  part("session", vc.session);
+  part("repetition", vc.repetition);
+  return out;
+}
+
+// Verbose footer: one line per cell whose data vary at the run or session level.
+std::vector<std::string> ComponentLines(const CompareTable& t) {
+  std::vector<std::string> out;
+  for (const CompareRow& r : t.rows) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
+      if (!c.present || (c.runs < 2 && c.sessions < 2) || !(c.value != 0)) continue;
+      out.push_back(fmt::format(
+          "Variance components (SD as % of the value) {} {}{} [{}]: {} ({} runs, {} sessions, {} "
+          "repetitions)",
+          r.benchmark, r.params_text.empty() ? "" : r.params_text + " ", r.metric,
+          t.columns[i].name, ComponentsText(c), c.runs, c.sessions, c.repetitions));
+    }
+  }
+  return out;
+}
+
+Json ComponentsJson(const stats::VarianceComponents& vc) {
+  return Json{{"run", Num(vc.run)},
+              {"session", Num(vc.session)},
+              {"repetition", Num(vc.repetition)},
+              {"runs", vc.runs},
+              {"sessions_per_run", Num(vc.sessions_per_run)},
+              {"repetitions_per_session", Num(vc.repetitions_per_session)}};
+}
+
 }  // namespace
 
 Expected<CompareFormat> ParseCompareFormat(const std::string& text) {
@@ -102,10 +144,18 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
   }
   out.push_back(sign);
   out.push_back("Method: " + MethodDescription(t.options) + ".");
-  std::string samples = "Samples per side (n = repetitions; sessions when a column holds several):";
+  bool any_runs = false;
+  for (const CompareRow& r : t.rows) {
+    any_runs = any_runs || r.baseline.unit == SampleUnit::kRun;
+    for (const CompareCell& c : r.variants) any_runs = any_runs || c.unit == SampleUnit::kRun;
+  }
+  std::string samples = any_runs ? "Samples per side (n = repetitions; sessions when a column "
+                                   "holds several; runs when it groups several):"
+                                 : "Samples per side (n = repetitions; sessions when a column "
+                                   "holds several):";
   for (size_t i = 0; i < t.columns.size(); ++i) {
     int lo = 1 << 30, hi = 0, slo = 1 << 30, shi = 0;
-    bool hier = false;
+    bool hier = false, runs = false;
     for (const CompareRow& r : t.rows) {
       const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
       if (!c.present) continue;
@@ -113,10 +163,14 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
       hi = std::max(hi, c.n);
       slo = std::min(slo, c.repetitions);
       shi = std::max(shi, c.repetitions);
-      hier = hier || c.hierarchical;
+      hier = hier || c.unit == SampleUnit::kSession;
+      runs = runs || c.unit == SampleUnit::kRun;
     }
     if (hi == 0) {
       samples += fmt::format(" {} none;", t.columns[i].name);
+    } else if (runs) {
+      samples += fmt::format(" {} {} runs ({} repetitions);", t.columns[i].name, Range(lo, hi),
+                             Range(slo, shi));
     } else if (hier) {
       samples += fmt::format(" {} {} sessions ({} repetitions);", t.columns[i].name, Range(lo, hi),
                              Range(slo, shi));
@@ -127,6 +181,9 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
   samples.back() = '.';
   out.push_back(samples);
   for (const std::string& n : t.notes) out.push_back("Note: " + n);
+  if (t.options.verbose) {
+    for (std::string& l : ComponentLines(t)) out.push_back(std::move(l));
+  }
   return out;
 }
 
@@ -145,19 +202,21 @@ std::string RenderCompareMarkdown(const CompareTable& t) {
 std::string RenderCompareCsv(const CompareTable& t) {
   std::string out =
       "benchmark,params,metric,unit,lower_is_better,column,role,value,n,repetitions,sessions,"
-      "change_pct,ci_low_pct,ci_high_pct,p_value,p_adjusted,mdc_pct,verdict\n";
+      "runs,change_pct,ci_low_pct,ci_high_pct,p_value,p_adjusted,mdc_pct,verdict,"
+      "no_run_variance\n";
   for (const CompareRow& r : t.rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
       out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(r.benchmark),
+          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(r.benchmark),
           CsvField(r.params_text), CsvField(r.metric), CsvField(r.unit),
           r.lower_is_better ? "true" : "false", CsvField(t.columns[i].name),
           i == 0 ? "baseline" : "variant", CsvNum(c.value), c.present ? fmt::format("{}", c.n) : "",
           c.present ? fmt::format("{}", c.repetitions) : "",
-          c.present ? fmt::format("{}", c.sessions) : "", CsvNum(c.change_pct),
-          CsvNum(c.ci_low_pct), CsvNum(c.ci_high_pct), CsvNum(c.p_value), CsvNum(c.p_adjusted),
-          CsvNum(c.mdc_pct), i == 0 || !c.present ? "" : VerdictCode(c.verdict));
+          c.present ? fmt::format("{}", c.sessions) : "",
+          c.present ? fmt::format("{}", c.runs) : "", CsvNum(c.change_pct), CsvNum(c.ci_low_pct),
+          CsvNum(c.ci_high_pct), CsvNum(c.p_value), CsvNum(c.p_adjusted), CsvNum(c.mdc_pct),
+          i == 0 || !c.present ? "" : VerdictCode(c.verdict), c.no_run_variance ? "true" : "");
     }
   }
   for (const std::string& l : CompareFooter(t)) out += "# " + l + "\n";
@@ -181,7 +240,10 @@ Json CompareToJsonValue(const CompareTable& t) {
       j["n"] = c.present ? Json(c.n) : Json(nullptr);
       j["repetitions"] = c.present ? Json(c.repetitions) : Json(nullptr);
       j["sessions"] = c.present ? Json(c.sessions) : Json(nullptr);
+      j["runs"] = c.present ? Json(c.runs) : Json(nullptr);
+      j["sample_unit"] = c.present ? Json(SampleUnitName(c.unit)) : Json(nullptr);
       j["sd"] = c.present ? Num(c.sd) : Json(nullptr);
+      j["variance_components"] = c.present ? ComponentsJson(c.components) : Json(nullptr);
       if (variant) {
         j["change_pct"] = Num(c.change_pct);
         j["ci_low_pct"] = Num(c.ci_low_pct);
@@ -190,6 +252,7 @@ Json CompareToJsonValue(const CompareTable& t) {
         j["p_adjusted"] = Num(c.p_adjusted);
         j["mdc_pct"] = Num(c.mdc_pct);
         j["too_few"] = c.too_few;
+        j["no_run_variance"] = c.no_run_variance;
         j["verdict"] = VerdictCode(c.verdict);
       }
       return j;
@@ -203,8 +266,11 @@ Json CompareToJsonValue(const CompareTable& t) {
   }
   Json columns = Json::array();
   for (const CompareColumn& c : t.columns)
-    columns.push_back(
-        {{"name", c.name}, {"source", c.source}, {"label", c.label}, {"variant", c.variant}});
+    columns.push_back({{"name", c.name},
+                       {"source", c.source},
+                       {"sources", c.sources},
+                       {"label", c.label},
+                       {"variant", c.variant}});
   const CompareOptions& o = t.options;
   Json j;
   j["rows"] = std::move(rows);

@@ -149,6 +149,7 @@ Json ResultToJsonValue(const RunResult& result) {
     if (!b.variant.empty()) jb["variant"] = b.variant;
     jb["unit"] = b.unit;
     jb["lower_is_better"] = b.lower_is_better;
+    if (b.baseline) jb["baseline"] = true;
     jb["timing"] = b.timing;
     Json reps = Json::array();
     for (const Repetition& r : b.repetitions) {
@@ -230,6 +231,7 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
     KSTACKLAB_ASSIGN(b.variant, r.String(jb, "variant", path, false));
     KSTACKLAB_ASSIGN(b.unit, r.String(jb, "unit", path));
     KSTACKLAB_ASSIGN(b.lower_is_better, r.Bool(jb, "lower_is_better", path, true));
+    KSTACKLAB_ASSIGN(b.baseline, r.Bool(jb, "baseline", path, false));
     KSTACKLAB_ASSIGN(b.timing, r.String(jb, "timing", path, false));
     const Json* reps = nullptr;
     KSTACKLAB_ASSIGN(reps, r.Field(jb, "repetitions", path));

@@ -29,6 +29,7 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
     b.params = rows[i].params;
     b.unit = rows[i].unit;
     b.lower_is_better = rows[i].lower_is_better;
+    b.baseline = rows[i].baseline;
     b.timing = options.sampler.mode == TimingMode::kLoop ? "loop" : "percall";
   }
   SamplerScratch scratch(options.sampler.chunk);

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "kstacklab/stats.h"
+#include "stats/columns.h"
 #include "stats/samples.h"
 
 namespace kstacklab {
@@ -20,16 +21,6 @@ constexpr int kMinSamples = 3;
 // Drift is tested on every (file, benchmark, variant, metric, session) series; a fixed strict
 // level keeps false alarms rare (0.1 % per series) whatever --alpha is.
 constexpr double kDriftAlpha = 0.001;
-
-std::string FileStem(const std::string& source) {
-  if (source == "-") return "stdin";
-  std::string s = source;
-  size_t slash = s.find_last_of('/');
-  if (slash != std::string::npos) s = s.substr(slash + 1);
-  size_t dot = s.find_last_of('.');
-  if (dot != std::string::npos && dot > 0) s = s.substr(0, dot);
-  return s.empty() ? source : s;
-}
 
 std::string JoinStrings(const std::vector<std::string>& v, const std::string& sep) {
   std::string out;
@@ -86,9 +77,9 @@ std::string MethodDescription(const CompareOptions& o) {
   return rule + fmt::format("; alpha {:g}", o.alpha);
 }
 
-Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,
-                                         const CompareOptions& options) {
-  if (inputs.empty()) return UsageError("compare needs at least one result file or store id");
+namespace {
+
+Status ValidateOptions(const CompareOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 0.5)) {
     return UsageError(fmt::format(
         "--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", options.alpha));
@@ -100,260 +91,259 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   if (!(options.min_effect_pct >= 0) || !std::isfinite(options.min_effect_pct)) {
     return UsageError("--min-effect must be a finite percentage >= 0, e.g. 1 for 1 %");
   }
-  if (options.metrics.empty()) return UsageError("--metrics is empty; give e.g. mean,p99,p99.9");
+  if (options.metrics.empty()) return UsageError("no metric to compare; name one, e.g. mean");
+  return {};
+}
 
-  CompareTable table;
-  table.options = options;
-
-  // Metrics stored anywhere: the allowed values of --metrics.
-  std::set<std::string> stored;
-  for (const CompareInput& in : inputs)
-    for (const BenchmarkResult& b : in.run.benchmarks)
-      for (const Repetition& r : b.repetitions)
-        for (const auto& [k, v] : r.metrics) stored.insert(k);
-  for (const std::string& m : options.metrics) {
-    if (!stored.count(m)) {
-      std::vector<std::string> names;
-      for (const std::string& k : MetricNames())
-        if (stored.count(k)) names.push_back(k);
-      for (const std::string& k : stored)
-        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
-      return UsageError(fmt::format("--metrics: unknown metric '{}'; the inputs store: {}", m,
-                                    names.empty() ? "(no metrics)" : JoinStrings(names, ", ")));
+// Baseline: --baseline by column name or label[:variant] form; by default the first column of
+// the first label holding a variant flagged `baseline`, else column 0 (files written before the
+// flag existed: their first variant).
+Expected<size_t> PickBaseline(const ColumnSet& set, const std::vector<CompareInput>& inputs,
+                              const std::string& want) {
+  const std::vector<CompareColumn>& columns = set.columns;
+  if (want.empty()) {
+    for (size_t c = 0; c < columns.size() && set.group[c] == 0; ++c) {
+      for (size_t i : set.runs[c])
+        for (const BenchmarkResult& b : inputs[i].run.benchmarks)
+          if (b.baseline && b.variant == columns[c].variant) return c;
     }
+    return size_t{0};
   }
-
-  // Columns: per file, its variants in order of first appearance.
-  std::vector<std::string> base_labels;
-  for (const CompareInput& in : inputs)
-    base_labels.push_back(in.run.label.empty() ? FileStem(in.source) : in.run.label);
-  {
-    std::map<std::string, int> uses;
-    for (const std::string& l : base_labels) ++uses[l];
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (uses[base_labels[i]] > 1) base_labels[i] = FileStem(inputs[i].source);
-    std::map<std::string, int> again;
-    for (const std::string& l : base_labels) ++again[l];
-    std::map<std::string, int> seen;
-    for (std::string& l : base_labels)
-      if (again[l] > 1) l += fmt::format("#{}", ++seen[l]);
-  }
-  std::vector<size_t> column_input;
-  std::vector<CompareColumn> columns;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::vector<std::string> variants;
-    for (const BenchmarkResult& b : inputs[i].run.benchmarks)
-      if (std::find(variants.begin(), variants.end(), b.variant) == variants.end())
-        variants.push_back(b.variant);
-    if (variants.empty()) variants.push_back("");
-    for (const std::string& v : variants) {
-      CompareColumn c;
-      c.source = inputs[i].source;
-      c.label = inputs[i].run.label;
-      c.variant = v;
-      // One file: its label is common to every column, so a variant names its column alone.
-      c.name = v.empty() ? base_labels[i] : inputs.size() == 1 ? v : base_labels[i] + ":" + v;
-      columns.push_back(c);
-      column_input.push_back(i);
-    }
-  }
-
-  // Baseline.
-  size_t base = 0;
-  if (options.baseline.empty()) {
-    for (size_t c = 0; c < columns.size() && column_input[c] == 0; ++c) {
-      if (columns[c].variant == "off" || columns[c].variant == "generic") {
-        base = c;
-        break;
-      }
-    }
-  } else {
-    const std::string& want = options.baseline;
-    std::vector<size_t> hits;
-    for (size_t c = 0; c < columns.size(); ++c)
-      if (columns[c].name == want) hits.push_back(c);
-    if (hits.empty()) {
-      for (size_t c = 0; c < columns.size(); ++c) {
-        const CompareColumn& col = columns[c];
-        std::string full = col.variant.empty() ? col.label : col.label + ":" + col.variant;
-        if (full == want || (!col.variant.empty() && col.variant == want) ||
-            (col.variant.empty() && col.label == want))
-          hits.push_back(c);
-      }
-    }
-    if (hits.size() != 1) {
-      std::vector<std::string> names;
-      for (const CompareColumn& c : columns) names.push_back(c.name);
-      return UsageError(fmt::format("--baseline '{}' {} a column; the columns are: {}", want,
-                                    hits.empty() ? "does not name" : "names more than one",
-                                    JoinStrings(names, ", ")));
-    }
-    base = hits[0];
-  }
-  std::vector<size_t> order{base};
+  std::vector<size_t> hits;
   for (size_t c = 0; c < columns.size(); ++c)
-    if (c != base) order.push_back(c);
-  for (size_t c : order) table.columns.push_back(columns[c]);
+    if (columns[c].name == want) hits.push_back(c);
+  if (hits.empty()) {
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const CompareColumn& col = columns[c];
+      std::string full = col.variant.empty() ? col.label : col.label + ":" + col.variant;
+      if (full == want || (!col.variant.empty() && col.variant == want) ||
+          (col.variant.empty() && col.label == want))
+        hits.push_back(c);
+    }
+  }
+  if (hits.size() != 1) {
+    std::vector<std::string> names;
+    for (const CompareColumn& c : columns) names.push_back(c.name);
+    return UsageError(fmt::format("--baseline '{}' {} a column; the columns are: {}", want,
+                                  hits.empty() ? "does not name" : "names more than one",
+                                  JoinStrings(names, ", ")));
+  }
+  return hits[0];
+}
 
-  // Row keys: (name, params) in order of first appearance, grouped by name.
-  struct Key {
-    std::string name;
-    Json params;
-  };
+// Row keys: (name, params) in order of first appearance, grouped by name.
+struct Key {
+  std::string name;
+  Json params;
+};
+struct Keys {
   std::vector<std::string> names;
-  std::map<std::string, std::vector<Key>> keys_by_name;
-  std::set<std::pair<std::string, std::string>> seen_keys;
+  std::map<std::string, std::vector<Key>> by_name;
+};
+
+Keys RowKeys(const ColumnSet& set, const std::vector<size_t>& order,
+             const std::vector<CompareInput>& inputs) {
+  Keys keys;
+  std::set<std::pair<std::string, std::string>> seen;
   for (size_t c : order) {
-    for (const BenchmarkResult& b : inputs[column_input[c]].run.benchmarks) {
-      if (b.variant != columns[c].variant) continue;
-      if (!seen_keys.insert({b.name, b.params.dump()}).second) continue;
-      if (!keys_by_name.count(b.name)) names.push_back(b.name);
-      keys_by_name[b.name].push_back({b.name, b.params});
+    for (size_t i : set.runs[c]) {
+      for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
+        if (b.variant != set.columns[c].variant) continue;
+        if (!seen.insert({b.name, b.params.dump()}).second) continue;
+        if (!keys.by_name.count(b.name)) keys.names.push_back(b.name);
+        keys.by_name[b.name].push_back({b.name, b.params});
+      }
     }
   }
+  return keys;
+}
 
-  std::vector<std::pair<std::string, std::vector<std::string>>> missing;  // row key -> columns
-  std::set<std::string> no_metric_notes;
-  bool any_too_few = false;
-  std::map<std::string, std::vector<std::string>> hierarchical_cols;  // column -> benchmarks
-  // MDC per benchmark name and metric: the largest over its rows' variant cells.
-  std::map<std::string, std::map<std::string, double>> mdc;
+// Entries of one row key: per table column, per run of the column.
+struct KeyEntries {
+  std::vector<std::vector<std::vector<const BenchmarkResult*>>> by_column;
+  std::string unit;
+  bool lower_is_better = true;
+};
 
-  for (const std::string& name : names) {
-    bool first = true;
-    for (const Key& key : keys_by_name[name]) {
-      std::string params_dump = key.params.dump();
-      // Entries per column (in table order) and the unit check.
-      std::vector<std::vector<const BenchmarkResult*>> entries(order.size());
-      std::string unit, unit_col;
-      bool lower_is_better = true, have_direction = false;
-      for (size_t k = 0; k < order.size(); ++k) {
-        size_t c = order[k];
-        for (const BenchmarkResult& b : inputs[column_input[c]].run.benchmarks) {
-          if (b.name != key.name || b.variant != columns[c].variant ||
-              b.params.dump() != params_dump)
-            continue;
-          if (unit_col.empty()) {
-            unit = b.unit;
-            unit_col = columns[c].name;
-          } else if (b.unit != unit) {
-            return UsageError(fmt::format(
-                "benchmark '{}' has unit '{}' in '{}' but '{}' in '{}'; compare results "
-                "measured in the same unit",
-                key.name, unit, unit_col, b.unit, columns[c].name));
-          }
-          if (!have_direction) {
-            lower_is_better = b.lower_is_better;
-            have_direction = true;
-          }
-          entries[k].push_back(&b);
-        }
-      }
-      std::string params_text = ParamsText(key.params);
-      std::vector<std::string> absent;
-      for (size_t k = 0; k < order.size(); ++k)
-        if (entries[k].empty()) absent.push_back(table.columns[k].name);
-      if (!absent.empty())
-        missing.emplace_back(key.name + (params_text.empty() ? "" : " " + params_text), absent);
-      for (const std::string& metric : options.metrics) {
-        std::vector<CellSamples> samples;
-        bool any = false;
-        for (size_t k = 0; k < order.size(); ++k) {
-          samples.push_back(SamplesOf(entries[k], metric));
-          any = any || !samples.back().samples.empty();
-        }
-        if (!any) {
-          no_metric_notes.insert(
-              fmt::format("{}{}: no '{}' values (loop-mode results carry mean only)", key.name,
-                          params_text.empty() ? "" : " " + params_text, metric));
+Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
+                               const std::vector<size_t>& order,
+                               const std::vector<CompareInput>& inputs) {
+  KeyEntries e;
+  std::string params_dump = key.params.dump(), unit_col;
+  for (size_t c : order) {
+    e.by_column.emplace_back();
+    for (size_t i : set.runs[c]) {
+      e.by_column.back().emplace_back();
+      for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
+        if (b.name != key.name || b.variant != set.columns[c].variant ||
+            b.params.dump() != params_dump)
           continue;
+        if (unit_col.empty()) {
+          e.unit = b.unit;
+          e.lower_is_better = b.lower_is_better;
+          unit_col = set.columns[c].name;
+        } else if (b.unit != e.unit) {
+          return UsageError(fmt::format(
+              "benchmark '{}' has unit '{}' in '{}' but '{}' in '{}'; compare results measured "
+              "in the same unit",
+              key.name, e.unit, unit_col, b.unit, set.columns[c].name));
         }
-        CompareRow row;
-        row.benchmark = key.name;
-        row.params = key.params;
-        row.params_text = params_text;
-        row.metric = metric;
-        row.unit = unit;
-        row.lower_is_better = lower_is_better;
-        std::string cls;
-        if (!params_text.empty()) cls = ShortName(key.name) + ": " + params_text;
-        if (params_text.empty() || options.metrics.size() > 1)
-          cls += (cls.empty() ? "" : " ") + metric;
-        row.result_class = cls.append(" (").append(unit).append(")");
-        row.first_in_group = first;
-        first = false;
-
-        std::vector<CompareCell> cells;
-        for (size_t k = 0; k < order.size(); ++k) {
-          const CellSamples& s = samples[k];
-          CompareCell cell;
-          cell.present = !s.samples.empty();
-          if (cell.present) {
-            cell.value = stats::Mean(s.samples);
-            cell.sd = stats::StdDev(s.samples);
-            cell.n = static_cast<int>(s.samples.size());
-            cell.repetitions = s.repetitions;
-            cell.sessions = s.sessions;
-            cell.hierarchical = s.hierarchical;
-            if (s.hierarchical) hierarchical_cols[table.columns[k].name].push_back(key.name);
-          }
-          cells.push_back(cell);
-        }
-        const CompareCell& b = cells[0];
-        const std::vector<double>& bs = samples[0].samples;
-        for (size_t k = 1; k < order.size(); ++k) {
-          CompareCell& v = cells[k];
-          if (!v.present || !b.present || !(b.value != 0) || !std::isfinite(b.value)) continue;
-          const std::vector<double>& vs = samples[k].samples;
-          v.change_pct = 100 * (v.value / b.value - 1);
-          if (b.n < kMinSamples || v.n < kMinSamples) {
-            v.too_few = true;
-            any_too_few = true;
-            continue;
-          }
-          stats::RatioInterval ci = stats::FiellerRatioCi(vs, bs, options.alpha);
-          if (ci.bounded) {
-            v.ci_low_pct = 100 * (ci.low - 1);
-            v.ci_high_pct = 100 * (ci.high - 1);
-          }
-          v.p_value = options.test == SignificanceTest::kWelch ? stats::WelchTTest(vs, bs).p
-                                                               : stats::MannWhitneyU(vs, bs).p;
-          v.p_adjusted = v.p_value;
-          double mdd = stats::MinimalDetectableDifference(stats::Variance(vs), vs.size(),
-                                                          stats::Variance(bs), bs.size(),
-                                                          options.alpha, options.power);
-          v.mdc_pct = 100 * mdd / std::fabs(b.value);
-          if (std::isfinite(v.mdc_pct)) {
-            double& slot = mdc[key.name][metric];
-            slot = std::max(slot, v.mdc_pct);
-          }
-        }
-        row.baseline = cells[0];
-        row.variants.assign(cells.begin() + 1, cells.end());
-        table.rows.push_back(std::move(row));
+        e.by_column.back().back().push_back(&b);
       }
     }
   }
+  return e;
+}
 
-  // Holm across every decidable cell of the table.
-  if (options.correction == Correction::kHolm) {
-    std::vector<double> p;
-    for (const CompareRow& r : table.rows)
-      for (const CompareCell& c : r.variants) p.push_back(c.p_value);
-    std::vector<double> adj = stats::HolmAdjust(p);
-    size_t i = 0;
-    for (CompareRow& r : table.rows)
-      for (CompareCell& c : r.variants) c.p_adjusted = adj[i++];
+// What the notes need, gathered while the rows are built.
+struct NoteState {
+  std::vector<std::pair<std::string, std::vector<std::string>>> missing;  // row key -> columns
+  std::set<std::string> no_metric;
+  bool any_too_few = false;
+  bool any_no_run_variance = false;
+  std::map<std::string, std::vector<std::string>> session_cols;  // column -> benchmarks
+  std::map<std::string, int> run_cols;                           // column -> runs
+  // MDC per benchmark name and metric: the largest over its rows' decidable variant cells.
+  std::map<std::string, std::map<std::string, double>> mdc;
+};
+
+CompareCell DescribeCell(const CellSamples& s) {
+  CompareCell cell;
+  cell.present = !s.samples.empty();
+  if (!cell.present) return cell;
+  cell.value = stats::Mean(s.samples);
+  cell.sd = stats::StdDev(s.samples);
+  cell.n = static_cast<int>(s.samples.size());
+  cell.repetitions = s.repetitions;
+  cell.sessions = s.sessions;
+  cell.runs = s.runs;
+  cell.unit = s.unit;
+  cell.hierarchical = s.unit != SampleUnit::kRepetition;
+  cell.components = s.components;
+  return cell;
+}
+
+// Change, CI, p-value and MDC of cell v (samples vs) against the baseline b (samples bs).
+// `same_runs`: both columns hold the same runs (variants measured together).
+void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, CompareCell& v,
+                         const std::vector<double>& vs, bool same_runs,
+                         const CompareOptions& options) {
+  if (!v.present || !b.present || !(b.value != 0) || !std::isfinite(b.value)) return;
+  v.change_pct = 100 * (v.value / b.value - 1);
+  if (b.n < kMinSamples || v.n < kMinSamples) {
+    v.too_few = true;
+    return;
   }
+  v.no_run_variance =
+      !same_runs && (b.unit == SampleUnit::kRepetition || v.unit == SampleUnit::kRepetition);
+  stats::RatioInterval ci = stats::FiellerRatioCi(vs, bs, options.alpha);
+  if (ci.bounded) {
+    v.ci_low_pct = 100 * (ci.low - 1);
+    v.ci_high_pct = 100 * (ci.high - 1);
+  }
+  v.p_value = options.test == SignificanceTest::kWelch ? stats::WelchTTest(vs, bs).p
+                                                       : stats::MannWhitneyU(vs, bs).p;
+  v.p_adjusted = v.p_value;
+  double mdd = stats::MinimalDetectableDifference(
+      stats::Variance(vs), vs.size(), stats::Variance(bs), bs.size(), options.alpha, options.power);
+  v.mdc_pct = 100 * mdd / std::fabs(b.value);
+}
 
-  // Verdicts.
+std::string ResultClass(const Key& key, const std::string& params_text, const std::string& metric,
+                        const std::string& unit, size_t metric_count) {
+  std::string cls;
+  if (!params_text.empty()) cls = ShortName(key.name) + ": " + params_text;
+  if (params_text.empty() || metric_count > 1) cls += (cls.empty() ? "" : " ") + metric;
+  return cls.append(" (").append(unit).append(")");
+}
+
+// The rows of one key, one per metric with data; appended to table.rows.
+void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
+                const std::vector<size_t>& order, bool& first, CompareTable& table,
+                NoteState& notes) {
+  const CompareOptions& options = table.options;
+  std::string params_text = ParamsText(key.params);
+  std::vector<std::string> absent;
+  for (size_t k = 0; k < order.size(); ++k) {
+    bool any = false;
+    for (const auto& run : e.by_column[k]) any = any || !run.empty();
+    if (!any) absent.push_back(table.columns[k].name);
+  }
+  if (!absent.empty())
+    notes.missing.emplace_back(key.name + (params_text.empty() ? "" : " " + params_text), absent);
+  for (const std::string& metric : options.metrics) {
+    std::vector<CellSamples> samples;
+    bool any = false;
+    for (size_t k = 0; k < order.size(); ++k) {
+      samples.push_back(SamplesOf(e.by_column[k], metric));
+      any = any || !samples.back().samples.empty();
+    }
+    if (!any) {
+      notes.no_metric.insert(fmt::format("{}{}: no '{}' values (loop-mode results carry mean only)",
+                                         key.name, params_text.empty() ? "" : " " + params_text,
+                                         metric));
+      continue;
+    }
+    CompareRow row;
+    row.benchmark = key.name;
+    row.params = key.params;
+    row.params_text = params_text;
+    row.metric = metric;
+    row.unit = e.unit;
+    row.lower_is_better = e.lower_is_better;
+    row.result_class = ResultClass(key, params_text, metric, e.unit, options.metrics.size());
+    row.first_in_group = first;
+    first = false;
+    std::vector<CompareCell> cells;
+    for (size_t k = 0; k < order.size(); ++k) {
+      cells.push_back(DescribeCell(samples[k]));
+      const std::string& col = table.columns[k].name;
+      if (samples[k].unit == SampleUnit::kSession) notes.session_cols[col].push_back(key.name);
+      if (samples[k].unit == SampleUnit::kRun)
+        notes.run_cols[col] = std::max(notes.run_cols[col], samples[k].runs);
+    }
+    for (size_t k = 1; k < order.size(); ++k) {
+      CompareCell& v = cells[k];
+      CompareWithBaseline(cells[0], samples[0].samples, v, samples[k].samples,
+                          set.runs[order[0]] == set.runs[order[k]], options);
+      notes.any_too_few = notes.any_too_few || v.too_few;
+      notes.any_no_run_variance = notes.any_no_run_variance || v.no_run_variance;
+      if (std::isfinite(v.mdc_pct) && !v.no_run_variance) {
+        double& slot = notes.mdc[key.name][metric];
+        slot = std::max(slot, v.mdc_pct);
+      }
+    }
+    row.baseline = cells[0];
+    row.variants.assign(cells.begin() + 1, cells.end());
+    table.rows.push_back(std::move(row));
+  }
+}
+
+// Holm across every decidable cell of the table (cells without run-to-run variance are not
+// decided, so they do not count).
+void ApplyHolm(CompareTable& table) {
+  std::vector<double> p;
+  for (const CompareRow& r : table.rows)
+    for (const CompareCell& c : r.variants)
+      p.push_back(c.no_run_variance ? kCompareNaN : c.p_value);
+  std::vector<double> adj = stats::HolmAdjust(p);
+  size_t i = 0;
   for (CompareRow& r : table.rows) {
-    for (size_t k = 0; k < r.variants.size(); ++k) {
-      CompareCell& v = r.variants[k];
-      if (v.too_few || std::isnan(v.p_adjusted) || std::isnan(v.change_pct)) continue;
+    for (CompareCell& c : r.variants) {
+      if (!c.no_run_variance) c.p_adjusted = adj[i];
+      ++i;
+    }
+  }
+}
+
+void ApplyVerdicts(CompareTable& table) {
+  const CompareOptions& options = table.options;
+  for (CompareRow& r : table.rows) {
+    for (CompareCell& v : r.variants) {
+      if (v.too_few || v.no_run_variance || std::isnan(v.p_adjusted) || std::isnan(v.change_pct))
+        continue;
       bool significant = false;
       if (options.method == VerdictMethod::kFastpath) {
-        // Recompute the per-side intervals from the same samples.
         double tb = stats::StudentTQuantile(1 - options.alpha / 2, r.baseline.n - 1);
         double tv = stats::StudentTQuantile(1 - options.alpha / 2, v.n - 1);
         double hb = tb * r.baseline.sd / std::sqrt(r.baseline.n);
@@ -369,57 +359,82 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         v.verdict = Direction(v.change_pct, r.lower_is_better);
     }
   }
+}
 
-  // Notes.
-  if (inputs.size() == 1 && columns.size() > 1) {
+void AddMdcNotes(const std::vector<std::string>& names, const NoteState& s, CompareTable& table) {
+  bool explained = false;
+  for (const std::string& name : names) {
+    auto it = s.mdc.find(name);
+    if (it == s.mdc.end()) continue;
+    std::vector<std::string> parts;
+    for (const std::string& m : table.options.metrics) {
+      auto jt = it->second.find(m);
+      if (jt != it->second.end()) parts.push_back(m + " " + Pct(jt->second));
+    }
+    if (!explained) {
+      table.notes.push_back(fmt::format(
+          "MDC = minimal detectable change at {:g}% power and alpha {:g} with the observed SDs and "
+          "n (largest over the columns); smaller true changes are likely to go unmarked",
+          100 * table.options.power, table.options.alpha));
+      explained = true;
+    }
+    table.notes.push_back(fmt::format("{}: MDC {}", name, JoinStrings(parts, ", ")));
+  }
+}
+
+void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
+              const std::vector<std::string>& names, const NoteState& s, CompareTable& table) {
+  if (inputs.size() == 1 && set.columns.size() > 1) {
     table.notes.push_back(fmt::format(
         "columns are the variants of one run: '{}' ({}), measured round-robin by repetition",
         inputs[0].run.label, inputs[0].source));
   }
-  if (any_too_few) {
+  if (s.any_too_few) {
     table.notes.push_back(
         "* fewer than 3 samples (repetitions, or sessions) on a side: the change is shown without "
         "CI or verdict; run more repetitions");
   }
-  for (const auto& [col, benches] : hierarchical_cols) {
+  if (s.any_no_run_variance) {
+    table.notes.push_back(
+        "~ measured in a different run than the baseline, and a side's samples are the "
+        "repetitions of one process: they leave out the run-to-run variance (process, boot), so "
+        "the change and its within-run CI are shown without (R)/(I); measure >= 3 runs per "
+        "configuration — reboot between them for kernel configurations — or several sessions "
+        "(run --sessions 3 or more), and give them the same --label (inputs with one label form "
+        "one column)");
+  }
+  for (const auto& [col, benches] : s.session_cols) {
     std::set<std::string> uniq(benches.begin(), benches.end());
     table.notes.push_back(fmt::format(
         "column '{}' holds several sessions: samples are session means, n = sessions, so the "
         "between-session variance is included ({})",
         col, JoinStrings(std::vector<std::string>(uniq.begin(), uniq.end()), ", ")));
   }
-  for (const auto& [row, cols] : missing)
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    auto it = s.run_cols.find(table.columns[c].name);
+    if (it == s.run_cols.end()) continue;
+    table.notes.push_back(
+        fmt::format("column '{}' groups {} runs ({}): samples are per-run means, n = runs, so the "
+                    "run-to-run variance is included",
+                    it->first, it->second, JoinStrings(table.columns[c].sources, ", ")));
+  }
+  for (const auto& [row, cols] : s.missing)
     table.notes.push_back(
         fmt::format("{}: absent from {} (blank cells)", row, JoinStrings(cols, ", ")));
-  for (const std::string& n : no_metric_notes) table.notes.push_back(n);
-  bool mdc_explained = false;
-  for (const std::string& name : names) {
-    auto it = mdc.find(name);
-    if (it == mdc.end()) continue;
-    std::vector<std::string> parts;
-    for (const std::string& m : options.metrics) {
-      auto jt = it->second.find(m);
-      if (jt != it->second.end()) parts.push_back(m + " " + Pct(jt->second));
-    }
-    if (!mdc_explained) {
-      table.notes.push_back(fmt::format(
-          "MDC = minimal detectable change at {:g}% power and alpha {:g} with the observed SDs and "
-          "n (largest over the columns); smaller true changes are likely to go unmarked",
-          100 * options.power, options.alpha));
-      mdc_explained = true;
-    }
-    table.notes.push_back(fmt::format("{}: MDC {}", name, JoinStrings(parts, ", ")));
-  }
+  for (const std::string& n : s.no_metric) table.notes.push_back(n);
+  AddMdcNotes(names, s, table);
+}
 
-  // Drift of each file's repetitions (per session), for the requested metrics: one line per
-  // benchmark entry listing its drifting metrics. Columns of one file were measured round-robin
-  // by repetition (`run` interleaves its rows), so there the drift is shared and only widens the
-  // CIs; across files it biases the comparison, and a warning says so.
+// Drift of each file's repetitions (per session), for the requested metrics: one line per
+// benchmark entry listing its drifting metrics. Columns of one file were measured round-robin
+// by repetition (`run` interleaves its rows), so there the drift is shared and only widens the
+// CIs; across files it biases the comparison, and a warning says so.
+void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& table) {
   std::vector<std::string> shared_drift;
   for (const CompareInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
       std::map<int, std::vector<std::string>> drifting;  // session -> "metric +x%"
-      for (const std::string& metric : options.metrics) {
+      for (const std::string& metric : table.options.metrics) {
         std::map<int, std::vector<double>> by_session;
         for (const Repetition& r : b.repetitions) {
           auto it = r.metrics.find(metric);
@@ -460,6 +475,72 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
         "run, so the drift is shared and does not bias the changes, but it widens the CIs",
         JoinStrings(shared_drift, "; ")));
   }
+}
+
+}  // namespace
+
+const char* SampleUnitName(SampleUnit u) {
+  switch (u) {
+    case SampleUnit::kSession:
+      return "sessions";
+    case SampleUnit::kRun:
+      return "runs";
+    case SampleUnit::kRepetition:
+      break;
+  }
+  return "repetitions";
+}
+
+const std::vector<std::string>& DefaultCompareMetrics() {
+  static const std::vector<std::string> k = *ParseMetricList(kDefaultCompareMetrics);
+  return k;
+}
+
+Expected<std::vector<std::string>> ParseMetricList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (out.empty()) {
+    return UsageError(
+        fmt::format("the metric list is empty; give e.g. {}", kDefaultCompareMetrics));
+  }
+  return out;
+}
+
+Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,
+                                         const CompareOptions& options) {
+  if (inputs.empty()) return UsageError("compare needs at least one result file or store id");
+  if (Status st = ValidateOptions(options); !st.ok()) return st.error();
+  if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok()) return st.error();
+  CompareTable table;
+  table.options = options;
+  ColumnSet set = GroupColumns(inputs);
+  auto base = PickBaseline(set, inputs, options.baseline);
+  if (!base.ok()) return base.error();
+  std::vector<size_t> order{*base};
+  for (size_t c = 0; c < set.columns.size(); ++c)
+    if (c != *base) order.push_back(c);
+  for (size_t c : order) table.columns.push_back(set.columns[c]);
+
+  Keys keys = RowKeys(set, order, inputs);
+  NoteState notes;
+  for (const std::string& name : keys.names) {
+    bool first = true;
+    for (const Key& key : keys.by_name[name]) {
+      auto entries = EntriesOf(key, set, order, inputs);
+      if (!entries.ok()) return entries.error();
+      AddKeyRows(key, *entries, set, order, first, table, notes);
+    }
+  }
+  if (options.correction == Correction::kHolm) ApplyHolm(table);
+  ApplyVerdicts(table);
+  AddNotes(inputs, set, keys.names, notes, table);
+  AddDriftWarnings(inputs, table);
   return table;
 }
 

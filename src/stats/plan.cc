@@ -1,68 +1,131 @@
-// BuildPlan (include/kstacklab/compare.h): repetitions needed per side from a pilot run.
+// BuildPlan (include/kstacklab/compare.h): variance components and runs x sessions x repetitions
+// per configuration from pilot runs (Kalibera & Jones 2013; docs/reading-tables.md "plan").
 #include <fmt/format.h>
 
 #include <cmath>
-#include <set>
 
 #include "kstacklab/compare.h"
 #include "kstacklab/stats.h"
+#include "stats/columns.h"
 #include "stats/samples.h"
 
 namespace kstacklab {
+namespace {
 
-Expected<std::vector<PlanRow>> BuildPlan(const RunResult& run,
-                                         const std::vector<std::string>& metrics, double target_pct,
-                                         double alpha, double power) {
-  if (!(target_pct > 0) || !std::isfinite(target_pct)) {
+// A verdict needs >= 3 samples per side (compare's kMinSamples): at least 3 runs.
+constexpr size_t kMinRuns = 3;
+
+Status ValidatePlanOptions(const PlanOptions& o) {
+  if (!(o.target_pct > 0) || !std::isfinite(o.target_pct)) {
     return UsageError("--target-effect must be a percentage > 0, e.g. 2 for a 2 % change");
   }
-  if (!(alpha > 0 && alpha < 0.5)) {
+  if (!(o.alpha > 0 && o.alpha < 0.5)) {
     return UsageError(
-        fmt::format("--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", alpha));
+        fmt::format("--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", o.alpha));
   }
-  if (!(power > 0 && power < 1)) {
+  if (!(o.power > 0 && o.power < 1)) {
     return UsageError(
-        fmt::format("--power {:g} is out of range; give a value in (0, 1), e.g. 0.8", power));
+        fmt::format("--power {:g} is out of range; give a value in (0, 1), e.g. 0.8", o.power));
   }
-  std::set<std::string> stored;
-  for (const BenchmarkResult& b : run.benchmarks)
-    for (const Repetition& r : b.repetitions)
-      for (const auto& [k, v] : r.metrics) stored.insert(k);
-  for (const std::string& m : metrics) {
-    if (!stored.count(m)) {
-      std::string names;
-      for (const std::string& k : stored) names += (names.empty() ? "" : ", ") + k;
-      return UsageError(fmt::format("--metrics: unknown metric '{}'; the input stores: {}", m,
-                                    names.empty() ? "(no metrics)" : names));
+  for (double c : {o.cost_run_s, o.cost_session_s, o.cost_repetition_s}) {
+    if (!(c >= 0) || !std::isfinite(c)) {
+      return UsageError("a level cost must be a finite duration >= 0, e.g. 120s");
     }
   }
+  if (o.metrics.empty()) return UsageError("no metric to plan; name one, e.g. mean");
+  return {};
+}
+
+// Seconds of timed calls in one repetition of this entry: iterations x mean per call.
+double RepetitionSeconds(const std::vector<std::vector<const BenchmarkResult*>>& runs) {
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& entries : runs) {
+    for (const BenchmarkResult* b : entries) {
+      for (const Repetition& r : b->repetitions) {
+        auto it = r.metrics.find("mean");
+        if (it == r.metrics.end()) continue;
+        double scale = b->unit == "us" ? 1e-6 : b->unit == "ms" ? 1e-3 : 1e-9;
+        sum += static_cast<double>(r.iterations) * it->second * scale;
+        ++n;
+      }
+    }
+  }
+  return n ? sum / static_cast<double>(n) : 0;
+}
+
+PlanRow PlanCell(const CompareColumn& col, const BenchmarkResult& first,
+                 const std::vector<std::vector<const BenchmarkResult*>>& runs,
+                 const std::string& metric, const PlanOptions& o, const CellSamples& s) {
+  PlanRow row;
+  row.benchmark = first.name;
+  row.params_text = ParamsText(first.params);
+  row.configuration = col.name;
+  row.metric = metric;
+  row.unit = first.unit;
+  row.n = static_cast<int>(s.samples.size());
+  row.sample_unit = s.unit;
+  row.runs = s.runs;
+  row.sessions = s.sessions;
+  row.repetitions = s.repetitions;
+  row.mean = stats::Mean(s.samples);
+  double sd = stats::StdDev(s.samples);
+  row.cv_pct = row.mean != 0 ? 100 * sd / std::fabs(row.mean) : NAN;
+  double var = sd * sd;
+  row.mdc_pct = row.mean != 0
+                    ? 100 *
+                          stats::MinimalDetectableDifference(var, s.samples.size(), var,
+                                                             s.samples.size(), o.alpha, o.power) /
+                          std::fabs(row.mean)
+                    : NAN;
+  row.needed =
+      std::isfinite(row.cv_pct)
+          ? stats::RepetitionsNeeded(row.cv_pct / 100, o.target_pct / 100, o.alpha, o.power)
+          : 0;
+  row.components = s.components;
+  row.cost_repetition_s = o.cost_repetition_s > 0 ? o.cost_repetition_s : RepetitionSeconds(runs);
+  stats::LevelCosts costs{o.cost_run_s, o.cost_session_s, row.cost_repetition_s};
+  if (std::isfinite(row.cv_pct))
+    row.plan = stats::PlanLevels(s.components, row.mean, o.target_pct / 100, o.alpha, o.power,
+                                 costs, kMinRuns);
+  return row;
+}
+
+}  // namespace
+
+Expected<std::vector<PlanRow>> BuildPlan(const std::vector<CompareInput>& inputs,
+                                         const PlanOptions& options) {
+  if (inputs.empty()) return UsageError("plan needs at least one pilot result file or store id");
+  if (Status st = ValidatePlanOptions(options); !st.ok()) return st.error();
+  if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok()) return st.error();
+  ColumnSet set = GroupColumns(inputs);
   std::vector<PlanRow> rows;
-  for (const BenchmarkResult& b : run.benchmarks) {
-    for (const std::string& m : metrics) {
-      CellSamples s = SamplesOf({&b}, m);
-      if (s.samples.empty()) continue;
-      PlanRow row;
-      row.benchmark = b.name;
-      row.params_text = ParamsText(b.params);
-      row.configuration = ConfigurationName(run, b);
-      row.metric = m;
-      row.unit = b.unit;
-      row.n = static_cast<int>(s.samples.size());
-      row.hierarchical = s.hierarchical;
-      row.mean = stats::Mean(s.samples);
-      double sd = stats::StdDev(s.samples);
-      row.cv_pct = row.mean != 0 ? 100 * sd / std::fabs(row.mean) : NAN;
-      double var = sd * sd;
-      row.mdc_pct = row.mean != 0
-                        ? 100 *
-                              stats::MinimalDetectableDifference(var, s.samples.size(), var,
-                                                                 s.samples.size(), alpha, power) /
-                              std::fabs(row.mean)
-                        : NAN;
-      row.needed = std::isfinite(row.cv_pct)
-                       ? stats::RepetitionsNeeded(row.cv_pct / 100, target_pct / 100, alpha, power)
-                       : 0;
-      rows.push_back(std::move(row));
+  for (size_t c = 0; c < set.columns.size(); ++c) {
+    // Row keys of this column: (name, params) of its first run holding them, in order.
+    const CompareColumn& col = set.columns[c];
+    std::vector<const BenchmarkResult*> keys;
+    for (size_t i : set.runs[c]) {
+      for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
+        if (b.variant != col.variant) continue;
+        bool seen = false;
+        for (const BenchmarkResult* k : keys)
+          seen = seen || (k->name == b.name && k->params == b.params);
+        if (!seen) keys.push_back(&b);
+      }
+    }
+    for (const BenchmarkResult* key : keys) {
+      std::vector<std::vector<const BenchmarkResult*>> runs;
+      for (size_t i : set.runs[c]) {
+        runs.emplace_back();
+        for (const BenchmarkResult& b : inputs[i].run.benchmarks)
+          if (b.variant == col.variant && b.name == key->name && b.params == key->params)
+            runs.back().push_back(&b);
+      }
+      for (const std::string& m : options.metrics) {
+        CellSamples s = SamplesOf(runs, m);
+        if (s.samples.empty()) continue;
+        rows.push_back(PlanCell(col, *key, runs, m, options, s));
+      }
     }
   }
   return rows;

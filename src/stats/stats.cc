@@ -188,16 +188,6 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<d
   return r;
 }
 
-MeanInterval StudentMeanCi(const std::vector<double>& x, double alpha) {
-  MeanInterval r{Mean(x), kNan, kNan};
-  if (x.size() < 2 || AnyNan(x) || !(alpha > 0 && alpha < 1)) return r;
-  double half = StudentTQuantile(1 - alpha / 2, static_cast<double>(x.size() - 1)) * StdDev(x) /
-                std::sqrt(static_cast<double>(x.size()));
-  r.low = r.mean - half;
-  r.high = r.mean + half;
-  return r;
-}
-
 std::vector<double> HolmAdjust(const std::vector<double>& p) {
   std::vector<size_t> idx;
   for (size_t i = 0; i < p.size(); ++i) {
@@ -250,6 +240,98 @@ size_t RepetitionsNeeded(double cv, double effect, double alpha, double power) {
       lo = mid;
   }
   return hi;
+}
+
+VarianceComponents NestedVarianceComponents(
+    const std::vector<std::vector<std::vector<double>>>& data) {
+  VarianceComponents vc;
+  std::vector<double> within_session, within_run, run_means;
+  double reps = 0, sessions = 0;
+  for (const auto& run : data) {
+    std::vector<double> session_means;
+    for (const std::vector<double>& values : run) {
+      if (values.empty()) continue;
+      session_means.push_back(Mean(values));
+      reps += static_cast<double>(values.size());
+      if (values.size() >= 2) within_session.push_back(Variance(values));
+    }
+    if (session_means.empty()) continue;
+    sessions += static_cast<double>(session_means.size());
+    run_means.push_back(Mean(session_means));
+    if (session_means.size() >= 2) within_run.push_back(Variance(session_means));
+  }
+  vc.runs = run_means.size();
+  if (vc.runs == 0) return vc;
+  vc.sessions_per_run = sessions / static_cast<double>(vc.runs);
+  vc.repetitions_per_session = reps / sessions;
+  // S1^2 / n1: the repetition level's share of a session mean's variance (0 when unknown).
+  double s1 = within_session.empty() ? kNan : Mean(within_session);
+  double rep_share = std::isnan(s1) ? 0 : s1 / vc.repetitions_per_session;
+  vc.repetition = s1;
+  double s2 = within_run.empty() ? kNan : Mean(within_run);
+  if (!std::isnan(s2)) vc.session = std::max(0.0, s2 - rep_share);
+  if (vc.runs >= 2) {
+    double lower = std::isnan(s2) ? rep_share : s2;
+    vc.run = std::max(0.0, Variance(run_means) - lower / vc.sessions_per_run);
+  }
+  return vc;
+}
+
+double RunMeanVariance(const VarianceComponents& vc, double n_sessions, double n_repetitions) {
+  auto z = [](double v) { return std::isnan(v) ? 0.0 : v; };
+  return z(vc.run) + z(vc.session) / n_sessions + z(vc.repetition) / (n_sessions * n_repetitions);
+}
+
+LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, double alpha,
+                     double power, const LevelCosts& costs, size_t min_runs) {
+  LevelPlan best;
+  if (!std::isfinite(mean) || mean == 0 || !std::isfinite(effect) || effect <= 0) return best;
+  if (!(alpha > 0 && alpha < 1) || !(power > 0 && power < 1)) return best;
+  min_runs = std::max<size_t>(min_runs, 2);
+  // factor[n] = (t(1-alpha/2, 2n-2) + t(power, 2n-2))^2 * 2 / n, decreasing in n: runs n per side
+  // detect `effect` when factor[n] * cv^2 <= effect^2 (RepetitionsNeeded's condition, tabulated).
+  constexpr size_t kMaxRuns = 10000;
+  std::vector<double> factor(kMaxRuns + 1, kNan);
+  for (size_t n = 2; n <= kMaxRuns; ++n) {
+    double df = 2.0 * static_cast<double>(n) - 2;
+    double t = StudentTQuantile(1 - alpha / 2, df) + StudentTQuantile(power, df);
+    factor[n] = t * t * 2 / static_cast<double>(n);
+  }
+  auto runs_needed = [&](double cv2) {
+    if (cv2 == 0) return min_runs;
+    double limit = effect * effect / cv2;
+    auto it =
+        std::partition_point(factor.begin() + 2, factor.end(), [&](double f) { return f > limit; });
+    return std::max(min_runs, static_cast<size_t>(it - factor.begin()));
+  };
+  std::vector<size_t> rep_counts;
+  for (size_t r = 1; r <= 100000; r = r < 100 ? r + 1 : r + r / 20) rep_counts.push_back(r);
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (size_t s = 1; s <= 100; ++s) {
+    for (size_t r : rep_counts) {
+      double cv2 =
+          RunMeanVariance(vc, static_cast<double>(s), static_cast<double>(r)) / (mean * mean);
+      size_t n = runs_needed(cv2);
+      double per_run = costs.run + static_cast<double>(s) *
+                                       (costs.session + static_cast<double>(r) * costs.repetition);
+      double cost = static_cast<double>(n) * per_run;
+      if (cost < best_cost) {
+        best_cost = cost;
+        best.runs = n;
+        best.sessions = s;
+        best.repetitions = r;
+      }
+    }
+  }
+  double var = RunMeanVariance(vc, static_cast<double>(best.sessions),
+                               static_cast<double>(best.repetitions));
+  best.cost_s =
+      static_cast<double>(best.runs) *
+      (costs.run + static_cast<double>(best.sessions) *
+                       (costs.session + static_cast<double>(best.repetitions) * costs.repetition));
+  best.mdc =
+      MinimalDetectableDifference(var, best.runs, var, best.runs, alpha, power) / std::fabs(mean);
+  return best;
 }
 
 DriftResult DetectDrift(const std::vector<double>& values, double alpha) {

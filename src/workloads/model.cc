@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,7 @@ WorkloadDef KstackRow() {
   WorkloadDef w;
   w.name = "model/kstack";
   w.variant = def.name;
+  w.baseline = std::string_view(def.name) == "off";
   w.params = Json{{"handler", kGetpid ? "getpid" : "empty"}};
   w.summary =
       fmt::format("syscall path model{}: {}", kGetpid ? " around a real getpid" : "", def.summary);
@@ -109,6 +111,7 @@ struct NoSource {
   static constexpr const char* kName = "off";
   static constexpr const char* kSummary =
       "no random source: the shared call path and CPU-slot lookup (baseline of the source rows)";
+  static constexpr bool kBaseline = true;  // compare's default baseline among the source rows
   uint32_t Call() { return static_cast<uint32_t>(cpu.Cpu()) & 0u; }
   kstack::SchedCpu cpu;
 };
@@ -208,6 +211,7 @@ WorkloadDef SourceRow() {
   WorkloadDef w;
   w.name = "model/rng";
   w.variant = S::kName;
+  w.baseline = requires { S::kBaseline; };
   w.summary = S::kSummary;
   w.setup = &SetupSource<S>;
   w.percall = &TimePerCall<Clock, CallSource<S>>;

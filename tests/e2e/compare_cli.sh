@@ -20,21 +20,30 @@ expect() {
 
 cd "$D" || exit 1
 
-# A planted +5 % / -5 % pair on low-noise data: (R) / (I) on every row.
+# A planted +5 % / -5 % pair on low-noise data, one run per file: the change on every row but no
+# verdict (no run-to-run variance), marked '~' with the footnote saying what to do.
 expect 0 "" -- compare base.json plus5.json minus5.json
 rows=$(grep -c '^| ' "$TMP/out")
 [ "$rows" -eq 14 ] || fail "expected 14 table lines (2 header + 12 rows), got $rows"
-grep -E '^\|' "$TMP/out" | tail -n +3 | grep -vq '(R) [0-9.]*% *| *(I) -[0-9.]*%' &&
-  fail "a row of the +5/-5 table is not '(R) +x% | (I) -y%': $(cat "$TMP/out")"
+grep -E '^\|' "$TMP/out" | tail -n +3 | grep -vq ' [0-9.]*% ~ *| *-[0-9.]*% ~ |' &&
+  fail "a row of the single-run +5/-5 table is not 'x% ~ | -y% ~': $(cat "$TMP/out")"
+grep -E '^\|' "$TMP/out" | grep -q '(R)\|(I)' && fail "single-run files across runs got a verdict"
+grep -q 'measure >= 3 runs per configuration' "$TMP/out" || fail "no footnote for '~'"
+# Three runs per label: grouped into two columns of per-run means, the planted +5 % is (R).
+expect 0 "" -- compare kbase_1.json kbase_2.json kbase_3.json kplus5_1.json kplus5_2.json kplus5_3.json --metrics mean
+grep -q '(R) [0-9.]*%' "$TMP/out" || fail "runs grouped by label: planted +5 % not (R): $(cat "$TMP/out")"
+grep -q "column 'kbase' groups 3 runs" "$TMP/out" || fail "no note on the grouped runs"
+expect 0 "" -- compare kbase_1.json kbase_2.json kbase_3.json kplus5_1.json kplus5_2.json kplus5_3.json --metrics mean --verbose
+grep -q 'Variance components .*run [0-9.]*%, repetition [0-9.]*%' "$TMP/out" || fail "--verbose lacks variance components"
 grep -q 'Lower is better' "$TMP/out" || fail "footer does not state the direction"
 grep -q 'Method: ci' "$TMP/out" || fail "footer does not state the method"
 grep -q 'Samples per side' "$TMP/out" || fail "footer does not state the samples per side"
 [ -s "$TMP/err" ] && fail "unexpected stderr: $(cat "$TMP/err")"
 
 # Formats.
-expect 0 "" -- compare base.json plus5.json --format json
-python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert d['rows'][0]['variants'][0]['verdict']=='R', d; assert d['alpha']==0.05" ||
-  fail "json output is not valid or lacks verdict R"
+expect 0 "" -- compare kbase_1.json kbase_2.json kbase_3.json kplus5_1.json kplus5_2.json kplus5_3.json --format json
+python3 -c "import json,sys; d=json.load(open('$TMP/out')); v=d['rows'][0]['variants'][0]; assert v['verdict']=='R', d; assert d['alpha']==0.05; assert v['sample_unit']=='runs'; assert v['variance_components']['run'] is not None" ||
+  fail "json output is not valid or lacks verdict R / variance components"
 expect 0 "" -- compare base.json plus5.json --format csv --metrics mean
 [ "$(head -1 "$TMP/out" | cut -d, -f1-3)" = "benchmark,params,metric" ] || fail "csv header"
 expect 0 "" -- compare base.json minus5.json --format markdown
@@ -54,9 +63,9 @@ expect 0 "" -- compare variants.json --baseline model:siphash
 head -2 "$TMP/out" | tail -1 | grep -q '|  *siphash |' || fail "--baseline model:siphash not honoured"
 
 # Methods, tests, corrections.
-expect 0 "" -- compare base.json plus5.json --method fastpath --test mwu --correct holm --alpha 0.01 --min-effect 1
+expect 0 "" -- compare variants.json --method fastpath --test mwu --correct holm --alpha 0.01 --min-effect 1
 grep -q 'fastpath' "$TMP/out" || fail "fastpath footer"
-grep -q '(R)' "$TMP/out" || fail "fastpath/mwu/holm lost the planted +5 %"
+grep -q '(R)' "$TMP/out" || fail "fastpath/mwu/holm lost the planted variant differences"
 
 # Stdin.
 "$BIN" compare base.json - <plus5.json >"$TMP/out" 2>"$TMP/err" || fail "stdin input failed"
@@ -73,6 +82,11 @@ expect 0 "drifts over its 10 repetitions.*not comparable.*interleaved" -- compar
 # Plan.
 expect 0 "" -- plan base.json --target-effect 1
 grep -q 'Needed' "$TMP/out" || fail "plan table"
+grep -q 'assumes it is 0' "$TMP/out" || fail "plan of one run does not say the run variance is unknown"
+expect 0 "" -- plan kbase_1.json kbase_2.json kbase_3.json --target-effect 2 --cost-run 5min --cost-session 2s
+grep -qE '\| +3 x 1 x 10 \|' "$TMP/out" || fail "plan: pilot of 3 runs x 1 session x 10 repetitions not shown: $(cat "$TMP/out")"
+grep -q 'assumes it is 0' "$TMP/out" && fail "plan of 3 runs still says the run variance is unknown"
+expect 2 "--cost-run 'soon' is not a duration" -- plan base.json --target-effect 1 --cost-run soon
 expect 2 "--target-effect" -- plan base.json --target-effect 0
 expect 2 "" -- plan base.json
 

@@ -28,11 +28,14 @@ def reps(rng, mean, n, noise=0.005, session_of=lambda i: 0, trend=0.0):
     return out
 
 
-def bench(name, repetitions, params=None, variant=None, unit="ns", lower=True):
+def bench(name, repetitions, params=None, variant=None, unit="ns", lower=True, baseline=False):
     b = {"name": name, "params": params or {}}
     if variant is not None:
         b["variant"] = variant
-    b.update({"unit": unit, "lower_is_better": lower, "timing": "percall",
+    b.update({"unit": unit, "lower_is_better": lower})
+    if baseline:
+        b["baseline"] = True
+    b.update({"timing": "percall",
               "repetitions": repetitions, "histogram": EMPTY_HIST})
     return b
 
@@ -69,7 +72,7 @@ write("base_again.json", result("base", syscall_set(4, 1.00)))
 rng = random.Random(5)
 write("variants.json", result("model", [
     bench("model/kstack", reps(rng, 50.0, 8), variant="percpu-prng"),
-    bench("model/kstack", reps(rng, 47.0, 8), variant="off"),
+    bench("model/kstack", reps(rng, 47.0, 8), variant="off", baseline=True),
     bench("model/kstack", reps(rng, 58.0, 8), variant="get_random_u16"),
     bench("model/kstack", reps(rng, 47.2, 8), variant="siphash"),
 ]))
@@ -99,6 +102,15 @@ write("units_us.json", result("us", [bench("syscall/getpid", reps(rng, 0.2, 10),
 rng = random.Random(10)
 write("partial_set.json", result("partial", [bench("syscall/getpid", reps(rng, 201.0, 10)),
                                              bench("syscall/invalid", reps(rng, 190.0, 10))]))
+
+# Runs of two labels (one file per run, e.g. per boot), each run shifted by a run-level random
+# effect of 1 % SD: label "kbase" at 200 ns, label "kplus5" 5 % slower. Compared as labels, the
+# samples are per-run means.
+for r in range(3):
+    rng = random.Random(100 + r)
+    write(f"kbase_{r + 1}.json", result("kbase", [bench("syscall/getpid", reps(rng, 200.0 * (1 + rng.gauss(0, 0.01)), 10))]))
+    rng = random.Random(200 + r)
+    write(f"kplus5_{r + 1}.json", result("kplus5", [bench("syscall/getpid", reps(rng, 210.0 * (1 + rng.gauss(0, 0.01)), 10))]))
 
 # Bad inputs.
 doc = result("future", syscall_set(11, 1.0))

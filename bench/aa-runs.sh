@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# A/A promise of `kstacklab compare` (issue 7, DESIGN.md "Statistics"): adjacent runs of one
+# configuration under two labels must mark <= 5 % of cells, and a real difference must still be
+# found.
+#
+# For each settings string (default: the run defaults, and "--repetitions 150 --iterations 20000"):
+#   RUNS runs labelled a and RUNS labelled b, alternating a b a b ... (adjacent, same CPU);
+#   compare a_* b_*      -> runs grouped by label, samples = per-run means: fraction flagged;
+#   compare a_1 b_1      -> one run per side: must carry no verdict ('~'); also reports how many
+#                           of those cells the old rule (repetitions as samples) would have marked.
+# Then the planted-change check: `run --suite model --bench 'model/kstack*'` in one file, compared
+# within the file against `off` (variants measured round-robin) on mean and p50: the real
+# differences of the designs must still be marked. (p50 is shown beside the mean because on a
+# loaded machine a descheduled repetition inflates its mean, not its median.)
+# Usage: [MODEL_FLAGS=...] bench/aa-runs.sh [KSTACKLAB] [RUNS] [SETTINGS...]
+#   e.g. bench/aa-runs.sh build/src/kstacklab 3 "" "--repetitions 150 --iterations 20000"
+#   SETTINGS are `run` flags (may include --bench); MODEL_FLAGS are extra flags of the model run.
+set -euo pipefail
+K=${1:-build/src/kstacklab}
+RUNS=${2:-3}
+shift $(($# > 2 ? 2 : $#))
+if [ $# -eq 0 ]; then set -- "" "--repetitions 150 --iterations 20000"; fi
+CPU=$(($(nproc) - 1))
+METRICS=mean,p99,p99.9
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# count FILE: "flagged decided no_run_variance old_rule_flagged total" over the variant cells.
+count() {
+  python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = [v for r in d["rows"] for v in r["variants"] if v["change_pct"] is not None]
+flag = sum(v["verdict"] != "-" for v in cells)
+nrv = [v for v in cells if v.get("no_run_variance")]
+decided = len(cells) - len(nrv)
+# The old rule marked a cell when the within-run CI excluded 0 and p < alpha.
+old = sum(1 for v in nrv if v["p_value"] is not None and v["p_value"] < d["alpha"]
+          and v["ci_low_pct"] is not None and (v["ci_low_pct"] > 0 or v["ci_high_pct"] < 0))
+print(flag, decided, len(nrv), old, len(cells))
+PY
+}
+
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "runs per label: $RUNS, metrics: $METRICS, cpu $CPU"
+for settings in "$@"; do
+  name=${settings:-default}
+  start=$(date +%s)
+  for r in $(seq 1 "$RUNS"); do
+    for l in a b; do
+      # shellcheck disable=SC2086 # settings are words by design
+      "$K" run $settings --label "$l" --cpu "$CPU" --no-store -o "$tmp/${l}_$r.json" >/dev/null 2>"$tmp/err" ||
+        { cat "$tmp/err" >&2; exit 1; }
+    done
+  done
+  secs=$(($(date +%s) - start))
+  a=() b=()
+  for r in $(seq 1 "$RUNS"); do a+=("$tmp/a_$r.json"); b+=("$tmp/b_$r.json"); done
+  "$K" compare "${a[@]}" "${b[@]}" --metrics "$METRICS" --format json >"$tmp/grouped.json" 2>/dev/null
+  "$K" compare "$tmp/a_1.json" "$tmp/b_1.json" --metrics "$METRICS" --format json >"$tmp/single.json" 2>/dev/null
+  read -r gf gd _ _ gt < <(count "$tmp/grouped.json")
+  read -r sf _ sn so st < <(count "$tmp/single.json")
+  echo "settings '$name' ($((2 * RUNS)) runs in ${secs} s):"
+  echo "  $RUNS vs $RUNS runs, grouped by label: $gf of $gd decided cells flagged ($gt cells)"
+  echo "  1 vs 1 run: $sf flagged, $sn of $st cells marked '~' (no verdict); the old rule (repetitions as samples) would have flagged $so of $st"
+done
+
+# shellcheck disable=SC2086 # MODEL_FLAGS are words by design
+"$K" run --suite model --bench 'model/kstack*' ${MODEL_FLAGS:-} --label model --cpu "$CPU" --no-store \
+  -o "$tmp/model.json" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+"$K" compare "$tmp/model.json" --metrics mean,p50 --format json >"$tmp/model_cmp.json" 2>/dev/null
+read -r mf md _ _ mt < <(count "$tmp/model_cmp.json")
+base=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["columns"][0]["name"])' "$tmp/model_cmp.json")
+echo "planted: model/kstack designs vs '$base' within one run (mean and p50, ${MODEL_FLAGS:-defaults}): $mf of $md cells flagged"
+python3 - "$tmp/model_cmp.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    cells = [v for v in r["variants"] if v["change_pct"] is not None]
+    text = ", ".join(f'{v["label"]} {v["change_pct"]:+.1f}% {v["verdict"]}' for v in cells)
+    print(f'  {r["benchmark"]} {r["result_class"]} (baseline {r["baseline"]["value"]:.2f}): {text}')
+PY

@@ -1,0 +1,85 @@
+#include "stats/columns.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace kstacklab {
+namespace {
+
+std::string FileStem(const std::string& source) {
+  if (source == "-") return "stdin";
+  std::string s = source;
+  size_t slash = s.find_last_of('/');
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  size_t dot = s.find_last_of('.');
+  if (dot != std::string::npos && dot > 0) s = s.substr(0, dot);
+  return s.empty() ? source : s;
+}
+
+}  // namespace
+
+ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
+  std::vector<std::string> labels;
+  std::map<std::string, std::vector<size_t>> members;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const RunResult& run = inputs[i].run;
+    std::string label = run.label.empty() ? FileStem(inputs[i].source) : run.label;
+    if (!members.count(label)) labels.push_back(label);
+    members[label].push_back(i);
+  }
+  ColumnSet set;
+  for (size_t g = 0; g < labels.size(); ++g) {
+    const std::vector<size_t>& runs = members[labels[g]];
+    std::vector<std::string> variants;
+    for (size_t i : runs)
+      for (const BenchmarkResult& b : inputs[i].run.benchmarks)
+        if (std::find(variants.begin(), variants.end(), b.variant) == variants.end())
+          variants.push_back(b.variant);
+    if (variants.empty()) variants.push_back("");
+    for (const std::string& v : variants) {
+      CompareColumn c;
+      c.source = inputs[runs[0]].source;
+      c.label = inputs[runs[0]].run.label;
+      c.variant = v;
+      // One label: it is common to every column, so a variant names its column alone.
+      c.name = v.empty() ? labels[g] : labels.size() == 1 ? v : labels[g] + ":" + v;
+      std::vector<size_t> holding;
+      for (size_t i : runs) {
+        bool has = std::any_of(inputs[i].run.benchmarks.begin(), inputs[i].run.benchmarks.end(),
+                               [&](const BenchmarkResult& b) { return b.variant == v; });
+        if (has || inputs[i].run.benchmarks.empty()) holding.push_back(i);
+      }
+      for (size_t i : holding) c.sources.push_back(inputs[i].source);
+      set.columns.push_back(std::move(c));
+      set.runs.push_back(std::move(holding));
+      set.group.push_back(g);
+    }
+  }
+  return set;
+}
+
+Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
+                          const std::vector<std::string>& metrics) {
+  std::set<std::string> stored;
+  for (const CompareInput& in : inputs)
+    for (const BenchmarkResult& b : in.run.benchmarks)
+      for (const Repetition& r : b.repetitions)
+        for (const auto& [k, v] : r.metrics) stored.insert(k);
+  for (const std::string& m : metrics) {
+    if (stored.count(m)) continue;
+    std::string names;
+    for (const std::string& k : MetricNames())
+      if (stored.count(k)) names += (names.empty() ? "" : ", ") + k;
+    for (const std::string& k : stored)
+      if (std::find(MetricNames().begin(), MetricNames().end(), k) == MetricNames().end())
+        names += (names.empty() ? "" : ", ") + k;
+    return UsageError(fmt::format("--metrics: unknown metric '{}'; the inputs store: {}", m,
+                                  names.empty() ? "(no metrics)" : names));
+  }
+  return {};
+}
+
+}  // namespace kstacklab

@@ -1,0 +1,28 @@
+// Configuration columns of compare and plan (private to src/stats): inputs grouped by label, one
+// column per label x variant (DESIGN.md "Statistics": a configuration is a label).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kstacklab/compare.h"
+#include "kstacklab/error.h"
+
+namespace kstacklab {
+
+struct ColumnSet {
+  std::vector<CompareColumn> columns;     // labels in order of first appearance, then variants
+  std::vector<std::vector<size_t>> runs;  // per column: the inputs (runs) holding its variant
+  std::vector<size_t> group;              // per column: index of its label, from 0
+};
+
+// The effective label of an input: RunResult::label, or the file stem of its source when empty
+// ("-" -> "stdin"). Inputs with the same effective label are runs of one configuration. Column
+// names: the label, label:variant, or the variant alone when all inputs share one label.
+ColumnSet GroupColumns(const std::vector<CompareInput>& inputs);
+
+// UsageError naming an unknown metric and the stored ones (in MetricNames() order, then others).
+Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
+                          const std::vector<std::string>& metrics);
+
+}  // namespace kstacklab
