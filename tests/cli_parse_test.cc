@@ -107,5 +107,17 @@ TEST(CliUtil, ParseHexBytes) {
   EXPECT_FALSE(ParseHexBytes("abc", "--key", 0).ok());
 }
 
+// The rng source table: a flag of another source is named as an error, whichever source.
+TEST(CliParse, RngRejectsAnotherSourcesFlag) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"rng", "prandom", "--seed", "1", "--base-key", "00"},
+        std::vector<std::string>{"rng", "crng-u16", "--base-key", "00", "--nonce", "00"},
+        std::vector<std::string>{"rng", "siphash", "--key", "00", "--u64", "1", "--count", "2"}}) {
+    Outcome o = Invoke(args);
+    EXPECT_EQ(o.code, 2) << args[1];
+    EXPECT_NE(o.err.find("does not apply to `rng " + args[1] + "`"), std::string::npos) << o.err;
+  }
+}
+
 }  // namespace
 }  // namespace kstacklab::cli

@@ -139,5 +139,18 @@ TEST(EntropyTest, OffPolicyHasNoEntropy) {
   EXPECT_DOUBLE_EQ(s.repeat_rate, 1.0);
 }
 
+TEST(SamplePolicy, BootsAndDrawsFromTheTableRow) {
+  auto off = SamplePolicy(*kstack::FindPolicy("off"), 100);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->samples, 100u);
+  EXPECT_EQ(off->distinct, 1);
+  EXPECT_EQ(off->repeat_rate, 1.0);
+  // siphash: 10 offsets per hash; 6400 draws of a keyed PRF see all 64 offsets (a miss has
+  // probability < 64 * (63/64)^6400, about 1e-42).
+  auto siphash = SamplePolicy(*kstack::FindPolicy("siphash"), 6400);
+  ASSERT_TRUE(siphash.ok());
+  EXPECT_EQ(siphash->distinct, 64);
+}
+
 }  // namespace
 }  // namespace kstacklab::analysis

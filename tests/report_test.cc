@@ -1,8 +1,9 @@
 // Renderers (include/kstacklab/grid_table.h, compare_report.h) against golden files in
-// tests/data/compare/. The lists_s*.txt files are the tables of /work/shared/reference/
-// list-tables.md §1 and §4 (layout data from the kernel lists); the golden_* files were produced
-// by this code from the hand-made fixtures (make_fixtures.py) and checked by eye against §4's
-// layout.
+// tests/data/compare/. The lists_s*.txt files are tables posted to the kernel lists: Ryan
+// Roberts, "[DISCUSSION] kstack offset randomization: bugs and performance" (2025-11-17) and
+// Kevin Brodsky, "[RFC PATCH v5 00/18] pkeys-based page table hardening" (2025-08-20); the
+// golden_* files were produced by this code from the hand-made fixtures (make_fixtures.py) and
+// checked by eye against the latter's layout.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -76,11 +77,17 @@ CompareTable Build(const std::vector<std::string>& files, CompareOptions options
   std::vector<CompareInput> in;
   for (const std::string& f : files) {
     auto run = ReadResultFile(kDir + f);
-    EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().message);
+    if (!run.ok()) {
+      ADD_FAILURE() << run.error().message;
+      return {};
+    }
     in.push_back({f, *run});
   }
   auto t = BuildCompareTable(in, options);
-  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+  if (!t.ok()) {
+    ADD_FAILURE() << t.error().message;
+    return {};
+  }
   return *t;
 }
 

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kstacklab/error.h"
+
 namespace kstacklab {
 namespace {
 
@@ -94,6 +96,43 @@ struct KstackCase {
   std::string state;
   bool effective;
 };
+
+TEST(ParseKstackCmdline, LastValidOccurrenceWinsDashEqualsUnderscore) {
+  auto parse = [](const char* cmdline) { return ParseKstackCmdline(ParseCmdline(cmdline)); };
+  EXPECT_EQ(parse("quiet").state, "default");
+  EXPECT_EQ(parse("quiet").value, std::nullopt);
+  EXPECT_EQ(parse("randomize_kstack_offset=on").state, "on");
+  EXPECT_EQ(parse("randomize-kstack-offset=0").state, "off");
+  EXPECT_EQ(parse("randomize-kstack-offset=0").value, false);
+  // A malformed value is rejected and leaves the earlier valid one in place.
+  EXPECT_EQ(parse("randomize_kstack_offset=y randomize_kstack_offset=maybe").state, "on");
+  EXPECT_EQ(parse("randomize_kstack_offset=maybe").state, "invalid:maybe");
+  EXPECT_EQ(parse("randomize_kstack_offset").state, "invalid:");
+}
+
+TEST(ParseCpuInfo, FirstBlockAndProcessorCount) {
+  CpuInfo info = ParseCpuInfo(
+      "processor\t: 0\nmodel name\t: CPU A \nflags\t\t: fpu pku\n\n"
+      "processor\t: 1\nmodel name\t: CPU B\nno colon here\n");
+  EXPECT_EQ(info.processors, 2);
+  EXPECT_EQ(info.first.at("model name"), "CPU A");
+  EXPECT_EQ(info.first.at("flags"), "fpu pku");
+  EXPECT_EQ(info.first.count("no colon here"), 0u);
+  EXPECT_EQ(ParseCpuInfo("").processors, 0);
+}
+
+TEST(ParseCpuList, CountAndHighest) {
+  ASSERT_TRUE(ParseCpuList("0-3,6,8-9").has_value());
+  EXPECT_EQ(ParseCpuList("0-3,6,8-9")->count, 7);
+  EXPECT_EQ(ParseCpuList("0-3,6,8-9")->highest, 9);
+  EXPECT_EQ(ParseCpuList("5")->count, 1);
+  EXPECT_EQ(ParseCpuList("5")->highest, 5);
+  EXPECT_EQ(CountCpuList("0-1"), 2);
+  for (const char* bad : {"", "x", "3-1", "-1", "0-", "0,,1", "0-3 ", "0-2000000", "0;1"}) {
+    EXPECT_EQ(ParseCpuList(bad).has_value(), false) << bad;
+    EXPECT_EQ(CountCpuList(bad), std::nullopt) << bad;
+  }
+}
 
 TEST(CaptureEnvironment, RandomizeKstackOffsetCmdline) {
   const std::vector<KstackCase> cases = {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <vector>
@@ -78,8 +79,9 @@ TEST(Workloads, EveryRowIsCompleteAndItsCheckPasses) {
       if (w.max_iterations > 0) continue;
       auto state = w.setup();
       ASSERT_TRUE(state.ok()) << WorkloadId(w) << ": " << state.error().message;
-      std::vector<uint64_t> ticks(8);
+      std::vector<uint64_t> ticks(8, UINT64_MAX);
       w.percall(state->get(), ticks.size(), ticks.data());
+      for (uint64_t t : ticks) EXPECT_NE(t, UINT64_MAX) << WorkloadId(w) << ": a call not timed";
       EXPECT_GT(w.loop(state->get(), 8), 0u);
     }
   }

@@ -8,11 +8,13 @@
 #include <span>
 
 #include "kstacklab/error.h"
+#include "kstacklab/kstack/apply.h"
+#include "kstacklab/kstack/policies.h"
 
 namespace kstacklab::analysis {
 
-inline constexpr int kOffsetBins = 64;
-inline constexpr uint32_t kOffsetStep = 16;
+inline constexpr int kOffsetBins = static_cast<int>(kstack::kOffsetCount);
+inline constexpr uint32_t kOffsetStep = kstack::kOffsetGranule;
 
 using OffsetHistogram = std::array<uint64_t, kOffsetBins>;
 
@@ -21,7 +23,7 @@ class OffsetTally {
  public:
   // False (and nothing counted) when offset is not a multiple of 16 below 1024.
   bool Add(uint32_t offset) {
-    if (offset % kOffsetStep != 0 || offset >= kOffsetStep * kOffsetBins) return false;
+    if (!kstack::IsMaskedOffset(offset)) return false;
     if (samples_ > 0 && offset == previous_) ++repeats_;
     previous_ = offset;
     ++histogram_[offset / kOffsetStep];
@@ -78,5 +80,10 @@ EntropyStats Analyze(const OffsetTally& tally);
 // All of the above for a sequence; RuntimeError naming the first offset that is not one of
 // {0, 16, ..., 1008}.
 Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets);
+
+// Boots `policy` as at boot and draws `samples` masked offsets with its next_offset() on the
+// calling thread (whatever CPU it runs on; per-CPU designs use that CPU's slot). RuntimeError
+// if the boot fails or the policy yields an offset outside {0, 16, ..., 1008} (a model bug).
+Expected<EntropyStats> SamplePolicy(const kstack::PolicyDef& policy, uint64_t samples);
 
 }  // namespace kstacklab::analysis

@@ -44,11 +44,9 @@ struct CdfPoint {
 // log axis and are left out (their calls still count in the fractions). Empty histogram -> {}.
 std::vector<CdfPoint> LatencyCdf(const Histogram& histogram, double overhead_ns);
 
-// One input as given on the command line (a path or a store id) and its loaded result.
-struct PlotInput {
-  std::string source;
-  RunResult run;
-};
+// One input as given on the command line (a path or a store id) and its loaded result: the
+// same as a comparison's input, so `plot --kind compare` passes its inputs on unchanged.
+using PlotInput = CompareInput;
 
 // A gnuplot job. The script writes its image to the file "plot.out" in the working directory
 // and reads its data files from there, by the names given here.

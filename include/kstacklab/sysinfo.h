@@ -8,12 +8,13 @@
 // a one-line entry to the top-level "problems" array. Not for use inside a timed region (I/O).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "kstacklab/results.h"  // Json
+#include "kstacklab/json.h"
 
 namespace kstacklab {
 
@@ -72,6 +73,36 @@ std::vector<CmdlineParam> ParseCmdline(std::string_view cmdline);
 // "n" (for "# CONFIG_X is not set")}. Lines that match neither form are ignored; returns nullopt
 // when the text has no CONFIG_ line at all (garbled or not a config).
 std::optional<Json> ParseKernelConfig(std::string_view text);
+
+// The cmdline state of randomize_kstack_offset= as init/main.c sees it: early params are handled
+// in command-line order, a malformed value is rejected ("Malformed early option") and leaves the
+// static key as it was, so the last *valid* occurrence wins. parameq() treats '-' and '_' alike.
+struct KstackCmdline {
+  std::string state = "default";  // "on" | "off" | "default" | "invalid:<v>"
+  std::optional<bool> value;      // the last valid value; nullopt when none
+};
+KstackCmdline ParseKstackCmdline(const std::vector<CmdlineParam>& params);
+
+// The first processor block of /proc/cpuinfo as trimmed key -> value (the first occurrence of a
+// key wins), plus the number of "processor" lines. Lines without ':' are skipped; never fails.
+struct CpuInfo {
+  std::map<std::string, std::string> first;
+  int processors = 0;
+};
+CpuInfo ParseCpuInfo(std::string_view text);
+
+// A kernel CPU list (Documentation/admin-guide/cputopology.rst: "0-3,6,8-9"): how many CPUs it
+// names and the highest id. nullopt when malformed or implausible: an empty list or item, a
+// non-number, a negative id, a range whose end is below its start, trailing characters, an id
+// or a total count above 2^20.
+struct CpuListInfo {
+  int count = 0;    // "0-3,6,8-9" -> 7
+  int highest = 0;  // "0-3,6,8-9" -> 9
+};
+std::optional<CpuListInfo> ParseCpuList(std::string_view list);
+
+// ParseCpuList(list)->count; nullopt when malformed.
+std::optional<int> CountCpuList(std::string_view list);
 
 // Decompresses a gzip stream (e.g. /proc/config.gz); nullopt on any error or truncation.
 std::optional<std::string> GunzipString(std::string_view compressed);

@@ -96,4 +96,19 @@ Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets) {
   return Analyze(tally);
 }
 
+Expected<EntropyStats> SamplePolicy(const kstack::PolicyDef& policy, uint64_t samples) {
+  auto state = policy.boot();
+  if (!state.ok()) return state.error();
+  OffsetTally tally;
+  for (uint64_t i = 0; i < samples; ++i) {
+    const uint32_t offset = policy.next_offset(state->get());
+    if (!tally.Add(offset)) {
+      return RuntimeError(
+          fmt::format("policy {} produced offset {}, not one of 0, 16, ..., 1008 (internal error)",
+                      policy.name, offset));
+    }
+  }
+  return Analyze(tally);
+}
+
 }  // namespace kstacklab::analysis

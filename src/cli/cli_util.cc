@@ -72,9 +72,4 @@ std::string HexBytes(const uint8_t* data, size_t n) {
 
 bool StderrIsTty() { return ::isatty(STDERR_FILENO) == 1; }
 
-bool ColorEnabled() {
-  const char* nc = std::getenv("NO_COLOR");
-  return StderrIsTty() && (nc == nullptr || *nc == '\0');
-}
-
 }  // namespace kstacklab::cli

@@ -20,8 +20,7 @@ Expected<std::vector<uint8_t>> ParseHexBytes(const std::string& text, const std:
 // Lowercase hex of bytes in order.
 std::string HexBytes(const uint8_t* data, size_t n);
 
-// True when stderr is a terminal (progress and colour are shown only then; NO_COLOR honoured).
+// True when stderr is a terminal (progress is shown only then).
 bool StderrIsTty();
-bool ColorEnabled();
 
 }  // namespace kstacklab::cli

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/entropy_kernel.h"
 #include "kstacklab/entropy.h"
+#include "kstacklab/grid_table.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/results.h"
 
@@ -44,31 +45,22 @@ struct Row {
   analysis::EntropyStats stats;
 };
 
-Expected<analysis::EntropyStats> Measure(const kstack::PolicyDef& def, uint64_t samples) {
-  auto policy = def.boot();
-  if (!policy.ok()) return policy.error();
-  analysis::OffsetTally tally;
-  for (uint64_t i = 0; i < samples; ++i) {
-    const uint32_t offset = def.next_offset(policy->get());
-    if (!tally.Add(offset)) {
-      return RuntimeError(
-          fmt::format("policy {} produced offset {}, not one of 0, 16, ..., 1008 (internal error)",
-                      def.name, offset));
-    }
-  }
-  return analysis::Analyze(tally);
-}
-
 void PrintTable(const std::vector<Row>& rows, uint64_t samples) {
-  std::string out =
-      fmt::format("{:<20} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}\n", "policy", "samples",
-                  "distinct", "shannon", "min-ent", "chi2-p", "repeat", "script");
+  GridTable table;
+  table.header = {
+      {"policy", "samples", "distinct", "shannon", "min-ent", "chi2-p", "repeat", "script"}};
+  table.right_align = {false, true, true, true, true, true, true, true};
+  std::vector<std::vector<std::string>> body;
   for (const Row& r : rows) {
     const analysis::EntropyStats& s = r.stats;
-    out += fmt::format("{:<20} {:>9} {:>8} {:>8.4f} {:>8.4f} {:>9.3g} {:>8.5f} {:>8}\n", r.name,
-                       s.samples, s.distinct, s.shannon_bits, s.min_entropy_bits, s.chi_square_p,
-                       s.repeat_rate, s.script_bits);
+    body.push_back({r.name, fmt::format("{}", s.samples), fmt::format("{}", s.distinct),
+                    fmt::format("{:.4f}", s.shannon_bits),
+                    fmt::format("{:.4f}", s.min_entropy_bits),
+                    fmt::format("{:.3g}", s.chi_square_p), fmt::format("{:.5f}", s.repeat_rate),
+                    fmt::format("{}", s.script_bits)});
   }
+  table.groups = {std::move(body)};
+  std::string out = RenderGrid(table);
   out += fmt::format(
       "\nUser-space model: each policy booted as at boot, then {} offsets drawn with its "
       "next_offset() on one thread (whatever CPU it runs on; per-CPU designs use that CPU's "
@@ -127,7 +119,7 @@ int RunEntropy(const EntropyOptions& o) {
   }
   std::vector<Row> rows;
   for (const kstack::PolicyDef* def : chosen) {
-    auto stats = Measure(*def, *samples);
+    auto stats = analysis::SamplePolicy(*def, *samples);
     if (!stats.ok()) return Fail(stats.error());
     rows.push_back({def->name, *stats});
   }

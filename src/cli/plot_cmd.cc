@@ -62,10 +62,7 @@ int RunPlot(const PlotArgs& a) {
       return Fail(UsageError("--metrics is empty; give e.g. mean,p99,p99.9"));
     options.alpha = a.alpha;
     options.baseline = a.baseline;
-    std::vector<CompareInput> compare_inputs;
-    for (PlotInput& in : inputs)
-      compare_inputs.push_back(CompareInput{in.source, std::move(in.run)});
-    auto table = BuildCompareTable(compare_inputs, options);
+    auto table = BuildCompareTable(inputs, options);
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);
     job = BuildComparePlot(*table, *format);

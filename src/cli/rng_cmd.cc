@@ -2,9 +2,11 @@
 // lowercase zero-padded hex (no 0x), so it can be checked against a kernel (DESIGN.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/cli_util.h"
@@ -13,7 +15,6 @@
 #include "kstacklab/rng/crng.h"
 #include "kstacklab/rng/prandom.h"
 #include "kstacklab/rng/siphash.h"
-#include "kstacklab/rng/sources.h"
 
 namespace kstacklab::cli {
 
@@ -50,34 +51,6 @@ class Out {
   std::string buf_;
 };
 
-std::string SourceNames() {
-  std::string names;
-  for (const auto& s : rng::RngSources()) {
-    if (!names.empty()) names += ", ";
-    names += s.name;
-  }
-  return names;
-}
-
-// Flags that belong to other sources are errors (they would be silently ignored otherwise).
-Status RejectFlags(const CLI::App& sub, const std::string& source,
-                   std::initializer_list<const char*> allowed) {
-  static const char* kAll[] = {"--count", "--state",   "--seed",    "--selftest-seed",
-                               "--key",   "--nonce",   "--counter", "--base-key",
-                               "--u64",   "--message", "--hsiphash"};
-  for (const char* flag : kAll) {
-    bool ok = false;
-    for (const char* a : allowed) ok = ok || std::string(a) == flag;
-    if (!ok && sub.count(flag) > 0) {
-      return UsageError(
-          fmt::format("{} does not apply to `rng {}`; remove it (see `kstacklab rng "
-                      "--help`)",
-                      flag, source));
-    }
-  }
-  return OkStatus();
-}
-
 Expected<uint64_t> ParseCount(const std::string& text) {
   auto n = ParseUnsigned(text, "--count");
   if (!n.ok()) return n.error();
@@ -88,9 +61,6 @@ Expected<uint64_t> ParseCount(const std::string& text) {
 }
 
 int RunPrandom(const CLI::App& sub, const RngOptions& o) {
-  const Status flags =
-      RejectFlags(sub, o.source, {"--count", "--state", "--seed", "--selftest-seed"});
-  if (!flags.ok()) return Fail(flags.error());
   const int given =
       (sub.count("--state") > 0) + (sub.count("--seed") > 0) + (sub.count("--selftest-seed") > 0);
   if (given != 1) {
@@ -135,8 +105,6 @@ int RunPrandom(const CLI::App& sub, const RngOptions& o) {
 }
 
 int RunChacha(const CLI::App& sub, const RngOptions& o) {
-  const Status flags = RejectFlags(sub, o.source, {"--count", "--key", "--nonce", "--counter"});
-  if (!flags.ok()) return Fail(flags.error());
   if (sub.count("--key") == 0 || sub.count("--nonce") == 0) {
     return Fail(
         UsageError("rng chacha20 needs --key HEX64 (32 bytes) and --nonce HEX24 "
@@ -161,9 +129,8 @@ int RunChacha(const CLI::App& sub, const RngOptions& o) {
   return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
 }
 
-int RunCrng(const CLI::App& sub, const RngOptions& o, int width) {
-  const Status flags = RejectFlags(sub, o.source, {"--count", "--base-key"});
-  if (!flags.ok()) return Fail(flags.error());
+template <int kWidth>
+int RunCrng(const CLI::App& sub, const RngOptions& o) {
   if (sub.count("--base-key") == 0) {
     return Fail(UsageError(
         fmt::format("rng {} needs --base-key HEX64 (base_crng.key, 32 bytes)", o.source)));
@@ -175,27 +142,20 @@ int RunCrng(const CLI::App& sub, const RngOptions& o, int width) {
   rng::Crng crng(1, key->data());
   Out out;
   for (uint64_t i = 0; i < *count; ++i) {
-    switch (width) {
-      case 1:
-        out.Line(fmt::format("{:02x}", crng.GetRandomU8(0)));
-        break;
-      case 2:
-        out.Line(fmt::format("{:04x}", crng.GetRandomU16(0)));
-        break;
-      case 4:
-        out.Line(fmt::format("{:08x}", crng.GetRandomU32(0)));
-        break;
-      default:
-        out.Line(fmt::format("{:016x}", crng.GetRandomU64(0)));
-        break;
+    if constexpr (kWidth == 1) {
+      out.Line(fmt::format("{:02x}", crng.GetRandomU8(0)));
+    } else if constexpr (kWidth == 2) {
+      out.Line(fmt::format("{:04x}", crng.GetRandomU16(0)));
+    } else if constexpr (kWidth == 4) {
+      out.Line(fmt::format("{:08x}", crng.GetRandomU32(0)));
+    } else {
+      out.Line(fmt::format("{:016x}", crng.GetRandomU64(0)));
     }
   }
   return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
 }
 
 int RunSiphash(const CLI::App& sub, const RngOptions& o) {
-  const Status flags = RejectFlags(sub, o.source, {"--key", "--u64", "--message", "--hsiphash"});
-  if (!flags.ok()) return Fail(flags.error());
   if (sub.count("--key") == 0) {
     return Fail(UsageError("rng siphash needs --key HEX32 (the 16 key bytes in memory order)"));
   }
@@ -242,6 +202,84 @@ int RunSiphash(const CLI::App& sub, const RngOptions& o) {
   return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
 }
 
+// --- the table: one row per source ---------------------------------------------------------
+
+struct SourceRow {
+  std::string_view name;  // `kstacklab rng NAME`
+  const char* summary;    // one line: what it models, state size, period, cryptographic or not
+  std::vector<std::string_view> flags;  // the flags it takes; the other sources' flags are errors
+  int (*run)(const CLI::App& sub, const RngOptions& o);
+};
+
+const std::vector<SourceRow>& Sources() {
+  static const std::vector<SourceRow> k = {
+      {"prandom",
+       "LFSR113 prandom_u32_state (lib/random32.c): 128-bit state, period ~2^113, not "
+       "cryptographic",
+       {"--count", "--state", "--seed", "--selftest-seed"},
+       &RunPrandom},
+      {"chacha20",
+       "ChaCha20 block function, RFC 8439 in the kernel layout: 512-bit state, cryptographic",
+       {"--count", "--key", "--nonce", "--counter"},
+       &RunChacha},
+      {"crng-u8",
+       "get_random_u8() (drivers/char/random.c): batched CRNG, 96 per refill",
+       {"--count", "--base-key"},
+       &RunCrng<1>},
+      {"crng-u16",
+       "get_random_u16(): batched CRNG, 48 per refill",
+       {"--count", "--base-key"},
+       &RunCrng<2>},
+      {"crng-u32",
+       "get_random_u32(): batched CRNG, 24 per refill",
+       {"--count", "--base-key"},
+       &RunCrng<4>},
+      {"crng-u64",
+       "get_random_u64(): batched CRNG, 12 per refill",
+       {"--count", "--base-key"},
+       &RunCrng<8>},
+      {"siphash",
+       "SipHash-2-4 siphash_1u64/2u64/siphash() (lib/siphash.c), --hsiphash for SipHash-1-3; "
+       "keyed PRF, stateless",
+       {"--key", "--u64", "--message", "--hsiphash"},
+       &RunSiphash},
+  };
+  static const bool unique = [] {
+    for (size_t i = 0; i < k.size(); ++i) {
+      for (size_t j = i + 1; j < k.size(); ++j) KSTACKLAB_CHECK(k[i].name != k[j].name);
+    }
+    return true;
+  }();
+  (void)unique;
+  return k;
+}
+
+std::string SourceNames() {
+  std::string names;
+  for (const SourceRow& s : Sources()) {
+    if (!names.empty()) names += ", ";
+    names += s.name;
+  }
+  return names;
+}
+
+// Flags that belong to other sources are errors (they would be silently ignored otherwise);
+// checked in table order, so the first wrong flag named is stable.
+Status RejectOtherSourcesFlags(const CLI::App& sub, const SourceRow& source) {
+  for (const SourceRow& other : Sources()) {
+    for (std::string_view flag : other.flags) {
+      const bool allowed =
+          std::find(source.flags.begin(), source.flags.end(), flag) != source.flags.end();
+      if (!allowed && sub.count(std::string(flag)) > 0) {
+        return UsageError(
+            fmt::format("{} does not apply to `rng {}`; remove it (see `kstacklab rng --help`)",
+                        flag, source.name));
+      }
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Runner SetupRngCommand(CLI::App& sub) {
@@ -262,7 +300,7 @@ Runner SetupRngCommand(CLI::App& sub) {
   sub.add_flag("--hsiphash", o->hsiphash,
                "siphash: hsiphash (64-bit kernels: SipHash-1-3, 32-bit result) of --message");
   std::string footer = "Sources:\n";
-  for (const auto& s : rng::RngSources()) footer += fmt::format("  {:<10} {}\n", s.name, s.summary);
+  for (const SourceRow& s : Sources()) footer += fmt::format("  {:<10} {}\n", s.name, s.summary);
   footer +=
       "Output: one value per line, lowercase hex zero-padded to the type width, no 0x.\n"
       "crng-uN: successive get_random_uN() on one CPU, per-CPU crng initially stale, "
@@ -273,13 +311,12 @@ Runner SetupRngCommand(CLI::App& sub) {
     if (src.empty()) {
       return Fail(UsageError("rng needs a SOURCE: one of " + SourceNames()));
     }
-    if (src == "prandom") return RunPrandom(sub, *o);
-    if (src == "chacha20") return RunChacha(sub, *o);
-    if (src == "crng-u8") return RunCrng(sub, *o, 1);
-    if (src == "crng-u16") return RunCrng(sub, *o, 2);
-    if (src == "crng-u32") return RunCrng(sub, *o, 4);
-    if (src == "crng-u64") return RunCrng(sub, *o, 8);
-    if (src == "siphash") return RunSiphash(sub, *o);
+    for (const SourceRow& row : Sources()) {
+      if (row.name != src) continue;
+      const Status flags = RejectOtherSourcesFlags(sub, row);
+      if (!flags.ok()) return Fail(flags.error());
+      return row.run(sub, *o);
+    }
     return Fail(
         UsageError(fmt::format("unknown rng source '{}'; choose one of {}", src, SourceNames())));
   };

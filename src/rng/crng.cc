@@ -1,12 +1,11 @@
 #include "kstacklab/rng/crng.h"
 
-#include <string.h>  // explicit_bzero
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
 #include "kstacklab/error.h"
+#include "kstacklab/rng/getrandom.h"
 
 namespace kstacklab::rng {
 
@@ -26,9 +25,6 @@ inline void Lock(std::atomic_flag& flag) {
   }
 }
 inline void Unlock(std::atomic_flag& flag) { flag.clear(std::memory_order_release); }
-
-// memzero_explicit(): not optimised away.
-inline void SecureZero(void* p, size_t n) { explicit_bzero(p, n); }
 
 // Little-endian load of a batch slot (the kernel reads it natively; x86-64/arm64 are LE).
 template <class T>
@@ -178,7 +174,9 @@ T Crng::Get(int cpu) {
   }
   uint8_t* slot = batch.entropy + batch.position * sizeof(T);
   const T ret = LoadLe<T>(slot);
-  std::memset(slot, 0, sizeof(T));  // forward secrecy: a consumed value is erased
+  // Forward secrecy: a consumed value is erased (a plain memset, as in the kernel: the batch
+  // outlives the call, so the store is not dead; SecureZero's libc call would cost every call).
+  std::memset(slot, 0, sizeof(T));
   ++batch.position;
   if constexpr (kLocked) Unlock(batch.lock);
   return ret;

@@ -1,12 +1,7 @@
 #include "kstacklab/rng/prandom.h"
 
-#include <fmt/format.h>
-#include <sys/random.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "kstacklab/rng/chacha20.h"
+#include "kstacklab/rng/getrandom.h"
 
 namespace kstacklab::rng {
 
@@ -34,20 +29,12 @@ void PrandomSeedFromWords(PrandomState& s, const uint32_t seeds[4]) {
 Status PrandomSeedFullState(std::span<PrandomState> per_cpu) {
   for (PrandomState& s : per_cpu) {
     uint8_t bytes[16];
-    size_t got = 0;
-    while (got < sizeof bytes) {
-      ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return RuntimeError(fmt::format("getrandom(2) failed: {}", std::strerror(errno)));
-      }
-      got += static_cast<size_t>(n);
-    }
+    KSTACKLAB_RETURN_IF_ERROR(FillFromGetrandom(bytes, sizeof bytes));
     // The kernel copies the bytes into u32 seeds[4] (host order; little-endian here).
     const uint32_t seeds[4] = {LoadLe32(bytes), LoadLe32(bytes + 4), LoadLe32(bytes + 8),
                                LoadLe32(bytes + 12)};
     PrandomSeedFromWords(s, seeds);
-    std::memset(bytes, 0, sizeof bytes);
+    SecureZero(bytes, sizeof bytes);
   }
   return OkStatus();
 }

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "kstacklab/sysinfo.h"
+#include "sysinfo/text.h"
 
 namespace kstacklab {
 
@@ -26,6 +27,8 @@ SysinfoOptions SysinfoOptionsFromEnvironment() {
 }
 
 namespace {
+
+using sysinfo_text::Trim;
 
 constexpr size_t kMaxFileBytes = size_t{16} << 20;
 
@@ -149,13 +152,6 @@ class Reader {
     return std::filesystem::equivalent(root_, "/", ec);
   }
 
-  static std::string Trim(std::string_view s) {
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-    return std::string(s.substr(b, e - b));
-  }
-
  private:
   std::string root_;
   std::vector<std::string> problems_;
@@ -186,37 +182,6 @@ KernelIdentity ReadIdentity(const SysinfoOptions& options, Reader& reader) {
     }
   }
   return id;
-}
-
-// The cmdline state of randomize_kstack_offset= as init/main.c sees it: early params are
-// handled in command-line order, a malformed value is rejected ("Malformed early option") and
-// leaves the static key as it was, so the last *valid* occurrence wins. parameq() treats '-'
-// and '_' alike.
-struct KstackCmdline {
-  std::string state = "default";  // "on" | "off" | "default" | "invalid:<v>"
-  std::optional<bool> value;      // the last valid value
-};
-
-KstackCmdline ParseKstackCmdline(const std::vector<CmdlineParam>& params) {
-  KstackCmdline out;
-  std::optional<std::string> last_invalid;
-  for (const CmdlineParam& p : params) {
-    std::string name = p.name;
-    std::replace(name.begin(), name.end(), '-', '_');
-    if (name != "randomize_kstack_offset") continue;
-    std::optional<bool> b = p.value ? KernelStrToBool(*p.value) : std::nullopt;
-    if (b) {
-      out.value = b;
-    } else {
-      last_invalid = p.value.value_or("");
-    }
-  }
-  if (out.value) {
-    out.state = *out.value ? "on" : "off";
-  } else if (last_invalid) {
-    out.state = "invalid:" + *last_invalid;
-  }
-  return out;
 }
 
 std::optional<std::string> LastParamValue(const std::vector<CmdlineParam>& params,
@@ -305,55 +270,6 @@ Json Preemption(const Json& all, const std::vector<CmdlineParam>& params, Reader
 
 // ---- cpu ----------------------------------------------------------------------------------------
 
-// The first processor block of /proc/cpuinfo as key -> value, plus the count of blocks.
-struct CpuInfo {
-  std::map<std::string, std::string> first;
-  int processors = 0;
-};
-
-CpuInfo ParseCpuInfo(std::string_view text) {
-  CpuInfo info;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string key = Reader::Trim(line.substr(0, colon));
-    std::string value = Reader::Trim(line.substr(colon + 1));
-    if (key == "processor") ++info.processors;
-    if (info.processors <= 1 && !info.first.count(key)) info.first[key] = value;
-  }
-  return info;
-}
-
-// "0-3,6,8-9" -> 7; nullopt when malformed.
-std::optional<int> CountCpuList(std::string_view list) {
-  int count = 0;
-  std::string s(list);
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string::npos) end = s.size();
-    std::string part = s.substr(pos, end - pos);
-    pos = end + 1;
-    char* rest = nullptr;
-    long a = std::strtol(part.c_str(), &rest, 10);
-    if (rest == part.c_str() || a < 0) return std::nullopt;
-    long b = a;
-    if (*rest == '-') {
-      const char* bstart = rest + 1;
-      b = std::strtol(bstart, &rest, 10);
-      if (rest == bstart || b < a) return std::nullopt;
-    }
-    if (*rest != '\0' || b - a > 1 << 20) return std::nullopt;
-    count += static_cast<int>(b - a + 1);
-  }
-  return count > 0 ? std::optional<int>(count) : std::nullopt;
-}
-
 // DMI vendor/product strings of common hypervisors (systemd-detect-virt uses the same signal).
 bool DmiLooksVirtual(const std::string& vendor, const std::string& product) {
   static const char* const kMarkers[] = {
@@ -378,18 +294,20 @@ bool DmiLooksVirtual(const std::string& vendor, const std::string& product) {
   return false;
 }
 
-}  // namespace
+// ---- sections of the capture ---------------------------------------------------------------
 
-Json CaptureEnvironment(const SysinfoOptions& options) {
-  Reader reader(options.root);
+// "kernel" and "config": both depend on the cmdline and the config (effective randomisation).
+struct KernelAndConfig {
+  Json kernel = Json::object();
+  Json config = Json::object();
+};
+
+KernelAndConfig CaptureKernelAndConfig(const SysinfoOptions& options, Reader& reader) {
   KernelIdentity id = ReadIdentity(options, reader);
-
-  // kernel
   std::optional<std::string> cmdline = reader.Line("proc/cmdline");
   std::vector<CmdlineParam> params = cmdline ? ParseCmdline(*cmdline) : std::vector<CmdlineParam>{};
   KstackCmdline kstack = ParseKstackCmdline(params);
 
-  // config
   ConfigCapture config = ReadConfig(id.release, reader);
   Json options_json = Json::object();
   for (const std::string& name : RecordedOptions()) {
@@ -423,7 +341,8 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
     effective = false;  // off on the command line: off whether or not it is built
   }
 
-  Json kernel = Json::object();
+  KernelAndConfig out;
+  Json& kernel = out.kernel;
   kernel["release"] = OrNull(id.release);
   kernel["version"] = OrNull(id.version);
   kernel["machine"] = OrNull(id.machine);
@@ -433,36 +352,55 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   kernel["randomize_kstack_offset"] = cmdline ? Json(kstack.state) : Json(nullptr);
   kernel["effective_kstack_randomization"] = effective;
 
-  Json config_json = Json::object();
-  config_json["source"] = OrNull(config.source);
-  config_json["options"] = std::move(options_json);
-  config_json["kstack_erase_built"] = erase_built;
-  config_json["preemption"] = preemption;
-  config_json["hz"] = hz;
+  out.config["source"] = OrNull(config.source);
+  out.config["options"] = std::move(options_json);
+  out.config["kstack_erase_built"] = erase_built;
+  out.config["preemption"] = preemption;
+  out.config["hz"] = hz;
+  return out;
+}
 
-  // sysctl: kernel.stack_erasing exists only with *_RUNTIME_DISABLE; it is mode 0600.
-  Json sysctl = Json::object();
-  {
-    ReadOutcome r = reader.Read("proc/sys/kernel/stack_erasing");
-    Json v = nullptr;
-    if (r.status == ReadStatus::kOk) {
-      std::string t = Reader::Trim(r.text);
-      if (t == "0" || t == "1") {
-        v = t == "1" ? 1 : 0;
-      } else {
-        reader.Problem("/proc/sys/kernel/stack_erasing is neither 0 nor 1; ignored");
-      }
-    } else if (r.status == ReadStatus::kDenied) {
-      reader.Problem(
-          "cannot read /proc/sys/kernel/stack_erasing (mode 0600): run as root to "
-          "record kernel.stack_erasing");
-    } else if (r.status == ReadStatus::kError) {
-      reader.Problem(fmt::format("cannot read /proc/sys/kernel/stack_erasing: {}", r.error));
+// sysctl: kernel.stack_erasing exists only with *_RUNTIME_DISABLE; it is mode 0600.
+Json CaptureSysctl(Reader& reader) {
+  ReadOutcome r = reader.Read("proc/sys/kernel/stack_erasing");
+  Json v = nullptr;
+  if (r.status == ReadStatus::kOk) {
+    std::string t = Trim(r.text);
+    if (t == "0" || t == "1") {
+      v = t == "1" ? 1 : 0;
+    } else {
+      reader.Problem("/proc/sys/kernel/stack_erasing is neither 0 nor 1; ignored");
     }
-    sysctl["kernel.stack_erasing"] = v;
+  } else if (r.status == ReadStatus::kDenied) {
+    reader.Problem(
+        "cannot read /proc/sys/kernel/stack_erasing (mode 0600): run as root to "
+        "record kernel.stack_erasing");
+  } else if (r.status == ReadStatus::kError) {
+    reader.Problem(fmt::format("cannot read /proc/sys/kernel/stack_erasing: {}", r.error));
   }
+  Json sysctl = Json::object();
+  sysctl["kernel.stack_erasing"] = v;
+  return sysctl;
+}
 
-  // cpu
+// The recorded cpuinfo flags: true/false, or null when cpuinfo has no "flags" line (arm64 has
+// "Features").
+Json CpuFlags(const std::optional<std::string>& flags_line) {
+  std::set<std::string> flag_set;
+  if (flags_line) {
+    sysinfo_text::ForEachPiece(*flags_line, ' ', [&](std::string_view flag) {
+      if (!flag.empty()) flag_set.emplace(flag);
+    });
+  }
+  Json flags = Json::object();
+  for (const char* f :
+       {"constant_tsc", "nonstop_tsc", "tsc_known_freq", "pku", "ospke", "hypervisor"}) {
+    flags[f] = flags_line ? Json(flag_set.count(f) > 0) : Json(nullptr);
+  }
+  return flags;
+}
+
+Json CaptureCpu(Reader& reader) {
   ReadOutcome cpuinfo_read = reader.Read("proc/cpuinfo");
   CpuInfo cpuinfo;
   if (cpuinfo_read.status == ReadStatus::kOk) {
@@ -479,22 +417,6 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   if (!model && info("CPU implementer") && info("CPU part")) {
     model = fmt::format("implementer {} part {}", *info("CPU implementer"), *info("CPU part"));
   }
-  std::optional<std::string> flags_line = info("flags");  // x86; arm64 has "Features"
-  std::set<std::string> flag_set;
-  if (flags_line) {
-    size_t pos = 0;
-    while (pos < flags_line->size()) {
-      size_t end = flags_line->find(' ', pos);
-      if (end == std::string::npos) end = flags_line->size();
-      if (end > pos) flag_set.insert(flags_line->substr(pos, end - pos));
-      pos = end + 1;
-    }
-  }
-  Json flags = Json::object();
-  for (const char* f :
-       {"constant_tsc", "nonstop_tsc", "tsc_known_freq", "pku", "ospke", "hypervisor"}) {
-    flags[f] = flags_line ? Json(flag_set.count(f) > 0) : Json(nullptr);
-  }
   Json count = nullptr;
   if (auto online = reader.Line("sys/devices/system/cpu/online")) {
     if (auto n = CountCpuList(*online)) {
@@ -509,50 +431,55 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   cpu["model"] = OrNull(model);
   cpu["vendor"] = OrNull(info("vendor_id"));
   cpu["count_online"] = count;
-  cpu["flags"] = flags;
+  cpu["flags"] = CpuFlags(info("flags"));
   cpu["smt"] = OrNull(reader.Line("sys/devices/system/cpu/smt/control"));
-  {
-    std::optional<std::string> active = reader.Line("sys/devices/system/cpu/smt/active");
-    cpu["smt_active"] =
-        active && (*active == "0" || *active == "1") ? Json(*active == "1") : Json(nullptr);
-  }
+  std::optional<std::string> active = reader.Line("sys/devices/system/cpu/smt/active");
+  cpu["smt_active"] =
+      active && (*active == "0" || *active == "1") ? Json(*active == "1") : Json(nullptr);
   cpu["governor"] = OrNull(reader.Line("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"));
   cpu["cpufreq_driver"] = OrNull(reader.Line("sys/devices/system/cpu/cpu0/cpufreq/scaling_driver"));
   cpu["clocksource"] =
       OrNull(reader.Line("sys/devices/system/clocksource/clocksource0/current_clocksource"));
   cpu["clocksources_available"] =
       OrNull(reader.Line("sys/devices/system/clocksource/clocksource0/available_clocksource"));
+  return cpu;
+}
 
-  // vulnerabilities: one entry per file, sorted by name; null when the directory is absent.
-  Json vulns = nullptr;
+// One entry per file, sorted by name; null when the directory is absent.
+Json CaptureVulnerabilities(Reader& reader) {
   std::vector<std::string> names = reader.ListDir("sys/devices/system/cpu/vulnerabilities");
-  if (!names.empty()) {
-    vulns = Json::object();
-    for (const std::string& n : names) {
-      vulns[n] = OrNull(reader.Line("sys/devices/system/cpu/vulnerabilities/" + n));
-    }
+  if (names.empty()) return nullptr;
+  Json vulns = Json::object();
+  for (const std::string& n : names) {
+    vulns[n] = OrNull(reader.Line("sys/devices/system/cpu/vulnerabilities/" + n));
   }
+  return vulns;
+}
 
-  // virtualization
+// `hypervisor_flag` is the cpuinfo flag (true/false/null) captured by CaptureCpu.
+Json CaptureVirtualization(const Json& hypervisor_flag, Reader& reader) {
   std::optional<std::string> dmi_vendor = reader.Line("sys/class/dmi/id/sys_vendor");
   std::optional<std::string> dmi_product = reader.Line("sys/class/dmi/id/product_name");
   std::optional<std::string> hv_type = reader.Line("sys/hypervisor/type");
   Json is_vm = nullptr;
   bool dmi_virtual = DmiLooksVirtual(dmi_vendor.value_or(""), dmi_product.value_or(""));
-  if (flags["hypervisor"] == true || dmi_virtual || hv_type) {
+  if (hypervisor_flag == true || dmi_virtual || hv_type) {
     is_vm = true;
-  } else if (flags["hypervisor"] == false || dmi_vendor || dmi_product) {
+  } else if (hypervisor_flag == false || dmi_vendor || dmi_product) {
     // x86 without the CPUID hypervisor bit and no virtual DMI, or non-x86 with real-looking
     // DMI: bare metal.
     is_vm = false;
   }
   Json virt = Json::object();
-  virt["hypervisor_flag"] = flags["hypervisor"];
+  virt["hypervisor_flag"] = hypervisor_flag;
   virt["hypervisor_type"] = OrNull(hv_type);
   virt["dmi_sys_vendor"] = OrNull(dmi_vendor);
   virt["dmi_product_name"] = OrNull(dmi_product);
   virt["is_vm"] = is_vm;
+  return virt;
+}
 
+Json ToolIdentity() {
   Json tool = Json::object();
   tool["version"] = KSTACKLAB_VERSION;
   tool["build_type"] = KSTACKLAB_BUILD_TYPE;
@@ -563,15 +490,27 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
 #else
   tool["compiler"] = nullptr;
 #endif
+  return tool;
+}
+
+}  // namespace
+
+Json CaptureEnvironment(const SysinfoOptions& options) {
+  Reader reader(options.root);
+  KernelAndConfig kernel_config = CaptureKernelAndConfig(options, reader);
+  Json sysctl = CaptureSysctl(reader);
+  Json cpu = CaptureCpu(reader);
+  Json vulns = CaptureVulnerabilities(reader);
+  Json virt = CaptureVirtualization(cpu["flags"]["hypervisor"], reader);
 
   Json env = Json::object();
-  env["kernel"] = std::move(kernel);
-  env["config"] = std::move(config_json);
+  env["kernel"] = std::move(kernel_config.kernel);
+  env["config"] = std::move(kernel_config.config);
   env["sysctl"] = std::move(sysctl);
   env["cpu"] = std::move(cpu);
   env["vulnerabilities"] = std::move(vulns);
   env["virtualization"] = std::move(virt);
-  env["tool"] = std::move(tool);
+  env["tool"] = ToolIdentity();
   env["problems"] = reader.problems();
   return env;
 }

@@ -1,10 +1,14 @@
-// Pure parsers of kernel-provided text: kstrtobool, the command line, .config, gzip.
+// Pure parsers of kernel-provided text: kstrtobool, the command line, .config, /proc/cpuinfo,
+// CPU lists, gzip.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 
 #include "kstacklab/sysinfo.h"
+#include "sysinfo/text.h"
 
 namespace kstacklab {
 
@@ -34,7 +38,7 @@ std::optional<bool> KernelStrToBool(std::string_view text) {
 
 namespace {
 
-bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+using sysinfo_text::IsSpace;
 
 std::string StripQuotes(std::string_view s) {
   std::string out;
@@ -77,57 +81,128 @@ std::vector<CmdlineParam> ParseCmdline(std::string_view cmdline) {
   return params;
 }
 
+namespace {
+
+bool ValidConfigName(std::string_view name) {
+  if (name.size() <= 7 || name.substr(0, 7) != "CONFIG_") return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+// One .config line into `options`: "CONFIG_X=value" or "# CONFIG_X is not set"; anything else
+// is ignored.
+void ParseConfigLine(std::string_view line, Json& options) {
+  while (!line.empty() && (line.back() == '\r' || IsSpace(line.back()))) line.remove_suffix(1);
+  constexpr std::string_view kNotSetPrefix = "# ";
+  constexpr std::string_view kNotSetSuffix = " is not set";
+  if (line.size() > kNotSetPrefix.size() + kNotSetSuffix.size() &&
+      line.substr(0, 2) == kNotSetPrefix &&
+      line.substr(line.size() - kNotSetSuffix.size()) == kNotSetSuffix) {
+    std::string_view name = line.substr(2, line.size() - 2 - kNotSetSuffix.size());
+    if (ValidConfigName(name)) options[std::string(name)] = "n";
+    return;
+  }
+  size_t eq = line.find('=');
+  if (eq == std::string_view::npos) return;
+  std::string_view name = line.substr(0, eq);
+  std::string_view value = line.substr(eq + 1);
+  if (!ValidConfigName(name) || value.empty()) return;
+  std::string v;
+  if (value.front() == '"') {
+    // Kconfig string: "..." with \" and \\ escapes.
+    if (value.size() < 2 || value.back() != '"') return;
+    value = value.substr(1, value.size() - 2);
+    for (size_t k = 0; k < value.size(); ++k) {
+      if (value[k] == '\\' && k + 1 < value.size()) ++k;
+      v.push_back(value[k]);
+    }
+  } else {
+    for (char c : value) {
+      if (!std::isgraph(static_cast<unsigned char>(c))) return;
+    }
+    v = std::string(value);
+  }
+  options[std::string(name)] = v;
+}
+
+}  // namespace
+
 std::optional<Json> ParseKernelConfig(std::string_view text) {
   Json options = Json::object();
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    while (!line.empty() && (line.back() == '\r' || IsSpace(line.back()))) line.remove_suffix(1);
-    auto valid_name = [](std::string_view name) {
-      if (name.size() <= 7 || name.substr(0, 7) != "CONFIG_") return false;
-      for (char c : name) {
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-      }
-      return true;
-    };
-    constexpr std::string_view kNotSetPrefix = "# ";
-    constexpr std::string_view kNotSetSuffix = " is not set";
-    if (line.size() > kNotSetPrefix.size() + kNotSetSuffix.size() &&
-        line.substr(0, 2) == kNotSetPrefix &&
-        line.substr(line.size() - kNotSetSuffix.size()) == kNotSetSuffix) {
-      std::string_view name = line.substr(2, line.size() - 2 - kNotSetSuffix.size());
-      if (valid_name(name)) options[std::string(name)] = "n";
-      continue;
-    }
-    size_t eq = line.find('=');
-    if (eq == std::string_view::npos) continue;
-    std::string_view name = line.substr(0, eq);
-    std::string_view value = line.substr(eq + 1);
-    if (!valid_name(name) || value.empty()) continue;
-    std::string v;
-    if (value.front() == '"') {
-      // Kconfig string: "..." with \" and \\ escapes.
-      if (value.size() < 2 || value.back() != '"') continue;
-      value = value.substr(1, value.size() - 2);
-      for (size_t k = 0; k < value.size(); ++k) {
-        if (value[k] == '\\' && k + 1 < value.size()) ++k;
-        v.push_back(value[k]);
-      }
-    } else {
-      bool printable = true;
-      for (char c : value) {
-        if (!std::isgraph(static_cast<unsigned char>(c))) printable = false;
-      }
-      if (!printable) continue;
-      v = std::string(value);
-    }
-    options[std::string(name)] = v;
-  }
+  sysinfo_text::ForEachLine(text, [&](std::string_view line) { ParseConfigLine(line, options); });
   if (options.empty()) return std::nullopt;
   return options;
+}
+
+KstackCmdline ParseKstackCmdline(const std::vector<CmdlineParam>& params) {
+  KstackCmdline out;
+  std::optional<std::string> last_invalid;
+  for (const CmdlineParam& p : params) {
+    std::string name = p.name;
+    std::replace(name.begin(), name.end(), '-', '_');
+    if (name != "randomize_kstack_offset") continue;
+    std::optional<bool> b = p.value ? KernelStrToBool(*p.value) : std::nullopt;
+    if (b) {
+      out.value = b;
+    } else {
+      last_invalid = p.value.value_or("");
+    }
+  }
+  if (out.value) {
+    out.state = *out.value ? "on" : "off";
+  } else if (last_invalid) {
+    out.state = "invalid:" + *last_invalid;
+  }
+  return out;
+}
+
+CpuInfo ParseCpuInfo(std::string_view text) {
+  CpuInfo info;
+  sysinfo_text::ForEachLine(text, [&](std::string_view line) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return;
+    std::string key = sysinfo_text::Trim(line.substr(0, colon));
+    std::string value = sysinfo_text::Trim(line.substr(colon + 1));
+    if (key == "processor") ++info.processors;
+    if (info.processors <= 1 && !info.first.count(key)) info.first[key] = value;
+  });
+  return info;
+}
+
+std::optional<CpuListInfo> ParseCpuList(std::string_view list) {
+  constexpr long kMaxCpuId = 1 << 20;  // far above any NR_CPUS; keeps the sums in int
+  CpuListInfo out;
+  out.highest = -1;
+  bool ok = true;
+  sysinfo_text::ForEachPiece(list, ',', [&](std::string_view piece) {
+    if (!ok) return;
+    std::string part(piece);
+    char* rest = nullptr;
+    long a = std::strtol(part.c_str(), &rest, 10);
+    ok = rest != part.c_str() && a >= 0;
+    if (!ok) return;
+    long b = a;
+    if (*rest == '-') {
+      const char* bstart = rest + 1;
+      b = std::strtol(bstart, &rest, 10);
+      ok = rest != bstart && b >= a;
+      if (!ok) return;
+    }
+    ok = *rest == '\0' && b <= kMaxCpuId && out.count + (b - a + 1) <= kMaxCpuId;
+    if (!ok) return;
+    out.count += static_cast<int>(b - a + 1);
+    out.highest = std::max(out.highest, static_cast<int>(b));
+  });
+  if (!ok || out.count <= 0) return std::nullopt;
+  return out;
+}
+
+std::optional<int> CountCpuList(std::string_view list) {
+  std::optional<CpuListInfo> info = ParseCpuList(list);
+  if (!info) return std::nullopt;
+  return info->count;
 }
 
 std::optional<std::string> GunzipString(std::string_view compressed) {

@@ -59,7 +59,7 @@ Expected<std::shared_ptr<void>> SetupKstack() {
   if (!policy.ok()) return policy.error();
   for (int i = 0; i < 640; ++i) {
     const uint32_t offset = def.next_offset(policy->get());
-    if (offset % kstack::kOffsetGranule != 0 || offset > kstack::kOffsetMask) {
+    if (!kstack::IsMaskedOffset(offset)) {
       return RuntimeError(fmt::format("policy {} produced offset {}, outside {{0, 16, ..., 1008}}",
                                       def.name, offset));
     }
@@ -101,97 +101,121 @@ std::vector<WorkloadDef> KstackRows(std::index_sequence<I...>) {
 
 // --- model/rng -------------------------------------------------------------------------------
 
-struct SiphashSourceSlot {
-  uint64_t counter = 0;
-};
+// A source row is a class: kName, kSummary, created like a policy (kstack::Boot<S>(): a static
+// Boot(), a constructor from the booted crng, or a default constructor), and Call(), one call
+// of the source. A source built on the crng has crng() and kMinRefillsPer200Calls, the refill
+// cadence the setup check demands. Adding a source = the class + one row in ModelRows().
 
-// Everything a source row may use; each row boots its own.
-struct RngState {
-  explicit RngState(std::shared_ptr<rng::Crng> c)
-      : crng(std::move(c)), prandom(crng->num_cpus()), siphash(crng->num_cpus()) {}
-  std::shared_ptr<rng::Crng> crng;
-  kstack::PerCpu<rng::PrandomState> prandom;
-  kstack::PerCpu<SiphashSourceSlot> siphash;
-  rng::SiphashKey key{};
+// The baseline of the source rows: the same call path and CPU-slot lookup, no randomness.
+struct NoSource {
+  static constexpr const char* kName = "off";
+  static constexpr const char* kSummary =
+      "no random source: the shared call path and CPU-slot lookup (baseline of the source rows)";
+  static constexpr bool kBaseline = true;  // compare's default baseline among the source rows
+  uint32_t Call() { return static_cast<uint32_t>(cpu.Cpu()) & 0u; }
   kstack::SchedCpu cpu;
 };
 
-Expected<std::shared_ptr<RngState>> BootRngState() {
-  const int cpus = kstack::PossibleCpus();
-  auto crng = kstack::BootCrng(cpus);
-  if (!crng.ok()) return crng.error();
-  auto s = std::make_shared<RngState>(std::move(*crng));
-  std::vector<rng::PrandomState> states(static_cast<size_t>(cpus));
-  KSTACKLAB_RETURN_IF_ERROR(rng::PrandomSeedFullState(states));
-  for (int c = 0; c < cpus; ++c) s->prandom[c] = states[static_cast<size_t>(c)];
-  uint8_t key[16];
-  KSTACKLAB_RETURN_IF_ERROR(kstack::FillFromGetrandom(key, sizeof key));
-  s->key = rng::SiphashKeyFromBytes(key);
-  return s;
+// The per-CPU LFSR113 states of the final kstack design, booted as that policy boots them.
+struct PrandomSource {
+  static constexpr const char* kName = "prandom";
+  static constexpr const char* kSummary = "one prandom_u32_state() on this CPU's LFSR113 state";
+  static Expected<std::unique_ptr<PrandomSource>> Boot() {
+    auto policy = kstack::Boot<kstack::PercpuPrngPolicy>();
+    if (!policy.ok()) return policy.error();
+    return std::make_unique<PrandomSource>(PrandomSource{std::move(*policy)});
+  }
+  uint32_t Call() { return policy->Entry(); }
+  std::unique_ptr<kstack::PercpuPrngPolicy> policy;
+};
+
+// get_random_uN() of the booted crng on this CPU: Get(crng, cpu) is the call.
+template <auto Get, uint64_t kMinRefills>
+struct CrngSource {
+  static constexpr uint64_t kMinRefillsPer200Calls = kMinRefills;
+  explicit CrngSource(std::shared_ptr<rng::Crng> c) : crng_(std::move(c)) {}
+  auto Call() { return (crng_.get()->*Get)(cpu_.Cpu()); }
+  rng::Crng& crng() { return *crng_; }
+
+ private:
+  std::shared_ptr<rng::Crng> crng_;
+  kstack::SchedCpu cpu_;
+};
+
+// 200 calls on one cpu = ceil(200 / 48) = 5 u16 refills (ceil(200 / 96) = 3 for u8); a
+// migration can only add some.
+struct CrngU16Source : CrngSource<&rng::Crng::GetRandomU16, 5> {
+  static constexpr const char* kName = "crng-u16";
+  static constexpr const char* kSummary =
+      "get_random_u16() on this CPU, locked (refill: 2 ChaCha20 blocks / 48)";
+  using CrngSource::CrngSource;
+};
+struct CrngU16RawSource : CrngSource<&rng::Crng::RawGetRandomU16, 5> {
+  static constexpr const char* kName = "crng-u16-raw";
+  static constexpr const char* kSummary = "get_random_u16() on this CPU without the local lock";
+  using CrngSource::CrngSource;
+};
+struct CrngU8RawSource : CrngSource<&rng::Crng::RawGetRandomU8, 3> {
+  static constexpr const char* kName = "crng-u8-raw";
+  static constexpr const char* kSummary =
+      "get_random_u8() on this CPU without the local lock (refill / 96)";
+  using CrngSource::CrngSource;
+};
+
+struct SiphashSource {
+  static constexpr const char* kName = "siphash";
+  static constexpr const char* kSummary =
+      "siphash_1u64(this CPU's counter++) under a boot-time key";
+  explicit SiphashSource(const rng::SiphashKey& k) : key(k), counters(kstack::PossibleCpus()) {}
+  static Expected<std::unique_ptr<SiphashSource>> Boot() {
+    auto key = kstack::BootSiphashKey();
+    if (!key.ok()) return key.error();
+    return std::make_unique<SiphashSource>(*key);
+  }
+  uint64_t Call() { return rng::Siphash1u64(counters[cpu.Cpu()]++, key); }
+  rng::SiphashKey key;
+  kstack::PerCpu<uint64_t> counters;
+  kstack::SchedCpu cpu;
+};
+
+struct CounterSource {
+  static constexpr const char* kName = "counter";
+  static constexpr const char* kSummary = "the cycle counter read alone (rdtsc / cntvct_el0)";
+  uint64_t Call() { return timing::ReadCounter(); }
+};
+
+template <class S>
+void CallSource(void* p) {
+  Keep(static_cast<S*>(p)->Call());
 }
 
-void CallPrandom(void* p) {
-  auto* s = static_cast<RngState*>(p);
-  Keep(rng::PrandomU32State(s->prandom[s->cpu.Cpu()]));
-}
-void CallCrngU16(void* p) {
-  auto* s = static_cast<RngState*>(p);
-  Keep(s->crng->GetRandomU16(s->cpu.Cpu()));
-}
-void CallCrngU16Raw(void* p) {
-  auto* s = static_cast<RngState*>(p);
-  Keep(s->crng->RawGetRandomU16(s->cpu.Cpu()));
-}
-void CallCrngU8Raw(void* p) {
-  auto* s = static_cast<RngState*>(p);
-  Keep(s->crng->RawGetRandomU8(s->cpu.Cpu()));
-}
-void CallSiphash(void* p) {
-  auto* s = static_cast<RngState*>(p);
-  SiphashSourceSlot& slot = s->siphash[s->cpu.Cpu()];
-  Keep(rng::Siphash1u64(slot.counter++, s->key));
-}
-void CallCounter(void*) { Keep(timing::ReadCounter()); }
-// The baseline of the source rows: the same call path and CPU-slot lookup, no randomness.
-void CallNoSource(void* p) {
-  auto* s = static_cast<RngState*>(p);
-  Keep(static_cast<uint32_t>(s->cpu.Cpu()) & 0u);
-}
-
-// Boots the state and runs the source 200 times (covering at least two crng refills), checking
-// the crng refill cadence where there is one.
-template <auto Call>
-Expected<std::shared_ptr<void>> SetupRng() {
-  auto s = BootRngState();
+// Boots the source and runs it 200 times, checking the crng refill cadence where there is one.
+template <class S>
+Expected<std::shared_ptr<void>> SetupSource() {
+  auto s = kstack::Boot<S>();
   if (!s.ok()) return s.error();
-  for (int i = 0; i < 200; ++i) Call(s->get());
-  const rng::CrngCounters c = (*s)->crng->TotalCounters();
-  const uint64_t refills = c.refills[0] + c.refills[1];
-  if constexpr (Call == &CallCrngU16 || Call == &CallCrngU16Raw) {
-    // 200 calls = ceil(200 / 48) = 5 refills on one cpu; a migration can add some.
-    if (refills < 5) {
-      return RuntimeError(fmt::format("crng: {} u16 refills in 200 calls, expected >= 5", refills));
+  for (int i = 0; i < 200; ++i) CallSource<S>(s->get());
+  if constexpr (requires { S::kMinRefillsPer200Calls; }) {
+    const rng::CrngCounters c = (*s)->crng().TotalCounters();
+    const uint64_t refills = c.refills[0] + c.refills[1];
+    if (refills < S::kMinRefillsPer200Calls) {
+      return RuntimeError(fmt::format("{}: {} crng refills in 200 calls, expected >= {}", S::kName,
+                                      refills, S::kMinRefillsPer200Calls));
     }
-  } else if constexpr (Call == &CallCrngU8Raw) {
-    if (refills < 3) {
-      return RuntimeError(fmt::format("crng: {} u8 refills in 200 calls, expected >= 3", refills));
-    }
-  } else {
-    if (refills != 0) return RuntimeError("a non-crng source touched the crng");
   }
   return std::shared_ptr<void>(std::move(*s));
 }
 
-template <auto Call>
-WorkloadDef RngRow(const char* variant, const char* summary) {
+template <class S>
+WorkloadDef SourceRow() {
   WorkloadDef w;
   w.name = "model/rng";
-  w.variant = variant;
-  w.baseline = std::string_view(variant) == "off";
-  w.summary = summary;
-  w.setup = &SetupRng<Call>;
-  w.percall = &TimePerCall<Clock, Call>;
-  w.loop = &TimeLoop<Clock, Call>;
+  w.variant = S::kName;
+  w.baseline = requires { S::kBaseline; };
+  w.summary = S::kSummary;
+  w.setup = &SetupSource<S>;
+  w.percall = &TimePerCall<Clock, CallSource<S>>;
+  w.loop = &TimeLoop<Clock, CallSource<S>>;
   return w;
 }
 
@@ -200,18 +224,11 @@ WorkloadDef RngRow(const char* variant, const char* summary) {
 std::vector<WorkloadDef> ModelRows() {
   std::vector<WorkloadDef> rows =
       KstackRows(std::make_index_sequence<std::size(kstack::kPolicies)>());
+  // One row per source.
   const std::vector<WorkloadDef> sources = {
-      RngRow<CallNoSource>("off",
-                           "no random source: the shared call path and CPU-slot lookup "
-                           "(baseline of the source rows)"),
-      RngRow<CallPrandom>("prandom", "one prandom_u32_state() on this CPU's LFSR113 state"),
-      RngRow<CallCrngU16>("crng-u16",
-                          "get_random_u16() on this CPU, locked (refill: 2 ChaCha20 blocks / 48)"),
-      RngRow<CallCrngU16Raw>("crng-u16-raw", "get_random_u16() on this CPU without the local lock"),
-      RngRow<CallCrngU8Raw>("crng-u8-raw",
-                            "get_random_u8() on this CPU without the local lock (refill / 96)"),
-      RngRow<CallSiphash>("siphash", "siphash_1u64(this CPU's counter++) under a boot-time key"),
-      RngRow<CallCounter>("counter", "the cycle counter read alone (rdtsc / cntvct_el0)"),
+      SourceRow<NoSource>(),         SourceRow<PrandomSource>(),   SourceRow<CrngU16Source>(),
+      SourceRow<CrngU16RawSource>(), SourceRow<CrngU8RawSource>(), SourceRow<SiphashSource>(),
+      SourceRow<CounterSource>(),
   };
   rows.insert(rows.end(), sources.begin(), sources.end());
   return rows;

@@ -2,13 +2,9 @@
 # End-to-end test of `kstacklab compare` and `kstacklab plan` on the fixtures in
 # tests/data/compare/ (see make_fixtures.py): exit codes, stdout, stderr.
 # Usage: bash compare_cli.sh KSTACKLAB_BINARY DATA_DIR
-set -u
-BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-D=$(cd "$2/compare" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$(dirname "$0")/lib.bash"
+BIN=$(cd "$(dirname "$KSTACKLAB")" && pwd)/$(basename "$KSTACKLAB")
+D=$(cd "$DATA/compare" && pwd)
 
 # expect CODE STDERR_PATTERN -- args...: runs, checks the exit code and that stderr matches.
 expect() {
@@ -110,8 +106,4 @@ expect 2 "--correct 'bonferroni' is unknown; use one of: none, holm" -- compare 
 expect 2 "--alpha" -- compare base.json --alpha 2
 expect 2 "--baseline 'zzz' does not name a column" -- compare base.json plus5.json --baseline zzz
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "compare_cli: all checks passed"
+finish

@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end test of `kstacklab env [--json]`.
 # Usage: bash env_cli.sh KSTACKLAB_BINARY DATA_DIR
-set -u
-bin="$1"
-data="$2"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$(dirname "$0")/lib.bash"
+bin=$KSTACKLAB
+data=$DATA
+tmp=$TMP
 
 # 1. JSON on a fixture root: exact fields.
 KSTACKLAB_SYSROOT="$data/sysinfo/x86_vm_gz" "$bin" env --json >"$tmp/vm.json" 2>"$tmp/vm.err"
@@ -90,8 +87,4 @@ assert env["tool"]["version"], env["tool"]
 rc=$?
 [ "$rc" -eq 2 ] || fail "env --bogus: exit $rc, want 2"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "env_cli: all checks passed"
+finish

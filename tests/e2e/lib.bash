@@ -26,6 +26,21 @@ expect_stderr() {  # PATTERN DESCRIPTION
 expect_stdout() {
   if grep -q -- "$1" "$TMP/out"; then pass "$2"; else fail "$2: stdout lacks '$1': $(head -c 400 "$TMP/out")"; fi
 }
+# wait_cpu_time PID TICKS: waits until process PID has used TICKS clock ticks of CPU time
+# (utime + stime in /proc/PID/stat, getconf CLK_TCK per second) — progress that a loaded machine
+# cannot fake, unlike a wall-clock sleep. Fails (returns 1) if PID exits first or after 120 s.
+wait_cpu_time() {
+  local pid=$1 want=$2 i stat rest
+  for ((i = 0; i < 2400; i++)); do
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+    rest=${stat##*) }   # the fields after "(comm) ": state is field 3, utime 14, stime 15
+    read -r -a f <<<"$rest"
+    if (( f[11] + f[12] >= want )); then return 0; fi
+    sleep 0.05
+  done
+  return 1
+}
+
 finish() {
   if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   echo "all checks passed"

@@ -2,17 +2,14 @@
 # End-to-end test of `kstacklab plot`: PNG and SVG output, the comparison chart, store ids,
 # gnuplot missing, bad extension / kind.
 # Usage: bash plot_cli.sh KSTACKLAB_BINARY DATA_DIR
-set -u
-bin="$1"
-data="$2"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.bash"
+bin=$KSTACKLAB
+data=$DATA
+tmp=$TMP
 export XDG_DATA_HOME="$tmp/xdg" HOME="$tmp/home" TMPDIR="$tmp/t"
 mkdir -p "$TMPDIR"
 base="$data/store-plot/baseline.json"
 var="$data/store-plot/variant.json"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 is_png() { [ -s "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
 
@@ -70,8 +67,4 @@ grep -q 'cdf, tail or compare' "$tmp/err" || fail "plot --kind pie: message: $(c
 rc=$?
 [ "$rc" -eq 2 ] || fail "plot of a missing file: exit $rc, want 2"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "plot_cli: all checks passed"
+finish

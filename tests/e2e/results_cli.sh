@@ -2,17 +2,14 @@
 # End-to-end test of `kstacklab results list|show|export|import` and store ids as inputs.
 # Usage: bash results_cli.sh KSTACKLAB_BINARY DATA_DIR
 # Never touches the real store: XDG_DATA_HOME and HOME point into a temp dir.
-set -u
-bin="$1"
-data="$2"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.bash"
+bin=$KSTACKLAB
+data=$DATA
+tmp=$TMP
 export XDG_DATA_HOME="$tmp/xdg" HOME="$tmp/home"
 store="$tmp/s/results.db"
 base="$data/store-plot/baseline.json"
 var="$data/store-plot/variant.json"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # 1. Listing a store that does not exist: exit 0, nothing on stdout, a note on stderr, no file.
 "$bin" results list --store "$store" >"$tmp/out" 2>"$tmp/err"
@@ -113,8 +110,4 @@ if "$bin" compare --help 2>/dev/null | grep -q -- '--store'; then
   grep -q 'rndstack-on' "$tmp/out" || fail "compare 1 2: no variant column: $(cat "$tmp/out")"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "results_cli: all checks passed"
+finish

@@ -2,16 +2,9 @@
 # End-to-end test of `kstacklab rng`: outputs against published vectors (kernel prandom
 # self-test, RFC 8439, SipHash reference) and usage errors (exit 2, one line on stderr).
 # Usage: bash rng_cli.sh KSTACKLAB_BINARY DATA_DIR
-set -u
-BIN=$1
-DATA=$2
-failures=0
-passes=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { passes=$((passes + 1)); }
+. "$(dirname "$0")/lib.bash"
+BIN=$KSTACKLAB
+tmp=$TMP
 
 # expect_out "description" "expected stdout" args...
 expect_out() {
@@ -23,7 +16,7 @@ expect_out() {
   if [[ $rc -ne 0 ]]; then fail "$what: exit $rc ($(cat "$tmp/err"))"; return; fi
   if [[ -s $tmp/err ]]; then fail "$what: unexpected stderr: $(cat "$tmp/err")"; return; fi
   if [[ "$got" != "$want" ]]; then fail "$what: got [$got] want [$want]"; return; fi
-  pass
+  pass "$what"
 }
 
 # expect_usage "description" "stderr must mention this" args...
@@ -38,7 +31,7 @@ expect_usage() {
   if ! grep -q -- "^kstacklab: error: .*$needle" "$tmp/err"; then
     fail "$what: stderr [$(cat "$tmp/err")] does not mention [$needle]"; return
   fi
-  pass
+  pass "$what"
 }
 
 hex32() { printf '%08x\n' "$@"; }
@@ -136,5 +129,4 @@ expect_usage "hsiphash with u64" "--hsiphash" siphash --key $SK --u64 1 --hsipha
 expect_usage "flag of another source" "--nonce does not apply" prandom --seed 1 --nonce 00
 expect_usage "unknown flag" "--bogus" prandom --seed 1 --bogus
 
-echo "$passes passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish

@@ -22,6 +22,10 @@ inline constexpr uint32_t kOffsetMask = 0x3F0;
 inline constexpr uint32_t kOffsetCount = 64;    // distinct offsets after masking
 inline constexpr uint32_t kOffsetGranule = 16;  // bytes between two offsets
 constexpr uint32_t KstackOffsetMax(uint32_t x) { return x & kOffsetMask; }
+// True for the values KstackOffsetMax can return: {0, 16, ..., 1008}.
+constexpr bool IsMaskedOffset(uint32_t offset) {
+  return offset % kOffsetGranule == 0 && offset <= kOffsetMask;
+}
 
 // The "syscall handler": an out-of-line function (never inlined, no inter-procedural
 // analysis) whose frame lies below the offset, as a real handler's does. It writes a volatile

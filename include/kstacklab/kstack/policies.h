@@ -7,8 +7,10 @@
 //   void Exit();        optional: the "choose" step after the syscall (legacy designs),
 //   uint32_t NextOffset();  one whole syscall's masked offset without the alloca (Entry, mask,
 //                           Exit) — for tests and the analysis module,
-//   static constexpr kName / kSummary, and static Boot() creating it as the kernel does at boot
-//   (keys and seeds from getrandom(2); RuntimeError if that fails).
+//   static constexpr kName / kSummary, and a way to be created as the kernel does at boot, which
+//   Boot<P>() below picks: a static P::Boot() when the policy needs its own keys or seeds, else a
+//   constructor taking the booted kernel CRNG (std::shared_ptr<rng::Crng>), else P().
+// Adding a policy = the class + one row in kPolicies (CONTRIBUTING.md shows an example).
 // KstackSyscall(policy) (apply.h) is the applied, non-inlined "syscall".
 //
 // Per-CPU designs take a cpu source (percpu.h): the step reads the cpu once, like raw_cpu_ptr(),
@@ -25,12 +27,14 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "kstacklab/error.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/kstack/percpu.h"
 #include "kstacklab/rng/counter.h"
 #include "kstacklab/rng/crng.h"
+#include "kstacklab/rng/getrandom.h"
 #include "kstacklab/rng/prandom.h"
 #include "kstacklab/rng/siphash.h"
 
@@ -44,12 +48,15 @@ constexpr uint32_t ChooseLegacyOffset(uint32_t old, uint32_t rand) { return Ror3
 
 // --- boot-time helpers (not hot paths) -------------------------------------------------------
 
-// getrandom(2) into buf, retrying short reads and EINTR. RuntimeError naming the errno.
-Status FillFromGetrandom(void* buf, size_t len);
+// getrandom(2) into buf (rng/getrandom.h), kept under this name for the policies' callers.
+using rng::FillFromGetrandom;
 
 // The kernel CRNG as after boot: one rng::Crng with `num_cpus` per-CPU slots and a base key
 // from getrandom(2).
 Expected<std::shared_ptr<rng::Crng>> BootCrng(int num_cpus);
+
+// A SipHash key from 16 getrandom(2) bytes (the boot-time key of the siphash design).
+Expected<rng::SiphashKey> BootSiphashKey();
 
 // --- random inputs of the legacy choose step: uint32_t operator()(int cpu) -------------------
 
@@ -91,7 +98,6 @@ struct OffPolicy : OffsetSteps<OffPolicy> {
   static constexpr const char* kName = "off";
   static constexpr const char* kSummary =
       "no offset (randomize_kstack_offset=off): alloca(0), the baseline";
-  static Expected<std::unique_ptr<OffPolicy>> Boot() { return std::make_unique<OffPolicy>(); }
   uint32_t Entry() { return 0; }
 };
 
@@ -134,7 +140,7 @@ struct LegacyX86Policy : PerCpuLegacyPolicy<TscRand> {
       "v6.9-v7.0 x86: per-CPU kstack_offset = ror32(old, 5) ^ rdtsc() after the syscall, used "
       "at the next entry";
   using PerCpuLegacyPolicy::PerCpuLegacyPolicy;
-  static Expected<std::unique_ptr<LegacyX86Policy>> Boot();
+  LegacyX86Policy() : PerCpuLegacyPolicy(PossibleCpus(), TscRand{}) {}
 };
 
 // The arm64 policies own their CRNG (one rng::Crng per policy object, keyed at Boot()).
@@ -154,7 +160,6 @@ struct LegacyArm64Policy : CrngLegacyPolicy<CrngU16Rand> {
       "v6.10-v7.0 arm64: per-CPU kstack_offset = ror32(old, 5) ^ get_random_u16() (batched "
       "crng, local_lock; refill of 2 ChaCha20 blocks every 48 calls)";
   using CrngLegacyPolicy::CrngLegacyPolicy;
-  static Expected<std::unique_ptr<LegacyArm64Policy>> Boot();
 };
 
 struct LegacyArm64NoLockPolicy : CrngLegacyPolicy<CrngU16RawRand> {
@@ -162,7 +167,6 @@ struct LegacyArm64NoLockPolicy : CrngLegacyPolicy<CrngU16RawRand> {
   static constexpr const char* kSummary =
       "legacy-arm64 with a lockless get_random_u16() (the thread's \"+ no local_lock\")";
   using CrngLegacyPolicy::CrngLegacyPolicy;
-  static Expected<std::unique_ptr<LegacyArm64NoLockPolicy>> Boot();
 };
 
 struct LegacyArm64U8Policy : CrngLegacyPolicy<CrngU8RawRand> {
@@ -171,7 +175,6 @@ struct LegacyArm64U8Policy : CrngLegacyPolicy<CrngU8RawRand> {
       "legacy-arm64 with a lockless get_random_u8() (the thread's \"+ get_random_u8\"; refill "
       "every 96 calls)";
   using CrngLegacyPolicy::CrngLegacyPolicy;
-  static Expected<std::unique_ptr<LegacyArm64U8Policy>> Boot();
 };
 
 // --- siphash of a per-CPU counter -------------------------------------------------------------
@@ -227,6 +230,7 @@ struct SiphashPolicy : SiphashOffsetPolicy<> {
       "per-CPU siphash_1u64(counter ^ tweak) under a boot-time key, 6 bits per syscall (10 "
       "offsets per hash)";
   using SiphashOffsetPolicy::SiphashOffsetPolicy;
+  // One boot-time key and a random tweak per possible CPU, from getrandom(2).
   static Expected<std::unique_ptr<SiphashPolicy>> Boot();
 };
 
@@ -261,7 +265,6 @@ struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
       "get_random_u16() (locked crng, as on arm64)";
   explicit PerTaskPolicy(std::shared_ptr<rng::Crng> crng)
       : PerTaskLegacyPolicy(CrngU16Rand{crng.get()}), crng_(std::move(crng)) {}
-  static Expected<std::unique_ptr<PerTaskPolicy>> Boot();
 
  private:
   std::shared_ptr<rng::Crng> crng_;
@@ -297,6 +300,7 @@ struct PercpuPrngPolicy : PercpuPrandomPolicy<> {
       "final design (a96ef5848cb0): per-CPU LFSR113 seeded by prandom_seed_full_state, one "
       "prandom_u32_state per syscall, no choose step";
   using PercpuPrandomPolicy::PercpuPrandomPolicy;
+  // prandom_seed_full_state() of one state per possible CPU (the late_initcall).
   static Expected<std::unique_ptr<PercpuPrngPolicy>> Boot();
 };
 
@@ -366,12 +370,29 @@ struct BufferedPrngPolicy : BufferedPrandomPolicy<> {
       "per-CPU LFSR113 output buffered, 6 bits per syscall (5 per output), reseeded from the "
       "crng every 65536 outputs";
   using BufferedPrandomPolicy::BufferedPrandomPolicy;
-  static Expected<std::unique_ptr<BufferedPrngPolicy>> Boot();
 };
+
+// --- booting ----------------------------------------------------------------------------------
+
+// Creates policy P as at boot (see the top of this file); RuntimeError if getrandom(2) fails.
+template <class P>
+Expected<std::unique_ptr<P>> Boot() {
+  if constexpr (requires { P::Boot(); }) {
+    return P::Boot();
+  } else if constexpr (std::is_constructible_v<P, std::shared_ptr<rng::Crng>>) {
+    auto crng = BootCrng(PossibleCpus());
+    if (!crng.ok()) return crng.error();
+    return std::make_unique<P>(std::move(*crng));
+  } else {
+    static_assert(std::is_default_constructible_v<P>,
+                  "a policy needs a static Boot(), a Crng constructor or a default constructor");
+    return std::make_unique<P>();
+  }
+}
 
 // --- the table (STYLE.md rule 3) --------------------------------------------------------------
 
-// One row per policy. The functions take the object Boot() created (type-erased as void*).
+// One row per policy. The functions take the object Boot<P>() created (type-erased as void*).
 struct PolicyDef {
   const char* name;
   const char* summary;
@@ -384,7 +405,7 @@ struct PolicyDef {
 namespace policy_internal {
 template <class P>
 Expected<std::shared_ptr<void>> BootErased() {
-  auto p = P::Boot();
+  auto p = Boot<P>();
   if (!p.ok()) return p.error();
   return std::shared_ptr<void>(std::move(*p));
 }

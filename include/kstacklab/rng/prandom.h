@@ -67,17 +67,4 @@ void PrandomBytesState(PrandomState& s, uint8_t* buf, size_t n);
 // next_pseudo_random32(): Numerical Recipes LCG, seed * 1664525 + 1013904223 (u32).
 constexpr uint32_t NextPseudoRandom32(uint32_t seed) { return seed * 1664525u + 1013904223u; }
 
-// Small class view of the same generator (for code that prefers an object).
-class Prandom {
- public:
-  Prandom() = default;
-  explicit Prandom(const PrandomState& state) : state_(state) {}
-  uint32_t Next() { return PrandomU32State(state_); }
-  PrandomState& state() { return state_; }
-  const PrandomState& state() const { return state_; }
-
- private:
-  PrandomState state_;
-};
-
 }  // namespace kstacklab::rng
