@@ -18,6 +18,7 @@ PACKAGES=(
   clang-format          # the format check in CI (scripts/check-format.sh)
   clang-tidy            # the lint in CI (scripts/tidy.sh)
   linux-perf            # bench/compare-perf.sh runs `perf bench syscall basic` beside kstacklab
+  clang libclang-rt-14-dev  # libFuzzer targets (scripts/fuzz.sh, preset fuzz)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

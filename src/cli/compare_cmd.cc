@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
@@ -53,16 +54,6 @@ Expected<double> ParseDouble(const std::string& text, const std::string& flag,
     return UsageError(fmt::format("{} '{}' is not a number; give e.g. {}", flag, text, example));
   }
   return v;
-}
-
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
 }
 
 Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
@@ -162,9 +153,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
           "file, or a file holding several variants");
     }
     std::string text = RenderCompare(*table, *format);
-    std::fputs(text.c_str(), stdout);
-    if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-    return static_cast<int>(kExitOk);
+    return PrintStdout(text);
   };
 }
 

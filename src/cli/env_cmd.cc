@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/sysinfo.h"
 
@@ -17,9 +18,7 @@ Runner SetupEnvCommand(CLI::App& sub) {
   return [json]() {
     Json env = CaptureEnvironment(SysinfoOptionsFromEnvironment());
     std::string text = *json ? env.dump(2) + "\n" : EnvironmentSummary(env);
-    std::fputs(text.c_str(), stdout);
-    if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-    return static_cast<int>(kExitOk);
+    return PrintStdout(text);
   };
 }
 

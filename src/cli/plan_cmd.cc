@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/grid_table.h"
@@ -39,10 +40,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
       return Fail(UsageError(
           fmt::format("--format '{}' is unknown; use one of: grid, markdown", f->format)));
     }
-    std::vector<std::string> metrics;
-    std::stringstream ss(f->metrics);
-    for (std::string m; std::getline(ss, m, ',');)
-      if (!m.empty()) metrics.push_back(m);
+    const std::vector<std::string> metrics = SplitComma(f->metrics);
     if (metrics.empty()) return Fail(UsageError("--metrics is empty; give e.g. mean,p99,p99.9"));
     auto run = LoadResultInput(f->input, f->store);
     if (!run.ok()) return Fail(run.error());
@@ -83,9 +81,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
       text += pre +
               "n marked 's' counts sessions (the pilot holds several): the figure is sessions per "
               "side.\n";
-    std::fputs(text.c_str(), stdout);
-    if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-    return static_cast<int>(kExitOk);
+    return PrintStdout(text);
   };
 }
 
