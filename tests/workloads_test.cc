@@ -12,8 +12,10 @@ TEST(Workloads, DefaultSelectionIsTheSyscallSuite) {
   ASSERT_TRUE(rows.ok());
   std::set<std::string> names;
   for (const auto& w : *rows) names.insert(w.name);
-  EXPECT_EQ(names, (std::set<std::string>{"syscall/getpid", "syscall/getppid", "syscall/invalid",
-                                          "syscall/fstat", "syscall/lseek"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"syscall/getpid", "syscall/getppid", "syscall/invalid",
+                                   "syscall/fstat", "syscall/lseek", "syscall/poll-30",
+                                   "syscall/select-64", "syscall/uname", "syscall/stat-deep"}));
 }
 
 TEST(Workloads, GlobSelectsAndUnknownNamesAreUsageErrors) {

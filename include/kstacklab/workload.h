@@ -22,6 +22,7 @@ struct WorkloadDef {
   std::string summary;  // one line
   std::string unit = "ns";
   bool lower_is_better = true;
+  bool baseline = false;  // compare's default baseline among the variants of one name+params
   // Creates the call's state and verifies the call once. The returned pointer owns the state
   // (its deleter tears it down: closes files, frees memory). Failure -> the row is not run.
   std::function<Expected<std::shared_ptr<void>>()> setup;

@@ -17,6 +17,8 @@ Runner SetupRngCommand(CLI::App& sub);
 Runner SetupResultsCommand(CLI::App& sub);
 Runner SetupPlotCommand(CLI::App& sub);
 Runner SetupEntropyCommand(CLI::App& sub);
+Runner SetupRecoverCommand(CLI::App& sub);
+Runner SetupAttackCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -36,6 +38,10 @@ const std::vector<CommandDef>& Commands() {
       {"entropy",
        "Offset entropy of each kstack design (model): distinct, Shannon, min-entropy, chi-square",
        SetupEntropyCommand},
+      {"recover", "Restore a knob a killed `run --ab` left changed (from the recovery file)",
+       SetupRecoverCommand},
+      {"attack", "Attack the kstack designs (model): prng-recover, migration, timer; vs chance",
+       SetupAttackCommand},
   };
   return k;
 }

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/run_support.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/knobs.h"
 #include "kstacklab/runner.h"
 #include "kstacklab/sessions.h"
 #include "kstacklab/summary.h"
@@ -37,7 +38,8 @@ struct RunArgs {
   bool output_given = false;
   std::string store;
   bool no_store = false;
-  int internal_session = -1;  // >= 0: this process is session K of a parent run
+  int internal_session = -1;    // >= 0: this process is session K of a parent run
+  std::vector<std::string> ab;  // --ab KNOB=V1,V2 (knobs/)
   // Parsed by Validate().
   uint64_t iterations = 0;
   uint64_t repetitions = 0;
@@ -260,9 +262,10 @@ int Execute(RunArgs a) {
     Json environment = CaptureRunEnvironment(&warnings);
     if (!child || a.internal_session == 0) PrintWarnings(warnings);
     Progress progress(tty && !child);
-    auto measured = RunWorkloads(
+    auto measured = knobs::RunWithKnobs(
         *rows, opt, clock, &g_stop,
-        [&](double f, double e, const std::string& row) { progress.Update(f, e, row); });
+        [&](double f, double e, const std::string& row) { progress.Update(f, e, row); }, a.ab,
+        Warn);
     progress.Done();
     if (!measured.ok()) return Fail(measured.error());
     result = std::move(*measured);
@@ -341,6 +344,10 @@ Runner SetupRunCommand(CLI::App& sub) {
       "-o,--output", a->output, "Result file ('-' = stdout; default: kstacklab-LABEL-TIME.json)");
   CLI::Option* store = AddStoreOption(sub, &a->store);
   sub.add_flag("--no-store", a->no_store, "Do not record the result in the store")->excludes(store);
+  sub.add_option("--ab", a->ab,
+                 "Interleaved A/B of a runtime knob, e.g. sysctl:kernel.stack_erasing=0,1: one "
+                 "variant per value, original always restored (docs/ab.md)")
+      ->excludes(sub.get_option("--sessions"));
   sub.add_option("--internal-session", a->internal_session)->group("");  // hidden: session worker
   return [a, out] {
     a->output_given = out->count() > 0;

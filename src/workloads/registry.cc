@@ -10,9 +10,11 @@ namespace kstacklab {
 const std::vector<SuiteDef>& Suites() {
   static const std::vector<SuiteDef> k = {
       {"syscall", "single syscalls, each timed on its own (the kernel entry/exit path)",
-       &workloads::SyscallRows},
+       &workloads::SyscallSuiteRows},
       {"model", "user-space models of the kstack offset designs and their random sources",
        &workloads::ModelRows},
+      {"erase", "stack erasing (kstack_erase.c): poison strategies and the erase model",
+       &workloads::EraseRows},
   };
   return k;
 }

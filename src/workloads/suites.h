@@ -7,7 +7,10 @@
 
 namespace kstacklab::workloads {
 
-std::vector<WorkloadDef> SyscallRows();  // syscall.cc
-std::vector<WorkloadDef> ModelRows();    // model.cc
+std::vector<WorkloadDef> SyscallRows();       // syscall.cc
+std::vector<WorkloadDef> ModelRows();         // model.cc
+std::vector<WorkloadDef> EraseRows();         // erase.cc
+std::vector<WorkloadDef> DeepSyscallRows();   // syscall_deep.cc
+std::vector<WorkloadDef> SyscallSuiteRows();  // syscall_deep.cc: SyscallRows + DeepSyscallRows
 
 }  // namespace kstacklab::workloads

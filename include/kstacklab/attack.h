@@ -1,0 +1,123 @@
+// Attacks on the kstack offset designs (DESIGN.md job 4, issue 11): each claim argued on the
+// list ("only 6 bits", "period 2^113, so it cannot be guessed", "a migrated task leaves the old
+// CPU's offset unchanged", "a 24 MHz counter gives too few bits") made an experiment on the
+// bit-exact models of rng/ and kstack/, measured against the chance baseline (1/64, 6 bits).
+//
+// Every attack fills one AttackReport: plain data, rendered by report/ (attack_report.h) as a
+// table or JSON. A live mode (the real kernel) fills the same struct with mode = "live".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kstacklab/error.h"
+
+namespace kstacklab::analysis {
+
+// Chance baseline for a 64-bit v6.11+ offset: one of 64 values (KSTACK_OFFSET_MAX = 0x3F0).
+inline constexpr double kChanceAccuracy = 1.0 / 64;
+inline constexpr double kOffsetEntropyBits = 6.0;
+
+// One extra measured quantity of a row ("rank" = 113, "candidates" = 1, "jitter_ns" = 20.5).
+// number: the value is a JSON number (text holds its decimal form); else a string.
+struct Evidence {
+  std::string key;
+  std::string text;
+  bool number = false;
+};
+
+// One row: one design (or counter resolution) under one setting.
+struct AttackRow {
+  std::string design;         // policy name, "uniform", or a counter description ("24 MHz")
+  std::string setting;        // what varies between rows of one design ("gaps<=1", "jitter 20 ns")
+  uint64_t observations = 0;  // offsets (or syscalls) the attacker saw
+  uint64_t predicted = 0;     // offsets it then predicted
+  uint64_t correct = 0;       // of those, predicted exactly
+  double accuracy = 0;        // correct / predicted (0 when predicted == 0)
+  double chance = kChanceAccuracy;
+  double remaining_bits = kOffsetEntropyBits;  // what the attacker is left with (see note)
+  std::string verdict;                         // one short phrase: "recovered", "chance", ...
+  std::vector<Evidence> evidence;              // per-attack fields, same keys on every row
+};
+
+struct AttackReport {
+  std::string attack;                  // "prng-recover", "migration", "timer"
+  std::string mode = "model";          // "model" (user-space bit-exact models) or "live"
+  uint64_t seed = 0;                   // everything random derives from it (model mode)
+  std::string claim;                   // the claim from the list this experiment tests
+  std::string remaining_bits_meaning;  // what remaining_bits is for this attack
+  std::vector<AttackRow> rows;
+  std::vector<std::string> notes;  // footer lines: method, assumptions, what is not modelled
+};
+
+// Adds a numeric / text evidence field to a row.
+void AddEvidence(AttackRow& row, std::string key, double value);
+void AddEvidence(AttackRow& row, std::string key, std::string text);
+// accuracy = correct / predicted (0 when nothing was predicted).
+void SetAccuracy(AttackRow& row);
+
+// Plug-in conditional entropy H(X | Y) in bits of a joint count table counts[y][x] (rows may
+// differ in length; empty rows ignored). 0 for an empty table.
+double ConditionalEntropyBits(const std::vector<std::vector<uint64_t>>& counts);
+
+// --- 1. prng-recover -----------------------------------------------------------------------
+
+struct PrngRecoverOptions {
+  std::string policy = "percpu-prng";
+  uint64_t observations = 24;  // offsets the attacker learns
+  uint64_t predict = 1000;     // later offsets it predicts
+  uint64_t gaps = 0;           // up to this many unseen outputs between two observations
+  uint64_t seed = 1;
+  uint64_t trials = 1;               // independent seeded states (seed, seed+1, ...)
+  uint64_t search_budget = 4000000;  // max search nodes per trial (gap-pattern search)
+};
+
+// Policies prng-recover can be run against ("uniform" = a ChaCha20 stream, the reference).
+std::vector<std::string> PrngRecoverPolicies();
+
+// The attack; UsageError (no flag names) for an unknown policy or out-of-range numbers.
+Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& options);
+
+// --- 2. migration --------------------------------------------------------------------------
+
+struct MigrationOptions {
+  std::vector<std::string> policies;  // empty = every supported design
+  int cpus = 2;
+  uint64_t syscalls = 100000;      // attacker syscalls
+  double migrate_prob = 0.5;       // P(the attacker is migrated during one of its syscalls)
+  double user_migrate_prob = 0.5;  // P(it is moved while in user mode after a syscall)
+  double other_rate = 0.2;         // mean other-task syscalls per CPU between two attacker ones
+  uint64_t seed = 1;
+};
+
+std::vector<std::string> MigrationPolicies();
+Expected<AttackReport> RunMigration(const MigrationOptions& options);
+
+// --- 3. timer ------------------------------------------------------------------------------
+
+struct TimerOptions {
+  std::vector<double> resolutions_hz;  // empty = 24 MHz, 125 MHz, 1 GHz and this TSC
+  std::vector<double> jitters_ns;      // standard deviations of the attacker's read error
+  // Measured jitter samples (ns, attacker's error around its median estimate); when not empty
+  // a row per resolution draws the error from these samples instead of a normal law.
+  std::vector<double> measured_errors_ns;
+  double tsc_hz = 0;        // this machine's counter rate (0 = leave the TSC row out)
+  bool uniform_row = true;  // a reference row: the design fed by a uniform source
+  uint64_t samples = 200000;
+  uint64_t seed = 1;
+};
+
+Expected<AttackReport> RunTimer(const TimerOptions& options);
+
+// --measure: per-call durations (ns) of a raw getpid(2) timed by the engine's CycleClock here;
+// the attacker's error is each duration minus their median. RuntimeError if the counter fails.
+struct JitterMeasurement {
+  double counter_hz = 0;
+  std::vector<double> errors_ns;  // duration - median, per call
+  double median_ns = 0;
+  double robust_sigma_ns = 0;  // IQR / 1.349
+};
+Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls);
+
+}  // namespace kstacklab::analysis

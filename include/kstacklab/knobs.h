@@ -1,0 +1,108 @@
+// Runtime knobs and the interleaved A/B run (docs/ab.md).
+//
+// A knob is a setting of the running system that can be switched between repetitions of one
+// run, so that its values are measured in one process, interleaved, with the machine's drift
+// shared by every value (DESIGN.md "Variants are configurations"). One kind exists now:
+// `sysctl:NAME` (a file under /proc/sys). The model designs (kstack policy, poison strategy) are
+// not knobs: they are already variants measured round-robin in one run.
+//
+// Anything a knob changes is restored: on return and on error (RAII), from a SIGINT, SIGTERM or
+// SIGHUP handler (an async-signal-safe write of the saved value), and — because SIGKILL cannot
+// be caught — from a recovery file written before the first change, which the next run (or
+// `kstacklab recover`) applies.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kstacklab/error.h"
+#include "kstacklab/runner.h"
+
+namespace kstacklab::knobs {
+
+// $KSTACKLAB_SYSCTL_ROOT=DIR: DIR stands in for /proc/sys (tests use a directory of files).
+inline constexpr const char* kSysctlRootEnvVar = "KSTACKLAB_SYSCTL_ROOT";
+// $KSTACKLAB_RECOVERY_FILE=PATH overrides where the saved original values are kept.
+inline constexpr const char* kRecoveryFileEnvVar = "KSTACKLAB_RECOVERY_FILE";
+
+// "sysctl:kernel.stack_erasing=0,1" -> kind "sysctl", name "kernel.stack_erasing", values.
+struct AbSpec {
+  std::string text;  // as given
+  std::string kind;
+  std::string name;
+  std::vector<std::string> values;  // at least two, distinct, in the given order
+};
+// Errors (UsageError) quote `text` and say what form is expected.
+Expected<AbSpec> ParseAbSpec(std::string_view text);
+
+// /proc/sys, or $KSTACKLAB_SYSCTL_ROOT.
+std::string SysctlRoot();
+// The recovery file: $KSTACKLAB_RECOVERY_FILE, else $XDG_STATE_HOME/kstacklab/knob-recovery,
+// else $HOME/.local/state/kstacklab/knob-recovery.
+std::string RecoveryFilePath();
+
+// A knob: its current value, and a way to set it. Values are compared as trimmed text.
+class Knob {
+ public:
+  virtual ~Knob() = default;
+  virtual std::string name() const = 0;  // e.g. "kernel.stack_erasing"
+  virtual std::string path() const = 0;  // the file written
+  virtual Expected<std::string> Read() const = 0;
+  virtual Status Write(const std::string& value) = 0;
+};
+
+// Opens the knob of a spec and checks, without changing anything, that it exists, is writable
+// and that every value is acceptable. Absent kernel.stack_erasing -> UsageError naming the
+// kernel config it needs; not writable -> UsageError saying to run as root.
+Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec);
+
+// Applies and removes the recovery file: every saved value is written back. Returns one line per
+// restored knob ("kernel.stack_erasing restored to 1 (/proc/sys/kernel/stack_erasing)"); an
+// absent file -> empty. A value that cannot be written -> RuntimeError, and the file is kept.
+Expected<std::vector<std::string>> RecoverPending();
+
+// Holds a knob changed: Begin() saves the original value in the recovery file and installs the
+// signal handlers; the destructor (or Restore()) writes the original back, removes the file and
+// reinstates the previous handlers. One at a time per process (CHECKed).
+class ScopedKnob {
+ public:
+  explicit ScopedKnob(Knob& knob) : knob_(knob) {}
+  ~ScopedKnob();
+  ScopedKnob(const ScopedKnob&) = delete;
+  ScopedKnob& operator=(const ScopedKnob&) = delete;
+  Status Begin();
+  Status Set(const std::string& value);
+  Status Restore();
+  const std::string& original() const { return original_; }
+
+ private:
+  Knob& knob_;
+  std::string original_;
+  bool active_ = false;
+};
+
+// The order of the values in repetition r: as given for even r, reversed for odd r (A B, B A,
+// A B, ...: a linear drift hits every value equally over two repetitions).
+std::vector<size_t> AbOrder(size_t values, int repetition);
+
+// The interleaved A/B: for each repetition, for each value in AbOrder, sets the knob and runs
+// one repetition of every row (RunWorkloads). Each row is written once per value, its variant
+// suffixed with "NAME=VALUE" ("kernel.stack_erasing=0", or "generic,kernel.stack_erasing=0").
+// The knob is restored before returning, on every path. `stop` ends it early (partial).
+Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
+                          const ClockParams& clock, const std::atomic<bool>* stop,
+                          const ProgressFn& progress, const AbSpec& spec, Knob& knob);
+
+// What `run` calls: restores what a killed run left changed (one `warn` line per knob), then
+// with no spec runs RunWorkloads, with one spec RunAb. More than one spec -> UsageError.
+Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const RunOptions& options,
+                                 const ClockParams& clock, const std::atomic<bool>* stop,
+                                 const ProgressFn& progress,
+                                 const std::vector<std::string>& ab_specs,
+                                 const std::function<void(const std::string&)>& warn);
+
+}  // namespace kstacklab::knobs

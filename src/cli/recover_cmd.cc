@@ -1,0 +1,28 @@
+// `kstacklab recover`: writes back every knob value a killed `run --ab` saved in the recovery
+// file (knobs::RecoverPending). `run` does the same at its start, with a warning.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/command.h"
+#include "kstacklab/knobs.h"
+
+namespace kstacklab::cli {
+
+Runner SetupRecoverCommand(CLI::App& sub) {
+  sub.footer(
+      fmt::format("The recovery file: ${} or $XDG_STATE_HOME/kstacklab/knob-recovery "
+                  "(default ~/.local/state/kstacklab/knob-recovery).",
+                  knobs::kRecoveryFileEnvVar));
+  return [] {
+    auto restored = knobs::RecoverPending();
+    if (!restored.ok()) return Fail(restored.error());
+    if (restored->empty()) {
+      std::printf("nothing to recover (%s does not exist)\n", knobs::RecoveryFilePath().c_str());
+    }
+    for (const std::string& line : *restored) std::printf("%s\n", line.c_str());
+    return static_cast<int>(kExitOk);
+  };
+}
+
+}  // namespace kstacklab::cli

@@ -1,0 +1,422 @@
+// Runtime knobs and the interleaved A/B run (include/kstacklab/knobs.h).
+#include "kstacklab/knobs.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace kstacklab::knobs {
+namespace {
+
+std::string Trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return std::isspace(c) == 0; };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+Status MakeParents(const std::string& path) {
+  for (size_t i = 1; i < path.size(); ++i) {
+    if (path[i] != '/') continue;
+    const std::string dir = path.substr(0, i);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return RuntimeError(fmt::format("cannot create {}: {}", dir, std::strerror(errno)));
+    }
+  }
+  return OkStatus();
+}
+
+// Writes `value` to a sysctl file the way `sysctl -w` does (one write, then close).
+Status WriteValue(const std::string& path, const std::string& value) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return RuntimeError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  const std::string text = value + "\n";
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size())) {
+    return RuntimeError(fmt::format("cannot write '{}' to {}: {}", value, path,
+                                    n < 0 ? std::strerror(err) : "short write"));
+  }
+  return OkStatus();
+}
+
+class SysctlKnob : public Knob {
+ public:
+  SysctlKnob(std::string name, std::string path) : name_(std::move(name)), path_(std::move(path)) {}
+  std::string name() const override { return name_; }
+  std::string path() const override { return path_; }
+  Expected<std::string> Read() const override {
+    std::ifstream in(path_);
+    if (!in) return RuntimeError(fmt::format("cannot read {}: {}", path_, std::strerror(errno)));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return Trim(ss.str());
+  }
+  Status Write(const std::string& value) override { return WriteValue(path_, value); }
+
+ private:
+  std::string name_;
+  std::string path_;
+};
+
+// --- signal-time restore --------------------------------------------------------------------
+// Prepared before the handlers are installed; the handler only reads them.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+char g_restore_path[4096];
+char g_restore_text[1024];
+size_t g_restore_len = 0;
+struct sigaction g_old_actions[3];
+std::atomic<bool> g_installed{false};
+
+void CallOld(int index, int sig) {
+  const struct sigaction& old = g_old_actions[index];
+  if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+    old.sa_handler(sig);
+  } else if ((old.sa_flags & SA_SIGINFO) != 0 && old.sa_sigaction != nullptr) {
+    old.sa_sigaction(sig, nullptr, nullptr);
+  } else if (old.sa_handler == SIG_DFL) {
+    // SIGHUP with no handler of its own ends the run the way SIGTERM does when that is handled.
+    const struct sigaction& term = g_old_actions[1];
+    if (sig == SIGHUP && (term.sa_flags & SA_SIGINFO) == 0 && term.sa_handler != SIG_DFL &&
+        term.sa_handler != SIG_IGN) {
+      term.sa_handler(SIGTERM);
+      return;
+    }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+}
+
+void OnSignal(int sig) {
+  const int saved_errno = errno;
+  const int fd = ::open(g_restore_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t ignored = ::write(fd, g_restore_text, g_restore_len);
+    (void)ignored;
+    ::close(fd);
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (kSignals[i] == sig) CallOld(i, sig);
+  }
+  errno = saved_errno;
+}
+
+void InstallHandlers(const std::string& path, const std::string& value) {
+  KSTACKLAB_CHECK(path.size() < sizeof g_restore_path && value.size() + 1 < sizeof g_restore_text);
+  KSTACKLAB_CHECK(!g_installed.exchange(true));
+  std::memcpy(g_restore_path, path.c_str(), path.size() + 1);
+  value.copy(g_restore_text, value.size());
+  g_restore_text[value.size()] = '\n';
+  g_restore_len = value.size() + 1;
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int s : kSignals) sigaddset(&sa.sa_mask, s);  // one restore at a time
+  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &g_old_actions[i]);
+}
+
+void RemoveHandlers() {
+  if (!g_installed.exchange(false)) return;
+  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_old_actions[i], nullptr);
+}
+
+std::string JoinValues(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+Expected<AbSpec> ParseAbSpec(std::string_view text) {
+  AbSpec spec;
+  spec.text = std::string(text);
+  const std::string form = "expected KIND:NAME=V1,V2[,...], e.g. sysctl:kernel.stack_erasing=0,1";
+  const size_t colon = text.find(':');
+  const size_t eq = text.find('=');
+  if (colon == std::string_view::npos || eq == std::string_view::npos || eq < colon) {
+    return UsageError(fmt::format("'{}': {}", text, form));
+  }
+  spec.kind = std::string(text.substr(0, colon));
+  spec.name = std::string(text.substr(colon + 1, eq - colon - 1));
+  if (spec.kind != "sysctl") {
+    return UsageError(fmt::format(
+        "'{}': unknown knob kind '{}' (knobs: sysctl:NAME; model designs and poison strategies "
+        "are variants of one run already, select them with --bench)",
+        text, spec.kind));
+  }
+  if (spec.name.empty() || spec.name.find('/') != std::string::npos ||
+      spec.name.find("..") != std::string::npos || spec.name.front() == '.') {
+    return UsageError(fmt::format("'{}': '{}' is not a sysctl name (like kernel.stack_erasing)",
+                                  text, spec.name));
+  }
+  std::string values(text.substr(eq + 1));
+  std::set<std::string> seen;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = values.find(',', start);
+    std::string v = Trim(values.substr(start, comma - start));
+    if (v.empty()) return UsageError(fmt::format("'{}': empty value; {}", text, form));
+    if (v.find_first_of("\n\t") != std::string::npos) {
+      return UsageError(fmt::format("'{}': a value may not hold a newline or tab", text));
+    }
+    if (!seen.insert(v).second) {
+      return UsageError(fmt::format("'{}': value '{}' given twice", text, v));
+    }
+    spec.values.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (spec.values.size() < 2) {
+    return UsageError(fmt::format("'{}': an A/B needs at least two values; {}", text, form));
+  }
+  return spec;
+}
+
+std::string SysctlRoot() {
+  const char* env = std::getenv(kSysctlRootEnvVar);
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string("/proc/sys");
+}
+
+std::string RecoveryFilePath() {
+  if (const char* env = std::getenv(kRecoveryFileEnvVar); env != nullptr && *env != '\0') {
+    return env;
+  }
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::string(xdg) + "/kstacklab/knob-recovery";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home != '\0' ? home : "/root") +
+         "/.local/state/kstacklab/knob-recovery";
+}
+
+Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec) {
+  std::string rel = spec.name;
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  const std::string path = SysctlRoot() + "/" + rel;
+  if (::access(path.c_str(), F_OK) != 0) {
+    if (spec.name == "kernel.stack_erasing") {
+      return UsageError(fmt::format(
+          "{}: this kernel has no sysctl kernel.stack_erasing ({} does not exist); it needs a "
+          "kernel built with CONFIG_KSTACK_ERASE_RUNTIME_DISABLE=y "
+          "(CONFIG_STACKLEAK_RUNTIME_DISABLE=y before v6.17)",
+          spec.text, path));
+    }
+    return UsageError(
+        fmt::format("{}: no sysctl {} ({} does not exist)", spec.text, spec.name, path));
+  }
+  if (::access(path.c_str(), W_OK) != 0) {
+    return UsageError(fmt::format("{}: sysctl {} is not writable by this user ({}); run as root",
+                                  spec.text, spec.name, path));
+  }
+  if (spec.name == "kernel.stack_erasing") {
+    for (const std::string& v : spec.values) {
+      if (v != "0" && v != "1") {
+        return UsageError(
+            fmt::format("{}: kernel.stack_erasing takes 0 or 1, not '{}'", spec.text, v));
+      }
+    }
+  }
+  auto knob = std::make_unique<SysctlKnob>(spec.name, path);
+  auto current = knob->Read();
+  if (!current.ok()) return current.error();
+  return std::unique_ptr<Knob>(std::move(knob));
+}
+
+Expected<std::vector<std::string>> RecoverPending() {
+  const std::string file = RecoveryFilePath();
+  std::ifstream in(file);
+  std::vector<std::string> restored;
+  if (!in) return restored;
+  std::string line;
+  bool failed = false;
+  std::string failure;
+  while (std::getline(in, line)) {
+    // sysctl <TAB> name <TAB> path <TAB> value
+    std::vector<std::string> f;
+    size_t start = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t tab = line.find('\t', start);
+      if (tab == std::string::npos) break;
+      f.push_back(line.substr(start, tab - start));
+      start = tab + 1;
+    }
+    if (f.size() != 3 || f[0] != "sysctl") {
+      if (!line.empty()) {
+        failed = true;
+        failure = fmt::format("{}: unreadable line '{}'", file, line);
+      }
+      continue;
+    }
+    const std::string value = line.substr(start);
+    if (Status st = WriteValue(f[2], value); !st.ok()) {
+      failed = true;
+      failure = st.error().message;
+      continue;
+    }
+    restored.push_back(fmt::format("{} restored to {} ({})", f[1], value, f[2]));
+  }
+  if (failed) {
+    return RuntimeError(fmt::format(
+        "recovering from {}: {}; the file is kept: fix the cause and run `kstacklab recover`, or "
+        "restore the value by hand and delete the file",
+        file, failure));
+  }
+  ::unlink(file.c_str());
+  return restored;
+}
+
+ScopedKnob::~ScopedKnob() { (void)Restore(); }
+
+Status ScopedKnob::Begin() {
+  KSTACKLAB_CHECK(!active_);
+  auto current = knob_.Read();
+  if (!current.ok()) return current.error();
+  original_ = *current;
+  const std::string file = RecoveryFilePath();
+  KSTACKLAB_RETURN_IF_ERROR(MakeParents(file));
+  // Appended, and synced before the first change: a kill at any later point leaves it behind.
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return RuntimeError(
+        fmt::format("cannot write the recovery file {}: {}", file, std::strerror(errno)));
+  }
+  const std::string line =
+      fmt::format("sysctl\t{}\t{}\t{}\n", knob_.name(), knob_.path(), original_);
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                  ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return RuntimeError(fmt::format("cannot write the recovery file {}", file));
+  InstallHandlers(knob_.path(), original_);
+  active_ = true;
+  return OkStatus();
+}
+
+Status ScopedKnob::Set(const std::string& value) {
+  KSTACKLAB_CHECK(active_);
+  KSTACKLAB_RETURN_IF_ERROR(knob_.Write(value));
+  auto now = knob_.Read();
+  if (!now.ok()) return now.error();
+  if (*now != value) {
+    return RuntimeError(fmt::format("{} reads '{}' after writing '{}'", knob_.name(), *now, value));
+  }
+  return OkStatus();
+}
+
+Status ScopedKnob::Restore() {
+  if (!active_) return OkStatus();
+  Status st = knob_.Write(original_);
+  RemoveHandlers();
+  active_ = false;
+  if (!st.ok()) {
+    return RuntimeError(
+        fmt::format("{}; the original value {} is kept in {} for `kstacklab "
+                    "recover`",
+                    st.error().message, original_, RecoveryFilePath()));
+  }
+  ::unlink(RecoveryFilePath().c_str());
+  return OkStatus();
+}
+
+std::vector<size_t> AbOrder(size_t values, int repetition) {
+  std::vector<size_t> order(values);
+  for (size_t i = 0; i < values; ++i) order[i] = i;
+  if (repetition % 2 == 1) std::reverse(order.begin(), order.end());
+  return order;
+}
+
+Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
+                          const ClockParams& clock, const std::atomic<bool>* stop,
+                          const ProgressFn& progress, const AbSpec& spec, Knob& knob) {
+  const size_t nv = spec.values.size();
+  // One copy of the rows per value, the variant naming the value.
+  std::vector<std::vector<WorkloadDef>> per_value(nv, rows);
+  for (size_t v = 0; v < nv; ++v) {
+    for (WorkloadDef& w : per_value[v]) {
+      const std::string tag = fmt::format("{}={}", spec.name, spec.values[v]);
+      w.baseline = v == 0 && (w.baseline || w.variant.empty());
+      w.variant = w.variant.empty() ? tag : w.variant + "," + tag;
+    }
+  }
+  RunResult merged;
+  merged.benchmarks.resize(nv * rows.size());
+  ScopedKnob held(knob);
+  KSTACKLAB_RETURN_IF_ERROR(held.Begin());
+  RunOptions one = options;
+  one.repetitions = 1;
+  const double total = static_cast<double>(options.repetitions) * nv;
+  for (int r = 0; r < options.repetitions && !merged.partial; ++r) {
+    const std::vector<size_t> order = AbOrder(nv, r);
+    for (size_t k = 0; k < nv; ++k) {
+      if (stop != nullptr && stop->load()) {
+        merged.partial = true;
+        break;
+      }
+      const size_t v = order[k];
+      KSTACKLAB_RETURN_IF_ERROR(held.Set(spec.values[v]));
+      const double done = static_cast<double>(r) * nv + k;
+      ProgressFn inner;
+      if (progress) {
+        inner = [&](double f, double e, const std::string& row) {
+          progress((done + f) / total, e, row);
+        };
+      }
+      auto res = RunWorkloads(per_value[v], one, clock, stop, inner);
+      if (!res.ok()) return res.error();
+      for (size_t i = 0; i < rows.size(); ++i) {
+        BenchmarkResult& into = merged.benchmarks[v * rows.size() + i];
+        BenchmarkResult& got = res->benchmarks[i];
+        if (into.name.empty()) {
+          into = std::move(got);
+          continue;
+        }
+        into.repetitions.insert(into.repetitions.end(), got.repetitions.begin(),
+                                got.repetitions.end());
+        KSTACKLAB_RETURN_IF_ERROR(into.histogram.Merge(got.histogram));
+      }
+      if (res->partial) {
+        merged.partial = true;
+        break;
+      }
+    }
+  }
+  // A value never reached (stopped early) leaves its rows empty: drop them.
+  std::erase_if(merged.benchmarks, [](const BenchmarkResult& b) { return b.name.empty(); });
+  KSTACKLAB_RETURN_IF_ERROR(held.Restore());
+  return merged;
+}
+
+Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const RunOptions& options,
+                                 const ClockParams& clock, const std::atomic<bool>* stop,
+                                 const ProgressFn& progress,
+                                 const std::vector<std::string>& ab_specs,
+                                 const std::function<void(const std::string&)>& warn) {
+  auto recovered = RecoverPending();
+  if (!recovered.ok()) return recovered.error();
+  for (const std::string& line : *recovered) {
+    warn(fmt::format("a previous run was killed with a knob changed: {}", line));
+  }
+  if (ab_specs.empty()) return RunWorkloads(rows, options, clock, stop, progress);
+  if (ab_specs.size() > 1) {
+    return UsageError(
+        fmt::format("one A/B knob per run, got {}: {}", ab_specs.size(), JoinValues(ab_specs)));
+  }
+  auto spec = ParseAbSpec(ab_specs[0]);
+  if (!spec.ok()) return spec.error();
+  auto knob = OpenKnob(*spec);
+  if (!knob.ok()) return knob.error();
+  return RunAb(rows, options, clock, stop, progress, *spec, **knob);
+}
+
+}  // namespace kstacklab::knobs

@@ -1,0 +1,346 @@
+// The attacks (include/kstacklab/attack.h): the GF(2) solver on random systems, the linearity
+// the prng-recover attack rests on, recovery for every supported gap setting, determinism of the
+// migration simulation, and chance for a uniform source in every attack.
+#include "kstacklab/attack.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "analysis/gf2.h"
+#include "kstacklab/attack_report.h"
+#include "kstacklab/rng/prandom.h"
+
+namespace kstacklab::analysis {
+namespace {
+
+using Bits = std::vector<uint64_t>;
+
+bool GetBit(const Bits& v, int i) { return (v[i / 64] >> (i % 64) & 1) != 0; }
+void FlipBit(Bits& v, int i) { v[i / 64] ^= uint64_t{1} << (i % 64); }
+
+Bits RandomBits(std::mt19937_64& g, int n) {
+  Bits v((n + 63) / 64, 0);
+  for (int i = 0; i < n; ++i) {
+    if ((g() & 1) != 0) FlipBit(v, i);
+  }
+  return v;
+}
+
+bool Dot(const Bits& a, const Bits& b) {
+  int p = 0;
+  for (size_t w = 0; w < a.size(); ++w) p ^= __builtin_popcountll(a[w] & b[w]) & 1;
+  return p != 0;
+}
+
+// Independent reference: rank by plain dense Gaussian elimination on vector<vector<bool>>.
+int ReferenceRank(const std::vector<Bits>& rows, int n) {
+  std::vector<std::vector<bool>> m;
+  for (const Bits& r : rows) {
+    std::vector<bool> row(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) row[static_cast<size_t>(i)] = GetBit(r, i);
+    m.push_back(row);
+  }
+  int rank = 0;
+  for (int col = 0; col < n && rank < static_cast<int>(m.size()); ++col) {
+    int pivot = -1;
+    for (int r = rank; r < static_cast<int>(m.size()); ++r) {
+      if (m[static_cast<size_t>(r)][static_cast<size_t>(col)]) {
+        pivot = r;
+        break;
+      }
+    }
+    if (pivot < 0) continue;
+    std::swap(m[static_cast<size_t>(pivot)], m[static_cast<size_t>(rank)]);
+    for (int r = 0; r < static_cast<int>(m.size()); ++r) {
+      if (r != rank && m[static_cast<size_t>(r)][static_cast<size_t>(col)]) {
+        for (int c = 0; c < n; ++c) {
+          m[static_cast<size_t>(r)][static_cast<size_t>(c)] =
+              m[static_cast<size_t>(r)][static_cast<size_t>(c)] !=
+              m[static_cast<size_t>(rank)][static_cast<size_t>(c)];
+        }
+      }
+    }
+    ++rank;
+  }
+  return rank;
+}
+
+TEST(Gf2Test, RandomConsistentSystemsRankAndSolution) {
+  std::mt19937_64 g(42);
+  for (int n : {1, 7, 64, 113, 128, 150}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const Bits x = RandomBits(g, n);
+      const int m = static_cast<int>(g() % static_cast<uint64_t>(2 * n + 2));
+      std::vector<Bits> rows;
+      Gf2System sys(n);
+      for (int e = 0; e < m; ++e) {
+        Bits r = RandomBits(g, n);
+        if (trial % 3 == 0 && e > 1) {  // low-rank systems: sums of earlier rows
+          r = rows[g() % rows.size()];
+          const Bits& o = rows[g() % rows.size()];
+          for (size_t w = 0; w < r.size(); ++w) r[w] ^= o[w];
+        }
+        rows.push_back(r);
+        EXPECT_NE(sys.Add(r, Dot(r, x)), Gf2System::AddResult::kInconsistent);
+      }
+      ASSERT_TRUE(sys.consistent());
+      EXPECT_EQ(sys.rank(), ReferenceRank(rows, n)) << "n=" << n << " m=" << m;
+      EXPECT_EQ(sys.equations(), static_cast<uint64_t>(m));
+      const Bits y = sys.Solve();
+      for (size_t e = 0; e < rows.size(); ++e) {
+        EXPECT_EQ(Dot(rows[e], y), Dot(rows[e], x)) << "equation " << e << " unsatisfied";
+      }
+      if (sys.rank() == n) {
+        EXPECT_EQ(y, x);  // full rank: the unique solution
+      }
+    }
+  }
+}
+
+TEST(Gf2Test, InconsistentSystemDetectedAndRolledBack) {
+  std::mt19937_64 g(7);
+  const int n = 128;
+  Gf2System sys(n);
+  const Bits x = RandomBits(g, n);
+  std::vector<Bits> rows;
+  for (int e = 0; e < 40; ++e) {
+    rows.push_back(RandomBits(g, n));
+    ASSERT_NE(sys.Add(rows.back(), Dot(rows.back(), x)), Gf2System::AddResult::kInconsistent);
+  }
+  const auto mark = sys.GetMark();
+  const int rank = sys.rank();
+  Bits sum = rows[3];
+  for (size_t w = 0; w < sum.size(); ++w) sum[w] ^= rows[17][w];
+  EXPECT_EQ(sys.Add(sum, Dot(sum, x)), Gf2System::AddResult::kRedundant);
+  EXPECT_TRUE(sys.consistent());
+  EXPECT_EQ(sys.Add(sum, !Dot(sum, x)), Gf2System::AddResult::kInconsistent);
+  EXPECT_FALSE(sys.consistent());
+  EXPECT_EQ(sys.rank(), rank);
+  sys.Rollback(mark);
+  EXPECT_TRUE(sys.consistent());
+  EXPECT_EQ(sys.rank(), rank);
+  EXPECT_EQ(sys.equations(), 40u);
+  // 0 = 1 directly.
+  EXPECT_EQ(sys.Add(Bits(2, 0), true), Gf2System::AddResult::kInconsistent);
+  // IsIndependent does not change the system.
+  EXPECT_FALSE(sys.IsIndependent(sum));
+  EXPECT_EQ(sys.rank(), rank);
+}
+
+// The premise of prng-recover: prandom_u32_state() is linear over GF(2) in the 128 state bits.
+TEST(PrngRecoverTest, Lfsr113IsLinear) {
+  std::mt19937_64 g(3);
+  for (int t = 0; t < 100; ++t) {
+    rng::PrandomState a{static_cast<uint32_t>(g()), static_cast<uint32_t>(g()),
+                        static_cast<uint32_t>(g()), static_cast<uint32_t>(g())};
+    rng::PrandomState b{static_cast<uint32_t>(g()), static_cast<uint32_t>(g()),
+                        static_cast<uint32_t>(g()), static_cast<uint32_t>(g())};
+    rng::PrandomState c{a.s1 ^ b.s1, a.s2 ^ b.s2, a.s3 ^ b.s3, a.s4 ^ b.s4};
+    for (int k = 0; k < 50; ++k) {
+      const uint32_t oa = rng::PrandomU32State(a);
+      const uint32_t ob = rng::PrandomU32State(b);
+      ASSERT_EQ(rng::PrandomU32State(c), oa ^ ob);
+    }
+  }
+}
+
+std::string Evidence(const AttackRow& r, const std::string& key) {
+  for (const auto& e : r.evidence) {
+    if (e.key == key) return e.text;
+  }
+  return "";
+}
+
+AttackRow Prng(const std::string& policy, uint64_t k, uint64_t gaps, uint64_t trials,
+               uint64_t budget = 4000000) {
+  PrngRecoverOptions o;
+  o.policy = policy;
+  o.observations = k;
+  o.gaps = gaps;
+  o.trials = trials;
+  o.predict = 2000;
+  o.seed = 11;
+  o.search_budget = budget;
+  auto r = RunPrngRecover(o);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r->rows.size(), 1u);
+  return r->rows.at(0);
+}
+
+TEST(PrngRecoverTest, PercpuPrngRecoveredFromConsecutiveOffsets) {
+  const AttackRow r = Prng("percpu-prng", 24, 0, 5);
+  EXPECT_EQ(r.verdict, "recovered");
+  EXPECT_EQ(Evidence(r, "rank"), "113");
+  EXPECT_EQ(Evidence(r, "recovered"), "5/5");
+  EXPECT_EQ(r.correct, r.predicted);
+  EXPECT_EQ(r.predicted, 5u * 2000u);
+  EXPECT_DOUBLE_EQ(r.remaining_bits, 0.0);
+}
+
+TEST(PrngRecoverTest, FullRankFromNineteenOffsets) {
+  const AttackRow r = Prng("percpu-prng", 19, 0, 5);
+  EXPECT_EQ(Evidence(r, "rank"), "113");
+  EXPECT_EQ(r.verdict, "full rank, unverified");  // 1 redundant equation: not claimed
+  EXPECT_EQ(r.correct, r.predicted);
+}
+
+TEST(PrngRecoverTest, TooFewOffsetsReportRankAndNoRecovery) {
+  const AttackRow r = Prng("percpu-prng", 12, 0, 5);
+  EXPECT_EQ(Evidence(r, "rank"), "72");
+  EXPECT_EQ(Evidence(r, "recovered"), "0/5");
+  EXPECT_EQ(r.verdict, "rank below 113: not recovered");
+  EXPECT_DOUBLE_EQ(r.remaining_bits, 6.0);
+}
+
+TEST(PrngRecoverTest, BufferedPrngRecovered) {
+  const AttackRow r = Prng("buffered-prng", 24, 0, 3);
+  EXPECT_EQ(r.verdict, "recovered");
+  EXPECT_EQ(r.correct, r.predicted);
+}
+
+TEST(PrngRecoverTest, UnknownGapsOfOneRecovered) {
+  const AttackRow r = Prng("percpu-prng", 28, 1, 2);
+  EXPECT_EQ(Evidence(r, "recovered"), "2/2");
+  EXPECT_EQ(r.correct, r.predicted);
+}
+
+TEST(PrngRecoverTest, SearchBudgetExhaustedIsNotRecovery) {
+  const AttackRow r = Prng("percpu-prng", 24, 2, 1, 20000);
+  EXPECT_EQ(r.verdict, "search budget exhausted: not recovered");
+  EXPECT_EQ(Evidence(r, "recovered"), "0/1");
+}
+
+TEST(PrngRecoverTest, NonLfsrDesignsStayAtChance) {
+  for (const char* p : {"siphash", "legacy-arm64", "per-task", "uniform"}) {
+    const AttackRow r = Prng(p, 24, 0, 4);
+    EXPECT_EQ(Evidence(r, "recovered"), "0/4") << p;
+    EXPECT_EQ(r.verdict, "no LFSR113 state fits: not recovered") << p;
+    // 8000 predictions at p = 1/64: mean 125, sd ~11; these bounds are > 6 sd away.
+    EXPECT_GT(r.accuracy, 0.5 / 64) << p;
+    EXPECT_LT(r.accuracy, 2.0 / 64) << p;
+  }
+}
+
+TEST(PrngRecoverTest, UnknownPolicyIsUsageError) {
+  PrngRecoverOptions o;
+  o.policy = "legacy-x86";
+  auto r = RunPrngRecover(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code, kExitUsage);
+}
+
+MigrationOptions SmallMigration(uint64_t seed) {
+  MigrationOptions o;
+  o.syscalls = 20000;
+  o.seed = seed;
+  return o;
+}
+
+TEST(MigrationTest, DeterministicForASeed) {
+  auto a = RunMigration(SmallMigration(5));
+  auto b = RunMigration(SmallMigration(5));
+  auto c = RunMigration(SmallMigration(6));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(RenderAttackJson(*a), RenderAttackJson(*b));
+  EXPECT_NE(RenderAttackJson(*a), RenderAttackJson(*c));
+}
+
+TEST(MigrationTest, LegacyPerCpuPredictablePerTaskAndPrngAtChance) {
+  auto r = RunMigration(SmallMigration(9));
+  ASSERT_TRUE(r.ok());
+  for (const AttackRow& row : r->rows) {
+    ASSERT_GT(row.predicted, 1000u) << row.design;
+    if (row.design.rfind("legacy-", 0) == 0) {
+      EXPECT_GT(row.accuracy, 0.5) << row.design;
+      EXPECT_LT(row.remaining_bits, 5.5) << row.design;
+      EXPECT_EQ(row.verdict, "predictable");
+    } else if (row.design == "off") {
+      EXPECT_DOUBLE_EQ(row.accuracy, 1.0);
+    } else {  // siphash, per-task, percpu-prng, buffered-prng, uniform
+      EXPECT_LT(row.accuracy, 2.0 / 64) << row.design;
+      EXPECT_GT(row.remaining_bits, 5.8) << row.design;
+      EXPECT_EQ(row.verdict, "chance") << row.design;
+    }
+  }
+}
+
+TEST(MigrationTest, NoMigrationNoPrediction) {
+  MigrationOptions o = SmallMigration(1);
+  o.migrate_prob = 0;
+  o.policies = {"legacy-arm64"};
+  auto r = RunMigration(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->rows.at(0).predicted, 0u);
+}
+
+TEST(TimerTest, CoarseCounterPredictableUniformAtChance) {
+  TimerOptions o;
+  o.resolutions_hz = {24e6};
+  o.jitters_ns = {1};
+  o.samples = 20000;
+  auto r = RunTimer(o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_GT(r->rows[0].accuracy, 0.95);
+  EXPECT_EQ(r->rows[1].design, "uniform");
+  EXPECT_LT(r->rows[1].accuracy, 2.0 / 64);
+  EXPECT_GT(r->rows[1].accuracy, 0.5 / 64);
+  EXPECT_GT(r->rows[1].remaining_bits, 5.8);
+}
+
+TEST(TimerTest, LargeJitterOnFastCounterIsChance) {
+  TimerOptions o;
+  o.resolutions_hz = {1e9};
+  o.jitters_ns = {0, 100000};
+  o.uniform_row = false;
+  o.samples = 20000;
+  auto r = RunTimer(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_DOUBLE_EQ(r->rows[0].accuracy, 1.0);  // no error: the counter is the offset
+  EXPECT_LT(r->rows[1].accuracy, 2.0 / 64);
+}
+
+TEST(AttackCommonTest, ConditionalEntropyHandComputed) {
+  // Y=0: X uniform over 2 values (1 bit); Y=1: X fixed (0 bits); P(Y=0) = 1/2.
+  EXPECT_DOUBLE_EQ(ConditionalEntropyBits({{1, 1}, {2, 0}}), 0.5);
+  EXPECT_DOUBLE_EQ(ConditionalEntropyBits({}), 0.0);
+  EXPECT_DOUBLE_EQ(ConditionalEntropyBits({{0, 0}, {5}}), 0.0);
+}
+
+TEST(AttackReportTest, TableAndJsonCarryEveryField) {
+  AttackReport r;
+  r.attack = "demo";
+  r.seed = 3;
+  r.claim = "a claim";
+  AttackRow row;
+  row.design = "d";
+  row.setting = "s";
+  row.observations = 10;
+  row.predicted = 8;
+  row.correct = 2;
+  SetAccuracy(row);
+  row.remaining_bits = 1.5;
+  row.verdict = "partly";
+  AddEvidence(row, "rank", 113);
+  AddEvidence(row, "note", std::string("x"));
+  AddEvidence(row, "check bits", 2.5);
+  r.rows.push_back(row);
+  const std::string table = RenderAttackTable(r);
+  EXPECT_NE(table.find("| rank |"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.2500"), std::string::npos) << table;
+  EXPECT_NE(table.find("16.0"), std::string::npos) << table;  // x chance
+  EXPECT_NE(table.find("a claim"), std::string::npos);
+  const Json j = AttackReportToJson(r);
+  EXPECT_EQ(j["schema"], "kstacklab-attack/1");
+  EXPECT_EQ(j["rows"][0]["rank"], 113);
+  EXPECT_EQ(j["rows"][0]["note"], "x");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["check_bits"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(j["rows"][0]["accuracy"].get<double>(), 0.25);
+  EXPECT_EQ(j["rows"][0]["correct"], 2);
+}
+
+}  // namespace
+}  // namespace kstacklab::analysis

@@ -1,0 +1,91 @@
+# kstacklab run --ab and recover end to end, on a fake sysctl root: the values are measured as
+# variants, the original value survives success, a refused value, SIGTERM, SIGHUP and SIGKILL
+# (the next run and `kstacklab recover` restore it from the recovery file).
+. "$(dirname "$0")/lib.bash"
+K=$KSTACKLAB
+SMALL=(--iterations 2000 --repetitions 4 --warmup 100 --no-store)
+export KSTACKLAB_SYSCTL_ROOT=$TMP/sys KSTACKLAB_RECOVERY_FILE=$TMP/state/recovery
+mkdir -p "$TMP/sys/kernel"
+knob=$TMP/sys/kernel/stack_erasing
+echo 1 >"$knob"
+
+expect_exit 0 "A/B run on the fake sysctl" -- "$K" run "${SMALL[@]}" --bench syscall/getpid \
+  --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/ab.json"
+[ "$(cat "$knob")" = 1 ] && pass "value restored after success" || fail "value is $(cat "$knob") after success"
+[ ! -e "$KSTACKLAB_RECOVERY_FILE" ] && pass "recovery file removed" || fail "recovery file left behind"
+python3 - "$TMP/ab.json" <<'PY' && pass "one variant per value, every repetition" || fail "A/B result file"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [(b["name"], b["variant"], len(b["repetitions"])) for b in d["benchmarks"]]
+assert v == [("syscall/getpid", "kernel.stack_erasing=0", 4),
+             ("syscall/getpid", "kernel.stack_erasing=1", 4)], v
+assert d["partial"] is False
+PY
+expect_exit 0 "compare reads the A/B file" -- "$K" compare "$TMP/ab.json"
+expect_stdout "kernel.stack_erasing=1" "compare shows the value as a column"
+
+# Input errors: nothing measured, nothing changed.
+expect_exit 2 "bad spec" -- "$K" run "${SMALL[@]}" --ab stack_erasing -o "$TMP/x.json"
+expect_stderr "KIND:NAME=V1,V2" "says the expected form"
+expect_exit 2 "one value" -- "$K" run "${SMALL[@]}" --ab sysctl:kernel.stack_erasing=1 -o "$TMP/x.json"
+expect_exit 2 "value out of range" -- "$K" run "${SMALL[@]}" --ab sysctl:kernel.stack_erasing=0,2 -o "$TMP/x.json"
+expect_stderr "0 or 1" "names the range"
+expect_exit 2 "absent sysctl" -- "$K" run "${SMALL[@]}" --ab sysctl:vm.nope=0,1 -o "$TMP/x.json"
+expect_stderr "vm.nope" "names the sysctl"
+[ "$(cat "$knob")" = 1 ] && [ ! -e "$TMP/x.json" ] && pass "nothing changed, no file" || fail "input error changed something"
+
+# Absent kernel.stack_erasing (kernel without the runtime-disable config): exit 2 naming it.
+mkdir -p "$TMP/bare/kernel"
+KSTACKLAB_SYSCTL_ROOT=$TMP/bare expect_exit 2 "kernel without stack_erasing" -- "$K" run "${SMALL[@]}" \
+  --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/x.json"
+expect_stderr "CONFIG_KSTACK_ERASE_RUNTIME_DISABLE" "names the kernel config"
+
+# A long run, interrupted while the knob holds the first value (0): each repetition is 10^7
+# calls (seconds), so the signal lands inside it.
+long_run() {
+  "$K" run --iterations 10000000 --repetitions 100 --warmup 100 --no-store --bench syscall/getpid \
+    --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/long.json" >"$TMP/long.out" 2>"$TMP/long.err" &
+  pid=$!
+  for _ in $(seq 1 600); do
+    [ "$(cat "$knob")" = 0 ] && break
+    sleep 0.05
+  done
+  [ "$(cat "$knob")" = 0 ] && pass "the run switched the knob" || fail "knob never switched"
+  [ -s "$KSTACKLAB_RECOVERY_FILE" ] && pass "recovery file written while changed" || fail "no recovery file"
+  sleep 0.1
+}
+
+long_run
+kill -TERM "$pid"; wait "$pid"; rc=$?
+[ "$rc" -eq 143 ] && pass "SIGTERM ends the run with 143" || fail "SIGTERM: exit $rc: $(head -c 300 "$TMP/long.err")"
+[ "$(cat "$knob")" = 1 ] && pass "value restored after SIGTERM" || fail "value $(cat "$knob") after SIGTERM"
+[ ! -e "$KSTACKLAB_RECOVERY_FILE" ] && pass "recovery file removed after SIGTERM" || fail "recovery file kept after SIGTERM"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["partial"] is True' "$TMP/long.json" \
+  && pass "SIGTERM leaves a partial file" || fail "no partial file after SIGTERM"
+
+long_run
+kill -HUP "$pid"; wait "$pid"; rc=$?
+[ "$(cat "$knob")" = 1 ] && pass "value restored after SIGHUP (exit $rc)" || fail "value $(cat "$knob") after SIGHUP"
+
+long_run
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+[ "$(cat "$knob")" = 0 ] && pass "SIGKILL leaves the value changed" || fail "value $(cat "$knob") after SIGKILL"
+expect_exit 0 "next run after SIGKILL" -- "$K" run "${SMALL[@]}" --bench syscall/invalid -o "$TMP/next.json"
+expect_stderr "kernel.stack_erasing restored to 1" "the next run warns and restores"
+[ "$(cat "$knob")" = 1 ] && pass "value restored by the next run" || fail "value $(cat "$knob") after the next run"
+
+long_run
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+expect_exit 0 "recover after SIGKILL" -- "$K" recover
+expect_stdout "kernel.stack_erasing restored to 1" "recover says what it restored"
+[ "$(cat "$knob")" = 1 ] && pass "value restored by recover" || fail "value $(cat "$knob") after recover"
+expect_exit 0 "recover with nothing to do" -- "$K" recover
+expect_stdout "nothing to recover" "recover says there is nothing"
+
+# The real machine: if this kernel lacks the sysctl, the refusal names it.
+if [ ! -e /proc/sys/kernel/stack_erasing ]; then
+  KSTACKLAB_SYSCTL_ROOT='' expect_exit 2 "real kernel without stack_erasing" -- "$K" run "${SMALL[@]}" \
+    --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/x.json"
+  expect_stderr "CONFIG_KSTACK_ERASE_RUNTIME_DISABLE" "names the config on the real kernel"
+fi
+finish

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End-to-end test of `kstacklab attack`: the three attacks on the models (table and JSON), the
+# separations the issue asks for, reproducibility for a seed, usage errors (exit 2).
+# Usage: bash attack_cli.sh KSTACKLAB_BINARY DATA_DIR
+source "$(dirname "$0")/lib.bash"
+
+expect_exit 0 "prng-recover table" -- "$KSTACKLAB" attack prng-recover --policy percpu-prng \
+  --observations 12 --observations 24 --trials 2 --predict 500
+if awk -F'|' '$2 ~ /percpu-prng/ && $4+0 == 24 && $10 ~ /^ recovered/ { f = 1 } END { exit !f }' "$TMP/out"; then
+  pass "24 offsets: recovered"
+else
+  fail "no recovered row for 24 offsets: $(cat "$TMP/out")"
+fi
+if awk -F'|' '$2 ~ /percpu-prng/ && $4+0 == 12 && $10 ~ /rank below 113: not recovered/ { f = 1 } END { exit !f }' "$TMP/out"; then
+  pass "12 offsets: rank reported, not recovered"
+else
+  fail "12 offsets row wrong: $(cat "$TMP/out")"
+fi
+expect_stdout "Claim: " "footer states the claim"
+
+expect_exit 0 "prng-recover json" -- "$KSTACKLAB" attack prng-recover --policy percpu-prng \
+  --policy siphash --observations 24 --trials 2 --predict 2000 --format json
+if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "kstacklab-attack/1" and d["attack"] == "prng-recover", d
+assert d["mode"] == "model" and d["seed"] == 1 and abs(d["chance"] - 1 / 64) < 1e-12
+rows = {r["design"]: r for r in d["rows"]}
+for r in rows.values():
+    for k in ("setting", "observations", "predicted", "correct", "accuracy", "chance",
+              "remaining_bits", "verdict", "rank", "check_bits", "candidates", "recovered"):
+        assert k in r, (k, r)
+p, s = rows["percpu-prng"], rows["siphash"]
+assert p["accuracy"] == 1 and p["recovered"] == "2/2" and p["rank"] == 113, p
+assert s["recovered"] == "0/2" and s["accuracy"] < 2 / 64, s
+PY
+then pass "json: percpu-prng recovered, siphash at chance"; else fail "json: $(head -c 600 "$TMP/out")"; fi
+
+expect_exit 0 "migration json" -- "$KSTACKLAB" attack migration --syscalls 5000 --seed 3 --format json
+cp "$TMP/out" "$TMP/mig1.json"
+if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["design"]: r for r in d["rows"]}
+assert rows["legacy-arm64"]["accuracy"] > 0.5, rows["legacy-arm64"]
+assert rows["per-task"]["accuracy"] < 2 / 64, rows["per-task"]
+assert rows["percpu-prng"]["accuracy"] < 2 / 64, rows["percpu-prng"]
+assert rows["uniform"]["verdict"] == "chance"
+PY
+then pass "migration separates legacy per-CPU from per-task / percpu-prng"; else fail "migration: $(head -c 600 "$TMP/out")"; fi
+expect_exit 0 "migration again, same seed" -- "$KSTACKLAB" attack migration --syscalls 5000 --seed 3 --format json
+if cmp -s "$TMP/out" "$TMP/mig1.json"; then pass "same seed, same output"; else fail "migration not reproducible"; fi
+
+expect_exit 0 "timer table" -- "$KSTACKLAB" attack timer --resolution-hz 24e6 --resolution-hz 1e9 \
+  --jitter-ns 5 --samples 5000
+expect_stdout "24 MHz" "24 MHz row"
+expect_stdout "1 GHz" "1 GHz row"
+expect_stdout "uniform" "uniform reference row"
+
+expect_exit 2 "unknown attack" -- "$KSTACKLAB" attack no-such-attack
+expect_exit 2 "prng-recover unsupported policy" -- "$KSTACKLAB" attack prng-recover --policy legacy-x86
+expect_stderr "--policy legacy-x86 is not supported" "policy named"
+expect_stderr "percpu-prng" "valid policies listed"
+expect_exit 2 "--gaps 9" -- "$KSTACKLAB" attack prng-recover --gaps 9
+expect_stderr "--gaps 9 is out of range" "--gaps range named"
+expect_exit 2 "--migrate-prob 2" -- "$KSTACKLAB" attack migration --migrate-prob 2
+expect_stderr "--migrate-prob '2'" "--migrate-prob named"
+expect_exit 2 "--cpus 1" -- "$KSTACKLAB" attack migration --cpus 1
+expect_exit 2 "--resolution-hz fast" -- "$KSTACKLAB" attack timer --resolution-hz fast
+expect_stderr "--resolution-hz 'fast'" "--resolution-hz named"
+expect_exit 2 "--format xml" -- "$KSTACKLAB" attack timer --format xml
+expect_stderr "--format xml" "--format named"
+
+finish
