@@ -18,7 +18,8 @@ PACKAGES=(
   clang-format          # the format check in CI (scripts/check-format.sh)
   clang-tidy            # the lint in CI (scripts/tidy.sh)
   linux-perf            # bench/compare-perf.sh runs `perf bench syscall basic` beside kstacklab
-  libbpf-dev clang llvm bpftool  # the live BPF sampler (entropy --kernel, docs/live.md)
+  libbpf-dev llvm bpftool  # the live BPF sampler (entropy --kernel, docs/live.md)
+  clang libclang-rt-14-dev  # the BPF program (clang -target bpf) and the libFuzzer targets (scripts/fuzz.sh)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -119,5 +119,69 @@ TEST(CliParse, RngRejectsAnotherSourcesFlag) {
   }
 }
 
+TEST(CliUtil, ParseCountIsStrict) {
+  EXPECT_EQ(*ParseCount("200000", "--iterations", 1, UINT64_MAX), 200000u);
+  EXPECT_EQ(*ParseCount("18446744073709551615", "--x", 0, UINT64_MAX), UINT64_MAX);
+  EXPECT_EQ(*ParseCount("007", "--x", 0, 10), 7u);
+  for (const char* bad : {"-5", "+5", " 2000", "2000 ", "0x10", "18446744073709551616",
+                          "99999999999999999999", "", "1e3", "1.0"}) {
+    auto v = ParseCount(bad, "--iterations", 0, UINT64_MAX);
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_EQ(v.error().exit_code, kExitUsage);
+    EXPECT_NE(v.error().message.find("--iterations '"), std::string::npos) << v.error().message;
+  }
+  EXPECT_FALSE(ParseCount("0", "--n", 1, 5).ok());
+  EXPECT_FALSE(ParseCount("6", "--n", 1, 5).ok());
+}
+
+TEST(CliUtil, SplitCommaDropsEmptyItems) {
+  EXPECT_EQ(SplitComma("mean,p99,,p99.9,"), (std::vector<std::string>{"mean", "p99", "p99.9"}));
+  EXPECT_TRUE(SplitComma("").empty());
+}
+
+TEST(CliParse, RunRefusesBadInputBeforeMeasuring) {
+  const std::vector<std::vector<std::string>> bad = {{"--iterations", "-5"},
+                                                     {"--iterations", "18446744073709551616"},
+                                                     {"--warmup", "-1"},
+                                                     {"--cpu", "-2"},
+                                                     {"--cpu", "0x10"},
+                                                     {"--iterations", " 2000"},
+                                                     {"--repetitions", "100001"},
+                                                     {"--label", "b\xe9se"},
+                                                     {"--label", "a\nb"},
+                                                     {"-o", ""},
+                                                     {"-o", "/tmp/"},
+                                                     {"--store", ""},
+                                                     {"--store", "x.db", "--no-store"}};
+  for (const auto& extra : bad) {
+    std::vector<std::string> args = {"run", "--bench", "syscall/getpid", "--no-store"};
+    if (extra[0] == "--store") args.pop_back();
+    args.insert(args.end(), extra.begin(), extra.end());
+    if (extra[0] != "-o") args.insert(args.end(), {"-o", "-"});
+    Outcome o = Invoke(args);
+    EXPECT_EQ(o.code, kExitUsage) << extra[0] << " " << extra[1] << ": " << o.err;
+    EXPECT_TRUE(o.out.empty()) << extra[0];  // nothing measured, nothing written
+  }
+}
+
+TEST(CliParse, UnknownWordsAreNamed) {
+  Outcome top = Invoke({"bogus"});
+  EXPECT_EQ(top.code, kExitUsage);
+  EXPECT_NE(top.err.find("'bogus'"), std::string::npos) << top.err;
+  Outcome sub = Invoke({"results", "frob"});
+  EXPECT_EQ(sub.code, kExitUsage);
+  EXPECT_NE(sub.err.find("'frob'"), std::string::npos) << sub.err;
+  EXPECT_NE(sub.err.find("kstacklab results --help"), std::string::npos) << sub.err;
+}
+
+TEST(CliParse, StoreIdErrorsAreTheSameEverywhere) {
+  Outcome show = Invoke({"show", "0", "--store", "/nonexistent/x.db"});
+  Outcome results = Invoke({"results", "show", "0", "--store", "/nonexistent/x.db"});
+  EXPECT_EQ(show.code, kExitUsage);
+  EXPECT_EQ(results.code, kExitUsage);
+  EXPECT_NE(show.err.find("'0' is not a store id"), std::string::npos) << show.err;
+  EXPECT_EQ(show.err, results.err);
+}
+
 }  // namespace
 }  // namespace kstacklab::cli

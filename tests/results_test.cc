@@ -163,5 +163,121 @@ TEST(Results, OverflowingNumberIsAUsageErrorNotACrash) {
   EXPECT_EQ(r.error().exit_code, kExitUsage);
   EXPECT_NE(r.error().message.find("big.json"), std::string::npos);
 }
+
+// Issue 8: hostile result files are refused (exit 2, naming the field), never a crash.
+Json SampleJson() { return Json::parse(ResultToJson(Sample())); }
+
+std::string Refusal(const Json& j) {
+  auto r = ResultFromJson(j.dump(), "f");
+  if (r.ok()) return "accepted";
+  EXPECT_EQ(r.error().exit_code, kExitUsage);
+  return r.error().message;
+}
+
+TEST(ResultLimits, DeepNestingIsRefusedBeforeParsing) {
+  std::string text = ResultToJson(Sample());
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  text.replace(text.find("\"h\": 1"), 6, "\"h\": " + deep);
+  auto r = ResultFromJson(text, "deep.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("nested more than 32 levels"), std::string::npos);
+  // Brackets inside strings do not count.
+  Json j = SampleJson();
+  j["environment"]["note"] = std::string(1000, '[');
+  EXPECT_EQ(Refusal(j), "accepted");
+}
+
+TEST(ResultLimits, FileSizeIsBounded) {
+  std::string big(ResultLimits::kMaxFileBytes + 1, ' ');
+  auto r = ResultFromJson(big, "big.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("bytes, more than"), std::string::npos);
+}
+
+TEST(ResultLimits, HistogramLayoutAndCounts) {
+  Json j = SampleJson();
+  j["benchmarks"][0]["histogram"]["sub_bucket_bits"] = 20;
+  j["benchmarks"][0]["histogram"]["max_value_bits"] = 63;
+  EXPECT_NE(Refusal(j).find("histogram.sub_bucket_bits' must be in [2, 11]"), std::string::npos)
+      << Refusal(j);
+  j = SampleJson();
+  j["benchmarks"][0]["histogram"]["max_value_bits"] = 63;
+  EXPECT_NE(Refusal(j).find("max_value_bits"), std::string::npos);
+  j = SampleJson();
+  j["benchmarks"][0]["histogram"]["min"] = 10000000;
+  EXPECT_NE(Refusal(j).find("histogram.min' (10000000) is above max"), std::string::npos)
+      << Refusal(j);
+  j = SampleJson();
+  j["benchmarks"][0]["histogram"]["count"] = 3;
+  EXPECT_NE(Refusal(j).find("histogram.count' is 3 but the buckets and overflow hold 2"),
+            std::string::npos)
+      << Refusal(j);
+  j = SampleJson();
+  j["benchmarks"][0]["histogram"]["count"] = -2;
+  EXPECT_NE(Refusal(j).find("non-negative"), std::string::npos);
+  j = SampleJson();
+  j["benchmarks"][0]["histogram"]["overflow"] = UINT64_MAX;
+  j["benchmarks"][0]["histogram"].erase("count");
+  EXPECT_NE(Refusal(j).find("counts sum past 2^64"), std::string::npos) << Refusal(j);
+}
+
+TEST(ResultLimits, NonsenseFieldsAreRefused) {
+  Json j = SampleJson();
+  j["timer"]["overhead_ns"] = -1e308;
+  EXPECT_NE(Refusal(j).find("timer.overhead_ns' must be in [0, 1000000]"), std::string::npos)
+      << Refusal(j);
+  j = SampleJson();
+  j["benchmarks"][0]["repetitions"] = Json::array();
+  EXPECT_NE(Refusal(j).find("repetitions' is empty"), std::string::npos) << Refusal(j);
+  j = SampleJson();
+  j["benchmarks"][0]["repetitions"][0]["iterations"] = 0;
+  EXPECT_NE(Refusal(j).find("iterations' must be at least 1"), std::string::npos);
+  j = SampleJson();
+  j["benchmarks"][0]["timing"] = "sometimes";
+  EXPECT_NE(Refusal(j).find("timing"), std::string::npos);
+  j = SampleJson();
+  j["benchmarks"][0]["params"]["h"] = Json::array({1});
+  EXPECT_NE(Refusal(j).find("params.h' must be a number, string or bool"), std::string::npos);
+  j = SampleJson();
+  j["environment"] = Json::array();
+  EXPECT_NE(Refusal(j).find("'environment' must be an object"), std::string::npos) << Refusal(j);
+  j = SampleJson();
+  Json many = Json::array();
+  for (size_t i = 0; i <= ResultLimits::kMaxBenchmarks; ++i) many.push_back(j["benchmarks"][0]);
+  j["benchmarks"] = many;
+  EXPECT_NE(Refusal(j).find("more than the 512 accepted"), std::string::npos);
+}
+
+TEST(ResultLimits, LabelsAndNamesMustBePrintableUtf8) {
+  for (const char* key : {"label"}) {
+    Json j = SampleJson();
+    j[key] = std::string("a\0b", 3);
+    EXPECT_NE(Refusal(j).find("field 'label' contains the control character U+0000 at offset 1"),
+              std::string::npos)
+        << Refusal(j);
+    j[key] = "a\nb";
+    EXPECT_NE(Refusal(j).find("U+000A"), std::string::npos);
+    j[key] = "\x1b[31mred";
+    EXPECT_NE(Refusal(j).find("U+001B"), std::string::npos);
+  }
+  Json j = SampleJson();
+  j["benchmarks"][0]["variant"] = "x\ny";
+  EXPECT_NE(Refusal(j).find("variant"), std::string::npos);
+  j = SampleJson();
+  j["benchmarks"][0]["name"] = "x\ty";
+  EXPECT_NE(Refusal(j).find("name"), std::string::npos);
+  EXPECT_EQ(LabelProblem("b\xe9se").value_or(""), "is not valid UTF-8 (byte 0xe9 at offset 1)");
+  EXPECT_FALSE(LabelProblem("6.18 rnd-on \xc3\xa9").has_value());  // UTF-8 is fine
+}
+
+TEST(ResultLimits, WritingNeverThrowsOnInvalidUtf8) {
+  RunResult r = Sample();
+  r.environment["odd"] = "b\xe9se";  // e.g. a host name read from a garbled file
+  std::string text;
+  EXPECT_NO_THROW(text = ResultToJson(r));
+  EXPECT_NE(text.find("b\xef\xbf\xbdse"), std::string::npos);  // U+FFFD
+  EXPECT_TRUE(ResultFromJson(text, "mem").ok());
+}
+
 }  // namespace
 }  // namespace kstacklab

@@ -222,8 +222,74 @@ TEST_F(StoreTest, UnwritableLocationIsARuntimeErrorWithTheRemedy) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().exit_code, kExitRuntime);
   EXPECT_NE(s.error().message.find(blocker), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("--store PATH"), std::string::npos);
-  EXPECT_NE(s.error().message.find("--no-store"), std::string::npos);
+  // Library wording: the remedy without naming a flag (cli/ adds --store / --no-store).
+  EXPECT_NE(s.error().message.find("choose a writable store location"), std::string::npos);
+  EXPECT_EQ(s.error().message.find("--"), std::string::npos) << s.error().message;
+}
+
+TEST_F(StoreTest, ReadOnlyOpensNeverWrite) {
+  // A foreign SQLite file is refused and left exactly as it was (no WAL switch).
+  std::string other = dir_ + "/other.db";
+  RawExec(other, "CREATE TABLE t(x)");
+  auto before = fs::file_size(other);
+  auto o = ResultStore::Open(other, ResultStore::Mode::kExisting);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.error().message.find("not a kstacklab results store"), std::string::npos);
+  EXPECT_EQ(fs::file_size(other), before);
+  EXPECT_FALSE(fs::exists(other + "-wal"));
+  EXPECT_EQ(RawQuery(other, "PRAGMA journal_mode"), "delete");
+
+  // A 0-byte file reads as an empty store and stays 0 bytes.
+  std::string zero = dir_ + "/zero.db";
+  { std::ofstream z(zero); }
+  auto z = ResultStore::Open(zero, ResultStore::Mode::kExisting);
+  ASSERT_TRUE(z.ok()) << z.error().message;
+  auto list = z->List();
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  EXPECT_TRUE(list->empty());
+  auto doc = z->Document(1);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.error().exit_code, kExitUsage);
+  EXPECT_EQ(fs::file_size(zero), 0u);
+
+  // A real store read-only: readable, and an insert through the read-only handle fails.
+  ASSERT_TRUE(RecordInStore(Sample("a"), path_).ok());
+  auto r = ResultStore::Open(path_, ResultStore::Mode::kExisting);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto rows = r->List();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 1u);
+  EXPECT_FALSE(r->Insert(Sample("b")).ok());
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "1");
+}
+
+TEST_F(StoreTest, InsertAllIsAllOrNothing) {
+  auto s = OpenOrDie();
+  auto ids = s.InsertAll({Sample("a"), Sample("b")});
+  ASSERT_TRUE(ids.ok()) << ids.error().message;
+  ASSERT_EQ(ids->size(), 2u);
+  EXPECT_EQ((*ids)[1], (*ids)[0] + 1);
+  // A trigger refusing the label "bad" makes the second insert fail: the first is rolled back.
+  RawExec(path_,
+          "CREATE TRIGGER no_bad BEFORE INSERT ON runs WHEN NEW.label = 'bad' "
+          "BEGIN SELECT RAISE(ABORT, 'refused'); END");
+  auto again = s.InsertAll({Sample("good"), Sample("bad")});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "2");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs WHERE label = 'good'"), "0");
+}
+
+TEST(StoreIds, OneParserForEveryCommand) {
+  EXPECT_EQ(*ParseStoreId("17"), 17);
+  EXPECT_EQ(*ParseStoreId("id:17"), 17);
+  EXPECT_EQ(*ParseStoreId("999999999999999999"), 999999999999999999);
+  for (const char* bad :
+       {"0", "id:0", "-1", "+1", " 1", "0x10", "", "id:", "1e3", "9999999999999999999"}) {
+    auto id = ParseStoreId(bad);
+    ASSERT_FALSE(id.ok()) << bad;
+    EXPECT_EQ(id.error().exit_code, kExitUsage);
+    EXPECT_NE(id.error().message.find("is not a store id"), std::string::npos) << bad;
+  }
 }
 
 TEST_F(StoreTest, TwoProcessesInsertingAtOnceBothSucceed) {

@@ -1,22 +1,42 @@
 // Whole-file I/O with the guarantees the CLI promises: reads report the path and errno text;
-// writes are atomic (temp file in the same directory + fsync + rename), so a reader never sees
-// a half-written file and an interrupted write leaves the old file (or nothing) in place.
+// a regular file is replaced atomically (temp file in the same directory + fsync + rename), so a
+// reader never sees a half-written file and an interrupted write leaves the old file (or nothing)
+// in place. Special files (device nodes, FIFOs, sockets, /proc/self/fd/N) are written through and
+// never replaced. Library code: messages name paths, never a command-line flag.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "kstacklab/error.h"
 
 namespace kstacklab {
 
-// Reads a whole file. Missing/unreadable -> UsageError naming the path (the user gave it).
-Expected<std::string> ReadWholeFile(const std::string& path);
+// Reads a whole file of at most `max_bytes`. Missing/unreadable/too large -> UsageError naming
+// the path (the user gave it).
+Expected<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = SIZE_MAX);
 
-// Writes `content` atomically to `path`; "-" writes to stdout. On failure nothing is left behind.
+// Reads all of standard input (at most `max_bytes`; more -> UsageError).
+Expected<std::string> ReadStdin(size_t max_bytes = SIZE_MAX);
+
+// Writes `content` to `path`; "-" writes to stdout.
+//  * a regular file (or a symlink to one: the target is replaced, the link kept) is replaced
+//    atomically; an existing file keeps its permission bits, a new one gets 0666 & ~umask;
+//  * anything else that exists (a device node such as /dev/null, a FIFO, a socket, a
+//    /proc/self/fd/N link to a pipe or terminal) is opened and written through, never replaced.
+// On failure (ENOSPC included) -> RuntimeError naming the path; nothing is left behind.
 Status WriteFileAtomic(const std::string& path, const std::string& content);
 
-// Checks, before any measurement, that `path` can be created: its directory exists and is
-// writable. Creates and removes a probe file; leaves nothing behind. "-" is always writable.
+// Writes `text` to stdout and flushes; a short write or failed flush (EPIPE, ENOSPC on
+// /dev/full) -> RuntimeError. The one checked stdout writer every command uses.
+Status WriteStdout(std::string_view text);
+
+// Checks, before any measurement, that WriteFileAtomic(path, ...) can succeed: the path is not
+// empty, does not end in '/', is not a directory, its directory exists and is writable (a probe
+// file is created and removed; nothing is left behind), and an existing special file is
+// writable. A malformed path -> UsageError; a permission or I/O problem -> RuntimeError.
+// "-" is always writable.
 Status CheckWritable(const std::string& path);
 
 }  // namespace kstacklab

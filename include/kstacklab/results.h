@@ -3,6 +3,7 @@
 // the documented field list is docs/result-schema.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,22 @@ namespace kstacklab {
 using Json = nlohmann::ordered_json;
 
 inline constexpr const char* kResultSchema = "kstacklab-result/1";
+
+// What a reader accepts (docs/result-schema.md "Limits"): far above anything `run` writes, low
+// enough that a hostile file cannot exhaust memory or the stack. A violation is a UsageError
+// naming the field.
+struct ResultLimits {
+  static constexpr size_t kMaxFileBytes = size_t{64} << 20;  // 64 MiB of JSON
+  static constexpr int kMaxDepth = 32;                       // nested arrays/objects
+  static constexpr size_t kMaxBenchmarks = 512;
+  static constexpr size_t kMaxRepetitions = 100000;  // per benchmark
+  static constexpr size_t kMaxTotalRepetitions = 1000000;
+  static constexpr int kMinSubBucketBits = 2;    // histogram layout: what Histogram can produce,
+  static constexpr int kMaxSubBucketBits = 11;   // at most the default 11/44 (about 280 KB of
+  static constexpr int kMaxValueBits = 44;       // counts per benchmark)
+  static constexpr double kMaxOverheadNs = 1e6;  // timer.overhead_ns in [0, 1 ms]
+  static constexpr double kMaxFreqHz = 1e12;     // timer.freq_hz in [0, 1 THz]
+};
 
 // Metric names in the order they are written and shown. Units: the benchmark's `unit` (ns).
 // All are overhead-corrected (timer.overhead_ns subtracted) except stddev, which a constant
@@ -82,9 +99,17 @@ Json ResultToJsonValue(const RunResult& result);
 
 // Parses and validates a result document. `source` names it in messages (a path or "store id 3").
 // Malformed JSON -> UsageError with the byte position; unknown schema -> UsageError naming it;
-// a NaN/inf/non-number metric -> UsageError naming the field.
+// a NaN/inf/non-number metric, a label/name/variant that is not UTF-8 or holds a control
+// character, a benchmark without repetitions, an inconsistent histogram or anything beyond
+// ResultLimits -> UsageError naming the field. Never throws, whatever `text` holds.
 Expected<RunResult> ResultFromJson(const std::string& text, const std::string& source);
 Expected<RunResult> ReadResultFile(const std::string& path);
+// Standard input read (at most ResultLimits::kMaxFileBytes) and parsed, named "<stdin>".
+Expected<RunResult> ReadResultStdin();
+
+// Checks a label (run --label, or a variant/name) for what ResultFromJson would refuse:
+// returns "is not valid UTF-8 (...)" / "contains the control character ..." or nullopt.
+std::optional<std::string> LabelProblem(const std::string& label);
 
 // Human-readable column label of a benchmark entry inside a file: "label" or "label:variant".
 std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench);

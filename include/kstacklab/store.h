@@ -1,6 +1,6 @@
-// The results store: an embedded SQLite database of result files (issue 3, item 5), and the one
-// place that turns a user's "FILE or store id" argument into a RunResult. Layout, schema and
-// concurrency guarantees: docs/store.md.
+// The results store: an embedded SQLite database of result files (issue 3, item 5). Layout,
+// schema and concurrency guarantees: docs/store.md. Library kstacklab_store (SQLite); turning a
+// "FILE or store id" argument into a RunResult is kstacklab/load.h.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/load.h"  // LoadResultInput, ParseStoreId (callers that include only store.h)
 #include "kstacklab/results.h"
 
 struct sqlite3;
@@ -17,10 +18,6 @@ namespace kstacklab {
 // Default store path: $XDG_DATA_HOME/kstacklab/results.db, else
 // ~/.local/share/kstacklab/results.db.
 std::string DefaultStorePath();
-
-// Loads a result named on the command line: an existing file path, "-" (stdin), or a store id
-// ("17" or "id:17") looked up in the store at `store_path`. Errors are UsageErrors naming `spec`.
-Expected<RunResult> LoadResultInput(const std::string& spec, const std::string& store_path);
 
 // Version of the store's table layout, kept in SQLite's `PRAGMA user_version`. A store with a
 // larger version (written by a newer kstacklab) is refused, never modified.
@@ -47,8 +44,10 @@ class ResultStore {
   static constexpr int kBusyTimeoutMs = 10000;
 
   // kCreate makes the parent directories, the file and the tables as needed (what `run` and
-  // `results import` use). kExisting only opens a store that is already there: a missing file is
-  // a UsageError saying there is no store yet (what list/show/export and store ids use).
+  // `results import` use). kExisting opens a store that is already there READ-ONLY: it never
+  // writes (no WAL switch, no tables; a 0-byte file reads as an empty store; a read-only file,
+  // directory or another user's store can be read). A missing file is a UsageError saying there
+  // is no store yet (what list/show/export and store ids use). Insert on such a handle fails.
   enum class Mode { kCreate, kExisting };
 
   // Errors: a missing store (kExisting) -> UsageError; an unwritable directory, a file that is
@@ -65,6 +64,8 @@ class ResultStore {
   // Stores `result` (serialised with ResultToJson) in one transaction; returns its new id.
   // Ids are positive, increasing, and never reused.
   Expected<int64_t> Insert(const RunResult& result);
+  // Stores every result in ONE transaction: all or nothing. Returns the ids in order.
+  Expected<std::vector<int64_t>> InsertAll(const std::vector<RunResult>& results);
 
   // Every stored run, by increasing id.
   Expected<std::vector<StoredRunInfo>> List();
@@ -81,9 +82,11 @@ class ResultStore {
  private:
   ResultStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Error DbError(const std::string& what) const;
+  Error NoSuchId(int64_t id) const;
 
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool empty_ = false;  // read-only open of a file without tables: lists nothing
 };
 
 // The one call `run` makes: opens (creating as needed) the store at `store_path` and inserts.

@@ -3,9 +3,72 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <sstream>
+
+#include "cli/command.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/store.h"
 
 namespace kstacklab::cli {
+
+int Fail(const Error& error) {
+  std::fprintf(stderr, "kstacklab: error: %s\n", error.message.c_str());
+  return error.exit_code;
+}
+
+void Warn(const std::string& message) {
+  std::fprintf(stderr, "kstacklab: warning: %s\n", message.c_str());
+}
+
+Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
+                              uint64_t max) {
+  auto bad = [&](const char* why) {
+    return UsageError(
+        fmt::format("{} '{}' {}: give a decimal integer from {} to {}", flag, text, why, min, max));
+  };
+  if (text.empty()) return bad("is empty");
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return bad("is not a plain decimal number");
+    const auto d = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return bad("is out of range");
+    v = v * 10 + d;
+  }
+  if (v < min || v > max) return bad("is out of range");
+  return v;
+}
+
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+CLI::Option* AddStoreOption(CLI::App& app, std::string* store) {
+  return app
+      .add_option("--store", *store,
+                  "Results store file (default: $XDG_DATA_HOME/kstacklab/results.db)")
+      ->check(CLI::Validator(
+          [](const std::string& s) {
+            return s.empty() ? std::string("is empty; give a file path such as results.db")
+                             : std::string();
+          },
+          "PATH"));
+}
+
+std::string StorePath(const std::string& store_flag) {
+  return store_flag.empty() ? DefaultStorePath() : store_flag;
+}
+
+int PrintStdout(std::string_view text) {
+  Status st = WriteStdout(text);
+  return st.ok() ? kExitOk : Fail(st.error());
+}
 
 Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& flag, int bits) {
   auto bad = [&] {

@@ -2,13 +2,33 @@
 // name the flag and the expected form.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kstacklab/error.h"
 
 namespace kstacklab::cli {
+
+// A count or CPU number: decimal digits only — no sign, no spaces, no 0x, no '+' — within
+// [min, max] (overflow is out of range). The one strict parser for --iterations, --repetitions,
+// --warmup, --sessions, --cpu, ... (CLI11 2.1 itself accepts "-5" for unsigned and wraps).
+Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
+                              uint64_t max);
+
+// Splits "a,b,,c" into {"a","b","c"} (empty items dropped). The one comma splitter.
+std::vector<std::string> SplitComma(const std::string& text);
+
+// Adds `--store PATH` (empty rejected at parse time) to `app`. The default store path is
+// resolved in one place: StorePath().
+CLI::Option* AddStoreOption(CLI::App& app, std::string* store);
+// `--store` value, or DefaultStorePath() when it was not given.
+std::string StorePath(const std::string& store_flag);
+
+// Writes `text` to stdout, checked (WriteStdout); returns kExitOk or the Fail() exit code.
+int PrintStdout(std::string_view text);
 
 // Decimal or 0x-prefixed hexadecimal unsigned integer that fits in `bits` bits.
 Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& flag, int bits = 64);

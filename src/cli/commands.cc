@@ -46,18 +46,38 @@ const std::vector<CommandDef>& Commands() {
   return k;
 }
 
-int Fail(const Error& error) {
-  std::fprintf(stderr, "kstacklab: error: %s\n", error.message.c_str());
-  return error.exit_code;
+namespace {
+
+// "The following arguments were not expected: bogus" -> "'bogus'".
+std::string Unexpected(const CLI::ExtrasError& e) {
+  std::string what = e.what();
+  auto colon = what.rfind(": ");
+  std::string words = colon == std::string::npos ? what : what.substr(colon + 2);
+  return "'" + words + "'";
 }
 
-void Warn(const std::string& message) {
-  std::fprintf(stderr, "kstacklab: warning: %s\n", message.c_str());
+// " results" when `kstacklab results frob` failed inside `results`; "" at the top.
+std::string ParsedPath(const CLI::App& app) {
+  std::string path;
+  const CLI::App* at = &app;
+  for (;;) {
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : at->get_subcommands({})) {
+      if (sub->parsed()) next = sub;
+    }
+    if (next == nullptr) return path;
+    path += " " + next->get_name();
+    at = next;
+  }
 }
+
+}  // namespace
 
 int Main(int argc, char** argv) {
   CLI::App app{"kstacklab: measure and model Linux kernel stack hardening"};
-  app.require_subcommand(1);
+  // At most one; none is reported below. (require_subcommand(1) would turn `kstacklab bogus`
+  // into "A subcommand is required" without naming the word; this way CLI11 names it.)
+  app.require_subcommand(0, 1);
   app.set_version_flag("--version", KSTACKLAB_VERSION);
   std::vector<std::pair<CLI::App*, Runner>> runners;
   for (const CommandDef& def : Commands()) {
@@ -72,6 +92,12 @@ int Main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // An unknown command or subcommand word, or a stray argument.
+    std::fprintf(
+        stderr, "kstacklab: error: %s: not a command or argument here (see `kstacklab%s --help`)\n",
+        Unexpected(e).c_str(), ParsedPath(app).c_str());
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (argc < 2) what = "no command given; try `kstacklab --help`";

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
@@ -157,9 +158,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
           "file, or a file holding several variants");
     }
     std::string text = RenderCompare(*table, *format);
-    std::fputs(text.c_str(), stdout);
-    if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-    return static_cast<int>(kExitOk);
+    return PrintStdout(text);
   };
 }
 

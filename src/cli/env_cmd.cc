@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/sysinfo.h"
 #include "kstacklab/timing.h"
@@ -38,9 +39,7 @@ Runner SetupEnvCommand(CLI::App& sub) {
     std::string text = *json ? env.dump(2) + "\n" : EnvironmentSummary(env);
     // The timer is this machine's, calibrated now: not shown for a fixture tree.
     if (!*json && options.root == "/") text += TimerSummary();
-    std::fputs(text.c_str(), stdout);
-    if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-    return static_cast<int>(kExitOk);
+    return PrintStdout(text);
   };
 }
 

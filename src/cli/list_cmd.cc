@@ -1,6 +1,7 @@
 // `kstacklab list`: every benchmark, grouped by suite, generated from the workload table.
 #include <fmt/format.h>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/workload.h"
 
@@ -26,13 +27,12 @@ Runner SetupListCommand(CLI::App& sub) {
       }
     }
     if (*json) {
-      std::fputs((out.dump(2) + "\n").c_str(), stdout);
+      return PrintStdout(out.dump(2) + "\n");
     } else {
       text +=
           "\nRun a suite with `kstacklab run --suite NAME`, one benchmark with `--bench NAME`.\n";
-      std::fputs(text.c_str(), stdout);
+      return PrintStdout(text);
     }
-    return kExitOk;
   };
 }
 

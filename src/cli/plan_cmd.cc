@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/grid_table.h"
@@ -172,9 +173,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
     auto rows = BuildPlan(inputs, o);
     if (!rows.ok()) return Fail(rows.error());
     std::string text = RenderPlan(*rows, o, f->format == "grid");
-    std::fputs(text.c_str(), stdout);
-    if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-    return static_cast<int>(kExitOk);
+    return PrintStdout(text);
   };
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/fileio.h"
@@ -24,19 +25,6 @@ struct PlotArgs {
   double alpha = 0.05;
   std::string baseline;
 };
-
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(start, end - start);
-    if (!item.empty()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
 
 int RunPlot(const PlotArgs& a) {
   // Cheap checks first: the output name and kind, before reading any input.

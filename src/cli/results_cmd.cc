@@ -3,16 +3,17 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <iostream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/load.h"
 #include "kstacklab/store.h"
 #include "kstacklab/summary.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 namespace {
@@ -24,29 +25,6 @@ struct ResultsArgs {
   std::string output;              // export -o
   std::vector<std::string> files;  // import
 };
-
-std::string StorePath(const ResultsArgs& a) {
-  return a.store.empty() ? DefaultStorePath() : a.store;
-}
-
-// "17" or "id:17" -> 17; anything else is a UsageError naming the value and where ids come from.
-Expected<int64_t> ParseStoreId(const std::string& text) {
-  std::string digits = text.rfind("id:", 0) == 0 ? text.substr(3) : text;
-  if (digits.empty() || digits.size() > 18 ||
-      digits.find_first_not_of("0123456789") != std::string::npos || std::stoll(digits) <= 0) {
-    return UsageError(
-        fmt::format("'{}' is not a store id: give a positive integer such as 17 or id:17 "
-                    "(see `kstacklab results list`)",
-                    text));
-  }
-  return std::stoll(digits);
-}
-
-int Print(const std::string& text) {
-  std::fputs(text.c_str(), stdout);
-  if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-  return kExitOk;
-}
 
 // "2026-11-29T18:00:00Z" -> "2026-11-29 18:00" (UTC); other text unchanged.
 std::string ShortDate(const std::string& iso) {
@@ -68,7 +46,11 @@ std::string BenchmarkColumn(const std::vector<std::string>& names) {
   return out;
 }
 
-std::string Or(const std::string& s, const char* unknown) { return s.empty() ? unknown : s; }
+// Stored text shown on a terminal: escaped (a store written by an older kstacklab, or by hand,
+// may hold control characters), "unknown" when empty.
+std::string Or(const std::string& s, const char* unknown) {
+  return s.empty() ? unknown : EscapeControl(s);
+}
 
 Json InfoToJson(const StoredRunInfo& info) {
   auto or_null = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
@@ -89,7 +71,7 @@ std::string RenderList(const std::vector<StoredRunInfo>& runs) {
   for (const StoredRunInfo& r : runs) {
     rows.push_back({std::to_string(r.id), ShortDate(r.created.empty() ? r.stored_at : r.created),
                     Or(r.label, "-") + (r.partial ? " (partial)" : ""), Or(r.kernel_release, "?"),
-                    Or(r.host, "?"), BenchmarkColumn(r.benchmarks)});
+                    Or(r.host, "?"), EscapeControl(BenchmarkColumn(r.benchmarks))});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -107,10 +89,7 @@ std::string RenderList(const std::vector<StoredRunInfo>& runs) {
 }
 
 int RunList(const ResultsArgs& a) {
-  if (a.format != "table" && a.format != "json") {
-    return Fail(UsageError(fmt::format("--format '{}' is not known; use table or json", a.format)));
-  }
-  const std::string path = StorePath(a);
+  const std::string path = StorePath(a.store);
   auto store = ResultStore::Open(path, ResultStore::Mode::kExisting);
   std::vector<StoredRunInfo> runs;
   if (!store.ok()) {
@@ -130,16 +109,16 @@ int RunList(const ResultsArgs& a) {
   if (a.format == "json") {
     Json out = Json::array();
     for (const StoredRunInfo& r : runs) out.push_back(InfoToJson(r));
-    return Print(out.dump(2) + "\n");
+    return PrintStdout(out.dump(2) + "\n");
   }
   if (runs.empty()) return kExitOk;
-  return Print(RenderList(runs));
+  return PrintStdout(RenderList(runs));
 }
 
 int RunShow(const ResultsArgs& a) {
   auto id = ParseStoreId(a.id);
   if (!id.ok()) return Fail(id.error());
-  auto store = ResultStore::Open(StorePath(a), ResultStore::Mode::kExisting);
+  auto store = ResultStore::Open(StorePath(a.store), ResultStore::Mode::kExisting);
   if (!store.ok()) return Fail(store.error());
   auto info = store->Info(*id);
   if (!info.ok()) return Fail(info.error());
@@ -150,13 +129,18 @@ int RunShow(const ResultsArgs& a) {
                   info->id, Or(info->label, "(no label)"), info->partial ? " (partial)" : "",
                   Or(info->created, "?"), Or(info->kernel_release, "?"), Or(info->host, "?"),
                   Or(info->tool_version, "?"), info->stored_at);
-  return Print(head + RenderSummary(*run));
+  return PrintStdout(head + RenderSummary(*run));
 }
 
 int RunExport(const ResultsArgs& a) {
   auto id = ParseStoreId(a.id);
   if (!id.ok()) return Fail(id.error());
-  auto store = ResultStore::Open(StorePath(a), ResultStore::Mode::kExisting);
+  if (Status st = CheckWritable(a.output); !st.ok()) {
+    Error e = st.error();
+    e.message = "-o: " + e.message;
+    return Fail(e);
+  }
+  auto store = ResultStore::Open(StorePath(a.store), ResultStore::Mode::kExisting);
   if (!store.ok()) return Fail(store.error());
   auto doc = store->Document(*id);
   if (!doc.ok()) return Fail(doc.error());
@@ -170,15 +154,11 @@ int RunExport(const ResultsArgs& a) {
 }
 
 int RunImport(const ResultsArgs& a) {
-  // Validate every file first: a bad file imports nothing.
+  // Validate every file first, then store them in one transaction: all or nothing.
   std::vector<RunResult> results;
   for (const std::string& file : a.files) {
-    Expected<RunResult> r = [&]() -> Expected<RunResult> {
-      if (file != "-") return ReadResultFile(file);
-      std::string text((std::istreambuf_iterator<char>(std::cin)),
-                       std::istreambuf_iterator<char>());
-      return ResultFromJson(text, "<stdin>");
-    }();
+    // "-" goes through the loader, which reads standard input at most once.
+    auto r = file == "-" ? LoadResultInput(file, std::string()) : ReadResultFile(file);
     if (!r.ok()) {
       Error e = r.error();
       e.message += " (nothing was imported)";
@@ -186,34 +166,34 @@ int RunImport(const ResultsArgs& a) {
     }
     results.push_back(std::move(*r));
   }
-  const std::string path = StorePath(a);
-  auto store = ResultStore::Open(path, ResultStore::Mode::kCreate);
+  auto store = ResultStore::Open(StorePath(a.store), ResultStore::Mode::kCreate);
   if (!store.ok()) return Fail(store.error());
-  std::string out;
-  for (size_t i = 0; i < results.size(); ++i) {
-    auto id = store->Insert(results[i]);
-    if (!id.ok()) {
-      Print(out);
-      return Fail(id.error());
-    }
-    out += fmt::format("imported {} as id {}\n", a.files[i], *id);
+  auto ids = store->InsertAll(results);
+  if (!ids.ok()) {
+    Error e = ids.error();
+    e.message += " (nothing was imported)";
+    return Fail(e);
   }
-  return Print(out);
+  std::string out;
+  for (size_t i = 0; i < ids->size(); ++i) {
+    out += fmt::format("imported {} as id {}\n", EscapeControl(a.files[i]), (*ids)[i]);
+  }
+  return PrintStdout(out);
 }
 
 }  // namespace
 
 Runner SetupResultsCommand(CLI::App& sub) {
   auto a = std::make_shared<ResultsArgs>();
-  sub.require_subcommand(1);
-  sub.add_option("--store", a->store,
-                 "Results store file (default: $XDG_DATA_HOME/kstacklab/results.db)");
+  sub.require_subcommand(0, 1);  // none: the runner says which exist; unknown: CLI11 names it
+  AddStoreOption(sub, &a->store);
   sub.footer("Store ids are also accepted wherever a result FILE is (`compare 3 7`, `plot 3`).");
 
   CLI::App* list = sub.add_subcommand(
       "list", "One line per stored result: id, date, label, kernel, host, benchmarks");
   list->fallthrough();
-  list->add_option("--format", a->format, "table (default) or json");
+  list->add_option("--format", a->format, "table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}));
 
   CLI::App* show = sub.add_subcommand("show", "Print the summary table of a stored result");
   show->fallthrough();

@@ -1,15 +1,11 @@
 // `kstacklab run`: measure, print the summary, write the result file (and record it in the store).
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <ctime>
 #include <map>
 #include <memory>
@@ -20,32 +16,96 @@
 #include "kstacklab/fileio.h"
 #include "kstacklab/knobs.h"
 #include "kstacklab/runner.h"
+#include "kstacklab/sessions.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/timing.h"
-
-extern char** environ;
 
 namespace kstacklab::cli {
 namespace {
 
+// Counts arrive as text and go through ParseCount (CLI11 2.1 accepts "-5" and wraps).
 struct RunArgs {
   std::vector<std::string> suites;
   std::vector<std::string> benches;
-  uint64_t iterations = 200000;
-  int repetitions = 15;
-  uint64_t warmup = 10000;
-  int cpu = -1;
+  std::string iterations_text = "200000";
+  std::string repetitions_text = "15";
+  std::string warmup_text = "10000";
+  std::string cpu_text;  // "" = the CPU we start on
+  std::string sessions_text = "1";
   double stall_threshold_ns = kDefaultStallThresholdNs;
   std::string timing = "percall";
   std::string sched = "normal";
-  int sessions = 1;
   std::string label;
   std::string output;
+  bool output_given = false;
   std::string store;
   bool no_store = false;
   int internal_session = -1;    // >= 0: this process is session K of a parent run
   std::vector<std::string> ab;  // --ab KNOB=V1,V2 (knobs/)
+  // Parsed by Validate().
+  uint64_t iterations = 0;
+  uint64_t repetitions = 0;
+  uint64_t warmup = 0;
+  int cpu = -1;
+  int sessions = 1;
 };
+
+#define KSTACKLAB_ASSIGN_OR_RETURN(lhs, expr) \
+  do {                                        \
+    auto v_ = (expr);                         \
+    if (!v_.ok()) return v_.error();          \
+    (lhs) = *v_;                              \
+  } while (0)
+
+constexpr uint64_t kMaxIterations = uint64_t{1} << 40;  // ~10^12 calls per repetition
+constexpr uint64_t kMaxSessions = 100;
+
+std::string DefaultOutputPath(const std::string& label);
+
+// Everything checkable before the first timed call: counts, label, output path.
+Status Validate(RunArgs& a) {
+  auto count = [](const std::string& text, const char* flag, uint64_t lo,
+                  uint64_t hi) -> Expected<uint64_t> { return ParseCount(text, flag, lo, hi); };
+  KSTACKLAB_ASSIGN_OR_RETURN(a.iterations,
+                             count(a.iterations_text, "--iterations", 1, kMaxIterations));
+  KSTACKLAB_ASSIGN_OR_RETURN(
+      a.repetitions, count(a.repetitions_text, "--repetitions", 1, ResultLimits::kMaxRepetitions));
+  KSTACKLAB_ASSIGN_OR_RETURN(a.warmup, count(a.warmup_text, "--warmup", 0, kMaxIterations));
+  uint64_t sessions = 0;
+  KSTACKLAB_ASSIGN_OR_RETURN(sessions, count(a.sessions_text, "--sessions", 1, kMaxSessions));
+  a.sessions = static_cast<int>(sessions);
+  if (a.repetitions * sessions > ResultLimits::kMaxRepetitions) {
+    return UsageError(fmt::format(
+        "--repetitions {} x --sessions {} is more than the {} repetitions a result file holds",
+        a.repetitions, sessions, ResultLimits::kMaxRepetitions));
+  }
+  if (!a.cpu_text.empty()) {
+    uint64_t cpu = 0;
+    KSTACKLAB_ASSIGN_OR_RETURN(cpu, count(a.cpu_text, "--cpu", 0, CPU_SETSIZE - 1));
+    a.cpu = static_cast<int>(cpu);
+  }
+  if (a.label.empty()) a.label = DefaultLabel();
+  if (auto problem = LabelProblem(a.label)) {
+    return UsageError(fmt::format("--label {}; use printable UTF-8 text", *problem));
+  }
+  if (a.output_given && a.output.empty()) {
+    return UsageError("-o needs a file name ('-' for stdout); omit -o for the default name");
+  }
+  if (a.output.empty()) a.output = DefaultOutputPath(a.label);
+  if (Status st = CheckWritable(a.output); !st.ok()) {
+    Error e = st.error();
+    e.message = "-o: " + e.message;
+    return e;
+  }
+  return OkStatus();
+}
+
+// Drops the benchmarks of an interrupted run that completed no repetition (a reader refuses
+// them); false when nothing at all was measured.
+bool DropEmptyBenchmarks(RunResult& result) {
+  std::erase_if(result.benchmarks, [](const BenchmarkResult& b) { return b.repetitions.empty(); });
+  return !result.benchmarks.empty();
+}
 
 std::atomic<bool> g_stop{false};
 volatile sig_atomic_t g_signal = 0;
@@ -110,9 +170,8 @@ class Progress {
   bool shown_ = false;
 };
 
-// Runs one session in a fresh process (new address space and stack placement) and reads back
-// its result. Forwards a stop request to the child.
-Expected<RunResult> RunChildSession(const RunArgs& a, int session, const std::string& tmp_path) {
+// The command line of session K: the same run, one session, result on stdout, no store.
+std::vector<std::string> SessionArgv(const RunArgs& a, int session) {
   std::vector<std::string> args = {"/proc/self/exe",
                                    "run",
                                    "--iterations",
@@ -135,71 +194,26 @@ Expected<RunResult> RunChildSession(const RunArgs& a, int session, const std::st
                                    "--internal-session",
                                    std::to_string(session),
                                    "-o",
-                                   tmp_path};
+                                   "-"};
   for (const auto& s : a.suites) args.insert(args.end(), {"--suite", s});
   for (const auto& b : a.benches) args.insert(args.end(), {"--bench", b});
-  std::vector<char*> argv;
-  for (auto& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
-  if (rc != 0)
-    return RuntimeError(fmt::format("cannot start session {}: {}", session, std::strerror(rc)));
-  int status = 0;
-  bool forwarded = false;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      return RuntimeError(fmt::format("waiting for session {}: {}", session, std::strerror(errno)));
-    if (g_stop.load() && !forwarded) {
-      kill(pid, g_signal ? g_signal : SIGTERM);
-      forwarded = true;
-    }
-  }
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  auto result = ReadResultFile(tmp_path);
-  ::unlink(tmp_path.c_str());
-  if (!result.ok()) {
-    return RuntimeError(
-        fmt::format("session {} exited with code {} and left no result", session, code));
-  }
-  if (code != 0 && !result->partial) {
-    return RuntimeError(fmt::format("session {} failed with exit code {}", session, code));
-  }
-  return result;
-}
-
-// Appends session `other` into `into` (same rows in the same order).
-Status MergeSession(RunResult& into, const RunResult& other) {
-  if (into.benchmarks.size() != other.benchmarks.size()) {
-    return RuntimeError("sessions measured different benchmarks");
-  }
-  for (size_t i = 0; i < into.benchmarks.size(); ++i) {
-    BenchmarkResult& b = into.benchmarks[i];
-    const BenchmarkResult& o = other.benchmarks[i];
-    b.repetitions.insert(b.repetitions.end(), o.repetitions.begin(), o.repetitions.end());
-    KSTACKLAB_RETURN_IF_ERROR(b.histogram.Merge(o.histogram));
-  }
-  into.partial = into.partial || other.partial;
-  return OkStatus();
+  return args;
 }
 
 int Execute(RunArgs a) {
   // Validate everything before measuring anything.
-  if (a.iterations == 0) return Fail(UsageError("--iterations must be at least 1"));
-  if (a.repetitions < 1) return Fail(UsageError("--repetitions must be at least 1"));
-  if (a.sessions < 1 || a.sessions > 100)
-    return Fail(UsageError("--sessions must be between 1 and 100"));
+  if (Status st = Validate(a); !st.ok()) return Fail(st.error());
   auto rows = SelectWorkloads(a.suites, a.benches);
   if (!rows.ok()) return Fail(rows.error());
-  if (a.label.empty()) a.label = DefaultLabel();
   const bool child = a.internal_session >= 0;
-  if (a.output.empty()) a.output = DefaultOutputPath(a.label);
-  if (Status st = CheckWritable(a.output); !st.ok()) return Fail(st.error());
   if (a.cpu < 0) a.cpu = sched_getcpu();
 
   ScopedSignals signals;
   ScopedCpuPin pin;
-  if (Status st = pin.Pin(a.cpu); !st.ok()) return Fail(st.error());
+  if (Status st = pin.Pin(a.cpu); !st.ok()) {
+    return Fail(
+        Error{st.error().exit_code, "--cpu " + std::to_string(a.cpu) + ": " + st.error().message});
+  }
   ScopedFifo fifo;
   std::vector<std::string> warnings;
   if (a.sched == "fifo") {
@@ -216,21 +230,24 @@ int Execute(RunArgs a) {
     // Parent: one fresh process per session; they pin and calibrate themselves.
     for (int s = 0; s < a.sessions && !g_stop.load(); ++s) {
       if (tty) std::fprintf(stderr, "session %d/%d\n", s + 1, a.sessions);
-      std::string tmp = a.output == "-"
-                            ? fmt::format("/tmp/.kstacklab-session-{}-{}.json", getpid(), s)
-                            : a.output + fmt::format(".session{}", s);
-      auto r = RunChildSession(a, s, tmp);
+      auto r = RunSession(SessionArgv(a, s), s, &g_stop, &g_signal);
       if (!r.ok()) {
         if (g_stop.load() && s > 0) break;
+        if (g_stop.load()) {
+          Warn("interrupted before the first repetition completed: nothing was written");
+          return 128 + (g_signal ? g_signal : SIGINT);
+        }
         return Fail(r.error());
       }
       if (s == 0) {
-        result = std::move(*r);
-        // The sessions captured the environment; report its warnings once, here.
-        if (result.run.contains("warnings")) {
-          for (const auto& w : result.run["warnings"]) warnings.push_back(w.get<std::string>());
-        }
+        // Session 0 printed its environment warnings itself; keep them for the file.
         PrintWarnings(warnings);
+        result = std::move(*r);
+        if (result.run.contains("warnings") && result.run["warnings"].is_array()) {
+          for (const auto& w : result.run["warnings"]) {
+            if (w.is_string()) warnings.push_back(w.get<std::string>());
+          }
+        }
       } else if (Status st = MergeSession(result, *r); !st.ok()) {
         return Fail(st.error());
       }
@@ -242,7 +259,7 @@ int Execute(RunArgs a) {
     if (!cal.ok()) return Fail(cal.error());
     for (auto& n : DropUnavailable(&*rows)) warnings.push_back(std::move(n));  // no THP, no PKU
     RunOptions opt;
-    opt.repetitions = a.repetitions;
+    opt.repetitions = static_cast<int>(a.repetitions);
     opt.session = child ? a.internal_session : 0;
     opt.sampler.iterations = a.iterations;
     opt.sampler.warmup = a.warmup;
@@ -251,7 +268,7 @@ int Execute(RunArgs a) {
     opt.sampler.stall_threshold_ns = a.stall_threshold_ns;
     ClockParams clock{cal->freq_hz, cal->overhead_ticks};
     Json environment = CaptureRunEnvironment(&warnings);
-    if (!child) PrintWarnings(warnings);
+    if (!child || a.internal_session == 0) PrintWarnings(warnings);
     Progress progress(tty && !child);
     auto measured = knobs::RunWithKnobs(
         *rows, opt, clock, &g_stop,
@@ -275,14 +292,24 @@ int Execute(RunArgs a) {
                     {"benches", a.benches},       {"order", "round-robin by repetition"}};
   result.run["stall_threshold_ns"] = a.stall_threshold_ns;
   if (!warnings.empty()) result.run["warnings"] = warnings;
+  if (result.partial && !DropEmptyBenchmarks(result)) {
+    if (!child) Warn("interrupted before the first repetition completed: nothing was written");
+    return 128 + (g_signal ? g_signal : SIGINT);
+  }
 
   if (Status st = WriteFileAtomic(a.output, ResultToJson(result)); !st.ok())
     return Fail(st.error());
   if (!child) {
-    std::FILE* table_out = a.output == "-" ? stderr : stdout;
-    std::fputs(RenderSummary(result).c_str(), table_out);
-    if (a.output != "-") std::fprintf(stderr, "kstacklab: wrote %s\n", a.output.c_str());
-    if (!a.no_store) RecordRunInStore(result, a.store.empty() ? std::string() : a.store);
+    const std::string table = RenderSummary(result);
+    int printed = kExitOk;  // a failed stdout exits 1, after the file and the store are done
+    if (a.output == "-") {
+      std::fputs(table.c_str(), stderr);
+    } else {
+      printed = PrintStdout(table);
+      std::fprintf(stderr, "kstacklab: wrote %s\n", a.output.c_str());
+    }
+    if (!a.no_store) RecordRunInStore(result, a.store);
+    if (printed != kExitOk) return printed;
   }
   if (result.partial) {
     if (!child)
@@ -301,15 +328,15 @@ Runner SetupRunCommand(CLI::App& sub) {
                  "Suite to run (repeatable; default: syscall; see `kstacklab list`)");
   sub.add_option("--bench", a->benches,
                  "Benchmark glob, matched against name or name:variant (repeatable)");
-  sub.add_option("--iterations", a->iterations,
+  sub.add_option("--iterations", a->iterations_text,
                  "Timed calls per repetition (the lists' runs: 10000000)")
       ->capture_default_str();
-  sub.add_option("--repetitions", a->repetitions,
+  sub.add_option("--repetitions", a->repetitions_text,
                  "Repetitions per benchmark (the statistical samples)")
       ->capture_default_str();
-  sub.add_option("--warmup", a->warmup, "Untimed calls before each repetition")
+  sub.add_option("--warmup", a->warmup_text, "Untimed calls before each repetition")
       ->capture_default_str();
-  sub.add_option("--cpu", a->cpu, "CPU to pin to (default: the one we start on)");
+  sub.add_option("--cpu", a->cpu_text, "CPU to pin to (default: the one we start on)");
   sub.add_option("--stall-threshold", a->stall_threshold_ns,
                  "Count a call above this as a host stall (e.g. 10us, 500ns, 1ms)")
       ->transform(CLI::AsNumberWithUnit(
@@ -325,22 +352,24 @@ Runner SetupRunCommand(CLI::App& sub) {
                  "Scheduling class while measuring: normal or fifo (needs root)")
       ->check(CLI::IsMember({"normal", "fifo"}))
       ->capture_default_str();
-  sub.add_option("--sessions", a->sessions,
+  sub.add_option("--sessions", a->sessions_text,
                  "Run the repetitions in this many fresh processes (each runs --repetitions)")
       ->capture_default_str();
   sub.add_option("--label", a->label,
                  "Name of the configuration measured (default: kernel release)");
-  sub.add_option("-o,--output", a->output,
-                 "Result file ('-' = stdout; default: kstacklab-LABEL-TIME.json)");
-  sub.add_option("--store", a->store,
-                 "Results store (default: $XDG_DATA_HOME/kstacklab/results.db)");
-  sub.add_flag("--no-store", a->no_store, "Do not record the result in the store");
+  CLI::Option* out = sub.add_option(
+      "-o,--output", a->output, "Result file ('-' = stdout; default: kstacklab-LABEL-TIME.json)");
+  CLI::Option* store = AddStoreOption(sub, &a->store);
+  sub.add_flag("--no-store", a->no_store, "Do not record the result in the store")->excludes(store);
   sub.add_option("--ab", a->ab,
                  "Interleaved A/B of a runtime knob, e.g. sysctl:kernel.stack_erasing=0,1: one "
                  "variant per value, original always restored (docs/ab.md)")
       ->excludes(sub.get_option("--sessions"));
   sub.add_option("--internal-session", a->internal_session)->group("");  // hidden: session worker
-  return [a] { return Execute(*a); };
+  return [a, out] {
+    a->output_given = out->count() > 0;
+    return Execute(*a);
+  };
 }
 
 }  // namespace kstacklab::cli

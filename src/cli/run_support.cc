@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/utsname.h>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/store.h"
 #include "kstacklab/sysinfo.h"
@@ -28,7 +29,7 @@ void PrintWarnings(const std::vector<std::string>& warnings) {
 }
 
 void RecordRunInStore(const RunResult& result, const std::string& store_path) {
-  std::string path = store_path.empty() ? DefaultStorePath() : store_path;
+  const std::string path = StorePath(store_path);
   auto id = RecordInStore(result, path);
   if (!id.ok()) {
     Warn(

@@ -1,6 +1,7 @@
 // `kstacklab show FILE|ID`: the summary table of a stored result.
+#include "cli/cli_util.h"
 #include "cli/command.h"
-#include "kstacklab/store.h"
+#include "kstacklab/load.h"
 #include "kstacklab/summary.h"
 
 namespace kstacklab::cli {
@@ -12,12 +13,11 @@ Runner SetupShowCommand(CLI::App& sub) {
   };
   auto a = std::make_shared<Args>();
   sub.add_option("input", a->input, "Result file, '-' for stdin, or a store id")->required();
-  sub.add_option("--store", a->store, "Results store to look ids up in");
+  AddStoreOption(sub, &a->store);
   return [a]() -> int {
-    auto r = LoadResultInput(a->input, a->store.empty() ? DefaultStorePath() : a->store);
+    auto r = LoadResultInput(a->input, StorePath(a->store));
     if (!r.ok()) return Fail(r.error());
-    std::fputs(RenderSummary(*r).c_str(), stdout);
-    return kExitOk;
+    return PrintStdout(RenderSummary(*r));
   };
 }
 

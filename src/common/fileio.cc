@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace kstacklab {
 namespace {
@@ -21,7 +21,7 @@ std::string DirOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-Status WriteAll(int fd, const std::string& content, const std::string& what) {
+Status WriteAll(int fd, std::string_view content, const std::string& what) {
   const char* p = content.data();
   size_t left = content.size();
   while (left > 0) {
@@ -36,42 +36,118 @@ Status WriteAll(int fd, const std::string& content, const std::string& what) {
   return OkStatus();
 }
 
+// Reads fd to the end, refusing more than `max_bytes`.
+Expected<std::string> ReadAll(int fd, size_t max_bytes, const std::string& what) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return UsageError(fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+    }
+    if (n == 0) return out;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      return UsageError(fmt::format("{} is larger than the {} bytes accepted", what, max_bytes));
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The process umask, read without changing it for longer than two syscalls.
+mode_t CurrentUmask() {
+  mode_t old = ::umask(077);
+  ::umask(old);
+  return old;
+}
+
+// True when `path` exists and is not a regular file once symlinks are followed (a device node,
+// FIFO, socket, or a /proc/self/fd/N link to a pipe or terminal): such files are written
+// through. A symlink to a regular file is not special: its target is replaced atomically.
+bool IsSpecial(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+Status WriteThrough(const std::string& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return RuntimeError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  Status st = WriteAll(fd, content, fmt::format("'{}'", path));
+  if (::close(fd) != 0 && st.ok() && errno != EINTR) {
+    st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  }
+  return st;
+}
+
 }  // namespace
 
-Expected<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+Expected<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return UsageError(fmt::format("cannot read '{}': I/O error", path));
-  return ss.str();
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return UsageError(fmt::format("cannot read '{}': it is a directory", path));
+  }
+  auto text = ReadAll(fd, max_bytes, fmt::format("'{}'", path));
+  ::close(fd);
+  return text;
+}
+
+Expected<std::string> ReadStdin(size_t max_bytes) {
+  return ReadAll(STDIN_FILENO, max_bytes, "standard input");
+}
+
+Status WriteStdout(std::string_view text) {
+  if (!text.empty() && std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
+    return RuntimeError(fmt::format("cannot write to standard output: {}", std::strerror(errno)));
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    return RuntimeError(fmt::format("cannot write to standard output: {}", std::strerror(errno)));
+  }
+  return OkStatus();
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
-  if (path == "-") {
-    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() ||
-        std::fflush(stdout) != 0) {
-      return RuntimeError("cannot write to stdout");
+  if (path == "-") return WriteStdout(content);
+  if (IsSpecial(path)) return WriteThrough(path, content);
+  // A symlink to a regular file: replace the target, keep the link.
+  std::string target = path;
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real != nullptr) {
+      target = real;
+      std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath allocates with malloc
     }
-    return OkStatus();
   }
-  std::string tmpl = DirOf(path) + "/.kstacklab-tmp-XXXXXX";
+  struct stat old {};
+  const bool exists = ::stat(target.c_str(), &old) == 0;
+  const mode_t mode = exists ? (old.st_mode & 07777) : (0666 & ~CurrentUmask());
+  std::string tmpl = DirOf(target) + "/.kstacklab-tmp-XXXXXX";
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
-    return RuntimeError(fmt::format("cannot create a file in '{}' for '{}': {}", DirOf(path), path,
-                                    std::strerror(errno)));
+    return RuntimeError(fmt::format("cannot create a file in '{}' for '{}': {}", DirOf(target),
+                                    path, std::strerror(errno)));
   }
-  Status st = WriteAll(fd, content, path);
+  Status st = WriteAll(fd, content, fmt::format("'{}'", path));
   if (st.ok() && ::fsync(fd) != 0) {
-    st = RuntimeError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   }
-  if (::fchmod(fd, 0644) != 0 && st.ok()) {
-    st = RuntimeError(fmt::format("cannot set mode of {}: {}", path, std::strerror(errno)));
+  if (st.ok() && ::fchmod(fd, mode) != 0) {
+    st = RuntimeError(fmt::format("cannot set the mode of '{}': {}", path, std::strerror(errno)));
   }
-  ::close(fd);
-  if (st.ok() && ::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (st.ok() && exists && ::geteuid() == 0) {
+    // As root, keep the owner of the file being replaced (best effort).
+    (void)::fchown(fd, old.st_uid, old.st_gid);
+  }
+  if (::close(fd) != 0 && st.ok()) {
+    st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  }
+  if (st.ok() && ::rename(tmpl.c_str(), target.c_str()) != 0) {
     st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   }
   if (!st.ok()) ::unlink(tmpl.c_str());
@@ -80,11 +156,41 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
 
 Status CheckWritable(const std::string& path) {
   if (path == "-") return OkStatus();
-  std::string tmpl = DirOf(path) + "/.kstacklab-probe-XXXXXX";
+  if (path.empty()) return UsageError("the output path is empty; give a file name or '-'");
+  if (path.back() == '/') {
+    return UsageError(
+        fmt::format("'{}' names a directory; give a file name such as {}out.json", path, path));
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return UsageError(
+          fmt::format("'{}' is a directory; give a file name such as {}/out.json", path, path));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      if (::access(path.c_str(), W_OK) != 0) {
+        return RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+      }
+      return OkStatus();
+    }
+  }
+  std::string dir = DirOf(path);
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real != nullptr) {
+      dir = DirOf(real);
+      std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath allocates with malloc
+    }
+  }
+  struct stat dst {};
+  if (::stat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
+    return UsageError(fmt::format("cannot write '{}': directory '{}' does not exist", path, dir));
+  }
+  std::string tmpl = dir + "/.kstacklab-probe-XXXXXX";
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) {
-    return RuntimeError(fmt::format("cannot write '{}': {} (choose another path with -o)", path,
-                                    std::strerror(errno)));
+    return RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   }
   ::close(fd);
   ::unlink(tmpl.c_str());

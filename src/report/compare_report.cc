@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kstacklab/grid_table.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab {
 namespace {
@@ -64,7 +65,8 @@ Json Num(double v) {
   return Json(Rounded(v));
 }
 
-std::string CsvField(const std::string& s) {
+std::string CsvField(const std::string& raw) {
+  const std::string s = EscapeControl(raw);  // no NUL, newline or ESC reaches the file
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string o = "\"";
   for (char c : s) {

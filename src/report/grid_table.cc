@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "kstacklab/text.h"
+
 namespace kstacklab {
 namespace {
 
@@ -14,9 +16,10 @@ size_t ColumnCount(const GridTable& t) {
   return n;
 }
 
-const std::string& CellAt(const std::vector<std::string>& row, size_t i) {
-  static const std::string kEmpty;
-  return i < row.size() ? row[i] : kEmpty;
+// A cell with control characters escaped (a newline would break the row, ESC would reach the
+// terminal, NUL would truncate the output): labels are checked at input, this is the backstop.
+std::string CellAt(const std::vector<std::string>& row, size_t i) {
+  return i < row.size() ? EscapeControl(row[i]) : std::string();
 }
 
 std::string Pad(const std::string& s, size_t width, bool right) {
@@ -75,7 +78,7 @@ std::string RenderMarkdownTable(const GridTable& t) {
   for (size_t i = 0; i < cols; ++i) {
     std::string title;
     for (const auto& h : t.header) {
-      const std::string& part = CellAt(h, i);
+      const std::string part = CellAt(h, i);
       if (part.empty()) continue;
       title += (title.empty() ? "" : " ") + part;
     }

@@ -1,11 +1,13 @@
 // JSON form of the result schema. Field list: docs/result-schema.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/results.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab {
 namespace {
@@ -25,6 +27,11 @@ Json HistogramToJson(const Histogram& h) {
               {"buckets", std::move(buckets)}};
 }
 
+// "a.b", or "b" at the top level.
+std::string Join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
 // Validation helpers: every failure names the source and the JSON path of the field.
 class Reader {
  public:
@@ -39,7 +46,7 @@ class Reader {
     if (!obj.is_object()) return Bad(path, "must be an object");
     auto it = obj.find(key);
     if (it == obj.end()) {
-      if (required) return Bad(path + "." + key, "is missing");
+      if (required) return Bad(Join(path, key), "is missing");
       return static_cast<const Json*>(nullptr);
     }
     return &*it;
@@ -50,8 +57,17 @@ class Reader {
     auto f = Field(obj, key, path, required);
     if (!f.ok()) return f.error();
     if (*f == nullptr) return std::string();
-    if (!(*f)->is_string()) return Bad(path + "." + key, "must be a string");
+    if (!(*f)->is_string()) return Bad(Join(path, key), "must be a string");
     return (*f)->get<std::string>();
+  }
+
+  // A string shown in tables and on terminals: UTF-8 without control characters.
+  Expected<std::string> Text(const Json& obj, const std::string& key, const std::string& path,
+                             bool required = true) const {
+    auto v = String(obj, key, path, required);
+    if (!v.ok()) return v;
+    if (auto problem = TextProblem(*v)) return Bad(Join(path, key), *problem);
+    return v;
   }
 
   Expected<double> Number(const Json& obj, const std::string& key, const std::string& path,
@@ -59,9 +75,9 @@ class Reader {
     auto f = Field(obj, key, path, required);
     if (!f.ok()) return f.error();
     if (*f == nullptr) return fallback;
-    if (!(*f)->is_number()) return Bad(path + "." + key, "must be a finite number");
+    if (!(*f)->is_number()) return Bad(Join(path, key), "must be a finite number");
     double v = (*f)->get<double>();
-    if (!std::isfinite(v)) return Bad(path + "." + key, "must be a finite number (NaN/inf given)");
+    if (!std::isfinite(v)) return Bad(Join(path, key), "must be a finite number (NaN/inf given)");
     return v;
   }
 
@@ -71,9 +87,17 @@ class Reader {
     if (!f.ok()) return f.error();
     if (*f == nullptr) return uint64_t{0};
     if (!(*f)->is_number_unsigned() && !((*f)->is_number_integer() && (*f)->get<int64_t>() >= 0)) {
-      return Bad(path + "." + key, "must be a non-negative integer");
+      return Bad(Join(path, key), "must be a non-negative integer");
     }
     return (*f)->get<uint64_t>();
+  }
+
+  Expected<double> NumberIn(const Json& obj, const std::string& key, const std::string& path,
+                            double lo, double hi) const {
+    auto v = Number(obj, key, path, false);
+    if (!v.ok()) return v;
+    if (*v < lo || *v > hi) return Bad(Join(path, key), fmt::format("must be in [{}, {}]", lo, hi));
+    return v;
   }
 
   Expected<bool> Bool(const Json& obj, const std::string& key, const std::string& path,
@@ -81,7 +105,7 @@ class Reader {
     auto f = Field(obj, key, path, false);
     if (!f.ok()) return f.error();
     if (*f == nullptr) return fallback;
-    if (!(*f)->is_boolean()) return Bad(path + "." + key, "must be true or false");
+    if (!(*f)->is_boolean()) return Bad(Join(path, key), "must be true or false");
     return (*f)->get<bool>();
   }
 
@@ -97,14 +121,26 @@ class Reader {
   } while (0)
 
 Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std::string& path) {
+  using L = ResultLimits;
   uint64_t sbb = 0, mvb = 0, overflow = 0, min = 0, max = 0;
   double sum = 0;
   KSTACKLAB_ASSIGN(sbb, r.Unsigned(j, "sub_bucket_bits", path));
   KSTACKLAB_ASSIGN(mvb, r.Unsigned(j, "max_value_bits", path));
+  if (sbb < L::kMinSubBucketBits || sbb > L::kMaxSubBucketBits) {
+    return r.Bad(path + ".sub_bucket_bits",
+                 fmt::format("must be in [{}, {}] (kstacklab writes {})", L::kMinSubBucketBits,
+                             L::kMaxSubBucketBits, Histogram::kDefaultSubBucketBits));
+  }
+  if (mvb <= sbb || mvb > L::kMaxValueBits) {
+    return r.Bad(path + ".max_value_bits",
+                 fmt::format("must be above sub_bucket_bits and at most {} (kstacklab writes {})",
+                             L::kMaxValueBits, Histogram::kDefaultMaxValueBits));
+  }
   KSTACKLAB_ASSIGN(overflow, r.Unsigned(j, "overflow", path, false));
   KSTACKLAB_ASSIGN(min, r.Unsigned(j, "min", path, false));
   KSTACKLAB_ASSIGN(max, r.Unsigned(j, "max", path, false));
   KSTACKLAB_ASSIGN(sum, r.Number(j, "sum", path, false));
+  if (sum < 0) return r.Bad(path + ".sum", "must not be negative");
   std::string unit;
   KSTACKLAB_ASSIGN(unit, r.String(j, "unit", path, false));
   if (!unit.empty() && unit != "ps") return r.Bad(path + ".unit", "must be \"ps\"");
@@ -112,6 +148,7 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
   KSTACKLAB_ASSIGN(buckets, r.Field(j, "buckets", path));
   if (!buckets->is_array()) return r.Bad(path + ".buckets", "must be an array");
   std::vector<Histogram::Bucket> bs;
+  uint64_t total = overflow;
   for (size_t i = 0; i < buckets->size(); ++i) {
     const Json& b = (*buckets)[i];
     if (!b.is_array() || b.size() != 3 || !b[0].is_number_unsigned() ||
@@ -119,11 +156,71 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
       return r.Bad(fmt::format("{}.buckets[{}]", path, i), "must be [low, high, count] integers");
     }
     bs.push_back({b[0].get<uint64_t>(), b[1].get<uint64_t>(), b[2].get<uint64_t>()});
+    if (__builtin_add_overflow(total, bs.back().count, &total)) {
+      return r.Bad(fmt::format("{}.buckets[{}]", path, i), "counts sum past 2^64");
+    }
+  }
+  const Json* count = nullptr;
+  KSTACKLAB_ASSIGN(count, r.Field(j, "count", path, false));
+  if (count != nullptr) {
+    uint64_t c = 0;
+    KSTACKLAB_ASSIGN(c, r.Unsigned(j, "count", path));
+    if (c != total) {
+      return r.Bad(path + ".count",
+                   fmt::format("is {} but the buckets and overflow hold {}", c, total));
+    }
+  }
+  if (total > 0 && min > max) {
+    return r.Bad(path + ".min", fmt::format("({}) is above max ({})", min, max));
   }
   auto h = Histogram::FromBuckets(static_cast<int>(sbb), static_cast<int>(mvb), bs, overflow, sum,
                                   min, max);
   if (!h.ok()) return r.Bad(path, h.error().message);
   return h;
+}
+
+// The deepest nesting of arrays/objects in `text`, scanning no further than one level past
+// `limit` (strings skipped, escapes honoured). Done before parsing so that no later recursive
+// step (copy, dump, destruction) ever sees a deeper document.
+int NestingDepth(const std::string& text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// params: a flat object of scalars (the lists' "h:1" notation), strings clean.
+Status CheckParams(const Reader& r, const Json& params, const std::string& path) {
+  if (!params.is_object()) return r.Bad(path, "must be an object");
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    const std::string where = path + "." + it.key();
+    if (auto problem = TextProblem(it.key())) return r.Bad(where, "key " + *problem);
+    if (it.value().is_structured()) return r.Bad(where, "must be a number, string or bool");
+    if (it.value().is_string()) {
+      if (auto problem = TextProblem(it.value().get_ref<const std::string&>())) {
+        return r.Bad(where, *problem);
+      }
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -175,10 +272,22 @@ Json ResultToJsonValue(const RunResult& result) {
 }
 
 std::string ResultToJson(const RunResult& result) {
-  return ResultToJsonValue(result).dump(2) + "\n";
+  // Invalid UTF-8 (possible only in the environment capture: labels are checked at input) is
+  // written as U+FFFD instead of throwing.
+  return ResultToJsonValue(result).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+std::optional<std::string> LabelProblem(const std::string& label) { return TextProblem(label); }
+
 Expected<RunResult> ResultFromJson(const std::string& text, const std::string& source) {
+  using L = ResultLimits;
+  if (text.size() > L::kMaxFileBytes) {
+    return UsageError(fmt::format("{}: {} bytes, more than the {} accepted", source, text.size(),
+                                  L::kMaxFileBytes));
+  }
+  if (int depth = NestingDepth(text, L::kMaxDepth); depth > L::kMaxDepth) {
+    return UsageError(fmt::format("{}: nested more than {} levels deep", source, L::kMaxDepth));
+  }
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     // Re-parse with exceptions to learn the byte position of the first error.
@@ -205,16 +314,20 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
   }
   KSTACKLAB_ASSIGN(out.tool_version, r.String(j, "tool_version", "", false));
   KSTACKLAB_ASSIGN(out.created, r.String(j, "created", "", false));
-  KSTACKLAB_ASSIGN(out.label, r.String(j, "label", "", false));
+  KSTACKLAB_ASSIGN(out.label, r.Text(j, "label", "", false));
   KSTACKLAB_ASSIGN(out.partial, r.Bool(j, "partial", "", false));
+  for (const char* key : {"environment", "run"}) {
+    if (j.contains(key) && !j[key].is_object()) return r.Bad(key, "must be an object");
+  }
   if (j.contains("environment")) out.environment = j["environment"];
   if (j.contains("run")) out.run = j["run"];
   const Json* timer = nullptr;
   KSTACKLAB_ASSIGN(timer, r.Field(j, "timer", "", false));
   if (timer) {
     KSTACKLAB_ASSIGN(out.timer.source, r.String(*timer, "source", "timer", false));
-    KSTACKLAB_ASSIGN(out.timer.freq_hz, r.Number(*timer, "freq_hz", "timer", false));
-    KSTACKLAB_ASSIGN(out.timer.overhead_ns, r.Number(*timer, "overhead_ns", "timer", false));
+    KSTACKLAB_ASSIGN(out.timer.freq_hz, r.NumberIn(*timer, "freq_hz", "timer", 0, L::kMaxFreqHz));
+    KSTACKLAB_ASSIGN(out.timer.overhead_ns,
+                     r.NumberIn(*timer, "overhead_ns", "timer", 0, L::kMaxOverheadNs));
     KSTACKLAB_ASSIGN(out.timer.invariant, r.Bool(*timer, "invariant", "timer", true));
     if (timer->contains("resolution_ns")) {
       double resolution = 0;
@@ -225,33 +338,54 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
   const Json* benches = nullptr;
   KSTACKLAB_ASSIGN(benches, r.Field(j, "benchmarks", ""));
   if (!benches->is_array()) return r.Bad("benchmarks", "must be an array");
+  if (benches->size() > L::kMaxBenchmarks) {
+    return r.Bad("benchmarks", fmt::format("has {} entries, more than the {} accepted",
+                                           benches->size(), L::kMaxBenchmarks));
+  }
+  size_t total_reps = 0;
   for (size_t i = 0; i < benches->size(); ++i) {
     const Json& jb = (*benches)[i];
     std::string path = fmt::format("benchmarks[{}]", i);
     BenchmarkResult b;
-    KSTACKLAB_ASSIGN(b.name, r.String(jb, "name", path));
+    KSTACKLAB_ASSIGN(b.name, r.Text(jb, "name", path));
     if (b.name.empty()) return r.Bad(path + ".name", "must not be empty");
     path = fmt::format("benchmarks[{}] ({})", i, b.name);
     if (jb.contains("params")) {
-      if (!jb["params"].is_object()) return r.Bad(path + ".params", "must be an object");
+      KSTACKLAB_RETURN_IF_ERROR(CheckParams(r, jb["params"], path + ".params"));
       b.params = jb["params"];
     }
-    KSTACKLAB_ASSIGN(b.variant, r.String(jb, "variant", path, false));
-    KSTACKLAB_ASSIGN(b.unit, r.String(jb, "unit", path));
+    KSTACKLAB_ASSIGN(b.variant, r.Text(jb, "variant", path, false));
+    KSTACKLAB_ASSIGN(b.unit, r.Text(jb, "unit", path));
     KSTACKLAB_ASSIGN(b.lower_is_better, r.Bool(jb, "lower_is_better", path, true));
     KSTACKLAB_ASSIGN(b.baseline, r.Bool(jb, "baseline", path, false));
     KSTACKLAB_ASSIGN(b.timing, r.String(jb, "timing", path, false));
+    if (b.timing.empty()) b.timing = "percall";
+    if (b.timing != "percall" && b.timing != "loop") {
+      return r.Bad(path + ".timing", "must be \"percall\" or \"loop\"");
+    }
     const Json* reps = nullptr;
     KSTACKLAB_ASSIGN(reps, r.Field(jb, "repetitions", path));
     if (!reps->is_array()) return r.Bad(path + ".repetitions", "must be an array");
+    if (reps->empty()) {
+      return r.Bad(path + ".repetitions",
+                   "is empty (a run interrupted before its first repetition); measure again");
+    }
+    total_reps += reps->size();
+    if (reps->size() > L::kMaxRepetitions || total_reps > L::kMaxTotalRepetitions) {
+      return r.Bad(path + ".repetitions",
+                   fmt::format("too many (at most {} per benchmark and {} per file accepted)",
+                               L::kMaxRepetitions, L::kMaxTotalRepetitions));
+    }
     for (size_t k = 0; k < reps->size(); ++k) {
       const Json& jr = (*reps)[k];
       std::string rpath = fmt::format("{}.repetitions[{}]", path, k);
       if (!jr.is_object()) return r.Bad(rpath, "must be an object");
       Repetition rep;
       KSTACKLAB_ASSIGN(rep.iterations, r.Unsigned(jr, "iterations", rpath));
+      if (rep.iterations == 0) return r.Bad(rpath + ".iterations", "must be at least 1");
       uint64_t session = 0;
       KSTACKLAB_ASSIGN(session, r.Unsigned(jr, "session", rpath, false));
+      if (session > 1000000) return r.Bad(rpath + ".session", "must be at most 1000000");
       rep.session = static_cast<int>(session);
       if (jr.contains("stalls")) {
         uint64_t stalls = 0;
@@ -268,6 +402,7 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
             it.key() == "stall_ns") {
           continue;
         }
+        if (auto problem = TextProblem(it.key())) return r.Bad(rpath, "metric name " + *problem);
         double v = 0;
         KSTACKLAB_ASSIGN(v, r.Number(jr, it.key(), rpath));
         rep.metrics[it.key()] = v;
@@ -283,9 +418,15 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
 }
 
 Expected<RunResult> ReadResultFile(const std::string& path) {
-  auto text = ReadWholeFile(path);
+  auto text = ReadWholeFile(path, ResultLimits::kMaxFileBytes);
   if (!text.ok()) return text.error();
   return ResultFromJson(*text, path);
+}
+
+Expected<RunResult> ReadResultStdin() {
+  auto text = ReadStdin(ResultLimits::kMaxFileBytes);
+  if (!text.ok()) return text.error();
+  return ResultFromJson(*text, "<stdin>");
 }
 
 std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench) {

@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -27,8 +28,7 @@
 namespace kstacklab {
 namespace {
 
-constexpr const char* kRemedy =
-    "choose a writable location with --store PATH, or skip the store with --no-store";
+constexpr const char* kRemedy = "choose a writable store location, or skip the store";
 
 // One prepared statement, finalized on scope exit.
 class Statement {
@@ -102,6 +102,13 @@ PRAGMA user_version = 1;
 
 }  // namespace
 
+std::string DefaultStorePath() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg && *xdg) return std::string(xdg) + "/kstacklab/results.db";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.local/share/kstacklab/results.db";
+}
+
 std::string StoredKernelRelease(const RunResult& result) {
   return StringAt(result.environment, "/kernel/release");
 }
@@ -133,36 +140,205 @@ Status StepToRun(Statement& s, int64_t id, sqlite3* db, const std::string& path)
 }
 }  // namespace
 
+Error ResultStore::NoSuchId(int64_t id) const {
+  return UsageError(
+      fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
+}
+
 Error ResultStore::DbError(const std::string& what) const {
   return RuntimeError(fmt::format("results store {}: {}: {}", path_, what, sqlite3_errmsg(db_)));
 }
 
 ResultStore::ResultStore(ResultStore&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), empty_(other.empty_) {}
 
 ResultStore& ResultStore::operator=(ResultStore&& other) noexcept {
   if (this != &other) {
     sqlite3_close_v2(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    empty_ = other.empty_;
   }
   return *this;
 }
 
 ResultStore::~ResultStore() { sqlite3_close_v2(db_); }
 
+namespace {
+
+// One SQLite transaction: BEGIN on Begin(), ROLLBACK on scope exit unless Commit() succeeded.
+class Transaction {
+ public:
+  // kind: "BEGIN" (deferred: a read snapshot) or "BEGIN IMMEDIATE" (takes the write lock).
+  static Expected<Transaction> Begin(sqlite3* db, const char* kind) {
+    if (sqlite3_exec(db, kind, nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return RuntimeError(sqlite3_errmsg(db));
+    }
+    return Transaction(db);
+  }
+  Transaction(Transaction&& o) noexcept : db_(std::exchange(o.db_, nullptr)) {}
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (db_ != nullptr) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  // True when committed; on failure the destructor rolls back.
+  bool Commit() {
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return false;
+    db_ = nullptr;
+    return true;
+  }
+
+ private:
+  explicit Transaction(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+int Primary(int rc) { return rc & 0xff; }
+
+// PRAGMA user_version, or the error of a file that is not a database.
+Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
+  Statement v(db, "PRAGMA user_version");
+  if (!v.prepared() || v.Step() != SQLITE_ROW) {
+    if (Primary(sqlite3_errcode(db)) == SQLITE_NOTADB) {
+      return RuntimeError(fmt::format(
+          "{} is not a kstacklab results store (not a SQLite database); move it away or choose "
+          "another store path",
+          path));
+    }
+    return RuntimeError(fmt::format("results store {}: cannot read the schema version: {}", path,
+                                    sqlite3_errmsg(db)));
+  }
+  return static_cast<int>(v.Int(0));
+}
+
+// Number of tables, views and indexes: 0 in a new (or 0-byte) file.
+Expected<int64_t> SchemaObjects(sqlite3* db, const std::string& path) {
+  Statement count(db, "SELECT count(*) FROM sqlite_master");
+  if (!count.prepared() || count.Step() != SQLITE_ROW) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot read the table list: {}", path, sqlite3_errmsg(db)));
+  }
+  return count.Int(0);
+}
+
+Error TooNew(const std::string& path, int version) {
+  return RuntimeError(fmt::format(
+      "results store {} has schema version {}, newer than this kstacklab understands ({}); use a "
+      "newer kstacklab, or another store",
+      path, version, kStoreSchemaVersion));
+}
+
+Error Foreign(const std::string& path) {
+  return RuntimeError(fmt::format(
+      "{} is a SQLite database but not a kstacklab results store; choose another store path",
+      path));
+}
+
+// Switches to WAL (readers proceed while a writer commits). Switching needs a brief exclusive
+// lock; another process creating the same store at the same moment can hold it, so retry.
+Status EnableWal(sqlite3* db, const std::string& path) {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(ResultStore::kBusyTimeoutMs);
+  for (;;) {
+    Statement wal(db, "PRAGMA journal_mode=WAL");
+    int rc = wal.prepared() ? wal.Step() : sqlite3_errcode(db);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return OkStatus();
+    if (Primary(rc) != SQLITE_BUSY && Primary(rc) != SQLITE_LOCKED) {
+      return RuntimeError(fmt::format("results store {}: cannot switch to WAL mode: {}; {}", path,
+                                      sqlite3_errmsg(db), kRemedy));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return RuntimeError(fmt::format(
+          "results store {}: timed out waiting for another process (switching to WAL mode)", path));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Creates the tables of a version-0 store under the write lock, re-checking the version:
+// another process may have created them first.
+Status CreateTables(sqlite3* db, const std::string& path) {
+  auto tx = Transaction::Begin(db, "BEGIN IMMEDIATE");
+  if (!tx.ok()) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot lock the store to create its "
+                    "tables: {}; {}",
+                    path, tx.error().message, kRemedy));
+  }
+  auto version = ReadVersion(db, path);
+  if (!version.ok()) return version.error();
+  if (*version > kStoreSchemaVersion) return TooNew(path, *version);
+  if (*version == 0) {
+    auto objects = SchemaObjects(db, path);
+    if (!objects.ok()) return objects.error();
+    if (*objects != 0) return Foreign(path);
+    if (sqlite3_exec(db, kCreateSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return RuntimeError(
+          fmt::format("results store {}: cannot create the tables: {}", path, sqlite3_errmsg(db)));
+    }
+  }
+  if (!tx->Commit()) {
+    return RuntimeError(fmt::format("results store {}: cannot commit the new tables: {}", path,
+                                    sqlite3_errmsg(db)));
+  }
+  return OkStatus();
+}
+
+// Opens the SQLite handle. Read-only opens never write (no WAL switch, no tables, no -shm
+// created in a read-only directory: if the normal read-only open cannot read, e.g. a WAL store
+// in a directory we cannot write, the file is opened as immutable).
+Expected<sqlite3*> OpenHandle(const std::string& path, ResultStore::Mode mode) {
+  const bool read_only = mode != ResultStore::Mode::kCreate;
+  auto try_open = [&](const std::string& name, int flags) -> Expected<sqlite3*> {
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
+    if (rc != SQLITE_OK) {
+      std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+      sqlite3_close_v2(db);
+      return RuntimeError(fmt::format("cannot open the results store {}: {}{}", path, msg,
+                                      read_only ? "" : std::string("; ") + kRemedy));
+    }
+    sqlite3_busy_timeout(db, ResultStore::kBusyTimeoutMs);
+    sqlite3_extended_result_codes(db, 1);
+    return db;
+  };
+  if (!read_only) return try_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  auto db = try_open(path, SQLITE_OPEN_READONLY);
+  if (!db.ok()) return db;
+  Statement probe(*db, "SELECT count(*) FROM sqlite_master");
+  int rc = probe.prepared() ? probe.Step() : sqlite3_errcode(*db);
+  const int primary = Primary(rc);
+  if (rc == SQLITE_ROW || (primary != SQLITE_READONLY && primary != SQLITE_CANTOPEN)) {
+    return db;  // readable, or an error ReadVersion reports in its own words
+  }
+  sqlite3_close_v2(*db);
+  std::string uri = "file:";
+  for (char c : path) {  // percent-encode what a URI path cannot hold
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return try_open(uri + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+}
+
+}  // namespace
+
 Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
-  if (path.empty()) return UsageError("--store needs a file path (e.g. --store results.db)");
+  if (path.empty()) return UsageError("the results store path is empty; give a file path");
   struct stat st {};
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
     return UsageError(fmt::format(
-        "--store {} is a directory; give a file path such as {}/results.db", path, path));
+        "results store {} is a directory; give a file path such as {}/results.db", path, path));
   }
-  if (!exists && mode == Mode::kExisting) {
+  if (!exists && mode != Mode::kCreate) {
     return UsageError(fmt::format(
         "there is no results store at {} yet (`kstacklab run` or `kstacklab results import FILE` "
-        "creates it; --store PATH picks another)",
+        "creates it)",
         path));
   }
   if (!exists) {
@@ -176,160 +352,76 @@ Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
       }
     }
   }
-  sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0);
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close_v2(db);
-    return RuntimeError(
-        fmt::format("cannot open the results store {}: {}; {}", path, msg, kRemedy));
-  }
-  ResultStore store(db, path);
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  sqlite3_extended_result_codes(db, 1);
-
-  auto read_version = [&]() -> Expected<int> {
-    Statement v(db, "PRAGMA user_version");
-    if (!v.prepared() || v.Step() != SQLITE_ROW) {
-      if ((sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB) {
-        return RuntimeError(fmt::format(
-            "{} is not a kstacklab results store (not a SQLite database); move it away or pick "
-            "another file with --store PATH",
-            path));
-      }
-      return store.DbError("cannot read the schema version");
-    }
-    return static_cast<int>(v.Int(0));
-  };
-  auto too_new = [&](int version) {
-    return RuntimeError(fmt::format(
-        "results store {} has schema version {}, newer than this kstacklab understands ({}); "
-        "use a newer kstacklab, or another store with --store PATH",
-        path, version, kStoreSchemaVersion));
-  };
-
-  auto version = read_version();
+  auto db = OpenHandle(path, mode);
+  if (!db.ok()) return db.error();
+  ResultStore store(*db, path);
+  auto version = ReadVersion(*db, path);
   if (!version.ok()) return version.error();
-  if (*version > kStoreSchemaVersion) return too_new(*version);
-
-  // WAL lets readers proceed while a writer commits. Switching needs a brief exclusive lock;
-  // another process creating the same store at the same moment can hold it, so retry.
-  {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
-    for (;;) {
-      Statement wal(db, "PRAGMA journal_mode=WAL");
-      int src = wal.prepared() ? wal.Step() : sqlite3_errcode(db);
-      if (src == SQLITE_ROW || src == SQLITE_DONE) break;
-      if ((src & 0xff) != SQLITE_BUSY && (src & 0xff) != SQLITE_LOCKED) {
-        if ((src & 0xff) == SQLITE_READONLY) break;  // read-only file: readers still work
-        return store.DbError("cannot switch to WAL mode");
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        return store.DbError("timed out waiting for another process (switching to WAL mode)");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (*version > kStoreSchemaVersion) return TooNew(path, *version);
+  if (mode != Mode::kCreate) {
+    if (*version == 0) {
+      // A 0-byte or new file holds nothing yet; anything else is someone else's database.
+      auto objects = SchemaObjects(*db, path);
+      if (!objects.ok()) return objects.error();
+      if (*objects != 0) return Foreign(path);
+      store.empty_ = true;
     }
+    return store;
   }
-  if (sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
+  KSTACKLAB_RETURN_IF_ERROR(EnableWal(*db, path));
+  if (sqlite3_exec(*db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return store.DbError("cannot enable foreign keys");
   }
-
-  if (*version < kStoreSchemaVersion) {
-    // Create the tables under the write lock; re-check: another process may have won the race.
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      Error e = store.DbError("cannot lock the store to create its tables");
-      if ((sqlite3_errcode(db) & 0xff) == SQLITE_READONLY ||
-          (sqlite3_errcode(db) & 0xff) == SQLITE_CANTOPEN) {
-        e.message += std::string("; ") + kRemedy;
-      }
-      return e;
-    }
-    auto again = read_version();
-    if (!again.ok()) {
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      return again.error();
-    }
-    if (*again > kStoreSchemaVersion) {
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      return too_new(*again);
-    }
-    if (*again == 0) {
-      Statement count(db, "SELECT count(*) FROM sqlite_master");
-      if (!count.prepared() || count.Step() != SQLITE_ROW) {
-        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-        return store.DbError("cannot read the table list");
-      }
-      if (count.Int(0) != 0) {
-        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-        return RuntimeError(fmt::format(
-            "{} is a SQLite database but not a kstacklab results store; pick another file with "
-            "--store PATH",
-            path));
-      }
-      if (sqlite3_exec(db, kCreateSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
-        Error e = store.DbError("cannot create the tables");
-        sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-        return e;
-      }
-    }
-    if (sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      Error e = store.DbError("cannot commit the new tables");
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-      return e;
-    }
-  }
+  if (*version < kStoreSchemaVersion) KSTACKLAB_RETURN_IF_ERROR(CreateTables(*db, path));
   return store;
 }
 
 Expected<int64_t> ResultStore::Insert(const RunResult& result) {
-  const std::string document = ResultToJson(result);
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+  auto ids = InsertAll({result});
+  if (!ids.ok()) return ids.error();
+  return ids->front();
+}
+
+Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResult>& results) {
+  auto tx = Transaction::Begin(db_, "BEGIN IMMEDIATE");
+  if (!tx.ok()) {
     return DbError("cannot take the write lock (another kstacklab held it for over 10 s?)");
   }
-  auto fail = [&](const std::string& what) {
-    Error e = DbError(what);
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return e;
-  };
-  int64_t id = 0;
-  {
-    Statement ins(db_,
-                  "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, host, "
-                  "partial, document) VALUES(?,?,?,?,?,?,?,?)");
-    if (!ins.prepared()) return fail("cannot prepare the insert");
-    ins.BindText(1, UtcTimestamp());
-    ins.BindText(2, result.created);
-    ins.BindText(3, result.label);
-    ins.BindText(4, result.tool_version);
-    ins.BindTextOrNull(5, StoredKernelRelease(result));
-    ins.BindTextOrNull(6, StoredHost(result));
-    ins.BindInt(7, result.partial ? 1 : 0);
-    ins.BindText(8, document);
-    if (ins.Step() != SQLITE_DONE) return fail("cannot insert the result");
-    id = sqlite3_last_insert_rowid(db_);
-  }
-  {
-    Statement ins(db_,
+  std::vector<int64_t> ids;
+  Statement run(db_,
+                "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, host, "
+                "partial, document) VALUES(?,?,?,?,?,?,?,?)");
+  Statement bench(db_,
                   "INSERT INTO benchmarks(run_id, position, name, variant, params, repetitions) "
                   "VALUES(?,?,?,?,?,?)");
-    if (!ins.prepared()) return fail("cannot prepare the benchmark insert");
+  if (!run.prepared() || !bench.prepared()) return DbError("cannot prepare the insert");
+  for (const RunResult& result : results) {
+    sqlite3_reset(run.get());
+    run.BindText(1, UtcTimestamp());
+    run.BindText(2, result.created);
+    run.BindText(3, result.label);
+    run.BindText(4, result.tool_version);
+    run.BindTextOrNull(5, StoredKernelRelease(result));
+    run.BindTextOrNull(6, StoredHost(result));
+    run.BindInt(7, result.partial ? 1 : 0);
+    run.BindText(8, ResultToJson(result));
+    if (run.Step() != SQLITE_DONE) return DbError("cannot insert the result");
+    const int64_t id = sqlite3_last_insert_rowid(db_);
     for (size_t i = 0; i < result.benchmarks.size(); ++i) {
       const BenchmarkResult& b = result.benchmarks[i];
-      sqlite3_reset(ins.get());
-      ins.BindInt(1, id);
-      ins.BindInt(2, static_cast<int64_t>(i));
-      ins.BindText(3, b.name);
-      ins.BindText(4, b.variant);
-      ins.BindText(5, b.params.dump());
-      ins.BindInt(6, static_cast<int64_t>(b.repetitions.size()));
-      if (ins.Step() != SQLITE_DONE) return fail("cannot insert a benchmark row");
+      sqlite3_reset(bench.get());
+      bench.BindInt(1, id);
+      bench.BindInt(2, static_cast<int64_t>(i));
+      bench.BindText(3, b.name);
+      bench.BindText(4, b.variant);
+      bench.BindText(5, b.params.dump(-1, ' ', false, Json::error_handler_t::replace));
+      bench.BindInt(6, static_cast<int64_t>(b.repetitions.size()));
+      if (bench.Step() != SQLITE_DONE) return DbError("cannot insert a benchmark row");
     }
+    ids.push_back(id);
   }
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return fail("cannot commit the insert");
-  }
-  return id;
+  if (!tx->Commit()) return DbError("cannot commit the insert");
+  return ids;
 }
 
 namespace {
@@ -353,50 +445,40 @@ StoredRunInfo InfoFromRow(Statement& s) {
 }  // namespace
 
 Expected<std::vector<StoredRunInfo>> ResultStore::List() {
-  // One read transaction: a consistent snapshot even while another process inserts.
-  if (sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return DbError("cannot start reading");
-  }
   std::vector<StoredRunInfo> out;
-  {
-    Statement runs(db_, (std::string(kInfoColumns) + " ORDER BY id").c_str());
-    int rc = SQLITE_ERROR;
-    if (runs.prepared()) {
-      while ((rc = runs.Step()) == SQLITE_ROW) out.push_back(InfoFromRow(runs));
-    }
-    if (rc != SQLITE_DONE) {
-      Error e = DbError("cannot list the runs");
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return e;
-    }
-    Statement names(db_, "SELECT run_id, name FROM benchmarks ORDER BY run_id, position");
-    rc = SQLITE_ERROR;
-    size_t k = 0;
-    std::set<std::string> seen;
-    if (names.prepared()) {
-      while ((rc = names.Step()) == SQLITE_ROW) {
-        int64_t run_id = names.Int(0);
-        while (k < out.size() && out[k].id < run_id) {
-          ++k;
-          seen.clear();
-        }
-        if (k < out.size() && out[k].id == run_id) {
-          std::string name = names.Text(1);
-          if (seen.insert(name).second) out[k].benchmarks.push_back(std::move(name));
-        }
+  if (empty_) return out;
+  // One read transaction: a consistent snapshot even while another process inserts.
+  auto tx = Transaction::Begin(db_, "BEGIN");
+  if (!tx.ok()) return DbError("cannot start reading");
+  Statement runs(db_, (std::string(kInfoColumns) + " ORDER BY id").c_str());
+  int rc = SQLITE_ERROR;
+  if (runs.prepared()) {
+    while ((rc = runs.Step()) == SQLITE_ROW) out.push_back(InfoFromRow(runs));
+  }
+  if (rc != SQLITE_DONE) return DbError("cannot list the runs");
+  Statement names(db_, "SELECT run_id, name FROM benchmarks ORDER BY run_id, position");
+  rc = SQLITE_ERROR;
+  size_t k = 0;
+  std::set<std::string> seen;
+  if (names.prepared()) {
+    while ((rc = names.Step()) == SQLITE_ROW) {
+      int64_t run_id = names.Int(0);
+      while (k < out.size() && out[k].id < run_id) {
+        ++k;
+        seen.clear();
+      }
+      if (k < out.size() && out[k].id == run_id) {
+        std::string name = names.Text(1);
+        if (seen.insert(name).second) out[k].benchmarks.push_back(std::move(name));
       }
     }
-    if (rc != SQLITE_DONE) {
-      Error e = DbError("cannot list the benchmarks");
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return e;
-    }
   }
-  sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
-  return out;
+  if (rc != SQLITE_DONE) return DbError("cannot list the benchmarks");
+  return out;  // a read transaction has nothing to commit: the destructor ends it
 }
 
 Expected<StoredRunInfo> ResultStore::Info(int64_t id) {
+  if (empty_) return NoSuchId(id);
   Statement s(db_, (std::string(kInfoColumns) + " WHERE id = ?").c_str());
   if (!s.prepared()) return DbError("cannot prepare the lookup");
   if (Status st = StepToRun(s, id, db_, path_); !st.ok()) return st.error();
@@ -415,6 +497,7 @@ Expected<StoredRunInfo> ResultStore::Info(int64_t id) {
 }
 
 Expected<std::string> ResultStore::Document(int64_t id) {
+  if (empty_) return NoSuchId(id);
   Statement s(db_, "SELECT document FROM runs WHERE id = ?");
   if (!s.prepared()) return DbError("cannot prepare the lookup");
   if (Status st = StepToRun(s, id, db_, path_); !st.ok()) return st.error();
@@ -431,18 +514,6 @@ Expected<int64_t> RecordInStore(const RunResult& result, const std::string& stor
   auto store = ResultStore::Open(store_path, ResultStore::Mode::kCreate);
   if (!store.ok()) return store.error();
   return store->Insert(result);
-}
-
-// Declared in load.cc: resolves the store id half of LoadResultInput().
-Expected<RunResult> LoadFromStore(const std::string& spec, uint64_t id,
-                                  const std::string& store_path) {
-  auto store = ResultStore::Open(store_path, ResultStore::Mode::kExisting);
-  if (!store.ok()) {
-    Error e = store.error();
-    e.message = fmt::format("'{}' is not a file, and as a store id: {}", spec, e.message);
-    return e;
-  }
-  return store->Get(static_cast<int64_t>(id));
 }
 
 }  // namespace kstacklab

@@ -38,7 +38,13 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
 
   if (config.mode == TimingMode::kLoop) {
     KSTACKLAB_CHECK(body.loop != nullptr);
-    if (config.warmup) body.loop(body.state, config.warmup);
+    // Warm-up in chunks so that a stop request is seen within one chunk, not after all of it.
+    for (uint64_t done = 0; done < config.warmup;) {
+      if (stopped()) return RuntimeError("interrupted");
+      uint64_t n = std::min<uint64_t>(std::max<uint64_t>(config.chunk, 1), config.warmup - done);
+      body.loop(body.state, n);
+      done += n;
+    }
     if (stopped()) return RuntimeError("interrupted");
     uint64_t ticks = body.loop(body.state, config.iterations);
     if (stopped()) return RuntimeError("interrupted");
@@ -51,6 +57,7 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
   std::vector<uint64_t>& buf = scratch.ticks();
   KSTACKLAB_CHECK(!buf.empty());
   for (uint64_t done = 0; done < config.warmup;) {
+    if (stopped()) return RuntimeError("interrupted");
     uint64_t n = std::min<uint64_t>(buf.size(), config.warmup - done);
     body.percall(body.state, n, buf.data());
     done += n;

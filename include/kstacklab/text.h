@@ -1,0 +1,26 @@
+// Text that reaches a terminal, a table or a result file: labels, variants, benchmark names.
+// They must be UTF-8 without control characters (a NUL truncates C strings, a newline breaks a
+// Markdown row, an ESC sequence drives the terminal). Input is checked with TextProblem();
+// output that may still carry such bytes (an old file, a foreign store) goes through
+// EscapeControl().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kstacklab {
+
+// True when `s` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
+// Why `s` is not acceptable as a label/name, or nullopt when it is: "is not valid UTF-8 (byte
+// 0xe9 at offset 1)" or "contains the control character 0x0a at offset 3".
+// Control characters: U+0000-U+001F, U+007F and the C1 range U+0080-U+009F.
+std::optional<std::string> TextProblem(std::string_view s);
+
+// `s` with every control character and every byte of an invalid UTF-8 sequence written as
+// "\xNN"; other text (valid multi-byte UTF-8 included) unchanged. Idempotent on clean text.
+std::string EscapeControl(std::string_view s);
+
+}  // namespace kstacklab

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset `fuzz`: clang, ASan + UBSan + libFuzzer) and runs each
+# for SECONDS (default 60) from its seed corpus in tests/fuzz/corpus/<name>/. Fails on any
+# crash, leak, timeout (10 s per input) or out-of-memory (2 GB). Prints the executions per
+# target. Findings are written to build-fuzz/findings/<name>/ (crash-*, leak-*, timeout-*).
+# Run longer:  scripts/fuzz.sh 3600        (or one target: FUZZ_TARGETS=result_loader ...)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+targets=(${FUZZ_TARGETS:-result_loader store_import parsers sysinfo})
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j2 --target "${targets[@]/#/fuzz_}"
+status=0
+for t in "${targets[@]}"; do
+  work="build-fuzz/corpus/$t"        # grows as the fuzzer finds new coverage; seeds untouched
+  findings="build-fuzz/findings/$t"
+  mkdir -p "$work" "$findings"
+  log="build-fuzz/fuzz-$t.log"
+  echo "== fuzz_$t for ${seconds}s"
+  if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+       -print_final_stats=1 -artifact_prefix="$findings/" "$work" "tests/fuzz/corpus/$t" \
+       >"$log" 2>&1; then
+    runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
+    echo "fuzz_$t: ok, $runs executions"
+  else
+    echo "fuzz_$t: FAILED (see $log and $findings/)"
+    tail -40 "$log"
+    status=1
+  fi
+done
+exit $status

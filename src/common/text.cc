@@ -1,0 +1,95 @@
+#include "kstacklab/text.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace kstacklab {
+namespace {
+
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when it is malformed
+// (RFC 3629 section 4 table). Sets *cp to the code point.
+size_t SequenceLength(std::string_view s, size_t i, uint32_t* cp) {
+  const auto b = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t c = b(i);
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t len = 0;
+  uint8_t lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    if (c == 0xe0) lo = 0xa0;  // overlong
+    if (c == 0xed) hi = 0x9f;  // surrogates
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    if (c == 0xf0) lo = 0x90;  // overlong
+    if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  uint32_t v = c & (0xff >> (len + 1));
+  for (size_t k = 1; k < len; ++k) {
+    if ((b(i + k) & 0xc0) != 0x80) return 0;
+    v = (v << 6) | (b(i + k) & 0x3f);
+  }
+  *cp = v;
+  return len;
+}
+
+bool IsControl(uint32_t cp) { return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f); }
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    size_t n = SequenceLength(s, i, &cp);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::optional<std::string> TextProblem(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    size_t n = SequenceLength(s, i, &cp);
+    if (n == 0) {
+      return fmt::format("is not valid UTF-8 (byte 0x{:02x} at offset {})",
+                         static_cast<uint8_t>(s[i]), i);
+    }
+    if (IsControl(cp)) {
+      return fmt::format("contains the control character U+{:04X} at offset {}", cp, i);
+    }
+    i += n;
+  }
+  return std::nullopt;
+}
+
+std::string EscapeControl(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    size_t n = SequenceLength(s, i, &cp);
+    if (n == 0 || IsControl(cp)) {
+      const size_t bad = n == 0 ? 1 : n;
+      for (size_t k = 0; k < bad; ++k) {
+        out += fmt::format("\\x{:02x}", static_cast<uint8_t>(s[i + k]));
+      }
+      i += bad;
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace kstacklab

@@ -1,0 +1,151 @@
+// common/: the text checks for labels and names, and file output with the CLI's guarantees
+// (special files written through, modes kept, umask honoured, paths checked before measuring).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "kstacklab/fileio.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Text, Utf8Validation) {
+  EXPECT_TRUE(IsValidUtf8("plain"));
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // é € 😀
+  EXPECT_FALSE(IsValidUtf8("b\xe9se"));                                   // Latin-1
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));                                  // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));                              // surrogate U+D800
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));                          // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));                                  // truncated
+}
+
+TEST(Text, ProblemsNameTheByteAndOffset) {
+  EXPECT_FALSE(TextProblem("6.18 rnd-on").has_value());
+  EXPECT_EQ(TextProblem(std::string("ab\0c", 4)).value_or(""),
+            "contains the control character U+0000 at offset 2");
+  EXPECT_EQ(TextProblem("a\nb").value_or(""), "contains the control character U+000A at offset 1");
+  EXPECT_EQ(TextProblem("\x1b[2J").value_or(""),
+            "contains the control character U+001B at offset 0");
+  EXPECT_EQ(TextProblem("x\xc2\x9b").value_or(""),  // C1 CSI
+            "contains the control character U+009B at offset 1");
+  EXPECT_EQ(TextProblem("b\xe9se").value_or(""), "is not valid UTF-8 (byte 0xe9 at offset 1)");
+}
+
+TEST(Text, EscapeControlLeavesCleanTextAlone) {
+  EXPECT_EQ(EscapeControl("caf\xc3\xa9 | x"), "caf\xc3\xa9 | x");
+  EXPECT_EQ(EscapeControl(std::string("a\0b\n\x1b[31m", 9)), "a\\x00b\\x0a\\x1b[31m");
+  EXPECT_EQ(EscapeControl("b\xe9se"), "b\\xe9se");
+  EXPECT_FALSE(TextProblem(EscapeControl("\x01\xff\xc2\x9b")).has_value());
+}
+
+class FileIoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/kstacklab-fileio-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  static std::string Slurp(const std::string& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  static unsigned Mode(const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0);
+    return st.st_mode & 07777;
+  }
+  std::string dir_;
+};
+
+TEST_F(FileIoTest, ExistingFileKeepsItsModeAndNewFileHonoursTheUmask) {
+  const std::string keep = dir_ + "/keep.json";
+  { std::ofstream(keep) << "old"; }
+  ::chmod(keep.c_str(), 0600);
+  ASSERT_TRUE(WriteFileAtomic(keep, "new\n").ok());
+  EXPECT_EQ(Slurp(keep), "new\n");
+  EXPECT_EQ(Mode(keep), 0600u);
+
+  const mode_t old = ::umask(077);
+  Status st = WriteFileAtomic(dir_ + "/fresh.json", "x");
+  ::umask(old);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(Mode(dir_ + "/fresh.json"), 0600u);
+  for (const auto& e : fs::directory_iterator(dir_)) {  // no temporary left behind
+    EXPECT_EQ(e.path().filename().string().rfind(".kstacklab-", 0), std::string::npos);
+  }
+}
+
+TEST_F(FileIoTest, SpecialFilesAreWrittenThroughNeverReplaced) {
+  ASSERT_TRUE(WriteFileAtomic("/dev/null", "discarded").ok());
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int rfd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // a reader, so the writer can open
+  ASSERT_GE(rfd, 0);
+  ASSERT_TRUE(WriteFileAtomic(fifo, "through").ok());
+  char buf[16] = {};
+  EXPECT_EQ(::read(rfd, buf, sizeof buf), 7);
+  EXPECT_EQ(std::string(buf, 7), "through");
+  ::close(rfd);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  // A symlink to a regular file: the target is replaced, the link kept.
+  const std::string target = dir_ + "/real";
+  { std::ofstream(target) << "old"; }
+  fs::create_symlink("real", dir_ + "/link");
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/link", "new").ok());
+  EXPECT_TRUE(fs::is_symlink(dir_ + "/link"));
+  EXPECT_EQ(Slurp(target), "new");
+}
+
+TEST_F(FileIoTest, FullDeviceIsARuntimeError) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
+  Status st = WriteFileAtomic("/dev/full", std::string(100000, 'x'));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitRuntime);
+  EXPECT_NE(st.error().message.find("No space left"), std::string::npos) << st.error().message;
+  struct stat s {};
+  ASSERT_EQ(::stat("/dev/full", &s), 0);
+  EXPECT_TRUE(S_ISCHR(s.st_mode));
+}
+
+TEST_F(FileIoTest, CheckWritableRefusesBadPathsBeforeAnyWork) {
+  EXPECT_TRUE(CheckWritable("-").ok());
+  EXPECT_TRUE(CheckWritable(dir_ + "/out.json").ok());
+  EXPECT_TRUE(CheckWritable("/dev/null").ok());
+  for (const std::string& bad : {std::string(), dir_, dir_ + "/", dir_ + "/missing/out.json"}) {
+    Status st = CheckWritable(bad);
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().exit_code, kExitUsage) << bad;
+    EXPECT_EQ(st.error().message.find("-o"), std::string::npos) << "library names a flag";
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));  // the probe left nothing
+}
+
+TEST_F(FileIoTest, ReadsAreBounded) {
+  const std::string p = dir_ + "/big";
+  { std::ofstream(p) << std::string(1000, 'x'); }
+  EXPECT_TRUE(ReadWholeFile(p, 1000).ok());
+  auto r = ReadWholeFile(p, 999);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code, kExitUsage);
+  EXPECT_FALSE(ReadWholeFile(dir_).ok());  // a directory
+}
+
+}  // namespace
+}  // namespace kstacklab

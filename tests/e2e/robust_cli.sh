@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# End-to-end regression tests of issue 8: hostile input is refused before measuring, special
+# files are written through, modes and the umask are kept, stdout errors are reported, a killed
+# --sessions parent leaves no orphan and no file, reading commands never write the store.
+# Usage: bash robust_cli.sh KSTACKLAB_BINARY DATA_DIR
+source "$(dirname "$0")/lib.bash"
+k=$KSTACKLAB
+tiny="$DATA/compare/tiny.json"
+quick=(run --bench syscall/getpid --iterations 200 --repetitions 1 --warmup 10 --no-store)
+
+# item 5: counts are plain decimal digits, in range.
+for bad in -5 18446744073709551616 99999999999999999999 0x10 " 2000" "+3" ""; do
+  expect_exit 2 "--iterations '$bad' refused" -- "$k" "${quick[@]}" --iterations "$bad" -o "$TMP/x.json"
+done
+expect_exit 2 "--warmup -1 refused" -- "$k" "${quick[@]}" --warmup=-1 -o "$TMP/x.json"
+expect_stderr "--warmup" "--warmup error names the flag"
+expect_exit 2 "--cpu -2 refused" -- "$k" "${quick[@]}" --cpu -2 -o "$TMP/x.json"
+expect_exit 2 "--cpu 0x10 refused" -- "$k" "${quick[@]}" --cpu 0x10 -o "$TMP/x.json"
+[ -e "$TMP/x.json" ] && fail "a refused run wrote a file"
+
+# items 2 and 7: labels must be UTF-8 without control characters; refused before measuring.
+expect_exit 2 "non-UTF-8 label refused" -- "$k" "${quick[@]}" --label $'b\xe9se' -o "$TMP/x.json"
+expect_stderr "not valid UTF-8" "label error says why"
+expect_exit 2 "label with a newline refused" -- "$k" "${quick[@]}" --label $'a\nb' -o "$TMP/x.json"
+expect_exit 2 "label with ESC refused" -- "$k" "${quick[@]}" --label $'\e[31mred' -o "$TMP/x.json"
+expect_exit 2 "label non-UTF-8 with --sessions refused" -- "$k" "${quick[@]}" --sessions 2 --label $'b\xe9se' -o "$TMP/x.json"
+grep -q "terminate called" "$TMP/err" && fail "raw 'terminate called' on stderr"
+python3 - "$tiny" "$TMP/nl.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["label"] = "a\nb\u0000c\u001b[2J"; json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_exit 2 "result file with control characters in the label refused" -- "$k" show "$TMP/nl.json"
+expect_stderr "field 'label' contains the control character" "names the label field"
+
+# item 9: output path problems are found before measuring (no time is spent).
+mkdir -p "$TMP/dir"
+expect_exit 2 "-o DIR refused" -- "$k" "${quick[@]}" -o "$TMP/dir"
+expect_exit 2 "-o DIR/ refused" -- "$k" "${quick[@]}" -o "$TMP/dir/"
+expect_exit 2 "-o in a missing directory refused" -- "$k" "${quick[@]}" -o "$TMP/nodir/x.json"
+expect_exit 2 "-o '' refused" -- "$k" "${quick[@]}" -o ""
+expect_exit 2 "--store '' refused" -- "$k" run --bench syscall/getpid --iterations 200 --repetitions 1 --store "" -o "$TMP/x.json"
+expect_exit 2 "--store X --no-store refused" -- "$k" "${quick[@]}" --store "$TMP/s.db" -o "$TMP/x.json"
+expect_exit 2 "results export -o '' is a usage error" -- "$k" results export 1 -o "" --store "$TMP/none.db"
+ls "$TMP"/x.json "$TMP"/.kstacklab-* "$TMP"/dir/* 2>/dev/null | grep -q . && fail "refused runs left files: $(ls -a "$TMP")"
+
+# item 3: special files are written through, never replaced.
+expect_exit 0 "run -o /dev/null" -- "$k" "${quick[@]}" -o /dev/null
+[ -c /dev/null ] || fail "/dev/null is no longer a character device"
+expect_exit 0 "show > /dev/null" -- "$k" show "$tiny"
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/fifo.out" &
+reader=$!
+expect_exit 0 "run -o FIFO" -- "$k" "${quick[@]}" -o "$TMP/fifo"
+wait "$reader"
+[ -p "$TMP/fifo" ] || fail "the FIFO was replaced"
+grep -q '"schema": "kstacklab-result/1"' "$TMP/fifo.out" || fail "nothing came through the FIFO"
+ln -s /proc/self/fd/1 "$TMP/stdout-link"
+"$k" "${quick[@]}" -o "$TMP/stdout-link" >"$TMP/via-link" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "run -o symlink to /proc/self/fd/1: exit $rc ($(head -c 300 "$TMP/err"))"
+[ -L "$TMP/stdout-link" ] || fail "the symlink to /proc/self/fd/1 was replaced"
+grep -q '"schema"' "$TMP/via-link" || fail "run -o /proc/self/fd/1 link: result not written through"
+if [ -w /dev/full ]; then
+  "$k" results import --store "$TMP/full.db" "$tiny" >/dev/null 2>&1
+  expect_exit 1 "results export -o /dev/full is ENOSPC, exit 1" -- "$k" results export 1 -o /dev/full --store "$TMP/full.db"
+  [ -c /dev/full ] || fail "/dev/full is no longer a character device"
+  # item 8: stdout errors are reported.
+  for cmd in "show $tiny" "results list --store $TMP/full.db" "entropy --samples 1000" "compare $tiny $tiny" "env"; do
+    # shellcheck disable=SC2086
+    "$k" $cmd >/dev/full 2>"$TMP/err"
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "'$cmd' > /dev/full: exit $rc, want 1"
+  done
+fi
+
+# item 11: an existing file keeps its mode; a new one honours the umask.
+echo old >"$TMP/keep.json"
+chmod 600 "$TMP/keep.json"
+expect_exit 0 "run -o over a 0600 file" -- "$k" "${quick[@]}" -o "$TMP/keep.json"
+[ "$(stat -c %a "$TMP/keep.json")" = 600 ] || fail "mode widened to $(stat -c %a "$TMP/keep.json")"
+(umask 077 && "$k" "${quick[@]}" -o "$TMP/new.json" >/dev/null 2>&1)
+[ "$(stat -c %a "$TMP/new.json")" = 600 ] || fail "umask 077 ignored: $(stat -c %a "$TMP/new.json")"
+echo target >"$TMP/real.json"
+ln -s real.json "$TMP/link.json"
+expect_exit 0 "run -o symlink to a regular file" -- "$k" "${quick[@]}" -o "$TMP/link.json"
+[ -L "$TMP/link.json" ] || fail "the symlink to a regular file was replaced by a file"
+grep -q '"schema"' "$TMP/real.json" || fail "the symlink's target was not written"
+
+# items 1 and 4: deep nesting and huge histogram layouts are refused (exit 2), never a crash.
+python3 - "$tiny" "$TMP" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+deep = "[" * 100000 + "]" * 100000
+text = json.dumps(d).replace('"params": {}', '"params": {"x": %s}' % deep, 1)
+open(sys.argv[2] + "/deep.json", "w").write(text)
+d2 = json.load(open(sys.argv[1]))
+d2["benchmarks"][0]["histogram"]["sub_bucket_bits"] = 20
+d2["benchmarks"][0]["histogram"]["max_value_bits"] = 63
+json.dump(d2, open(sys.argv[2] + "/layout.json", "w"))
+d3 = json.load(open(sys.argv[1])); d3["timer"]["overhead_ns"] = -1e308
+json.dump(d3, open(sys.argv[2] + "/overhead.json", "w"))
+PY
+for cmd in show compare plot plan; do
+  extra=()
+  [ "$cmd" = plot ] && extra=(-o "$TMP/p.png")
+  [ "$cmd" = plan ] && extra=(--target-effect 5)
+  expect_exit 2 "$cmd of a 100000-deep file" -- "$k" "$cmd" "$TMP/deep.json" "${extra[@]}"
+done
+expect_stderr "nested more than" "depth error says why"
+expect_exit 2 "20/63 histogram layout refused" -- "$k" show "$TMP/layout.json"
+expect_stderr "sub_bucket_bits" "layout error names the field"
+expect_exit 2 "overhead_ns -1e308 refused" -- "$k" show "$TMP/overhead.json"
+expect_stderr "overhead_ns" "overhead error names the field"
+# Import is all or nothing: a good file and a deep one import nothing.
+expect_exit 2 "import good + deep" -- "$k" results import --store "$TMP/an.db" "$tiny" "$TMP/deep.json"
+[ -e "$TMP/an.db" ] && fail "a refused import created the store"
+
+# item 10: reading commands never write the store.
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$TMP/foreign.db"
+before=$(md5sum <"$TMP/foreign.db")
+expect_exit 1 "results list of a foreign SQLite file" -- "$k" results list --store "$TMP/foreign.db"
+[ "$before" = "$(md5sum <"$TMP/foreign.db")" ] || fail "listing changed the foreign database"
+[ -e "$TMP/foreign.db-wal" ] && fail "listing switched the foreign database to WAL"
+: >"$TMP/zero.db"
+expect_exit 0 "results list of a 0-byte file" -- "$k" results list --store "$TMP/zero.db"
+[ -s "$TMP/zero.db" ] && fail "listing created tables in a 0-byte file"
+"$k" results import --store "$TMP/ro/r.db" "$tiny" >/dev/null 2>&1 || fail "import into a new store"
+chmod 444 "$TMP/ro/r.db"; chmod 555 "$TMP/ro"
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+  chmod 755 "$TMP"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$k" results list --store "$TMP/ro/r.db" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  [ "$rc" -eq 0 ] || fail "another user cannot list a read-only store: exit $rc ($(cat "$TMP/err"))"
+  grep -q "^ *1 " "$TMP/out" || fail "read-only store listed without its row: $(cat "$TMP/out")"
+else
+  expect_exit 0 "results list of a read-only store" -- "$k" results list --store "$TMP/ro/r.db"
+fi
+chmod 755 "$TMP/ro"
+
+# items 13 and issue 9: unknown words are named; both store-id parsers agree.
+expect_exit 2 "kstacklab bogus" -- "$k" bogus
+expect_stderr "bogus" "unknown command named"
+expect_exit 2 "results frob" -- "$k" results frob
+expect_stderr "frob" "unknown results subcommand named"
+"$k" show 0 --store "$TMP/ro/r.db" 2>"$TMP/e1"
+"$k" results show 0 --store "$TMP/ro/r.db" 2>"$TMP/e2"
+grep -q "is not a store id" "$TMP/e1" && cmp -s "$TMP/e1" "$TMP/e2" || fail "show 0 and results show 0 differ: $(cat "$TMP/e1" "$TMP/e2")"
+
+# item 5: a stop request is honoured during warm-up.
+"$k" run --bench syscall/getpid --iterations 1 --repetitions 1 --warmup 1000000000000 --no-store -o "$TMP/w.json" >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+timeout 60 tail --pid="$pid" -f /dev/null || fail "SIGTERM during warm-up was ignored for 60 s"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 143 ] || fail "SIGTERM during warm-up: exit $rc, want 143"
+
+# item 6: a killed --sessions parent leaves no orphan and no file.
+"$k" run --bench syscall/getpid --iterations 1000 --repetitions 1 --warmup 1000000000000 --sessions 2 --no-store -o "$TMP/s.json" >/dev/null 2>&1 &
+parent=$!
+sleep 1
+kill -KILL "$parent"
+wait "$parent" 2>/dev/null
+sleep 1
+if pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null; then fail "orphan session child still running"; fi
+ls -a "$TMP" /tmp 2>/dev/null | grep -q "kstacklab-session\|s.json.session" && fail "session file left behind"
+finish
