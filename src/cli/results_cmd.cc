@@ -167,7 +167,11 @@ int RunImport(const ResultsArgs& a) {
     results.push_back(std::move(*r));
   }
   auto store = ResultStore::Open(StorePath(a.store), ResultStore::Mode::kCreate);
-  if (!store.ok()) return Fail(store.error());
+  if (!store.ok()) {
+    Error e = store.error();
+    e.message += " (--store PATH chooses another store)";
+    return Fail(e);
+  }
   auto ids = store->InsertAll(results);
   if (!ids.ok()) {
     Error e = ids.error();

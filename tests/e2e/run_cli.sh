@@ -51,9 +51,12 @@ expect_exit 2 "stall threshold without a unit" -- "$K" run --stall-threshold 5 &
 expect_exit 2 "unknown flag" -- "$K" run --frobnicate && expect_stderr "frobnicate" "unknown flag is named"
 expect_exit 2 "unknown benchmark" -- "$K" run --bench nosuch/x && expect_stderr "kstacklab list" "points at list"
 expect_exit 2 "unknown suite" -- "$K" run --suite nosuch && expect_stderr "kstacklab list" "points at list"
-expect_exit 2 "CPU that does not exist" -- "$K" run "${SMALL[@]}" --cpu 4095 -o "$TMP/x.json" && expect_stderr "allowed" "names the allowed CPUs"
+expect_exit 2 "CPU number out of range" -- "$K" run "${SMALL[@]}" --cpu 4095 -o "$TMP/x.json" && expect_stderr "--cpu" "names the flag"
+expect_exit 2 "CPU that is not available" -- "$K" run "${SMALL[@]}" --cpu 1000 -o "$TMP/x.json" && expect_stderr "allowed" "names the allowed CPUs"
+expect_stderr "--cpu" "names the flag"
 expect_exit 2 "bad --timing" -- "$K" run --timing sometimes
-expect_exit 1 "unwritable output" -- "$K" run "${SMALL[@]}" -o /nonexistent-dir/r.json
+# A missing output directory is an input error found before measuring.
+expect_exit 2 "unwritable output" -- "$K" run "${SMALL[@]}" -o /nonexistent-dir/r.json
 expect_stderr "/nonexistent-dir/r.json" "names the path"
 [ ! -e /nonexistent-dir/r.json ] && pass "no file left behind" || fail "file left behind"
 expect_exit 2 "show a missing file" -- "$K" show "$TMP/missing.json"
