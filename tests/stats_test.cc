@@ -233,6 +233,28 @@ CompareOptions MeanOnly() {
   return o;
 }
 
+// Per-call percentiles move in whole timer steps: a p99 change below one step is marked and
+// footnoted; the mean (a per-repetition average) never is. p99 = 1.5 x mean in Bench().
+TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {
+  CompareInput in =
+      OneRun({{"base", {100, 101, 99, 100, 100}}, {"var", {104, 105, 103, 104, 104}}});
+  in.run.timer.resolution_ns = 10.0;  // p99 change: 1.5 x 4 = 6 ns < 10 ns
+  CompareOptions o;
+  o.metrics = {"mean", "p99"};
+  auto t = BuildCompareTable({in}, o);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_FALSE(t->rows[0].variants[0].below_timer_step);  // mean
+  EXPECT_TRUE(t->rows[1].variants[0].below_timer_step);   // p99
+  bool footnote = false;
+  for (const auto& n : t->notes) footnote = footnote || n.find("timer step") != std::string::npos;
+  EXPECT_TRUE(footnote);
+  in.run.timer.resolution_ns = 5.0;  // 6 ns >= one step: not marked
+  auto t2 = BuildCompareTable({in}, o);
+  ASSERT_TRUE(t2.ok());
+  EXPECT_FALSE(t2->rows[1].variants[0].below_timer_step);
+}
+
 TEST(CompareTable, FastpathVersusCiOnKnownData) {
   // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) =
   // [10.037, 13.963]. var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p =

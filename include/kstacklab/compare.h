@@ -126,6 +126,9 @@ struct CompareCell {
   // Measured in other runs than the baseline while a side's samples are the repetitions of one
   // process: no run-to-run variance, so the change and its within-run CI but no verdict.
   bool no_run_variance = false;
+  // A per-call metric (percentile, min, max) whose change is smaller than one timer step of
+  // either column (timing::ChangeBelowTimerStep): the difference may be the counter's.
+  bool below_timer_step = false;
   Verdict verdict = Verdict::kNone;
 };
 

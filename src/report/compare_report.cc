@@ -30,6 +30,7 @@ std::string VariantCellText(const CompareCell& c) {
   if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
   if (c.too_few) s += " *";
   if (c.no_run_variance) s += " ~";
+  if (c.below_timer_step) s += " (s)";
   return s;
 }
 
@@ -255,6 +256,7 @@ Json CompareToJsonValue(const CompareTable& t) {
         j["mdc_pct"] = Num(c.mdc_pct);
         j["too_few"] = c.too_few;
         j["no_run_variance"] = c.no_run_variance;
+        j["below_timer_step"] = c.below_timer_step;
         j["verdict"] = VerdictCode(c.verdict);
       }
       return j;

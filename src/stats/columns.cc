@@ -52,7 +52,13 @@ ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
                                [&](const BenchmarkResult& b) { return b.variant == v; });
         if (has || inputs[i].run.benchmarks.empty()) holding.push_back(i);
       }
-      for (size_t i : holding) c.sources.push_back(inputs[i].source);
+      std::optional<double> step;
+      for (size_t i : holding) {
+        c.sources.push_back(inputs[i].source);
+        const std::optional<double>& r = inputs[i].run.timer.resolution_ns;
+        if (r && (!step || *r > *step)) step = r;
+      }
+      set.step_ns.push_back(step);
       set.columns.push_back(std::move(c));
       set.runs.push_back(std::move(holding));
       set.group.push_back(g);

@@ -2,6 +2,7 @@
 // column per label x variant (DESIGN.md "Statistics": a configuration is a label).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ struct ColumnSet {
   std::vector<CompareColumn> columns;     // labels in order of first appearance, then variants
   std::vector<std::vector<size_t>> runs;  // per column: the inputs (runs) holding its variant
   std::vector<size_t> group;              // per column: index of its label, from 0
+  // Per column: the coarsest timer step (timer.resolution_ns) of its runs; nullopt when no run
+  // recorded one (files written before the step was measured).
+  std::vector<std::optional<double>> step_ns;
 };
 
 // The effective label of an input: RunResult::label, or the file stem of its source when empty

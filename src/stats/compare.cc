@@ -11,6 +11,7 @@
 #include <set>
 
 #include "kstacklab/stats.h"
+#include "kstacklab/timing.h"
 #include "stats/columns.h"
 #include "stats/samples.h"
 
@@ -201,6 +202,7 @@ struct NoteState {
   std::set<std::string> no_metric;
   bool any_too_few = false;
   bool any_no_run_variance = false;
+  bool any_below_timer_step = false;
   std::map<std::string, std::vector<std::string>> session_cols;  // column -> benchmarks
   std::map<std::string, int> run_cols;                           // column -> runs
   // MDC per benchmark name and metric: the largest over its rows' decidable variant cells.
@@ -308,6 +310,12 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
                           set.runs[order[0]] == set.runs[order[k]], options);
       notes.any_too_few = notes.any_too_few || v.too_few;
       notes.any_no_run_variance = notes.any_no_run_variance || v.no_run_variance;
+      const double ns = NsPerUnit(row.unit);
+      v.below_timer_step =
+          v.present && cells[0].present &&
+          timing::ChangeBelowTimerStep(metric, cells[0].value * ns, v.value * ns,
+                                       set.step_ns[order[0]], set.step_ns[order[k]]);
+      notes.any_below_timer_step = notes.any_below_timer_step || v.below_timer_step;
       if (std::isfinite(v.mdc_pct) && !v.no_run_variance) {
         double& slot = notes.mdc[key.name][metric];
         slot = std::max(slot, v.mdc_pct);
@@ -394,6 +402,7 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
         "* fewer than 3 samples (repetitions, or sessions) on a side: the change is shown without "
         "CI or verdict; run more repetitions");
   }
+  if (s.any_below_timer_step) table.notes.push_back(timing::kTimerStepFootnote);
   if (s.any_no_run_variance) {
     table.notes.push_back(
         "~ measured in a different run than the baseline, and a side's samples are the "
