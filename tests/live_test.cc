@@ -329,7 +329,9 @@ TEST(LiveSamplerTest, FindsSixtyFourOffsetsOnThisKernel) {
   // ~ 1e-26.
   EXPECT_EQ(distinct.size(), 64u);
   for (uint32_t o : d->offsets) EXPECT_EQ(o % 16, 0u);
-  if (d->state_checked > 0) EXPECT_EQ(d->state_agreeing, d->state_checked);
+  if (d->state_checked > 0) {
+    EXPECT_EQ(d->state_agreeing, d->state_checked);
+  }
 }
 
 }  // namespace

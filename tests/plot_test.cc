@@ -131,7 +131,8 @@ TEST(BuildLatencyPlot, NothingDrawableIsAUsageError) {
 
 TEST(BuildComparePlot, OnePointPerCellWithWhiskersAndVerdicts) {
   CompareTable t;
-  t.columns = {{"base", "a", "base", ""}, {"on", "b", "on", ""}, {"prng", "c", "prng", ""}};
+  t.columns = {
+      {"base", "a", "base", "", {}}, {"on", "b", "on", "", {}}, {"prng", "c", "prng", "", {}}};
   CompareRow row;
   row.benchmark = "syscall/getpid";
   row.metric = "p99";

@@ -165,7 +165,7 @@ namespace {
 RunResult SummaryRun(double mean_a, double mean_b, uint64_t raw_ps) {
   RunResult r;
   r.label = "lab";
-  r.timer = TimerInfo{"tsc", 2e9, 25.0, true};
+  r.timer = TimerInfo{"tsc", 2e9, 25.0, true, std::nullopt};
   BenchmarkResult b;
   b.name = "syscall/getpid";
   for (double m : {mean_a, mean_b}) {

@@ -17,7 +17,7 @@ RunResult Sample() {
   r.label = "v6.18 rnd-on";
   r.environment = Json{{"kernel", {{"release", "6.18.0"}}}};
   r.run = Json{{"iterations", 1000}};
-  r.timer = TimerInfo{"tsc", 2.1e9, 26.5, true};
+  r.timer = TimerInfo{"tsc", 2.1e9, 26.5, true, std::nullopt};
   BenchmarkResult b;
   b.name = "syscall/getpid";
   b.params = Json{{"h", 1}};

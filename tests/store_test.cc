@@ -28,7 +28,7 @@ RunResult Sample(const std::string& label) {
   r.label = label;
   r.environment = Json{{"kernel", {{"release", "6.18.0-test"}, {"hostname", "testbox"}}}};
   r.run = Json{{"iterations", 1000}, {"repetitions", 2}};
-  r.timer = TimerInfo{"fake", 1e9, 12.5, true};
+  r.timer = TimerInfo{"fake", 1e9, 12.5, true, std::nullopt};
   for (const char* variant : {"off", "percpu-prng"}) {
     BenchmarkResult b;
     b.name = "model/kstack";
@@ -46,7 +46,7 @@ RunResult Sample(const std::string& label) {
   BenchmarkResult g;
   g.name = "syscall/getpid";
   g.params = Json{{"h", 1}};
-  g.repetitions.push_back(Repetition{1000, 0, {{"mean", 210.0}}});
+  g.repetitions.push_back(Repetition{1000, 0, {{"mean", 210.0}}, std::nullopt, std::nullopt});
   r.benchmarks.push_back(std::move(g));
   return r;
 }

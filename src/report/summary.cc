@@ -179,8 +179,9 @@ std::string RenderSummary(const RunResult& run) {
       items += fmt::format("{}{} {}", items.empty() ? "" : ", ", metric,
                            Num(sum_count.first / sum_count.second));
     }
-    out += fmt::format("# {}{}: {} (per call, mean of repetitions; times in {})\n", b.name,
-                       b.params.empty() ? "" : " " + ParamsText(b.params), items, b.unit);
+    const std::string params = ParamsText(b.params);
+    out += fmt::format("# {}{}{}: {} (per call, mean of repetitions; times in {})\n", b.name,
+                       params.empty() ? "" : " ", params, items, b.unit);
   }
   if (below_overhead) {
     out += fmt::format(
