@@ -67,7 +67,7 @@ Json Num(double v) {
 }
 
 std::string CsvField(const std::string& raw) {
-  const std::string s = EscapeControl(raw);  // no NUL, newline or ESC reaches the file
+  std::string s = EscapeControl(raw);  // no NUL, newline or ESC reaches the file
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string o = "\"";
   for (char c : s) {
