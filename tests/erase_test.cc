@@ -270,9 +270,10 @@ TEST(Strategies, MatchReferenceAtEverySizeAndStart) {
   constexpr size_t kGuard = 512;
   constexpr size_t kMax = 16384;
   constexpr size_t kBuf = kGuard + 4096 + kMax + kGuard;
-  constexpr uint64_t kValue = 0x0123456789ABCDEFull;  // a poison other than kPoison, too
-  auto* got = static_cast<unsigned char*>(std::aligned_alloc(4096, kBuf));
-  auto* want = static_cast<unsigned char*>(std::aligned_alloc(4096, kBuf));
+  constexpr uint64_t kValue = 0x0123456789ABCDEFull;      // a poison other than kPoison, too
+  constexpr size_t kAlloc = (kBuf + 4095) / 4096 * 4096;  // aligned_alloc: a multiple of 4096
+  auto* got = static_cast<unsigned char*>(std::aligned_alloc(4096, kAlloc));
+  auto* want = static_cast<unsigned char*>(std::aligned_alloc(4096, kAlloc));
   ASSERT_NE(got, nullptr);
   ASSERT_NE(want, nullptr);
   int checked = 0;

@@ -66,8 +66,9 @@ expect_exit 2 "no command" -- "$K"
 for sig in INT TERM; do
   "$K" run --bench syscall/getpid:raw --iterations 200000 --repetitions 1000 --no-store -o "$TMP/p$sig.json" >/dev/null 2>"$TMP/err" &
   pid=$!
-  # 1 s of CPU time: calibration is done and repetitions (~0.05 s each) have completed.
-  wait_cpu_time $pid "$(getconf CLK_TCK)" || fail "SIG$sig: the run ended or stalled before 1 s of CPU"
+  # 3 s of CPU time: calibration is done and repetitions (~0.05 s each, longer under ASan) have
+  # completed, while far fewer than 1000 have.
+  wait_cpu_time $pid "$((3 * $(getconf CLK_TCK)))" || fail "SIG$sig: the run ended or stalled before 3 s of CPU"
   kill -$sig $pid
   wait $pid
   code=$?
