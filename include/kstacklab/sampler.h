@@ -28,6 +28,19 @@ using PerCallFn = void (*)(void* state, uint64_t n, uint64_t* out_ticks);
 // Times n calls in one region; returns the total ticks.
 using LoopFn = uint64_t (*)(void* state, uint64_t n);
 
+// A loop function for slow calls whose setup must stay outside the timed region (a fork, a
+// munmap of a fresh mapping, a build): the sum of `n` per-call timed regions, in ticks.
+template <PerCallFn kPerCall>
+uint64_t SumOfPerCallTicks(void* state, uint64_t n) {
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t ticks = 0;
+    kPerCall(state, 1, &ticks);
+    total += ticks;
+  }
+  return total;
+}
+
 template <class Clock, auto Call>
 void TimePerCall(void* state, uint64_t n, uint64_t* out_ticks) {
   for (uint64_t i = 0; i < n; ++i) {

@@ -154,16 +154,6 @@ void TimeBuild(void* state, uint64_t n, uint64_t* out_ticks) {
   }
 }
 
-uint64_t TimeBuildLoop(void* state, uint64_t n) {
-  uint64_t total = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    uint64_t ticks = 0;
-    TimeBuild(state, 1, &ticks);
-    total += ticks;
-  }
-  return total;
-}
-
 std::map<std::string, double> BuildMetrics(void* state) {
   auto* s = static_cast<BuildState*>(state);
   std::map<std::string, double> m;
@@ -247,7 +237,7 @@ WorkloadDef KernbenchRow(size_t max_files) {
     return std::shared_ptr<void>(s);
   };
   w.percall = &TimeBuild;
-  w.loop = &TimeBuildLoop;
+  w.loop = &SumOfPerCallTicks<&TimeBuild>;
   w.extra_metrics = &BuildMetrics;
   return w;
 }

@@ -250,18 +250,6 @@ void TimeMunmap(void* state, uint64_t n, uint64_t* out_ticks) {
   }
 }
 
-// Loop mode: the sum of the calls' own timed regions (the setup around each call is not timed).
-template <PerCallFn kPerCall>
-uint64_t SumOfCalls(void* state, uint64_t n) {
-  uint64_t total = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    uint64_t ticks = 0;
-    kPerCall(state, 1, &ticks);
-    total += ticks;
-  }
-  return total;
-}
-
 template <class State>
 std::map<std::string, double> Failures(void* state) {
   auto* s = static_cast<State*>(state);
@@ -360,7 +348,7 @@ std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note
       return std::shared_ptr<void>(s);
     };
     w.percall = &TimeFork;
-    w.loop = &SumOfCalls<&TimeFork>;
+    w.loop = &SumOfPerCallTicks<&TimeFork>;
     w.max_warmup = 1;
     w.extra_metrics = &Failures<ForkState>;
     rows.push_back(std::move(w));
@@ -379,7 +367,7 @@ std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note
       return std::shared_ptr<void>(s);
     };
     w.percall = &TimeMunmap;
-    w.loop = &SumOfCalls<&TimeMunmap>;
+    w.loop = &SumOfPerCallTicks<&TimeMunmap>;
     w.max_warmup = 0;
     w.extra_metrics = &Failures<MunmapState>;
     rows.push_back(std::move(w));
