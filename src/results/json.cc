@@ -279,7 +279,10 @@ std::string ResultToJson(const RunResult& result) {
 
 std::optional<std::string> LabelProblem(const std::string& label) { return TextProblem(label); }
 
-Expected<RunResult> ResultFromJson(const std::string& text, const std::string& source) {
+namespace {
+
+// The document itself: within the size and nesting limits, valid JSON, an object.
+Expected<Json> ParseDocument(const std::string& text, const std::string& source) {
   using L = ResultLimits;
   if (text.size() > L::kMaxFileBytes) {
     return UsageError(fmt::format("{}: {} bytes, more than the {} accepted", source, text.size(),
@@ -302,10 +305,113 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
     }
     return UsageError(fmt::format("{}: not valid JSON", source));
   }
-  Reader r(source);
-  if (!j.is_object())
+  if (!j.is_object()) {
     return UsageError(
         fmt::format("{}: not a kstacklab result (top level is not an object)", source));
+  }
+  return j;
+}
+
+Status ReadTimer(const Reader& r, const Json& timer, TimerInfo* out) {
+  using L = ResultLimits;
+  KSTACKLAB_ASSIGN(out->source, r.String(timer, "source", "timer", false));
+  KSTACKLAB_ASSIGN(out->freq_hz, r.NumberIn(timer, "freq_hz", "timer", 0, L::kMaxFreqHz));
+  KSTACKLAB_ASSIGN(out->overhead_ns,
+                   r.NumberIn(timer, "overhead_ns", "timer", 0, L::kMaxOverheadNs));
+  KSTACKLAB_ASSIGN(out->invariant, r.Bool(timer, "invariant", "timer", true));
+  if (timer.contains("resolution_ns")) {
+    double resolution = 0;
+    KSTACKLAB_ASSIGN(resolution, r.Number(timer, "resolution_ns", "timer"));
+    out->resolution_ns = resolution;
+  }
+  return OkStatus();
+}
+
+Expected<Repetition> ReadRepetition(const Reader& r, const Json& jr, const std::string& rpath) {
+  if (!jr.is_object()) return r.Bad(rpath, "must be an object");
+  Repetition rep;
+  KSTACKLAB_ASSIGN(rep.iterations, r.Unsigned(jr, "iterations", rpath));
+  if (rep.iterations == 0) return r.Bad(rpath + ".iterations", "must be at least 1");
+  uint64_t session = 0;
+  KSTACKLAB_ASSIGN(session, r.Unsigned(jr, "session", rpath, false));
+  if (session > 1000000) return r.Bad(rpath + ".session", "must be at most 1000000");
+  rep.session = static_cast<int>(session);
+  if (jr.contains("stalls")) {
+    uint64_t stalls = 0;
+    KSTACKLAB_ASSIGN(stalls, r.Unsigned(jr, "stalls", rpath));
+    rep.stalls = stalls;
+  }
+  if (jr.contains("stall_ns")) {
+    double stall_ns = 0;
+    KSTACKLAB_ASSIGN(stall_ns, r.Number(jr, "stall_ns", rpath));
+    rep.stall_ns = stall_ns;
+  }
+  for (auto it = jr.begin(); it != jr.end(); ++it) {
+    if (it.key() == "iterations" || it.key() == "session" || it.key() == "stalls" ||
+        it.key() == "stall_ns") {
+      continue;
+    }
+    if (auto problem = TextProblem(it.key())) return r.Bad(rpath, "metric name " + *problem);
+    double v = 0;
+    KSTACKLAB_ASSIGN(v, r.Number(jr, it.key(), rpath));
+    rep.metrics[it.key()] = v;
+  }
+  return rep;
+}
+
+// benchmarks[i]; `total_reps` counts the repetitions of the file so far (a per-file limit).
+Expected<BenchmarkResult> ReadBenchmark(const Reader& r, const Json& jb, size_t i,
+                                        size_t* total_reps) {
+  using L = ResultLimits;
+  std::string path = fmt::format("benchmarks[{}]", i);
+  BenchmarkResult b;
+  KSTACKLAB_ASSIGN(b.name, r.Text(jb, "name", path));
+  if (b.name.empty()) return r.Bad(path + ".name", "must not be empty");
+  path = fmt::format("benchmarks[{}] ({})", i, b.name);
+  if (jb.contains("params")) {
+    KSTACKLAB_RETURN_IF_ERROR(CheckParams(r, jb["params"], path + ".params"));
+    b.params = jb["params"];
+  }
+  KSTACKLAB_ASSIGN(b.variant, r.Text(jb, "variant", path, false));
+  KSTACKLAB_ASSIGN(b.unit, r.Text(jb, "unit", path));
+  KSTACKLAB_ASSIGN(b.lower_is_better, r.Bool(jb, "lower_is_better", path, true));
+  KSTACKLAB_ASSIGN(b.baseline, r.Bool(jb, "baseline", path, false));
+  KSTACKLAB_ASSIGN(b.timing, r.String(jb, "timing", path, false));
+  if (b.timing.empty()) b.timing = "percall";
+  if (b.timing != "percall" && b.timing != "loop") {
+    return r.Bad(path + ".timing", "must be \"percall\" or \"loop\"");
+  }
+  const Json* reps = nullptr;
+  KSTACKLAB_ASSIGN(reps, r.Field(jb, "repetitions", path));
+  if (!reps->is_array()) return r.Bad(path + ".repetitions", "must be an array");
+  if (reps->empty()) {
+    return r.Bad(path + ".repetitions",
+                 "is empty (a run interrupted before its first repetition); measure again");
+  }
+  *total_reps += reps->size();
+  if (reps->size() > L::kMaxRepetitions || *total_reps > L::kMaxTotalRepetitions) {
+    return r.Bad(path + ".repetitions",
+                 fmt::format("too many (at most {} per benchmark and {} per file accepted)",
+                             L::kMaxRepetitions, L::kMaxTotalRepetitions));
+  }
+  for (size_t k = 0; k < reps->size(); ++k) {
+    Repetition rep;
+    KSTACKLAB_ASSIGN(rep,
+                     ReadRepetition(r, (*reps)[k], fmt::format("{}.repetitions[{}]", path, k)));
+    b.repetitions.push_back(std::move(rep));
+  }
+  const Json* hist = nullptr;
+  KSTACKLAB_ASSIGN(hist, r.Field(jb, "histogram", path, false));
+  if (hist) KSTACKLAB_ASSIGN(b.histogram, HistogramFromJson(r, *hist, path + ".histogram"));
+  return b;
+}
+
+}  // namespace
+
+Expected<RunResult> ResultFromJson(const std::string& text, const std::string& source) {
+  Json j;
+  KSTACKLAB_ASSIGN(j, ParseDocument(text, source));
+  Reader r(source);
   RunResult out;
   KSTACKLAB_ASSIGN(out.schema, r.String(j, "schema", ""));
   if (out.schema != kResultSchema) {
@@ -323,95 +429,18 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
   if (j.contains("run")) out.run = j["run"];
   const Json* timer = nullptr;
   KSTACKLAB_ASSIGN(timer, r.Field(j, "timer", "", false));
-  if (timer) {
-    KSTACKLAB_ASSIGN(out.timer.source, r.String(*timer, "source", "timer", false));
-    KSTACKLAB_ASSIGN(out.timer.freq_hz, r.NumberIn(*timer, "freq_hz", "timer", 0, L::kMaxFreqHz));
-    KSTACKLAB_ASSIGN(out.timer.overhead_ns,
-                     r.NumberIn(*timer, "overhead_ns", "timer", 0, L::kMaxOverheadNs));
-    KSTACKLAB_ASSIGN(out.timer.invariant, r.Bool(*timer, "invariant", "timer", true));
-    if (timer->contains("resolution_ns")) {
-      double resolution = 0;
-      KSTACKLAB_ASSIGN(resolution, r.Number(*timer, "resolution_ns", "timer"));
-      out.timer.resolution_ns = resolution;
-    }
-  }
+  if (timer) KSTACKLAB_RETURN_IF_ERROR(ReadTimer(r, *timer, &out.timer));
   const Json* benches = nullptr;
   KSTACKLAB_ASSIGN(benches, r.Field(j, "benchmarks", ""));
   if (!benches->is_array()) return r.Bad("benchmarks", "must be an array");
-  if (benches->size() > L::kMaxBenchmarks) {
+  if (benches->size() > ResultLimits::kMaxBenchmarks) {
     return r.Bad("benchmarks", fmt::format("has {} entries, more than the {} accepted",
-                                           benches->size(), L::kMaxBenchmarks));
+                                           benches->size(), ResultLimits::kMaxBenchmarks));
   }
   size_t total_reps = 0;
   for (size_t i = 0; i < benches->size(); ++i) {
-    const Json& jb = (*benches)[i];
-    std::string path = fmt::format("benchmarks[{}]", i);
     BenchmarkResult b;
-    KSTACKLAB_ASSIGN(b.name, r.Text(jb, "name", path));
-    if (b.name.empty()) return r.Bad(path + ".name", "must not be empty");
-    path = fmt::format("benchmarks[{}] ({})", i, b.name);
-    if (jb.contains("params")) {
-      KSTACKLAB_RETURN_IF_ERROR(CheckParams(r, jb["params"], path + ".params"));
-      b.params = jb["params"];
-    }
-    KSTACKLAB_ASSIGN(b.variant, r.Text(jb, "variant", path, false));
-    KSTACKLAB_ASSIGN(b.unit, r.Text(jb, "unit", path));
-    KSTACKLAB_ASSIGN(b.lower_is_better, r.Bool(jb, "lower_is_better", path, true));
-    KSTACKLAB_ASSIGN(b.baseline, r.Bool(jb, "baseline", path, false));
-    KSTACKLAB_ASSIGN(b.timing, r.String(jb, "timing", path, false));
-    if (b.timing.empty()) b.timing = "percall";
-    if (b.timing != "percall" && b.timing != "loop") {
-      return r.Bad(path + ".timing", "must be \"percall\" or \"loop\"");
-    }
-    const Json* reps = nullptr;
-    KSTACKLAB_ASSIGN(reps, r.Field(jb, "repetitions", path));
-    if (!reps->is_array()) return r.Bad(path + ".repetitions", "must be an array");
-    if (reps->empty()) {
-      return r.Bad(path + ".repetitions",
-                   "is empty (a run interrupted before its first repetition); measure again");
-    }
-    total_reps += reps->size();
-    if (reps->size() > L::kMaxRepetitions || total_reps > L::kMaxTotalRepetitions) {
-      return r.Bad(path + ".repetitions",
-                   fmt::format("too many (at most {} per benchmark and {} per file accepted)",
-                               L::kMaxRepetitions, L::kMaxTotalRepetitions));
-    }
-    for (size_t k = 0; k < reps->size(); ++k) {
-      const Json& jr = (*reps)[k];
-      std::string rpath = fmt::format("{}.repetitions[{}]", path, k);
-      if (!jr.is_object()) return r.Bad(rpath, "must be an object");
-      Repetition rep;
-      KSTACKLAB_ASSIGN(rep.iterations, r.Unsigned(jr, "iterations", rpath));
-      if (rep.iterations == 0) return r.Bad(rpath + ".iterations", "must be at least 1");
-      uint64_t session = 0;
-      KSTACKLAB_ASSIGN(session, r.Unsigned(jr, "session", rpath, false));
-      if (session > 1000000) return r.Bad(rpath + ".session", "must be at most 1000000");
-      rep.session = static_cast<int>(session);
-      if (jr.contains("stalls")) {
-        uint64_t stalls = 0;
-        KSTACKLAB_ASSIGN(stalls, r.Unsigned(jr, "stalls", rpath));
-        rep.stalls = stalls;
-      }
-      if (jr.contains("stall_ns")) {
-        double stall_ns = 0;
-        KSTACKLAB_ASSIGN(stall_ns, r.Number(jr, "stall_ns", rpath));
-        rep.stall_ns = stall_ns;
-      }
-      for (auto it = jr.begin(); it != jr.end(); ++it) {
-        if (it.key() == "iterations" || it.key() == "session" || it.key() == "stalls" ||
-            it.key() == "stall_ns") {
-          continue;
-        }
-        if (auto problem = TextProblem(it.key())) return r.Bad(rpath, "metric name " + *problem);
-        double v = 0;
-        KSTACKLAB_ASSIGN(v, r.Number(jr, it.key(), rpath));
-        rep.metrics[it.key()] = v;
-      }
-      b.repetitions.push_back(std::move(rep));
-    }
-    const Json* hist = nullptr;
-    KSTACKLAB_ASSIGN(hist, r.Field(jb, "histogram", path, false));
-    if (hist) KSTACKLAB_ASSIGN(b.histogram, HistogramFromJson(r, *hist, path + ".histogram"));
+    KSTACKLAB_ASSIGN(b, ReadBenchmark(r, (*benches)[i], i, &total_reps));
     out.benchmarks.push_back(std::move(b));
   }
   return out;

@@ -38,76 +38,61 @@ bool CounterIsInvariant() {
 #endif
 }
 
-CounterStep EstimateCounterStep(const std::vector<uint64_t>& reads) {
-  CounterStep out;
-  if (reads.size() < 3) return out;
-  std::map<uint64_t, uint64_t> diffs;  // difference -> how often
+namespace {
+
+// The differences of back-to-back reads: difference -> how often (non-monotonic pairs skipped).
+struct Differences {
+  std::map<uint64_t, uint64_t> counts;
   uint64_t n = 0;
+  uint64_t Count(uint64_t v) const {
+    auto it = counts.find(v);
+    return it == counts.end() ? uint64_t{0} : it->second;
+  }
+  // The smallest difference >= `from` seen at least `frequent` times; 0 if none.
+  uint64_t LowestFrequent(uint64_t from, uint64_t frequent) const {
+    for (const auto& [v, c] : counts) {
+      if (v >= from && c >= frequent) return v;
+    }
+    return 0;
+  }
+};
+
+Differences CountDifferences(const std::vector<uint64_t>& reads) {
+  Differences d;
   for (size_t i = 1; i < reads.size(); ++i) {
     if (reads[i] < reads[i - 1]) continue;  // not monotonic here (migration): skip
-    ++diffs[reads[i] - reads[i - 1]];
-    ++n;
+    ++d.counts[reads[i] - reads[i - 1]];
+    ++d.n;
   }
-  const uint64_t frequent = std::max<uint64_t>(3, n / 200);  // 0.5 %: ignores rare disturbances
-  auto count = [&](uint64_t v) {
-    auto it = diffs.find(v);
-    return it == diffs.end() ? uint64_t{0} : it->second;
-  };
-  uint64_t lo2 = 0;  // smallest frequent difference >= 2
-  for (const auto& [v, c] : diffs) {
-    if (v >= 2 && c >= frequent) {
-      lo2 = v;
-      break;
-    }
+  return d;
+}
+
+// Ticks per step over the ordinary differences (those up to `cutoff`), each rounded to whole
+// steps of `guess`; fix-up 1s are counted as ticks (the next difference repays them) but cross no
+// step.
+double RefineStep(const Differences& d, bool fixup, double cutoff, double guess) {
+  double ticks = 0, crossed = 0;
+  for (const auto& [v, k] : d.counts) {
+    const double dv = static_cast<double>(v);
+    if (v == 0 || dv > cutoff) continue;
+    ticks += dv * static_cast<double>(k);
+    if (fixup && v == 1) continue;
+    crossed += std::max(1.0, std::round(dv / guess)) * static_cast<double>(k);
   }
-  const bool fixup = count(1) >= frequent && count(0) < frequent && lo2 >= 3;
-  const uint64_t same = count(0) + (fixup ? count(1) : 0);  // reads within one step
-  uint64_t lo = fixup ? lo2 : 0;  // lowest cluster of ordinary differences
-  if (!fixup) {
-    for (const auto& [v, c] : diffs) {
-      if (v >= 1 && c >= frequent) {
-        lo = v;
-        break;
-      }
-    }
-  }
-  if (lo == 0) return out;
-  double cluster_ticks = 0, cluster_n = 0;
-  for (uint64_t v = lo; v <= lo + 2; ++v) {
-    cluster_ticks += static_cast<double>(v * count(v));
-    cluster_n += static_cast<double>(count(v));
-  }
-  const double c = cluster_ticks / cluster_n;
-  const double cutoff = 8 * c;  // longer differences are preemption: ignored
-  // Ticks per step over the ordinary differences, each rounded to whole steps of `guess`; fix-up
-  // 1s are counted as ticks (the next difference repays them) but cross no step.
-  auto refine = [&](double guess) {
-    double ticks = 0, crossed = 0;
-    for (const auto& [v, k] : diffs) {
-      const double dv = static_cast<double>(v);
-      if (v == 0 || dv > cutoff) continue;
-      ticks += dv * static_cast<double>(k);
-      if (fixup && v == 1) continue;
-      crossed += std::max(1.0, std::round(dv / guess)) * static_cast<double>(k);
-    }
-    return crossed > 0 ? ticks / crossed : 0.0;
-  };
-  if (same >= frequent) {
-    // Reads faster than a step: the lowest cluster is one step.
-    const double s = refine(c);
-    if (s >= 1.5) out = CounterStep{s, true};
-    return out;
-  }
-  // No same-step reads: a read costs one step or more, so the lowest cluster may be several
-  // steps (this project's 2.1 GHz EPYC guest: differences 42, 63, 84 = 2, 3, 4 steps of 21).
-  // Try c, c/2, c/3 ... down to 5 ticks (below that +-1 tick covers most integers): the step is
-  // the largest for which the differences sit within +-1 tick of whole multiples, at least two
-  // different multiples being frequent. A finely ticking counter spreads over every value.
+  return crossed > 0 ? ticks / crossed : 0.0;
+}
+
+// No same-step reads: a read costs one step or more, so the lowest cluster `c` may be several
+// steps (this project's 2.1 GHz EPYC guest: differences 42, 63, 84 = 2, 3, 4 steps of 21).
+// Tries c, c/2, c/3 ... down to 5 ticks (below that +-1 tick covers most integers): the step is
+// the largest for which the differences sit within +-1 tick of whole multiples, at least two
+// different multiples being frequent. A finely ticking counter spreads over every value: 0.
+double GridStep(const Differences& d, double c, double cutoff, uint64_t frequent) {
   for (int k = 1; c / k >= 5; ++k) {
     const double guess = c / k;
     double on_grid = 0, total = 0;
     std::map<long, uint64_t> multiples;
-    for (const auto& [v, n_v] : diffs) {
+    for (const auto& [v, n_v] : d.counts) {
       const double dv = static_cast<double>(v);
       if (v == 0 || dv > cutoff) continue;
       const double m = std::round(dv / guess);
@@ -119,13 +104,35 @@ CounterStep EstimateCounterStep(const std::vector<uint64_t>& reads) {
     }
     int frequent_multiples = 0;
     for (const auto& [m, n_m] : multiples) frequent_multiples += n_m >= frequent ? 1 : 0;
-    if (total > 0 && on_grid >= 0.95 * total && frequent_multiples >= 2) {
-      const double s = refine(guess);
-      if (s >= 1.5) out = CounterStep{s, true};
-      return out;
-    }
+    if (total > 0 && on_grid >= 0.95 * total && frequent_multiples >= 2) return guess;
   }
-  return out;
+  return 0;
+}
+
+}  // namespace
+
+CounterStep EstimateCounterStep(const std::vector<uint64_t>& reads) {
+  if (reads.size() < 3) return {};
+  const Differences d = CountDifferences(reads);
+  const uint64_t frequent = std::max<uint64_t>(3, d.n / 200);  // 0.5 %: ignores rare disturbances
+  const uint64_t lo2 = d.LowestFrequent(2, frequent);
+  // The +1 monotonic fix-up: frequent 1s, no 0s, ordinary differences of 3 or more.
+  const bool fixup = d.Count(1) >= frequent && d.Count(0) < frequent && lo2 >= 3;
+  const uint64_t same = d.Count(0) + (fixup ? d.Count(1) : 0);      // reads within one step
+  const uint64_t lo = fixup ? lo2 : d.LowestFrequent(1, frequent);  // lowest ordinary cluster
+  if (lo == 0) return {};
+  double cluster_ticks = 0, cluster_n = 0;
+  for (uint64_t v = lo; v <= lo + 2; ++v) {
+    cluster_ticks += static_cast<double>(v * d.Count(v));
+    cluster_n += static_cast<double>(d.Count(v));
+  }
+  const double c = cluster_ticks / cluster_n;
+  const double cutoff = 8 * c;  // longer differences are preemption: ignored
+  // Reads faster than a step: the lowest cluster is one step. Otherwise search the grid.
+  const double guess = same >= frequent ? c : GridStep(d, c, cutoff, frequent);
+  if (guess == 0) return {};
+  const double s = RefineStep(d, fixup, cutoff, guess);
+  return s >= 1.5 ? CounterStep{s, true} : CounterStep{};
 }
 
 Expected<Calibration> Calibrate(int window_ms, int overhead_samples) {
