@@ -37,6 +37,34 @@ bool IsSleeping(pid_t tid) {
   return n > 0 && close != nullptr && close[1] == ' ' && close[2] == 'S';
 }
 
+// Rounds from the records: A's reads in order, then the first getpid of C after each; a round
+// counts when that getpid ran on the CPU A's read left (round r's old CPU is r % 2).
+std::vector<MigrationRound> PairRounds(const std::vector<LiveRecord>& records, pid_t a_tid,
+                                       pid_t c_tid, uint64_t rounds) {
+  std::vector<MigrationRound> out;
+  uint64_t round = 0;
+  for (size_t i = 0; i < records.size() && round < rounds; ++i) {
+    const LiveRecord& rec = records[i];
+    if (static_cast<pid_t>(rec.tid) != a_tid || rec.nr != SYS_read) continue;
+    MigrationRound m;
+    m.old_cpu = static_cast<uint32_t>(round % 2);
+    m.read_exit_cpu = rec.cpu;
+    m.read_index = i;
+    bool found = false;
+    for (size_t j = i + 1; j < records.size(); ++j) {
+      const LiveRecord& n = records[j];
+      if (static_cast<pid_t>(n.tid) == c_tid && n.nr == SYS_getpid) {
+        m.next_index = j;
+        found = n.cpu == m.old_cpu;
+        break;
+      }
+    }
+    ++round;
+    if (found) out.push_back(m);
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<MigrationData> CollectMigration(uint64_t rounds) {
@@ -110,27 +138,7 @@ Expected<MigrationData> CollectMigration(uint64_t rounds) {
   // another call path, which DeriveOffsets would refuse.
   std::erase_if(data.records,
                 [](const LiveRecord& r) { return r.nr != SYS_read && r.nr != SYS_getpid; });
-  // Rounds from the records: A's reads in order, then the first getpid of C after each on X.
-  size_t round = 0;
-  for (size_t i = 0; i < data.records.size() && round < rounds; ++i) {
-    const LiveRecord& rec = data.records[i];
-    if (static_cast<pid_t>(rec.tid) != a_tid || rec.nr != SYS_read) continue;
-    MigrationRound m;
-    m.old_cpu = static_cast<uint32_t>(old_cpu(round));
-    m.read_exit_cpu = rec.cpu;
-    m.read_index = i;
-    bool found = false;
-    for (size_t j = i + 1; j < data.records.size(); ++j) {
-      const LiveRecord& n = data.records[j];
-      if (static_cast<pid_t>(n.tid) == c_tid && n.nr == SYS_getpid) {
-        m.next_index = j;
-        found = n.cpu == m.old_cpu;
-        break;
-      }
-    }
-    ++round;
-    if (found) data.rounds.push_back(m);
-  }
+  data.rounds = PairRounds(data.records, a_tid, c_tid, rounds);
   return data;
 }
 
