@@ -313,27 +313,8 @@ Expected<Trial> RunTrial(const PrngRecoverOptions& o, const LinearMap& map, uint
   return t;
 }
 
-}  // namespace
-
-std::vector<std::string> PrngRecoverPolicies() {
-  return {"percpu-prng", "buffered-prng", "siphash", "legacy-arm64", "per-task", "uniform"};
-}
-
-Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
-  const auto names = PrngRecoverPolicies();
-  if (std::find(names.begin(), names.end(), o.policy) == names.end()) {
-    return UsageError(fmt::format("prng-recover does not support policy '{}'", o.policy));
-  }
-  if (o.observations < 1 || o.observations > 10000 || o.predict < 1 || o.trials < 1 || o.gaps > 8 ||
-      o.search_budget < 1) {
-    return UsageError("prng-recover: observations 1..10000, predict >= 1, trials >= 1, gaps 0..8");
-  }
-  const Model model = ModelFor(o.policy);
-  LinearMap map;
-  // Outputs the equations can reach: the last observed index plus the next offset's.
-  const uint64_t max_index = (o.observations - 1) * (o.gaps + 1) + 1;
-  map.Extend(Locate(model, max_index).first + 1);
-
+// The attack's row: o.trials trials against `map`, aggregated (worst trial for the evidence).
+Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map) {
   AttackRow row;
   row.design = o.policy;
   row.setting = o.gaps == 0 ? "consecutive" : fmt::format("gaps<={} (unknown)", o.gaps);
@@ -375,6 +356,32 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
   AddEvidence(row, "candidates", static_cast<double>(candidates_max));
   AddEvidence(row, "recovered", fmt::format("{}/{}", recovered, o.trials));
   AddEvidence(row, "search nodes", static_cast<double>(nodes_max));
+  return row;
+}
+
+}  // namespace
+
+std::vector<std::string> PrngRecoverPolicies() {
+  return {"percpu-prng", "buffered-prng", "siphash", "legacy-arm64", "per-task", "uniform"};
+}
+
+Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
+  const auto names = PrngRecoverPolicies();
+  if (std::find(names.begin(), names.end(), o.policy) == names.end()) {
+    return UsageError(fmt::format("prng-recover does not support policy '{}'", o.policy));
+  }
+  if (o.observations < 1 || o.observations > 10000 || o.predict < 1 || o.trials < 1 || o.gaps > 8 ||
+      o.search_budget < 1) {
+    return UsageError("prng-recover: observations 1..10000, predict >= 1, trials >= 1, gaps 0..8");
+  }
+  const Model model = ModelFor(o.policy);
+  LinearMap map;
+  // Outputs the equations can reach: the last observed index plus the next offset's.
+  const uint64_t max_index = (o.observations - 1) * (o.gaps + 1) + 1;
+  map.Extend(Locate(model, max_index).first + 1);
+
+  auto row = RecoverRow(o, map);
+  if (!row.ok()) return row.error();
 
   AttackReport r;
   r.attack = "prng-recover";
@@ -385,7 +392,7 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
   r.remaining_bits_meaning =
       "bits of the next offset not fixed by the attacker's equations (mean over trials; 6 when "
       "no LFSR113 state fits)";
-  r.rows.push_back(std::move(row));
+  r.rows.push_back(std::move(*row));
   r.notes = {
       fmt::format("Method: per trial, a fresh seeded boot of the design on one CPU; the attacker "
                   "learns `observed` offsets, solves the GF(2) system in the 128 LFSR113 state "
