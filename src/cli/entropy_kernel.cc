@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -173,113 +174,142 @@ void AddKernelEntropyFlags(CLI::App& sub, KernelEntropyFlags& flags) {
                  "--kernel: also write the raw sampler records (CSV) to this file");
 }
 
-int RunKernelEntropy(const KernelEntropyFlags& flags, const std::vector<std::string>& policies,
-                     const std::string& samples_text, const std::string& format) {
+namespace {
+
+// The checked flags of `entropy --kernel`, before anything is measured.
+struct KernelPlan {
+  const live::CollectableSyscall* syscall = nullptr;
+  uint64_t samples = 0;
+  uint64_t lags = 0;
+  int cpu = -1;
+};
+
+Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
+                                      const std::vector<std::string>& policies,
+                                      const std::string& samples_text, const std::string& format) {
   if (!policies.empty()) {
-    return Fail(UsageError(fmt::format(
+    return UsageError(fmt::format(
         "--kernel measures the running kernel; drop the policy names ({}) or drop --kernel",
-        policies.front())));
+        policies.front()));
   }
+  KernelPlan plan;
   auto samples = ParseUnsigned(samples_text, "--samples");
-  if (!samples.ok()) return Fail(samples.error());
+  if (!samples.ok()) return samples.error();
   if (*samples < kMinSamples || *samples > kMaxKernelSamples) {
-    return Fail(UsageError(fmt::format("--samples {} is out of range with --kernel; give {}..{}",
-                                       samples_text, kMinSamples, kMaxKernelSamples)));
+    return UsageError(fmt::format("--samples {} is out of range with --kernel; give {}..{}",
+                                  samples_text, kMinSamples, kMaxKernelSamples));
   }
+  plan.samples = *samples;
   if (format != "table" && format != "json") {
-    return Fail(UsageError(fmt::format("--format {} is unknown; give table or json", format)));
+    return UsageError(fmt::format("--format {} is unknown; give table or json", format));
   }
   auto lags = ParseUnsigned(flags.lags, "--lags");
-  if (!lags.ok()) return Fail(lags.error());
+  if (!lags.ok()) return lags.error();
   if (*lags < 1 || *lags > kMaxLags) {
-    return Fail(
-        UsageError(fmt::format("--lags {} is out of range; give 1..{}", flags.lags, kMaxLags)));
+    return UsageError(fmt::format("--lags {} is out of range; give 1..{}", flags.lags, kMaxLags));
   }
-  const live::CollectableSyscall* syscall = nullptr;
+  plan.lags = *lags;
   for (const live::CollectableSyscall& s : live::CollectableSyscalls()) {
-    if (flags.syscall == s.name) syscall = &s;
+    if (flags.syscall == s.name) plan.syscall = &s;
   }
-  if (syscall == nullptr) {
-    return Fail(UsageError(fmt::format("--syscall {} is not supported; give one of {}",
-                                       flags.syscall, SyscallNames())));
+  if (plan.syscall == nullptr) {
+    return UsageError(fmt::format("--syscall {} is not supported; give one of {}", flags.syscall,
+                                  SyscallNames()));
   }
-  int cpu = -1;
   if (!flags.cpu.empty()) {
-    auto c = ParseUnsigned(flags.cpu, "--cpu", 16);
-    if (!c.ok()) return Fail(c.error());
-    const long online = sysconf(_SC_NPROCESSORS_CONF);
-    if (static_cast<long>(*c) >= online) {
-      return Fail(UsageError(
-          fmt::format("--cpu {} does not exist; this machine has CPUs 0..{}", *c, online - 1)));
-    }
-    cpu = static_cast<int>(*c);
+    const long cpus = sysconf(_SC_NPROCESSORS_CONF);  // the one strict count parser
+    auto c = ParseCount(flags.cpu, "--cpu", 0, static_cast<uint64_t>(std::max(1L, cpus) - 1));
+    if (!c.ok()) return c.error();
+    plan.cpu = static_cast<int>(*c);
   }
   if (!flags.records.empty() && (!flags.cpu.empty() || !flags.save_records.empty())) {
-    return Fail(UsageError("--records analyses a saved file: drop --cpu and --save-records"));
+    return UsageError("--records analyses a saved file: drop --cpu and --save-records");
   }
   if (!flags.save_records.empty()) {
-    if (Status s = CheckWritable(flags.save_records); !s.ok()) return Fail(s.error());
+    if (Status s = CheckWritable(flags.save_records); !s.ok()) return s.error();
   }
+  return plan;
+}
 
-  KernelReport report;
-  report.syscall = syscall->name;
-  report.cpu = cpu;
-  std::vector<live::LiveRecord> records;
+// The records: read from --records, or collected by the live sampler (and saved with
+// --save-records). Fills the report's source, syscall and environment.
+Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& flags,
+                                                      const KernelPlan& plan,
+                                                      KernelReport* report) {
   if (!flags.records.empty()) {
     auto text = ReadWholeFile(flags.records);
-    if (!text.ok()) return Fail(text.error());
+    if (!text.ok()) return text.error();
     auto parsed = live::RecordsFromCsv(*text);
     if (!parsed.ok()) {
-      return Fail(
-          UsageError(fmt::format("--records {}: {}", flags.records, parsed.error().message)));
+      return UsageError(fmt::format("--records {}: {}", flags.records, parsed.error().message));
     }
-    records = std::move(*parsed);
-    if (records.empty()) {
-      return Fail(UsageError(fmt::format("--records {} holds no records", flags.records)));
+    if (parsed->empty()) {
+      return UsageError(fmt::format("--records {} holds no records", flags.records));
     }
-    report.source = flags.records;
-    report.syscall = "records";
-  } else {
-    auto collected = live::Collect(live::CollectOptions{syscall->nr, *samples, cpu});
-    if (!collected.ok()) return Fail(collected.error());
-    records = std::move(*collected);
-    report.source = "live sampler (BPF raw tracepoint sys_exit)";
-    report.environment = CaptureEnvironment(SysinfoOptionsFromEnvironment());
-    if (!flags.save_records.empty()) {
-      if (Status s = WriteFileAtomic(flags.save_records, live::RecordsToCsv(records)); !s.ok()) {
-        return Fail(s.error());
-      }
+    report->source = flags.records;
+    report->syscall = "records";
+    return parsed;
+  }
+  auto collected = live::Collect(live::CollectOptions{plan.syscall->nr, plan.samples, plan.cpu});
+  if (!collected.ok()) return collected.error();
+  report->source = "live sampler (BPF raw tracepoint sys_exit)";
+  report->environment = CaptureEnvironment(SysinfoOptionsFromEnvironment());
+  if (!flags.save_records.empty()) {
+    if (Status s = WriteFileAtomic(flags.save_records, live::RecordsToCsv(*collected)); !s.ok()) {
+      return s.error();
     }
   }
+  return collected;
+}
 
+// Offsets, their entropy, serial dependence, the inputs' diagnosis and the design inferred.
+Status AnalyseRecords(const std::vector<live::LiveRecord>& records, uint64_t lags, bool from_file,
+                      KernelReport* report) {
   auto derived = live::DeriveOffsets(records);
-  if (!derived.ok()) return Fail(derived.error());
-  report.derived = std::move(*derived);
-  auto stats = analysis::AnalyzeOffsets(report.derived.offsets);
-  if (!stats.ok()) return Fail(stats.error());
-  report.stats = *stats;
-  auto dependence = live::SerialDependence(records, report.derived.offsets, static_cast<int>(*lags),
+  if (!derived.ok()) return derived.error();
+  report->derived = std::move(*derived);
+  auto stats = analysis::AnalyzeOffsets(report->derived.offsets);
+  if (!stats.ok()) return stats.error();
+  report->stats = *stats;
+  auto dependence = live::SerialDependence(records, report->derived.offsets, static_cast<int>(lags),
                                            kShuffles, kShuffleSeed);
-  if (!dependence.ok()) return Fail(dependence.error());
-  report.dependence = std::move(*dependence);
-  report.inputs = live::DiagnoseInputs(records);
+  if (!dependence.ok()) return dependence.error();
+  report->dependence = std::move(*dependence);
+  report->inputs = live::DiagnoseInputs(records);
   live::BtfDesignHints hints;
-  if (flags.records.empty()) {
+  if (!from_file) {
     if (auto h = live::ReadBtfDesignHints()) hints = *h;
   } else {
     // A saved file says only whether the per-task state was recorded.
     hints.task_field = !records.empty() && (records.front().flags & live::kHasTaskState) != 0;
   }
-  report.design =
-      live::InferDesign(hints.task_field, hints.prng_state, hints.percpu_counter, report.inputs);
+  report->design =
+      live::InferDesign(hints.task_field, hints.prng_state, hints.percpu_counter, report->inputs);
   std::vector<uint32_t> cpus;
   std::vector<uint32_t> tids;
   for (const live::LiveRecord& r : records) {
     if (std::find(cpus.begin(), cpus.end(), r.cpu) == cpus.end()) cpus.push_back(r.cpu);
     if (std::find(tids.begin(), tids.end(), r.tid) == tids.end()) tids.push_back(r.tid);
   }
-  report.cpus_seen = cpus.size();
-  report.threads_seen = tids.size();
+  report->cpus_seen = cpus.size();
+  report->threads_seen = tids.size();
+  return OkStatus();
+}
+
+}  // namespace
+
+int RunKernelEntropy(const KernelEntropyFlags& flags, const std::vector<std::string>& policies,
+                     const std::string& samples_text, const std::string& format) {
+  auto plan = CheckKernelFlags(flags, policies, samples_text, format);
+  if (!plan.ok()) return Fail(plan.error());
+  KernelReport report;
+  report.syscall = plan->syscall->name;
+  report.cpu = plan->cpu;
+  auto records = KernelRecords(flags, *plan, &report);
+  if (!records.ok()) return Fail(records.error());
+  if (Status s = AnalyseRecords(*records, plan->lags, !flags.records.empty(), &report); !s.ok()) {
+    return Fail(s.error());
+  }
   if (format == "json") {
     PrintJson(report);
   } else {
