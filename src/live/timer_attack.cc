@@ -89,6 +89,34 @@ Expected<TimerAttackData> CollectTimerAttack(uint64_t calls, int cpu) {
   return data;
 }
 
+namespace {
+
+// input_i = what the kernel mixed in between syscall i and i+1 (recovered from the recorded
+// states); its error against the attacker's TSC read, centred on the training half's median
+// (rep->delta). Fills delta and the error summary; returns the centred errors.
+std::vector<int64_t> CalibrateErrors(const TimerAttackData& data, TimerAttackReport* rep) {
+  const size_t n = data.records.size();
+  std::vector<int64_t> err(n - 1);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const uint32_t input = data.records[i + 1].task_state ^ Ror32(data.records[i].task_state, 5);
+    err[i] = static_cast<int32_t>(input - static_cast<uint32_t>(data.tsc_after[i]));
+  }
+  std::vector<int64_t> train(err.begin(), err.begin() + static_cast<ptrdiff_t>(rep->training));
+  rep->delta = static_cast<int64_t>(Percentile(train, 50));
+  std::vector<int64_t> centred(err.size());
+  uint64_t close = 0;
+  for (size_t i = 0; i < err.size(); ++i) {
+    centred[i] = err[i] - rep->delta;
+    close += std::llabs(centred[i]) < 16 ? 1 : 0;
+  }
+  rep->error_p05 = Percentile(centred, 5);
+  rep->error_p95 = Percentile(centred, 95);
+  rep->within_16 = static_cast<double>(close) / static_cast<double>(centred.size());
+  return centred;
+}
+
+}  // namespace
+
 Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
                                                std::span<const uint32_t> offsets) {
   const size_t n = data.records.size();
@@ -107,23 +135,7 @@ Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
         "this kernel does not expose task_struct.kstack_offset, so the kernel's TSC input cannot "
         "be recovered to calibrate and check the attack");
   }
-  // input_i: what the kernel mixed in between syscall i and i+1; error vs the attacker's TSC.
-  std::vector<int64_t> err(n - 1);
-  for (size_t i = 0; i + 1 < n; ++i) {
-    const uint32_t input = data.records[i + 1].task_state ^ Ror32(data.records[i].task_state, 5);
-    err[i] = static_cast<int32_t>(input - static_cast<uint32_t>(data.tsc_after[i]));
-  }
-  std::vector<int64_t> train(err.begin(), err.begin() + static_cast<ptrdiff_t>(rep.training));
-  rep.delta = static_cast<int64_t>(Percentile(train, 50));
-  std::vector<int64_t> centred(err.size());
-  uint64_t close = 0;
-  for (size_t i = 0; i < err.size(); ++i) {
-    centred[i] = err[i] - rep.delta;
-    close += std::llabs(centred[i]) < 16 ? 1 : 0;
-  }
-  rep.error_p05 = Percentile(centred, 5);
-  rep.error_p95 = Percentile(centred, 95);
-  rep.within_16 = static_cast<double>(close) / static_cast<double>(centred.size());
+  const std::vector<int64_t> centred = CalibrateErrors(data, &rep);
 
   // The attacker's error model: the centred training errors and how often each occurred. A
   // prediction is the offset with the largest total weight over these errors (maximum a
