@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -31,8 +32,6 @@ LiveRecord At(uint32_t offset, uint32_t tid = 1, uint32_t cpu = 0) {
   r.nr = SYS_getpid;
   return r;
 }
-
-uint32_t Ror32(uint32_t x, int k) { return (x >> k) | (x << (32 - k)); }
 
 std::vector<LiveRecord> LoadFixture(const std::string& name) {
   std::ifstream in(std::string(KSTACKLAB_TEST_DATA) + "/live/" + name);
@@ -163,12 +162,12 @@ TEST(DiagnoseInputsTest, CounterInputsIncreaseRandomOnesDoNot) {
     a.flags = kHasTaskState;
     a.task_state = s1;
     tsc.push_back(a);
-    s1 = Ror32(s1, 5) ^ (0xe0000000u + i * 3000u);  // a counter wrapping past 2^32
+    s1 = std::rotr(s1, 5) ^ (0xe0000000u + i * 3000u);  // a counter wrapping past 2^32
     LiveRecord b = a;
     b.task_state = s2;
     random.push_back(b);
     lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
-    s2 = Ror32(s2, 5) ^ static_cast<uint32_t>(lcg >> 32);
+    s2 = std::rotr(s2, 5) ^ static_cast<uint32_t>(lcg >> 32);
   }
   const InputDiagnosis t = DiagnoseInputs(tsc);
   EXPECT_EQ(t.inputs, 999u);
@@ -219,7 +218,7 @@ TimerAttackData CounterRun(bool tsc_input, size_t n) {
     d.tsc_after.push_back(tsc);
     const uint32_t input =
         tsc_input ? static_cast<uint32_t>(tsc - 800) : static_cast<uint32_t>(lcg >> 20);
-    state = Ror32(state, 5) ^ input;
+    state = std::rotr(state, 5) ^ input;
   }
   return d;
 }

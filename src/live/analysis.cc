@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cinttypes>
 #include <cmath>
 #include <map>
@@ -20,8 +21,6 @@ constexpr uint64_t kMaxHeight =
     uint64_t{64} * 1024;  // larger than any x86-64 THREAD_SIZE (16/32 KiB)
 constexpr uint32_t kStep = 16;
 constexpr int kBins = 64;
-
-uint32_t Ror32(uint32_t x, int k) { return (x >> k) | (x << (32 - k)); }
 
 // Entropy in nats of counts summing to n, and the number of occupied cells.
 std::pair<double, uint64_t> EntropyNats(std::span<const uint64_t> counts, uint64_t n) {
@@ -188,7 +187,7 @@ InputDiagnosis DiagnoseInputs(std::span<const LiveRecord> records) {
   for (const auto& [tid, s] : states) {
     uint32_t previous_input = 0;
     for (size_t i = 1; i < s.size(); ++i) {
-      const uint32_t input = s[i] ^ Ror32(s[i - 1], 5);
+      const uint32_t input = s[i] ^ std::rotr(s[i - 1], 5);
       ++d.inputs;
       if (i >= 2) {
         const uint32_t step = input - previous_input;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <map>
 
@@ -18,8 +19,6 @@ namespace {
 
 constexpr uint64_t kMinCalls = 256;
 constexpr uint64_t kDrainEvery = 16384;
-
-uint32_t Ror32(uint32_t x, int k) { return (x >> k) | (x << (32 - k)); }
 
 // The attacker's clock: lfence; rdtsc; lfence on x86 (what an unprivileged process can read).
 inline uint64_t ReadTsc() { return timing::CycleClock::Now(); }
@@ -98,7 +97,8 @@ std::vector<int64_t> CalibrateErrors(const TimerAttackData& data, TimerAttackRep
   const size_t n = data.records.size();
   std::vector<int64_t> err(n - 1);
   for (size_t i = 0; i + 1 < n; ++i) {
-    const uint32_t input = data.records[i + 1].task_state ^ Ror32(data.records[i].task_state, 5);
+    const uint32_t input =
+        data.records[i + 1].task_state ^ std::rotr(data.records[i].task_state, 5);
     err[i] = static_cast<int32_t>(input - static_cast<uint32_t>(data.tsc_after[i]));
   }
   std::vector<int64_t> train(err.begin(), err.begin() + static_cast<ptrdiff_t>(rep->training));
@@ -162,14 +162,14 @@ Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
   uint32_t estimate = 0;
   for (size_t k = 1; k < n; ++k) {
     // Attacker with leaks: before syscall k it knows offsets[0..k-1] and tsc_after[0..k-1].
-    const uint32_t rotated = Ror32(estimate, 5);
+    const uint32_t rotated = std::rotr(estimate, 5);
     estimate =
         rotated ^ static_cast<uint32_t>(data.tsc_after[k - 1] + static_cast<uint64_t>(rep.delta));
     estimate = (estimate & ~kMaxOffset) | offsets[k];  // the leak of offset k, after the call
     if (k <= rep.training) continue;
     const uint8_t leak_prediction = predict(rotated, data.tsc_after[k - 1]);
     const uint8_t state_prediction =
-        predict(Ror32(data.records[k - 1].task_state, 5), data.tsc_after[k - 1]);
+        predict(std::rotr(data.records[k - 1].task_state, 5), data.tsc_after[k - 1]);
     actual.push_back(static_cast<uint8_t>(offsets[k] / 16));
     guess.push_back(mode);
     leaks.push_back(leak_prediction);

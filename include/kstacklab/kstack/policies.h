@@ -23,6 +23,7 @@
 // state), with the caveats of percpu.h; Boot() and construction are not hot paths.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -41,7 +42,7 @@
 namespace kstacklab::kstack {
 
 // ror32(x, n) for 0 < n < 32.
-constexpr uint32_t Ror32(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
+constexpr uint32_t Ror32(uint32_t x, unsigned n) { return std::rotr(x, static_cast<int>(n)); }
 
 // choose_random_kstack_offset() since v6.9 (commit 9c573cd31343): ror32(old, 5) ^ rand.
 constexpr uint32_t ChooseLegacyOffset(uint32_t old, uint32_t rand) { return Ror32(old, 5) ^ rand; }
