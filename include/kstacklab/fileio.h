@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,11 @@ namespace kstacklab {
 // Reads a whole file of at most `max_bytes`. Missing/unreadable/too large -> UsageError naming
 // the path (the user gave it).
 Expected<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = SIZE_MAX);
+
+// Reads `fd` to its end (at most `max_bytes`; more -> UsageError naming `what`). A read
+// interrupted by a signal calls `on_interrupt` (if any), then continues. The one read loop.
+Expected<std::string> ReadAll(int fd, size_t max_bytes, const std::string& what,
+                              const std::function<void()>& on_interrupt = nullptr);
 
 // Reads all of standard input (at most `max_bytes`; more -> UsageError).
 Expected<std::string> ReadStdin(size_t max_bytes = SIZE_MAX);

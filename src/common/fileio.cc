@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 namespace kstacklab {
 namespace {
@@ -34,24 +35,6 @@ Status WriteAll(int fd, std::string_view content, const std::string& what) {
     left -= static_cast<size_t>(n);
   }
   return OkStatus();
-}
-
-// Reads fd to the end, refusing more than `max_bytes`.
-Expected<std::string> ReadAll(int fd, size_t max_bytes, const std::string& what) {
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return UsageError(fmt::format("cannot read {}: {}", what, std::strerror(errno)));
-    }
-    if (n == 0) return out;
-    if (out.size() + static_cast<size_t>(n) > max_bytes) {
-      return UsageError(fmt::format("{} is larger than the {} bytes accepted", what, max_bytes));
-    }
-    out.append(buf, static_cast<size_t>(n));
-  }
 }
 
 // The process umask, read without changing it for longer than two syscalls.
@@ -81,6 +64,27 @@ Status WriteThrough(const std::string& path, const std::string& content) {
 }
 
 }  // namespace
+
+Expected<std::string> ReadAll(int fd, size_t max_bytes, const std::string& what,
+                              const std::function<void()>& on_interrupt) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) {
+        if (on_interrupt) on_interrupt();
+        continue;
+      }
+      return UsageError(fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+    }
+    if (n == 0) return out;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      return UsageError(fmt::format("{} is larger than the {} bytes accepted", what, max_bytes));
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
 
 Expected<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

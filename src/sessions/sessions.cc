@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "kstacklab/fileio.h"
+
 namespace kstacklab {
 
 Expected<RunResult> RunSession(const std::vector<std::string>& argv, int session,
@@ -40,33 +42,25 @@ Expected<RunResult> RunSession(const std::vector<std::string>& argv, int session
     ::_exit(127);
   }
   ::close(fds[1]);
-  std::string text;
   bool forwarded = false;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      if (text.size() + static_cast<size_t>(n) > ResultLimits::kMaxFileBytes) break;
-      text.append(buf, static_cast<size_t>(n));
-      continue;
-    }
-    if (n == 0) break;
-    if (errno != EINTR) break;
+  auto forward_stop = [&] {
     if (stop != nullptr && stop->load() && !forwarded) {
       ::kill(pid, stop_signal != nullptr && *stop_signal != 0 ? *stop_signal : SIGTERM);
       forwarded = true;
     }
-  }
+  };
+  // A child writing more than a result file may hold, or a failed read, leaves no result:
+  // the output is dropped and the parse below says the session left none.
+  auto output = ReadAll(fds[0], ResultLimits::kMaxFileBytes,
+                        fmt::format("session {}'s output", session), forward_stop);
+  const std::string text = output.ok() ? std::move(*output) : std::string();
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       return RuntimeError(fmt::format("waiting for session {}: {}", session, std::strerror(errno)));
     }
-    if (stop != nullptr && stop->load() && !forwarded) {
-      ::kill(pid, stop_signal != nullptr && *stop_signal != 0 ? *stop_signal : SIGTERM);
-      forwarded = true;
-    }
+    forward_stop();
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   auto result = ResultFromJson(text, fmt::format("session {}", session));
