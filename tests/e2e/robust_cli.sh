@@ -149,7 +149,7 @@ grep -q "is not a store id" "$TMP/e1" && cmp -s "$TMP/e1" "$TMP/e2" || fail "sho
 # item 5: a stop request is honoured during warm-up.
 "$k" run --bench syscall/getpid --iterations 1 --repetitions 1 --warmup 1000000000000 --no-store -o "$TMP/w.json" >/dev/null 2>&1 &
 pid=$!
-sleep 1
+wait_cpu_time "$pid" 20 || fail "the run ended before its warm-up"  # 0.2 s of CPU: in warm-up
 kill -TERM "$pid"
 timeout 60 tail --pid="$pid" -f /dev/null || fail "SIGTERM during warm-up was ignored for 60 s"
 wait "$pid"
@@ -159,10 +159,19 @@ rc=$?
 # item 6: a killed --sessions parent leaves no orphan and no file.
 "$k" run --bench syscall/getpid --iterations 1000 --repetitions 1 --warmup 1000000000000 --sessions 2 --no-store -o "$TMP/s.json" >/dev/null 2>&1 &
 parent=$!
-sleep 1
+# Kill the parent only once a session child is running (else the check below proves nothing).
+for _ in $(seq 1 1200); do
+  pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null && break
+  sleep 0.05
+done
+pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null || fail "no session child started"
 kill -KILL "$parent"
 wait "$parent" 2>/dev/null
-sleep 1
+# PR_SET_PDEATHSIG kills the children at once; allow them up to 10 s to be reaped.
+for _ in $(seq 1 200); do
+  pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null || break
+  sleep 0.05
+done
 if pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null; then fail "orphan session child still running"; fi
 ls -a "$TMP" /tmp 2>/dev/null | grep -q "kstacklab-session\|s.json.session" && fail "session file left behind"
 finish
