@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "kstacklab/moments.h"
+
 namespace kstacklab {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -19,16 +21,13 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   s.mean = s.cv_pct = s.p50 = s.p99 = s.p999 = s.max = nan;
   s.stalls_per_million = s.stall_time_pct = nan;
-  double sum = 0, sum_sq = 0;
-  size_t n = 0;
+  RunningMoments rep_means;
   double stalls = 0, stall_ns = 0, stall_calls = 0, stall_raw_ns = 0;
   bool counted = false;
   for (const Repetition& r : bench.repetitions) {
     auto it = r.metrics.find("mean");
     if (it == r.metrics.end()) continue;
-    sum += it->second;
-    sum_sq += it->second * it->second;
-    ++n;
+    rep_means.Add(it->second);
     s.calls += r.iterations;
     if (r.stalls && r.stall_ns) {
       counted = true;
@@ -42,11 +41,11 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
     s.stalls_per_million = stalls / stall_calls * 1e6;
     s.stall_time_pct = stall_raw_ns > 0 ? stall_ns / stall_raw_ns * 100.0 : nan;
   }
-  s.repetitions = n;
-  if (n == 0) return s;
-  s.mean = sum / n;
-  if (n > 1) {
-    double var = std::max(0.0, (sum_sq - n * s.mean * s.mean) / (n - 1));
+  s.repetitions = rep_means.n;
+  if (rep_means.n == 0) return s;
+  s.mean = rep_means.sum / static_cast<double>(rep_means.n);
+  if (rep_means.n > 1) {
+    const double var = SampleVariance(rep_means);
     s.cv_pct = s.mean != 0 ? std::sqrt(var) / std::fabs(s.mean) * 100.0 : nan;
   }
   const Histogram& h = bench.histogram;
