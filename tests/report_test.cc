@@ -192,6 +192,10 @@ TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
   EXPECT_NE(text.find("overhead 25.0 ns subtracted"), std::string::npos) << text;
   EXPECT_NE(text.find("2 x 10"), std::string::npos) << text;
   EXPECT_EQ(text.find("negative values"), std::string::npos) << text;
+  // The table is a GridTable grid: names left, numbers right; cv = 100 * sqrt(200) / 110 = 12.86.
+  EXPECT_NE(text.find("\n+================+=======+"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n| syscall/getpid | 110.0 | 100.0 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 12.86 |        - |       2 x 10 |\n+---"), std::string::npos) << text;
 }
 
 TEST(Summary, HeaderStatesTheTimerStepOrThatItIsUnknown) {
