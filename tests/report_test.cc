@@ -74,7 +74,7 @@ TEST(Markdown, EscapesPipesAndAligns) {
   EXPECT_EQ(RenderMarkdownTable(t), "| a | b (baseline) |\n|---|---:|\n| x\\|y | 1 |\n");
 }
 
-CompareTable Build(const std::vector<std::string>& files, CompareOptions options = {}) {
+CompareTable Build(const std::vector<std::string>& files, const CompareOptions& options = {}) {
   std::vector<CompareInput> in;
   for (const std::string& f : files) {
     auto run = ReadResultFile(kDir + f);
