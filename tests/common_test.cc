@@ -5,17 +5,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/moments.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Hand-computed: {1, 2, 3, 4}: sum 10, sum of squares 1+4+9+16 = 30, mean 2.5,
+// variance (30 - 4 * 2.5^2) / 3 = (30 - 25) / 3 = 5/3.
+TEST(Moments, SampleVarianceFromRunningSums) {
+  RunningMoments m;
+  for (double x : {1.0, 2.0, 3.0, 4.0}) m.Add(x);
+  EXPECT_EQ(m.n, 4u);
+  EXPECT_DOUBLE_EQ(m.sum, 10.0);
+  EXPECT_DOUBLE_EQ(m.sum_sq, 30.0);
+  EXPECT_DOUBLE_EQ(SampleVariance(m), 5.0 / 3.0);
+  // Edge cases: fewer than two values -> NaN; cancellation below 0 -> clamped to 0
+  // (n = 2, sum 2, sum_sq 1.9999999: (1.9999999 - 2 * 1^2) / 1 < 0).
+  EXPECT_TRUE(std::isnan(SampleVarianceFromSums(1, 5, 25)));
+  EXPECT_TRUE(std::isnan(SampleVariance(RunningMoments{})));
+  EXPECT_EQ(SampleVarianceFromSums(2, 2, 1.9999999), 0.0);
+}
 
 TEST(Text, Utf8Validation) {
   EXPECT_TRUE(IsValidUtf8("plain"));

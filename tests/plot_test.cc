@@ -1,4 +1,4 @@
-// Plot data and gnuplot jobs (src/report/plot.cc): the CDF points from a histogram, the format
+// Plot data and gnuplot jobs (src/report/plot*.cc): the CDF points from a histogram, the format
 // and kind parsing, and what the generated script and data files contain. Rendering itself is
 // covered end to end by tests/e2e/plot_cli.sh.
 #include "kstacklab/plot.h"
@@ -54,7 +54,11 @@ TEST(PlotFormat, ComesFromTheExtension) {
     EXPECT_NE(f.error().message.find(".png or .svg"), std::string::npos);
   }
   EXPECT_EQ(*ParsePlotKind("tail"), PlotKind::kTail);
-  EXPECT_FALSE(ParsePlotKind("pie").ok());
+  // Library messages name the value, not the flag (the CLI prefixes "--kind:" / "-o:").
+  auto pie = ParsePlotKind("pie");
+  ASSERT_FALSE(pie.ok());
+  EXPECT_EQ(pie.error().message, "plot kind 'pie' is not known; use cdf, tail or compare");
+  EXPECT_EQ(PlotFormatForPath("x.jpg").error().message.find("-o"), std::string::npos);
 }
 
 TEST(GnuplotQuote, DoublesSingleQuotes) {

@@ -3,7 +3,8 @@
 // Roberts, "[DISCUSSION] kstack offset randomization: bugs and performance" (2025-11-17) and
 // Kevin Brodsky, "[RFC PATCH v5 00/18] pkeys-based page table hardening" (2025-08-20); the
 // golden_* files were produced by this code from the hand-made fixtures (make_fixtures.py) and
-// checked by eye against the latter's layout.
+// checked by eye against the latter's layout; GoldenCellsDerivedByHand pins a few of their cells
+// to values computed by hand from the fixtures.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -73,7 +74,7 @@ TEST(Markdown, EscapesPipesAndAligns) {
   EXPECT_EQ(RenderMarkdownTable(t), "| a | b (baseline) |\n|---|---:|\n| x\\|y | 1 |\n");
 }
 
-CompareTable Build(const std::vector<std::string>& files, CompareOptions options = {}) {
+CompareTable Build(const std::vector<std::string>& files, const CompareOptions& options = {}) {
   std::vector<CompareInput> in;
   for (const std::string& f : files) {
     auto run = ReadResultFile(kDir + f);
@@ -128,6 +129,81 @@ TEST(CompareRender, GoldenVariantsAndMixed) {
   EXPECT_EQ(
       RenderCompareGrid(Build({"base.json", "sessions.json", "tiny.json", "partial_set.json"}, o)),
       Slurp("golden_mixed.grid"));
+}
+
+// Cells of the golden files derived by hand from the fixtures' repetition means, asserted
+// against literals (not against stats/), so a golden file regenerated from wrong code fails here.
+//
+// syscall/getpid, metric mean (base.json, plus5.json; 10 repetitions each):
+//   base : 201.29 198.91 200.2 200.01 200.32 201.23 200.22 198.92 200.22 200.67
+//          sum 2001.99 -> mean m_b = 200.199          (grid "200.20 ns", summary "200.2")
+//          squared deviations sum 5.82369 -> s^2 = 5.82369 / 9 = 0.647077
+//          cv = 100 * sqrt(0.647077) / 200.199 = 100 * 0.804411 / 200.199 = 0.40 %
+//   plus5: 212.46 210.88 208.87 209.05 211.25 210.24 208.39 210.02 206.18 211.47
+//          sum 2098.81 -> mean m_p = 209.881; squared deviations 29.82969 -> s^2 = 3.31441
+//   % change = 100 * (209.881 / 200.199 - 1) = 100 * 9.682 / 200.199 = 4.83619 %  ("4.84%")
+//   CI (Fieller): v_p = 3.31441 / 10 = 0.331441, v_b = 0.647077 / 10 = 0.0647077,
+//     q = 1.048362, q^2 v_b = 0.071118; df = (0.331441 + 0.071118)^2 /
+//     ((0.331441^2 + 0.071118^2) / 9) = 0.162054 / 0.0127679 = 12.69, so t(0.975, df) lies
+//     between the table values t(0.975, 13) = 2.160 and t(0.975, 12) = 2.179.
+//     low = (m_p m_b - t sqrt(m_p^2 v_b + m_b^2 v_p - t^2 v_p v_b)) / (m_b^2 - t^2 v_b) - 1:
+//     t = 2.160: (42017.966 - 2.160 * sqrt(16134.3107)) / 40079.3377 - 1 = 4.1524 %;
+//     t = 2.179: (42017.966 - 2.179 * sqrt(16134.3089)) / 40079.3324 - 1 = 4.1464 %.
+// model/kstack, metric mean (variants.json; 8 repetitions per variant):
+//   off        : 46.85 47.16 47.16 47.05 47.35 47.11 46.98 47.0  sum 376.66 -> 47.0825,
+//                squared deviations 0.15675 -> s^2 = 0.0223929, v = s^2 / 8 = 0.00279911
+//   percpu-prng: 49.71 49.96 50.34 49.82 50.17 50.01 49.9 50.04  sum 399.95 -> 49.99375,
+//                squared deviations 0.2739875 -> s^2 = 0.0391411, v = 0.00489263
+//     % change = 100 * (49.99375 / 47.0825 - 1) = 6.18330 %; Welch t = 2.91125 /
+//     sqrt(0.00489263 + 0.00279911) = 2.91125 / 0.0877026 = 33.19, far above t(0.975, 7) = 2.365
+//     (the smallest df possible with 8 + 8 values is 7): p < 0.05 and the CI excludes 0 -> (R).
+//   siphash    : 46.9 47.49 46.83 47.69 47.27 46.92 47.47 47.66  sum 378.23 -> 47.27875,
+//                squared deviations 0.8692875 -> s^2 = 0.124184, v = 0.0155230
+//     Welch t = 0.19625 / sqrt(0.0155230 + 0.00279911) = 0.19625 / 0.135359 = 1.4498,
+//     df = 0.0183221^2 / ((0.0155230^2 + 0.00279911^2) / 7) = 9.44; the t table for df 9 and 10
+//     puts 1.4498 between the one-sided 0.10 points (1.383, 1.372) and the 0.05 points (1.833,
+//     1.812): two-sided 0.10 < p < 0.20, no verdict.
+TEST(CompareRender, GoldenCellsDerivedByHand) {
+  CompareTable three = Build({"base.json", "plus5.json", "minus5.json"});
+  ASSERT_FALSE(three.rows.empty());
+  const CompareRow& getpid = three.rows[0];
+  ASSERT_EQ(getpid.benchmark, "syscall/getpid");
+  ASSERT_EQ(getpid.metric, "mean");
+  EXPECT_NEAR(getpid.baseline.value, 200.199, 1e-9);
+  EXPECT_NEAR(getpid.variants[0].change_pct, 4.83619, 5e-6);
+  EXPECT_GE(getpid.variants[0].ci_low_pct, 4.1464);
+  EXPECT_LE(getpid.variants[0].ci_low_pct, 4.1524);
+  const std::string grid = Slurp("golden_three.grid");
+  EXPECT_NE(grid.find("| syscall/getpid  | mean (ns)            |    200.20 ns | 4.84% ~ |"),
+            std::string::npos);
+  EXPECT_NE(Slurp("golden_three.csv").find("syscall/getpid,,mean,ns,true,plus5,variant,209.881,"),
+            std::string::npos);
+
+  CompareOptions mean_only;
+  mean_only.metrics = {"mean"};
+  CompareTable variants = Build({"variants.json"}, mean_only);
+  ASSERT_EQ(variants.rows.size(), 1u);
+  ASSERT_EQ(variants.columns.size(), 4u);
+  ASSERT_EQ(variants.columns[1].name, "percpu-prng");
+  ASSERT_EQ(variants.columns[3].name, "siphash");
+  const CompareCell& percpu = variants.rows[0].variants[0];
+  EXPECT_NEAR(percpu.change_pct, 6.18330, 5e-6);
+  EXPECT_GT(percpu.ci_low_pct, 0.0);
+  EXPECT_LT(percpu.p_value, 0.05);
+  EXPECT_EQ(percpu.verdict, Verdict::kRegression);
+  const CompareCell& siphash = variants.rows[0].variants[2];
+  EXPECT_GT(siphash.p_value, 0.10);
+  EXPECT_LT(siphash.p_value, 0.20);
+  EXPECT_EQ(siphash.verdict, Verdict::kNone);
+  EXPECT_NE(Slurp("golden_variants.grid").find("|   47.08 ns |   (R) 6.18% |"), std::string::npos);
+
+  // The run summary of base.json: mean 200.2, cv 0.40 (above).
+  auto base = ReadResultFile(kDir + "base.json");
+  ASSERT_TRUE(base.ok());
+  BenchmarkSummary s = Summarize(base->benchmarks[0], base->timer.overhead_ns);
+  EXPECT_NEAR(s.mean, 200.199, 1e-9);
+  EXPECT_NEAR(s.cv_pct, 0.401806, 5e-6);
+  EXPECT_NE(RenderSummary(*base).find("| syscall/getpid   |   200.2 |"), std::string::npos);
 }
 
 TEST(CompareRender, JsonSchema) {
@@ -192,6 +268,10 @@ TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
   EXPECT_NE(text.find("overhead 25.0 ns subtracted"), std::string::npos) << text;
   EXPECT_NE(text.find("2 x 10"), std::string::npos) << text;
   EXPECT_EQ(text.find("negative values"), std::string::npos) << text;
+  // The table is a GridTable grid: names left, numbers right; cv = 100 * sqrt(200) / 110 = 12.86.
+  EXPECT_NE(text.find("\n+================+=======+"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n| syscall/getpid | 110.0 | 100.0 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 12.86 |        - |       2 x 10 |\n+---"), std::string::npos) << text;
 }
 
 TEST(Summary, HeaderStatesTheTimerStepOrThatItIsUnknown) {

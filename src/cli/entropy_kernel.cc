@@ -11,6 +11,7 @@
 #include "cli/cli_util.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/grid_table.h"
 #include "kstacklab/live.h"
 #include "kstacklab/results.h"
 #include "kstacklab/sysinfo.h"
@@ -68,6 +69,39 @@ std::string JsonText(const Json& v) {
   return v.dump();
 }
 
+// The entropy row of the kernel's offsets (the columns of `kstacklab entropy`'s model table).
+GridTable StatsTable(const KernelReport& r) {
+  const analysis::EntropyStats& s = r.stats;
+  GridTable t;
+  t.header = {
+      {"kernel", "samples", "distinct", "shannon", "min-ent", "chi2-p", "repeat", "script"}};
+  t.right_align = {false, true, true, true, true, true, true, true};
+  t.groups = {{{r.syscall, fmt::format("{}", s.samples), fmt::format("{}", s.distinct),
+                fmt::format("{:.4f}", s.shannon_bits), fmt::format("{:.4f}", s.min_entropy_bits),
+                fmt::format("{:.3g}", s.chi_square_p), fmt::format("{:.5f}", s.repeat_rate),
+                fmt::format("{}", s.script_bits)}}};
+  return t;
+}
+
+// One row per lag: mutual information between offsets i and i+lag, and the shuffled baseline.
+GridTable DependenceTable(const std::vector<live::LagDependence>& dependence) {
+  GridTable t;
+  t.header = {
+      {"lag", "pairs", "MI plug-in", "MI M-M", "shuffled avg", "shuffled max", "H(next|prev)"}};
+  t.right_align = std::vector<bool>(7, true);
+  std::vector<std::vector<std::string>> rows;
+  for (const live::LagDependence& d : dependence) {
+    rows.push_back({fmt::format("{}", d.lag), fmt::format("{}", d.mi.pairs),
+                    fmt::format("{:.5f}", d.mi.plugin_bits),
+                    fmt::format("{:.5f}", d.mi.miller_madow_bits),
+                    fmt::format("{:.5f}", d.shuffled_plugin_bits),
+                    fmt::format("{:.5f}", d.shuffled_plugin_max_bits),
+                    fmt::format("{:.4f}", d.mi.conditional_bits)});
+  }
+  t.groups = {std::move(rows)};
+  return t;
+}
+
 void PrintTable(const KernelReport& r) {
   const Json env = EnvironmentJson(r);
   std::string out =
@@ -86,22 +120,11 @@ void PrintTable(const KernelReport& r) {
                        r.derived.state_agreeing, r.derived.state_checked);
   }
   out += "\n\n";
-  const analysis::EntropyStats& s = r.stats;
-  out += fmt::format("{:<20} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}\n", "kernel", "samples",
-                     "distinct", "shannon", "min-ent", "chi2-p", "repeat", "script");
-  out += fmt::format("{:<20} {:>9} {:>8} {:>8.4f} {:>8.4f} {:>9.3g} {:>8.5f} {:>8}\n", r.syscall,
-                     s.samples, s.distinct, s.shannon_bits, s.min_entropy_bits, s.chi_square_p,
-                     s.repeat_rate, s.script_bits);
-  out += fmt::format(
+  out += RenderGrid(StatsTable(r));
+  out +=
       "\nserial dependence: mutual information between offsets i and i+lag of the same thread "
-      "on the same CPU, bits (0 = independent; 6 = next offset determined)\n{:>4} {:>9} {:>10} "
-      "{:>10} {:>12} {:>11} {:>12}\n",
-      "lag", "pairs", "MI plug-in", "MI M-M", "shuffled avg", "shuffled max", "H(next|prev)");
-  for (const live::LagDependence& d : r.dependence) {
-    out += fmt::format("{:>4} {:>9} {:>10.5f} {:>10.5f} {:>12.5f} {:>11.5f} {:>12.4f}\n", d.lag,
-                       d.mi.pairs, d.mi.plugin_bits, d.mi.miller_madow_bits, d.shuffled_plugin_bits,
-                       d.shuffled_plugin_max_bits, d.mi.conditional_bits);
-  }
+      "on the same CPU, bits (0 = independent; 6 = next offset determined)\n";
+  out += RenderGrid(DependenceTable(r.dependence));
   out += fmt::format(
       "MI M-M: plug-in with the Miller-Madow bias correction; shuffled: plug-in MI of the same "
       "pairs with the later offset shuffled ({} shuffles) — the estimator's bias under "

@@ -1,7 +1,6 @@
 // `kstacklab plot FILE|ID… -o OUT.png|OUT.svg [--kind cdf|tail|compare]` (docs/plots.md).
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +15,12 @@
 namespace kstacklab::cli {
 namespace {
 
+// A library error about a value, prefixed with the flag that gave it.
+Error ForFlag(const char* flag, Error e) {
+  e.message = fmt::format("{} {}", flag, e.message);
+  return e;
+}
+
 struct PlotArgs {
   std::vector<std::string> inputs;
   std::string output;
@@ -29,9 +34,9 @@ struct PlotArgs {
 int RunPlot(const PlotArgs& a) {
   // Cheap checks first: the output name and kind, before reading any input.
   auto format = PlotFormatForPath(a.output);
-  if (!format.ok()) return Fail(format.error());
+  if (!format.ok()) return Fail(ForFlag("-o:", format.error()));
   auto kind = ParsePlotKind(a.kind);
-  if (!kind.ok()) return Fail(kind.error());
+  if (!kind.ok()) return Fail(ForFlag("--kind:", kind.error()));
   Status writable = CheckWritable(a.output);
   if (!writable.ok()) return Fail(writable.error());
 
@@ -61,9 +66,7 @@ int RunPlot(const PlotArgs& a) {
   for (const std::string& note : job->notes) Warn(note);
   Status drawn = RenderGnuplot(*job, a.output);
   if (!drawn.ok()) return Fail(drawn.error());
-  std::printf("%s\n", a.output.c_str());
-  if (std::fflush(stdout) != 0) return Fail(RuntimeError("cannot write to stdout"));
-  return kExitOk;
+  return PrintStdout(a.output + "\n");
 }
 
 }  // namespace

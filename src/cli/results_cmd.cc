@@ -10,6 +10,7 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/grid_table.h"
 #include "kstacklab/load.h"
 #include "kstacklab/store.h"
 #include "kstacklab/summary.h"
@@ -66,26 +67,17 @@ Json InfoToJson(const StoredRunInfo& info) {
 }
 
 std::string RenderList(const std::vector<StoredRunInfo>& runs) {
+  GridTable table;
+  table.header = {{"id", "date (UTC)", "label", "kernel", "host", "benchmarks"}};
+  table.right_align = {true, false, false, false, false, false};
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"id", "date (UTC)", "label", "kernel", "host", "benchmarks"});
   for (const StoredRunInfo& r : runs) {
     rows.push_back({std::to_string(r.id), ShortDate(r.created.empty() ? r.stored_at : r.created),
                     Or(r.label, "-") + (r.partial ? " (partial)" : ""), Or(r.kernel_release, "?"),
-                    Or(r.host, "?"), EscapeControl(BenchmarkColumn(r.benchmarks))});
+                    Or(r.host, "?"), BenchmarkColumn(r.benchmarks)});
   }
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = fmt::format("{:>{}}", row[0], width[0]);
-    for (size_t i = 1; i < row.size(); ++i) {
-      line += i + 1 == row.size() ? "  " + row[i] : fmt::format("  {:<{}}", row[i], width[i]);
-    }
-    out += line + "\n";
-  }
-  return out;
+  table.groups = {std::move(rows)};
+  return RenderGrid(table);
 }
 
 int RunList(const ResultsArgs& a) {

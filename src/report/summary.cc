@@ -9,6 +9,9 @@
 #include <map>
 #include <set>
 
+#include "kstacklab/grid_table.h"
+#include "kstacklab/moments.h"
+
 namespace kstacklab {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -19,16 +22,13 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   s.mean = s.cv_pct = s.p50 = s.p99 = s.p999 = s.max = nan;
   s.stalls_per_million = s.stall_time_pct = nan;
-  double sum = 0, sum_sq = 0;
-  size_t n = 0;
+  RunningMoments rep_means;
   double stalls = 0, stall_ns = 0, stall_calls = 0, stall_raw_ns = 0;
   bool counted = false;
   for (const Repetition& r : bench.repetitions) {
     auto it = r.metrics.find("mean");
     if (it == r.metrics.end()) continue;
-    sum += it->second;
-    sum_sq += it->second * it->second;
-    ++n;
+    rep_means.Add(it->second);
     s.calls += r.iterations;
     if (r.stalls && r.stall_ns) {
       counted = true;
@@ -42,11 +42,11 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
     s.stalls_per_million = stalls / stall_calls * 1e6;
     s.stall_time_pct = stall_raw_ns > 0 ? stall_ns / stall_raw_ns * 100.0 : nan;
   }
-  s.repetitions = n;
-  if (n == 0) return s;
-  s.mean = sum / n;
-  if (n > 1) {
-    double var = std::max(0.0, (sum_sq - n * s.mean * s.mean) / (n - 1));
+  s.repetitions = rep_means.n;
+  if (rep_means.n == 0) return s;
+  s.mean = rep_means.sum / static_cast<double>(rep_means.n);
+  if (rep_means.n > 1) {
+    const double var = SampleVariance(rep_means);
     s.cv_pct = s.mean != 0 ? std::sqrt(var) / std::fabs(s.mean) * 100.0 : nan;
   }
   const Histogram& h = bench.histogram;
@@ -127,25 +127,21 @@ std::string StepAndStallNotes(const RunResult& run) {
 }  // namespace
 
 std::string RenderSummary(const RunResult& run) {
+  GridTable table;
+  table.header = {
+      {"benchmark", "mean", "p50", "p99", "p99.9", "max", "cv%", "stalls/M", "reps x calls"}};
+  table.right_align = {false, true, true, true, true, true, true, true, true};
   std::vector<std::vector<std::string>> rows;
-  rows.push_back(
-      {"benchmark", "mean", "p50", "p99", "p99.9", "max", "cv%", "stalls/M", "reps x calls"});
+  bool below_overhead = false;
   for (const BenchmarkResult& b : run.benchmarks) {
     BenchmarkSummary s = Summarize(b, run.timer.overhead_ns);
     rows.push_back(
         {RowName(b), Num(s.mean), Num(s.p50), Num(s.p99), Num(s.p999), Num(s.max),
          std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct), Num(s.stalls_per_million),
          fmt::format("{} x {}", s.repetitions, s.repetitions ? s.calls / s.repetitions : 0)});
-  }
-  bool below_overhead = false;
-  for (const BenchmarkResult& b : run.benchmarks) {
-    BenchmarkSummary s = Summarize(b, run.timer.overhead_ns);
     below_overhead = below_overhead || s.mean < 0 || (s.has_percentiles && s.p50 < 0);
   }
-  std::vector<size_t> width(rows[0].size(), 0);
-  for (const auto& r : rows) {
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
+  table.groups = {std::move(rows)};
   std::string out = fmt::format(
       "# {}{} | timer {} @ {:.1f} MHz, step {}, overhead {:.1f} ns subtracted | times in ns unless "
       "a row says, {} mode\n",
@@ -153,12 +149,7 @@ std::string RenderSummary(const RunResult& run) {
       run.timer.freq_hz / 1e6,
       run.timer.resolution_ns ? fmt::format("{:.1f} ns", *run.timer.resolution_ns) : "? ns",
       run.timer.overhead_ns, run.benchmarks.empty() ? "percall" : run.benchmarks[0].timing);
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const auto& r = rows[k];
-    std::string line = fmt::format("{:<{}}", r[0], width[0]);
-    for (size_t i = 1; i < r.size(); ++i) line += fmt::format("  {:>{}}", r[i], width[i]);
-    out += line + "\n";
-  }
+  out += RenderGrid(table);
   out +=
       "# mean: mean of repetition means; p50..max: pooled histogram (<=0.05% binning error); "
       "cv%: spread of repetition means; stalls/M: calls above the stall threshold per million\n";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kstacklab/moments.h"
+
 namespace kstacklab {
 
 std::map<std::string, double> RepetitionMetrics(const Histogram& rep_ps, double sum_ns,
@@ -11,8 +13,7 @@ std::map<std::string, double> RepetitionMetrics(const Histogram& rep_ps, double 
   const double n = static_cast<double>(rep_ps.count());
   if (n == 0) return m;
   const double mean = sum_ns / n;
-  double var = n > 1 ? (sum_sq_ns - n * mean * mean) / (n - 1) : 0.0;
-  if (var < 0) var = 0;  // rounding
+  const double var = n > 1 ? SampleVarianceFromSums(n, sum_ns, sum_sq_ns) : 0.0;
   auto pct = [&](double p) { return PsToNs(rep_ps.ValueAtPercentile(p)) - overhead_ns; };
   m["mean"] = mean - overhead_ns;
   m["stddev"] = std::sqrt(var);
@@ -68,7 +69,7 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
   const double stall_ticks = config.stall_threshold_ns / ns_per_tick;
   uint64_t stalls = 0;
   double stall_ns = 0;
-  double sum_ns = 0, sum_sq_ns = 0;
+  RunningMoments moments;  // of the raw per-call durations, ns
   for (uint64_t done = 0; done < config.iterations;) {
     if (stopped()) return RuntimeError("interrupted");
     uint64_t n = std::min<uint64_t>(buf.size(), config.iterations - done);
@@ -79,13 +80,12 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
         ++stalls;
         stall_ns += ns;
       }
-      sum_ns += ns;
-      sum_sq_ns += ns * ns;
+      moments.Add(ns);
       h.Record(static_cast<uint64_t>(std::llround(ns * 1000.0)));
     }
     done += n;
   }
-  rep.metrics = RepetitionMetrics(h, sum_ns, sum_sq_ns, overhead_ns);
+  rep.metrics = RepetitionMetrics(h, moments.sum, moments.sum_sq, overhead_ns);
   rep.stalls = stalls;
   rep.stall_ns = stall_ns;
   Status st = merged.Merge(h);

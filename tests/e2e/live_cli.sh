@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.bash"
 
 expect_exit 0 "entropy --kernel --records fixture" -- \
   "$KSTACKLAB" entropy --kernel --records "$DATA/live/getpid-4096.csv" --lags 2
-if awk '$1 == "records" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !found }' "$TMP/out"; then
+if tr -d '|' <"$TMP/out" | awk '$1 == "records" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !found }'; then
   pass "fixture: 4096 samples, 64 distinct"
 else
   fail "fixture: no row with 4096 samples and 64 distinct: $(cat "$TMP/out")"
@@ -49,7 +49,7 @@ if [ $rc -ne 0 ] && { [ "$(id -u)" -ne 0 ] || grep -q "built without the live sa
   echo "skip: live sampler unavailable: $(cat "$TMP/live.err")"
 elif [ $rc -ne 0 ]; then
   fail "entropy --kernel exited $rc as root: $(cat "$TMP/live.err")"
-elif awk '$1 == "getpid" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !found }' "$TMP/live"; then
+elif tr -d '|' <"$TMP/live" | awk '$1 == "getpid" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !found }'; then
   pass "live: 64 distinct offsets of getpid on this kernel"
 else
   fail "live: not 64 distinct: $(cat "$TMP/live")"

@@ -59,10 +59,12 @@ grep -q 'gnuplot not found' "$tmp/err" && grep -q 'apt-get install gnuplot-nox' 
 rc=$?
 [ "$rc" -eq 2 ] || fail "plot -o x.jpg: exit $rc, want 2"
 grep -q '.png or .svg' "$tmp/err" || fail "plot -o x.jpg: message: $(cat "$tmp/err")"
+grep -q -- "-o: image file '$tmp/x.jpg'" "$tmp/err" || fail "plot -o x.jpg: flag prefix: $(cat "$tmp/err")"
 "$bin" plot "$base" --kind pie -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 2 ] || fail "plot --kind pie: exit $rc, want 2"
 grep -q 'cdf, tail or compare' "$tmp/err" || fail "plot --kind pie: message: $(cat "$tmp/err")"
+grep -q -- "--kind: plot kind 'pie' is not known" "$tmp/err" || fail "plot --kind pie: flag prefix: $(cat "$tmp/err")"
 "$bin" plot "$tmp/missing.json" -o "$tmp/x.png" >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 2 ] || fail "plot of a missing file: exit $rc, want 2"

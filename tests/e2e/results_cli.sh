@@ -28,8 +28,9 @@ grep -qx "imported $var as id 2" "$tmp/out" || fail "import: id 2 not reported (
 
 # 3. list (table): one line per run with label, kernel, benchmarks.
 "$bin" results list --store "$store" >"$tmp/out" 2>"$tmp/err"
-[ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "list: expected header + 2 lines, got: $(cat "$tmp/out")"
-grep -Eq '^ *1  2026-11-29 18:00  rndstack-off +6\.18\.0-fixture +\? +2: syscall/getpid, syscall/getppid$' "$tmp/out" \
+# A grid (report/grid_table): rule, header, '=' rule, 2 rows, rule.
+[ "$(wc -l <"$tmp/out")" -eq 6 ] || fail "list: expected a grid of header + 2 rows, got: $(cat "$tmp/out")"
+grep -Eq '^\| +1 \| 2026-11-29 18:00 \| rndstack-off \| 6\.18\.0-fixture \| \? +\| 2: syscall/getpid, syscall/getppid \|$' "$tmp/out" \
   || fail "list: row 1 wrong: $(cat "$tmp/out")"
 grep -q 'rndstack-on' "$tmp/out" || fail "list: row 2 missing"
 # --store before the sub-subcommand works too.
@@ -54,7 +55,7 @@ rc=$?
 [ "$rc" -eq 0 ] || fail "show 2: exit $rc ($(cat "$tmp/err"))"
 grep -q '^store id 2: rndstack-on, created 2026-11-29T18:05:00Z, kernel 6.18.0-fixture' "$tmp/out" \
   || fail "show 2: header wrong: $(head -1 "$tmp/out")"
-grep -q '^syscall/getppid ' "$tmp/out" || fail "show 2: no benchmark row: $(cat "$tmp/out")"
+grep -q '^| syscall/getppid |' "$tmp/out" || fail "show 2: no benchmark row: $(cat "$tmp/out")"
 "$bin" results show --store "$store" id:2 >"$tmp/out2" 2>/dev/null || fail "show id:2 failed"
 cmp -s "$tmp/out" "$tmp/out2" || fail "show id:2 differs from show 2"
 
