@@ -148,8 +148,13 @@ Runner SetupPlanCommand(CLI::App& sub) {
     }
     PlanOptions o;
     auto metrics = ParseMetricList(f->metrics);
-    if (!metrics.ok()) return Fail(UsageError("--metrics: " + metrics.error().message));
+    if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
     o.metrics = *metrics;
+    for (const auto& [flag, st] :
+         {std::pair{"--target-effect", CheckTargetEffect(f->target)},
+          std::pair{"--alpha", CheckAlpha(f->alpha)}, std::pair{"--power", CheckPower(f->power)}}) {
+      if (!st.ok()) return Fail(WithFlag(flag, st.error()));
+    }
     o.target_pct = f->target;
     o.alpha = f->alpha;
     o.power = f->power;
@@ -170,6 +175,8 @@ Runner SetupPlanCommand(CLI::App& sub) {
       if (!run.ok()) return Fail(run.error());
       inputs.push_back({spec, std::move(*run)});
     }
+    if (Status st = CheckMetricsStored(inputs, o.metrics); !st.ok())
+      return Fail(WithFlag("--metrics", st.error()));
     auto rows = BuildPlan(inputs, o);
     if (!rows.ok()) return Fail(rows.error());
     std::string text = RenderPlan(*rows, o, f->format == "grid");

@@ -21,7 +21,7 @@ struct PlotArgs {
   std::string output;
   std::string kind = "cdf";
   std::string store;
-  std::string metrics = "mean,p99,p99.9";
+  std::string metrics = kDefaultCompareMetrics;
   double alpha = 0.05;
   std::string baseline;
 };
@@ -45,11 +45,16 @@ int RunPlot(const PlotArgs& a) {
   Expected<GnuplotJob> job = Error{};
   if (*kind == PlotKind::kCompare) {
     CompareOptions options;
-    options.metrics = SplitComma(a.metrics);
-    if (options.metrics.empty())
-      return Fail(UsageError("--metrics is empty; give e.g. mean,p99,p99.9"));
+    auto metrics = ParseMetricList(a.metrics);
+    if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
+    options.metrics = std::move(*metrics);
+    if (Status st = CheckAlpha(a.alpha); !st.ok()) return Fail(WithFlag("--alpha", st.error()));
     options.alpha = a.alpha;
     options.baseline = a.baseline;
+    if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok())
+      return Fail(WithFlag("--metrics", st.error()));
+    if (Status st = CheckBaseline(inputs, options.baseline); !st.ok())
+      return Fail(WithFlag("--baseline", st.error()));
     auto table = BuildCompareTable(inputs, options);
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);
