@@ -97,7 +97,6 @@ Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
 
 Runner SetupCompareCommand(CLI::App& sub) {
   auto f = std::make_shared<CompareFlags>();
-  f->store = DefaultStorePath();
   sub.add_option("inputs", f->inputs,
                  "Result files, '-' (stdin) or store ids; inputs with the same label are runs "
                  "of one column; the first label is the baseline unless --baseline says "
@@ -125,7 +124,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
   sub.add_option("--baseline", f->baseline,
                  "Baseline column: LABEL, LABEL:VARIANT or VARIANT (default: the first label's "
                  "variant flagged as baseline by its workload, else its first variant)");
-  sub.add_option("--store", f->store, "Results store for store ids")->capture_default_str();
+  AddStoreOption(sub, &f->store);
   sub.add_flag("--verbose", f->verbose,
                "Also print the variance components (run, session, repetition) of each cell");
   sub.add_option("--bench", f->benches,
@@ -140,7 +139,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
     if (!options.ok()) return Fail(options.error());
     std::vector<CompareInput> inputs;
     for (const std::string& spec : f->inputs) {
-      auto run = LoadResultInput(spec, f->store);
+      auto run = LoadResultInput(spec, StorePath(f->store));
       if (!run.ok()) return Fail(run.error());
       std::erase_if(run->benchmarks,
                     [&](const BenchmarkResult& b) { return !BenchSelected(b, f->benches); });

@@ -37,7 +37,7 @@ int RunPlot(const PlotArgs& a) {
 
   std::vector<PlotInput> inputs;
   for (const std::string& spec : a.inputs) {
-    auto run = LoadResultInput(spec, a.store.empty() ? DefaultStorePath() : a.store);
+    auto run = LoadResultInput(spec, StorePath(a.store));
     if (!run.ok()) return Fail(run.error());
     inputs.push_back(PlotInput{spec, std::move(*run)});
   }
@@ -84,8 +84,7 @@ Runner SetupPlotCommand(CLI::App& sub) {
                  "cdf: latency CDF per benchmark; tail: 1 - CDF on log y (p99, p99.9); "
                  "compare: % change vs the first input with CI whiskers")
       ->capture_default_str();
-  sub.add_option("--store", a->store,
-                 "Results store for store ids (default: $XDG_DATA_HOME/kstacklab/results.db)");
+  AddStoreOption(sub, &a->store);
   sub.add_option("--metrics", a->metrics, "--kind compare: comma-separated metrics")
       ->capture_default_str();
   sub.add_option("--alpha", a->alpha,
