@@ -291,6 +291,14 @@ TEST(TimerTest, CoarseCounterPredictableUniformAtChance) {
   EXPECT_GT(r->rows[1].remaining_bits, 5.8);
 }
 
+// Issue 9: the library names the value; `attack timer` adds --measure-calls.
+TEST(TimerTest, TooFewJitterCallsIsAUsageErrorNamingNoFlag) {
+  auto m = MeasureSyscallJitter(99);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().exit_code, kExitUsage);
+  EXPECT_EQ(m.error().message, "the jitter measurement needs at least 100 calls, not 99");
+}
+
 TEST(TimerTest, LargeJitterOnFastCounterIsChance) {
   TimerOptions o;
   o.resolutions_hz = {1e9};

@@ -134,6 +134,15 @@ TEST(CliUtil, ParseCountIsStrict) {
   EXPECT_FALSE(ParseCount("6", "--n", 1, 5).ok());
 }
 
+TEST(CliUtil, WithFlagPrefixesTheFlagAndKeepsTheExitCode) {
+  Error usage = WithFlag("--alpha", UsageError("alpha 2 is out of range"));
+  EXPECT_EQ(usage.message, "--alpha: alpha 2 is out of range");
+  EXPECT_EQ(usage.exit_code, kExitUsage);
+  Error runtime = WithFlag("--cpu 3", RuntimeError("sched_setaffinity failed"));
+  EXPECT_EQ(runtime.message, "--cpu 3: sched_setaffinity failed");
+  EXPECT_EQ(runtime.exit_code, kExitRuntime);
+}
+
 TEST(CliUtil, SplitCommaDropsEmptyItems) {
   EXPECT_EQ(SplitComma("mean,p99,,p99.9,"), (std::vector<std::string>{"mean", "p99", "p99.9"}));
   EXPECT_TRUE(SplitComma("").empty());

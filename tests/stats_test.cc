@@ -445,6 +445,47 @@ TEST(CompareTable, InputErrors) {
   EXPECT_FALSE(BuildCompareTable({}, MeanOnly()).ok());
 }
 
+// Issue 9: the library's errors name the value, never a command-line flag (the CLI adds it).
+TEST(CompareTable, ValueChecksNameTheValueNotAFlag) {
+  auto in = Input("b", {Bench("s/x", {1, 2, 3})});
+  std::vector<Status> errors = {CheckAlpha(0.5),
+                                CheckAlpha(0),
+                                CheckPower(1),
+                                CheckPower(NAN),
+                                CheckMinEffect(-1),
+                                CheckMinEffect(INFINITY),
+                                CheckTargetEffect(0),
+                                CheckTargetEffect(NAN),
+                                CheckBaseline({in}, "zzz"),
+                                CheckMetricsStored({in}, {"p95"})};
+  for (const Status& st : errors) {
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().exit_code, kExitUsage);
+    EXPECT_EQ(st.error().message.find("--"), std::string::npos) << st.error().message;
+  }
+  EXPECT_EQ(errors[0].error().message,
+            "alpha 0.5 is out of range; give a value in (0, 0.5), e.g. 0.05");
+  EXPECT_EQ(errors[2].error().message, "power 1 is out of range; give a value in (0, 1), e.g. 0.8");
+  EXPECT_EQ(errors[8].error().message, "baseline 'zzz' does not name a column; the columns are: b");
+  EXPECT_EQ(errors[9].error().message.rfind("unknown metric 'p95'; the inputs store: mean", 0), 0u);
+  for (const Status& st : {CheckAlpha(0.05), CheckAlpha(0.49), CheckPower(0.8), CheckMinEffect(0),
+                           CheckTargetEffect(0.1), CheckBaseline({in}, ""),
+                           CheckBaseline({in}, "b"), CheckMetricsStored({in}, {"mean"})}) {
+    EXPECT_TRUE(st.ok()) << st.error().message;
+  }
+  // BuildCompareTable and BuildPlan return the same value-only errors.
+  CompareOptions o = MeanOnly();
+  o.alpha = 0.5;
+  auto t = BuildCompareTable({in}, o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, errors[0].error().message);
+  PlanOptions p;
+  p.target_pct = 0;
+  auto rows = BuildPlan({in}, p);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.error().message, errors[6].error().message);
+}
+
 TEST(CompareTable, MissingBenchmarkIsBlankWithNote) {
   auto t = BuildCompareTable({Input("b", {Bench("s/x", {1, 2, 3}), Bench("s/y", {1, 2, 3})}),
                               Input("v", {Bench("s/x", {1, 2, 3})})},

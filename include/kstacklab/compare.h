@@ -153,6 +153,21 @@ struct CompareTable {
   std::vector<std::string> warnings;  // for stderr: drift of repetitions, ...
 };
 
+// Value checks of CompareOptions and PlanOptions, run by BuildCompareTable and BuildPlan too.
+// Their UsageErrors name the value, never a command-line flag (issue 9): a caller that wants its
+// own name for the value (the CLI: its flag) checks first and words the error itself.
+Status CheckAlpha(double alpha);       // in (0, 0.5)
+Status CheckPower(double power);       // in (0, 1)
+Status CheckMinEffect(double pct);     // finite, >= 0
+Status CheckTargetEffect(double pct);  // finite, > 0
+// Every metric is stored by some input; the error names the stored ones (MetricNames() order,
+// then others).
+Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
+                          const std::vector<std::string>& metrics);
+// `baseline` ("" or a CompareOptions::baseline name) picks exactly one column of `inputs`; the
+// error lists the columns.
+Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string& baseline);
+
 // Builds the table. UsageErrors: no inputs, an unknown baseline, an unknown metric (naming the
 // stored ones), the same benchmark with different units (naming it), bad alpha/power.
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,

@@ -142,7 +142,8 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
   r.notes = {
       "Method: per row, `observed` simulated syscalls; the attacker knows the design's state "
       "before each exit step and its counter reading has error e (normal, sd = jitter; or "
-      "resampled from --measure); it predicts the next offset; accuracy = correct / predicted.",
+      "resampled from the measured jitter); it predicts the next offset; accuracy = correct / "
+      "predicted.",
       "uniform: the same design fed by a uniform source instead of a counter (the reference).",
       "bit-4 step ns: how long counter bit 4 (the offset's lowest bit, 16 ticks) takes; an error "
       "well below it leaves the offset predictable, one well above leaves 6 bits.",
@@ -162,7 +163,10 @@ void GetpidCall(void* /*state*/) { RawSyscall0(SYS_getpid); }
 }  // namespace
 
 Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
-  if (calls < 100) return UsageError("timer --measure: at least 100 calls");
+  if (calls < 100) {
+    return UsageError(
+        fmt::format("the jitter measurement needs at least 100 calls, not {}", calls));
+  }
   auto cal = timing::Calibrate();
   if (!cal.ok()) return cal.error();
   std::vector<uint64_t> ticks(calls);

@@ -40,6 +40,11 @@ Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, 
   return v;
 }
 
+Error WithFlag(std::string_view flag, Error error) {
+  error.message = fmt::format("{}: {}", flag, error.message);
+  return error;
+}
+
 std::vector<std::string> SplitComma(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);

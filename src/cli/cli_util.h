@@ -18,6 +18,11 @@ namespace kstacklab::cli {
 Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
                               uint64_t max);
 
+// `error` worded with the flag it is about: "FLAG: message", exit code kept. Library errors name
+// values, never flags (issue 9); this is the one place the CLI adds the flag. `flag` may carry
+// the value too ("--cpu 3").
+Error WithFlag(std::string_view flag, Error error);
+
 // Splits "a,b,,c" into {"a","b","c"} (empty items dropped). The one comma splitter.
 std::vector<std::string> SplitComma(const std::string& text);
 

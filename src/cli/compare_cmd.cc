@@ -59,13 +59,16 @@ Expected<double> ParseDouble(const std::string& text, const std::string& flag,
 Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
   CompareOptions o;
   auto metrics = ParseMetricList(f.metrics);
-  if (!metrics.ok()) return UsageError("--metrics: " + metrics.error().message);
+  if (!metrics.ok()) return WithFlag("--metrics", metrics.error());
   o.metrics = *metrics;
   auto alpha = ParseDouble(f.alpha, "--alpha", "0.05");
   if (!alpha.ok()) return alpha.error();
+  if (Status st = CheckAlpha(*alpha); !st.ok()) return WithFlag("--alpha", st.error());
   o.alpha = *alpha;
   auto min_effect = ParseDouble(f.min_effect, "--min-effect", "1 (percent)");
   if (!min_effect.ok()) return min_effect.error();
+  if (Status st = CheckMinEffect(*min_effect); !st.ok())
+    return WithFlag("--min-effect", st.error());
   o.min_effect_pct = *min_effect;
   if (f.test == "welch")
     o.test = SignificanceTest::kWelch;
@@ -94,7 +97,6 @@ Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
 
 Runner SetupCompareCommand(CLI::App& sub) {
   auto f = std::make_shared<CompareFlags>();
-  f->store = DefaultStorePath();
   sub.add_option("inputs", f->inputs,
                  "Result files, '-' (stdin) or store ids; inputs with the same label are runs "
                  "of one column; the first label is the baseline unless --baseline says "
@@ -122,7 +124,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
   sub.add_option("--baseline", f->baseline,
                  "Baseline column: LABEL, LABEL:VARIANT or VARIANT (default: the first label's "
                  "variant flagged as baseline by its workload, else its first variant)");
-  sub.add_option("--store", f->store, "Results store for store ids")->capture_default_str();
+  AddStoreOption(sub, &f->store);
   sub.add_flag("--verbose", f->verbose,
                "Also print the variance components (run, session, repetition) of each cell");
   sub.add_option("--bench", f->benches,
@@ -132,12 +134,12 @@ Runner SetupCompareCommand(CLI::App& sub) {
       "better) + % = slower -> (R). See docs/reading-tables.md.");
   return [f]() {
     auto format = ParseCompareFormat(f->format);
-    if (!format.ok()) return Fail(format.error());
+    if (!format.ok()) return Fail(WithFlag("--format", format.error()));
     auto options = OptionsFrom(*f);
     if (!options.ok()) return Fail(options.error());
     std::vector<CompareInput> inputs;
     for (const std::string& spec : f->inputs) {
-      auto run = LoadResultInput(spec, f->store);
+      auto run = LoadResultInput(spec, StorePath(f->store));
       if (!run.ok()) return Fail(run.error());
       std::erase_if(run->benchmarks,
                     [&](const BenchmarkResult& b) { return !BenchSelected(b, f->benches); });
@@ -149,6 +151,10 @@ Runner SetupCompareCommand(CLI::App& sub) {
       return Fail(
           UsageError("--bench matches no benchmark in the inputs (see `kstacklab show FILE`)"));
     }
+    if (Status st = CheckMetricsStored(inputs, options->metrics); !st.ok())
+      return Fail(WithFlag("--metrics", st.error()));
+    if (Status st = CheckBaseline(inputs, options->baseline); !st.ok())
+      return Fail(WithFlag("--baseline", st.error()));
     auto table = BuildCompareTable(inputs, *options);
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);

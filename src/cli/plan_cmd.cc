@@ -122,7 +122,6 @@ Runner SetupPlanCommand(CLI::App& sub) {
     std::string cost_repetition;
   };
   auto f = std::make_shared<Flags>();
-  f->store = DefaultStorePath();
   sub.add_option("inputs", f->inputs,
                  "Pilot result files, '-' or store ids; inputs with the same label are runs of "
                  "one configuration")
@@ -133,7 +132,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--metrics", f->metrics, "Comma-separated metrics")->capture_default_str();
   sub.add_option("--format", f->format, "grid or markdown")->capture_default_str();
-  sub.add_option("--store", f->store, "Results store for store ids")->capture_default_str();
+  AddStoreOption(sub, &f->store);
   sub.add_option("--cost-run", f->cost_run, "Cost of one more run (a reboot), e.g. 120s, 5min")
       ->capture_default_str();
   sub.add_option("--cost-session", f->cost_session,
@@ -148,8 +147,13 @@ Runner SetupPlanCommand(CLI::App& sub) {
     }
     PlanOptions o;
     auto metrics = ParseMetricList(f->metrics);
-    if (!metrics.ok()) return Fail(UsageError("--metrics: " + metrics.error().message));
+    if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
     o.metrics = *metrics;
+    for (const auto& [flag, st] :
+         {std::pair{"--target-effect", CheckTargetEffect(f->target)},
+          std::pair{"--alpha", CheckAlpha(f->alpha)}, std::pair{"--power", CheckPower(f->power)}}) {
+      if (!st.ok()) return Fail(WithFlag(flag, st.error()));
+    }
     o.target_pct = f->target;
     o.alpha = f->alpha;
     o.power = f->power;
@@ -166,10 +170,12 @@ Runner SetupPlanCommand(CLI::App& sub) {
     }
     std::vector<CompareInput> inputs;
     for (const std::string& spec : f->inputs) {
-      auto run = LoadResultInput(spec, f->store);
+      auto run = LoadResultInput(spec, StorePath(f->store));
       if (!run.ok()) return Fail(run.error());
       inputs.push_back({spec, std::move(*run)});
     }
+    if (Status st = CheckMetricsStored(inputs, o.metrics); !st.ok())
+      return Fail(WithFlag("--metrics", st.error()));
     auto rows = BuildPlan(inputs, o);
     if (!rows.ok()) return Fail(rows.error());
     std::string text = RenderPlan(*rows, o, f->format == "grid");

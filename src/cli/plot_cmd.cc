@@ -26,7 +26,7 @@ struct PlotArgs {
   std::string output;
   std::string kind = "cdf";
   std::string store;
-  std::string metrics = "mean,p99,p99.9";
+  std::string metrics = kDefaultCompareMetrics;
   double alpha = 0.05;
   std::string baseline;
 };
@@ -42,7 +42,7 @@ int RunPlot(const PlotArgs& a) {
 
   std::vector<PlotInput> inputs;
   for (const std::string& spec : a.inputs) {
-    auto run = LoadResultInput(spec, a.store.empty() ? DefaultStorePath() : a.store);
+    auto run = LoadResultInput(spec, StorePath(a.store));
     if (!run.ok()) return Fail(run.error());
     inputs.push_back(PlotInput{spec, std::move(*run)});
   }
@@ -50,11 +50,16 @@ int RunPlot(const PlotArgs& a) {
   Expected<GnuplotJob> job = Error{};
   if (*kind == PlotKind::kCompare) {
     CompareOptions options;
-    options.metrics = SplitComma(a.metrics);
-    if (options.metrics.empty())
-      return Fail(UsageError("--metrics is empty; give e.g. mean,p99,p99.9"));
+    auto metrics = ParseMetricList(a.metrics);
+    if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
+    options.metrics = std::move(*metrics);
+    if (Status st = CheckAlpha(a.alpha); !st.ok()) return Fail(WithFlag("--alpha", st.error()));
     options.alpha = a.alpha;
     options.baseline = a.baseline;
+    if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok())
+      return Fail(WithFlag("--metrics", st.error()));
+    if (Status st = CheckBaseline(inputs, options.baseline); !st.ok())
+      return Fail(WithFlag("--baseline", st.error()));
     auto table = BuildCompareTable(inputs, options);
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);
@@ -82,8 +87,7 @@ Runner SetupPlotCommand(CLI::App& sub) {
                  "cdf: latency CDF per benchmark; tail: 1 - CDF on log y (p99, p99.9); "
                  "compare: % change vs the first input with CI whiskers")
       ->capture_default_str();
-  sub.add_option("--store", a->store,
-                 "Results store for store ids (default: $XDG_DATA_HOME/kstacklab/results.db)");
+  AddStoreOption(sub, &a->store);
   sub.add_option("--metrics", a->metrics, "--kind compare: comma-separated metrics")
       ->capture_default_str();
   sub.add_option("--alpha", a->alpha,

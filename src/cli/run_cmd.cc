@@ -203,6 +203,15 @@ std::vector<std::string> SessionArgv(const RunArgs& a, int session) {
 int Execute(RunArgs a) {
   // Validate everything before measuring anything.
   if (Status st = Validate(a); !st.ok()) return Fail(st.error());
+  // One selection per --suite and --bench first, so that an error names its flag.
+  for (const std::string& s : a.suites) {
+    if (auto one = SelectWorkloads({s}, {}); !one.ok())
+      return Fail(WithFlag("--suite", one.error()));
+  }
+  for (const std::string& g : a.benches) {
+    if (auto one = SelectWorkloads({}, {g}); !one.ok())
+      return Fail(WithFlag("--bench", one.error()));
+  }
   auto rows = SelectWorkloads(a.suites, a.benches);
   if (!rows.ok()) return Fail(rows.error());
   const bool child = a.internal_session >= 0;
@@ -211,8 +220,7 @@ int Execute(RunArgs a) {
   ScopedSignals signals;
   ScopedCpuPin pin;
   if (Status st = pin.Pin(a.cpu); !st.ok()) {
-    return Fail(
-        Error{st.error().exit_code, "--cpu " + std::to_string(a.cpu) + ": " + st.error().message});
+    return Fail(WithFlag("--cpu " + std::to_string(a.cpu), st.error()));
   }
   ScopedFifo fifo;
   std::vector<std::string> warnings;

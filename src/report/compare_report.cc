@@ -128,7 +128,7 @@ Expected<CompareFormat> ParseCompareFormat(const std::string& text) {
   if (text == "csv") return CompareFormat::kCsv;
   if (text == "json") return CompareFormat::kJson;
   return UsageError(
-      fmt::format("--format '{}' is unknown; use one of: grid, markdown, csv, json", text));
+      fmt::format("output format '{}' is unknown; use one of: grid, markdown, csv, json", text));
 }
 
 std::vector<std::string> CompareFooter(const CompareTable& t) {

@@ -82,7 +82,7 @@ Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
     for (const std::string& k : stored)
       if (std::find(MetricNames().begin(), MetricNames().end(), k) == MetricNames().end())
         names += (names.empty() ? "" : ", ") + k;
-    return UsageError(fmt::format("--metrics: unknown metric '{}'; the inputs store: {}", m,
+    return UsageError(fmt::format("unknown metric '{}'; the inputs store: {}", m,
                                   names.empty() ? "(no metrics)" : names));
   }
   return {};

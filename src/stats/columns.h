@@ -25,8 +25,4 @@ struct ColumnSet {
 // names: the label, label:variant, or the variant alone when all inputs share one label.
 ColumnSet GroupColumns(const std::vector<CompareInput>& inputs);
 
-// UsageError naming an unknown metric and the stored ones (in MetricNames() order, then others).
-Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
-                          const std::vector<std::string>& metrics);
-
 }  // namespace kstacklab

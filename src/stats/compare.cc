@@ -81,24 +81,16 @@ std::string MethodDescription(const CompareOptions& o) {
 namespace {
 
 Status ValidateOptions(const CompareOptions& options) {
-  if (!(options.alpha > 0 && options.alpha < 0.5)) {
-    return UsageError(fmt::format(
-        "--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", options.alpha));
-  }
-  if (!(options.power > 0 && options.power < 1)) {
-    return UsageError(fmt::format("--power {:g} is out of range; give a value in (0, 1), e.g. 0.8",
-                                  options.power));
-  }
-  if (!(options.min_effect_pct >= 0) || !std::isfinite(options.min_effect_pct)) {
-    return UsageError("--min-effect must be a finite percentage >= 0, e.g. 1 for 1 %");
-  }
+  KSTACKLAB_RETURN_IF_ERROR(CheckAlpha(options.alpha));
+  KSTACKLAB_RETURN_IF_ERROR(CheckPower(options.power));
+  KSTACKLAB_RETURN_IF_ERROR(CheckMinEffect(options.min_effect_pct));
   if (options.metrics.empty()) return UsageError("no metric to compare; name one, e.g. mean");
   return {};
 }
 
-// Baseline: --baseline by column name or label[:variant] form; by default the first column of
-// the first label holding a variant flagged `baseline`, else column 0 (files written before the
-// flag existed: their first variant).
+// Baseline: CompareOptions::baseline by column name or label[:variant] form; by default the first
+// column of the first label holding a variant flagged `baseline`, else column 0 (files written
+// before the flag existed: their first variant).
 Expected<size_t> PickBaseline(const ColumnSet& set, const std::vector<CompareInput>& inputs,
                               const std::string& want) {
   const std::vector<CompareColumn>& columns = set.columns;
@@ -125,7 +117,7 @@ Expected<size_t> PickBaseline(const ColumnSet& set, const std::vector<CompareInp
   if (hits.size() != 1) {
     std::vector<std::string> names;
     for (const CompareColumn& c : columns) names.push_back(c.name);
-    return UsageError(fmt::format("--baseline '{}' {} a column; the columns are: {}", want,
+    return UsageError(fmt::format("baseline '{}' {} a column; the columns are: {}", want,
                                   hits.empty() ? "does not name" : "names more than one",
                                   JoinStrings(names, ", ")));
   }
@@ -408,9 +400,9 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
         "~ measured in a different run than the baseline, and a side's samples are the "
         "repetitions of one process: they leave out the run-to-run variance (process, boot), so "
         "the change and its within-run CI are shown without (R)/(I); measure >= 3 runs per "
-        "configuration — reboot between them for kernel configurations — or several sessions "
-        "(run --sessions 3 or more), and give them the same --label (inputs with one label form "
-        "one column)");
+        "configuration — reboot between them for kernel configurations — or >= 3 sessions per "
+        "run, all with the same label (inputs with one label form one column); "
+        "docs/reading-tables.md says how");
   }
   for (const auto& [col, benches] : s.session_cols) {
     std::set<std::string> uniq(benches.begin(), benches.end());
@@ -519,6 +511,36 @@ Expected<std::vector<std::string>> ParseMetricList(const std::string& text) {
         fmt::format("the metric list is empty; give e.g. {}", kDefaultCompareMetrics));
   }
   return out;
+}
+
+Status CheckAlpha(double alpha) {
+  if (alpha > 0 && alpha < 0.5) return {};
+  return UsageError(
+      fmt::format("alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", alpha));
+}
+
+Status CheckPower(double power) {
+  if (power > 0 && power < 1) return {};
+  return UsageError(
+      fmt::format("power {:g} is out of range; give a value in (0, 1), e.g. 0.8", power));
+}
+
+Status CheckMinEffect(double pct) {
+  if (pct >= 0 && std::isfinite(pct)) return {};
+  return UsageError(
+      fmt::format("minimum effect {:g} is not a finite percentage >= 0; give e.g. 1 for 1 %", pct));
+}
+
+Status CheckTargetEffect(double pct) {
+  if (pct > 0 && std::isfinite(pct)) return {};
+  return UsageError(fmt::format(
+      "target effect {:g} is not a finite percentage > 0; give e.g. 2 for a 2 % change", pct));
+}
+
+Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string& baseline) {
+  auto base = PickBaseline(GroupColumns(inputs), inputs, baseline);
+  if (!base.ok()) return base.error();
+  return {};
 }
 
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,

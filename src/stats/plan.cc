@@ -16,17 +16,9 @@ namespace {
 constexpr size_t kMinRuns = 3;
 
 Status ValidatePlanOptions(const PlanOptions& o) {
-  if (!(o.target_pct > 0) || !std::isfinite(o.target_pct)) {
-    return UsageError("--target-effect must be a percentage > 0, e.g. 2 for a 2 % change");
-  }
-  if (!(o.alpha > 0 && o.alpha < 0.5)) {
-    return UsageError(
-        fmt::format("--alpha {:g} is out of range; give a value in (0, 0.5), e.g. 0.05", o.alpha));
-  }
-  if (!(o.power > 0 && o.power < 1)) {
-    return UsageError(
-        fmt::format("--power {:g} is out of range; give a value in (0, 1), e.g. 0.8", o.power));
-  }
+  KSTACKLAB_RETURN_IF_ERROR(CheckTargetEffect(o.target_pct));
+  KSTACKLAB_RETURN_IF_ERROR(CheckAlpha(o.alpha));
+  KSTACKLAB_RETURN_IF_ERROR(CheckPower(o.power));
   for (double c : {o.cost_run_s, o.cost_session_s, o.cost_repetition_s}) {
     if (!(c >= 0) || !std::isfinite(c)) {
       return UsageError("a level cost must be a finite duration >= 0, e.g. 120s");

@@ -60,8 +60,7 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
     if (!found) {
       std::string names;
       for (const SuiteDef& def : Suites()) names += (names.empty() ? "" : ", ") + def.name;
-      return UsageError(
-          fmt::format("--suite {}: no such suite (suites: {}; see `kstacklab list`)", s, names));
+      return UsageError(fmt::format("no suite '{}' (suites: {}; see `kstacklab list`)", s, names));
     }
     for (const WorkloadDef& w : found->rows()) add(w);
   }
@@ -79,7 +78,7 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
       }
     }
     if (!matched) {
-      return UsageError(fmt::format("--bench {}: matches no benchmark (see `kstacklab list`)", g));
+      return UsageError(fmt::format("pattern '{}' matches no benchmark (see `kstacklab list`)", g));
     }
   }
   return out;

@@ -87,7 +87,10 @@ expect 0 "" -- plan kbase_1.json kbase_2.json kbase_3.json --target-effect 2 --c
 grep -qE '\| +3 x 1 x 10 \|' "$TMP/out" || fail "plan: pilot of 3 runs x 1 session x 10 repetitions not shown: $(cat "$TMP/out")"
 grep -q 'assumes it is 0' "$TMP/out" && fail "plan of 3 runs still says the run variance is unknown"
 expect 2 "--cost-run 'soon' is not a duration" -- plan base.json --target-effect 1 --cost-run soon
-expect 2 "--target-effect" -- plan base.json --target-effect 0
+expect 2 "^kstacklab: error: --target-effect: target effect 0 is not a finite percentage > 0" -- plan base.json --target-effect 0
+expect 2 "^kstacklab: error: --alpha: alpha 0.5 is out of range" -- plan base.json --target-effect 1 --alpha 0.5
+expect 2 "^kstacklab: error: --power: power 1 is out of range; give a value in \(0, 1\)" -- plan base.json --target-effect 1 --power 1
+expect 2 "^kstacklab: error: --metrics: unknown metric 'p95'.*p99" -- plan base.json --target-effect 1 --metrics p95
 expect 2 "" -- plan base.json
 
 # Bad input (item 7): exit 2 and a message naming the problem.
@@ -98,12 +101,13 @@ expect 2 "benchmark 'syscall/getpid' has unit 'ns'.*'us'" -- compare base.json u
 sed 's/"p99": /"p99": "NaN", "was": /' base.json >"$TMP/nan.json"
 expect 2 "field '.*repetitions\[0\]\.p99' must be a finite number" -- compare base.json "$TMP/nan.json"
 expect 2 "inf_metric.json: not valid JSON.*number overflow" -- compare base.json inf_metric.json
-expect 2 "--format 'html' is unknown; use one of: grid, markdown, csv, json" -- compare base.json --format html
-expect 2 "--metrics: unknown metric 'p95'.*p99" -- compare base.json --metrics p95
+expect 2 "^kstacklab: error: --format: output format 'html' is unknown; use one of: grid, markdown, csv, json" -- compare base.json --format html
+expect 2 "^kstacklab: error: --metrics: unknown metric 'p95'.*p99" -- compare base.json --metrics p95
 expect 2 "--test 'ttest' is unknown; use one of: welch, mwu" -- compare base.json --test ttest
 expect 2 "--method 'overlap' is unknown; use one of: ci, fastpath" -- compare base.json --method overlap
 expect 2 "--correct 'bonferroni' is unknown; use one of: none, holm" -- compare base.json --correct bonferroni
-expect 2 "--alpha" -- compare base.json --alpha 2
-expect 2 "--baseline 'zzz' does not name a column" -- compare base.json plus5.json --baseline zzz
+expect 2 "^kstacklab: error: --alpha: alpha 2 is out of range; give a value in \(0, 0.5\)" -- compare base.json --alpha 2
+expect 2 "^kstacklab: error: --min-effect: minimum effect -1 is not a finite percentage >= 0" -- compare base.json --min-effect -1
+expect 2 "^kstacklab: error: --baseline: baseline 'zzz' does not name a column; the columns are: base, plus5" -- compare base.json plus5.json --baseline zzz
 
 finish

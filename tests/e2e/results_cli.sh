@@ -111,4 +111,24 @@ if "$bin" compare --help 2>/dev/null | grep -q -- '--store'; then
   grep -q 'rndstack-on' "$tmp/out" || fail "compare 1 2: no variant column: $(cat "$tmp/out")"
 fi
 
+# 12. Every command that reads store ids resolves the store one way (cli StorePath): the default
+# store under XDG_DATA_HOME when --store is not given (id 1 there is the file imported in 10),
+# and an empty --store refused at parse time.
+"$bin" show 1 >/dev/null 2>"$tmp/err" || fail "show 1 from the default store: $(cat "$tmp/err")"
+"$bin" compare 1 >/dev/null 2>"$tmp/err" || fail "compare 1 from the default store: $(cat "$tmp/err")"
+"$bin" plan 1 --target-effect 5 >/dev/null 2>"$tmp/err" || fail "plan 1 from the default store: $(cat "$tmp/err")"
+# plot: the id loads (the error is the later --baseline check, listing the stored column), so
+# this needs no gnuplot.
+"$bin" plot 1 --kind compare --baseline zzz -o "$tmp/p.svg" >/dev/null 2>"$tmp/err"
+rc=$?
+{ [ "$rc" -eq 2 ] && grep -q "error: --baseline: baseline 'zzz' does not name a column; the columns are: rndstack-off" "$tmp/err"; } \
+  || fail "plot 1 from the default store: exit $rc ($(cat "$tmp/err"))"
+for cmd in "show" "compare" "plan --target-effect 5" "plot -o $tmp/p.svg" "results list"; do
+  # shellcheck disable=SC2086 # $cmd is a command and its flags
+  "$bin" $cmd --store "" 1 >/dev/null 2>"$tmp/err"
+  rc=$?
+  { [ "$rc" -eq 2 ] && grep -q -- "--store: is empty; give a file path" "$tmp/err"; } \
+    || fail "$cmd --store '': exit $rc, want 2 naming --store ($(cat "$tmp/err"))"
+done
+
 finish

@@ -50,7 +50,11 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["run"]["st
 expect_exit 2 "stall threshold without a unit" -- "$K" run --stall-threshold 5 && expect_stderr "stall-threshold" "names the flag"
 expect_exit 2 "unknown flag" -- "$K" run --frobnicate && expect_stderr "frobnicate" "unknown flag is named"
 expect_exit 2 "unknown benchmark" -- "$K" run --bench nosuch/x && expect_stderr "kstacklab list" "points at list"
+expect_stderr "error: --bench: pattern 'nosuch/x' matches no benchmark" "names the flag and the pattern"
 expect_exit 2 "unknown suite" -- "$K" run --suite nosuch && expect_stderr "kstacklab list" "points at list"
+expect_stderr "error: --suite: no suite 'nosuch'" "names the flag and the suite"
+# A bad --bench after a good --suite still names --bench.
+expect_exit 2 "good suite, bad bench" -- "$K" run --suite syscall --bench nosuch/x && expect_stderr "error: --bench: pattern 'nosuch/x'" "names --bench"
 expect_exit 2 "CPU number out of range" -- "$K" run "${SMALL[@]}" --cpu 4095 -o "$TMP/x.json" && expect_stderr "--cpu" "names the flag"
 expect_exit 2 "CPU that is not available" -- "$K" run "${SMALL[@]}" --cpu 1000 -o "$TMP/x.json" && expect_stderr "allowed" "names the allowed CPUs"
 expect_stderr "--cpu" "names the flag"
