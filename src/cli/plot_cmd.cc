@@ -15,12 +15,6 @@
 namespace kstacklab::cli {
 namespace {
 
-// A library error about a value, prefixed with the flag that gave it.
-Error ForFlag(const char* flag, Error e) {
-  e.message = fmt::format("{} {}", flag, e.message);
-  return e;
-}
-
 struct PlotArgs {
   std::vector<std::string> inputs;
   std::string output;
@@ -34,9 +28,9 @@ struct PlotArgs {
 int RunPlot(const PlotArgs& a) {
   // Cheap checks first: the output name and kind, before reading any input.
   auto format = PlotFormatForPath(a.output);
-  if (!format.ok()) return Fail(ForFlag("-o:", format.error()));
+  if (!format.ok()) return Fail(WithFlag("-o", format.error()));
   auto kind = ParsePlotKind(a.kind);
-  if (!kind.ok()) return Fail(ForFlag("--kind:", kind.error()));
+  if (!kind.ok()) return Fail(WithFlag("--kind", kind.error()));
   Status writable = CheckWritable(a.output);
   if (!writable.ok()) return Fail(writable.error());
 
