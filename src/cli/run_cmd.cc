@@ -41,7 +41,7 @@ struct RunArgs {
   std::string store;
   bool no_store = false;
   int internal_session = -1;    // >= 0: this process is session K of a parent run
-  std::vector<std::string> ab;  // --ab KNOB=V1,V2 (knobs/)
+  std::vector<std::string> ab;  // --ab KIND:NAME=V1,V2 (knobs/)
   // Parsed by Validate().
   uint64_t iterations = 0;
   uint64_t repetitions = 0;
@@ -362,8 +362,9 @@ Runner SetupRunCommand(CLI::App& sub) {
   CLI::Option* store = AddStoreOption(sub, &a->store);
   sub.add_flag("--no-store", a->no_store, "Do not record the result in the store")->excludes(store);
   sub.add_option("--ab", a->ab,
-                 "Interleaved A/B of a runtime knob, e.g. sysctl:kernel.stack_erasing=0,1: one "
-                 "variant per value, original always restored (docs/ab.md)")
+                 "Interleaved A/B of a knob, e.g. sysctl:kernel.stack_erasing=0,1, "
+                 "model:policy=off,percpu-prng, model:strategy=generic,rep-stos: one variant per "
+                 "value, a sysctl's original always restored (docs/ab.md)")
       ->excludes(sub.get_option("--sessions"));
   sub.add_option("--internal-session", a->internal_session)->group("");  // hidden: session worker
   return [a, out] {
