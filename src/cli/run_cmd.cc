@@ -40,8 +40,9 @@ struct RunArgs {
   bool output_given = false;
   std::string store;
   bool no_store = false;
-  int internal_session = -1;    // >= 0: this process is session K of a parent run
-  std::vector<std::string> ab;  // --ab KIND:NAME=V1,V2 (knobs/)
+  int internal_session = -1;        // >= 0: this process is session K of a parent run
+  std::vector<std::string> ab;      // --ab KIND:NAME=V1,V2 (knobs/)
+  std::vector<std::string> params;  // --param KEY=VALUE (WorkloadDef::run_params)
   // Parsed by Validate().
   uint64_t iterations = 0;
   uint64_t repetitions = 0;
@@ -197,13 +198,16 @@ std::vector<std::string> SessionArgv(const RunArgs& a, int session) {
                                    "-"};
   for (const auto& s : a.suites) args.insert(args.end(), {"--suite", s});
   for (const auto& b : a.benches) args.insert(args.end(), {"--bench", b});
+  for (const auto& p : a.params) args.insert(args.end(), {"--param", p});
   return args;
 }
 
 int Execute(RunArgs a) {
   // Validate everything before measuring anything.
   if (Status st = Validate(a); !st.ok()) return Fail(st.error());
-  auto rows = SelectWorkloads(a.suites, a.benches);
+  auto selected = SelectWorkloads(a.suites, a.benches);
+  if (!selected.ok()) return Fail(selected.error());
+  auto rows = ApplyRunParams(std::move(*selected), a.params);
   if (!rows.ok()) return Fail(rows.error());
   const bool child = a.internal_session >= 0;
   if (a.cpu < 0) a.cpu = sched_getcpu();
@@ -361,6 +365,9 @@ Runner SetupRunCommand(CLI::App& sub) {
       "-o,--output", a->output, "Result file ('-' = stdout; default: kstacklab-LABEL-TIME.json)");
   CLI::Option* store = AddStoreOption(sub, &a->store);
   sub.add_flag("--no-store", a->no_store, "Do not record the result in the store")->excludes(store);
+  sub.add_option("--param", a->params,
+                 "KEY=VALUE setting of the rows that take it (repeatable): size=256M for micromm "
+                 "(the mapping, a multiple of 2 MiB; default 1G)");
   sub.add_option("--ab", a->ab,
                  "Interleaved A/B of a knob, e.g. sysctl:kernel.stack_erasing=0,1, "
                  "model:policy=off,percpu-prng, model:strategy=generic,rep-stos: one variant per "
