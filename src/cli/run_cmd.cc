@@ -295,6 +295,8 @@ int Execute(RunArgs a) {
                     {"sessions", a.sessions},     {"suites", a.suites},
                     {"benches", a.benches},       {"order", "round-robin by repetition"}};
   result.run["stall_threshold_ns"] = a.stall_threshold_ns;
+  if (!a.params.empty()) result.run["params"] = a.params;
+  if (!a.ab.empty()) result.run["ab"] = a.ab;
   if (!warnings.empty()) result.run["warnings"] = warnings;
   if (result.partial && !DropEmptyBenchmarks(result)) {
     if (!child) Warn("interrupted before the first repetition completed: nothing was written");

@@ -41,6 +41,7 @@ assert v == [("model/kstack", "empty", "percpu-prng", False, 4),
              ("model/kstack", "getpid", "percpu-prng", False, 4),
              ("model/kstack", "empty", "off", True, 4),
              ("model/kstack", "getpid", "off", True, 4)], v
+assert d["run"]["ab"] == ["model:policy=percpu-prng,off"], d["run"]
 PY
 expect_exit 0 "compare reads the policy A/B" -- "$K" compare "$TMP/policy.json" --metrics mean
 python3 - "$TMP/out" <<'PY' && pass "compare: off is the baseline column, percpu-prng the variant" || fail "compare columns: $(head -c 600 "$TMP/out")"

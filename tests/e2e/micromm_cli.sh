@@ -38,6 +38,7 @@ names = {b["name"] for b in d["benchmarks"]}
 assert names == {"micromm/fork", "micromm/munmap"}, names
 for b in d["benchmarks"]:
     assert b["params"]["size_mib"] == 64, b["params"]
+assert d["run"]["params"] == ["size=64M"], d["run"]
 PY
 expect_exit 0 "show the 64 MiB run" -- "$K" show "$TMP/mm64.json"
 expect_stdout "micromm/munmap h:0, size_mib:64 (us)" "show labels the size"
