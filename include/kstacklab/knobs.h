@@ -121,7 +121,8 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
                           const ProgressFn& progress, const AbSpec& spec, Knob& knob);
 
 // What `run` calls: restores what a killed run left changed (one `warn` line per knob), then
-// with no spec runs RunWorkloads, with one spec RunAb. More than one spec -> UsageError.
+// with no spec runs RunWorkloads, with one spec RunAb on the rows the knob Takes (one `warn` line
+// names the others, which are not measured). More than one spec -> UsageError.
 Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const RunOptions& options,
                                  const ClockParams& clock, const std::atomic<bool>* stop,
                                  const ProgressFn& progress,
