@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/command.h"
@@ -170,6 +171,27 @@ TEST(CliParse, RunRefusesBadInputBeforeMeasuring) {
     Outcome o = Invoke(args);
     EXPECT_EQ(o.code, kExitUsage) << extra[0] << " " << extra[1] << ": " << o.err;
     EXPECT_TRUE(o.out.empty()) << extra[0];  // nothing measured, nothing written
+  }
+}
+
+TEST(CliParse, RunRefusesBadParamsBeforeMeasuring) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--suite", "micromm", "--param", "size=0"}, "multiple of 2 MiB"},
+      {{"--suite", "micromm", "--param", "size=-64M"}, "multiple of 2 MiB"},
+      {{"--suite", "micromm", "--param", "size=1.5G"}, "multiple of 2 MiB"},
+      {{"--suite", "micromm", "--param", "size=18446744073709551616"}, "multiple of 2 MiB"},
+      {{"--suite", "micromm", "--param", "size=3M"}, "e.g. 256M, 1G or 268435456"},
+      {{"--suite", "micromm", "--param", "depth=64"}, "unknown key 'depth' (keys: size)"},
+      {{"--suite", "micromm", "--param", "size"}, "expected KEY=VALUE"},
+      {{"--bench", "syscall/getpid", "--param", "size=64M"}, "--suite micromm"}};
+  for (const auto& [extra, says] : bad) {
+    std::vector<std::string> args = {"run", "--no-store", "-o", "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Outcome o = Invoke(args);
+    EXPECT_EQ(o.code, kExitUsage) << extra.back() << ": " << o.err;
+    EXPECT_NE(o.err.find(says), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("--param " + extra.back()), std::string::npos) << o.err;
+    EXPECT_TRUE(o.out.empty()) << extra.back();  // nothing measured, nothing written
   }
 }
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,10 +62,11 @@ TEST(ParseAbSpec, Accepts) {
 }
 
 TEST(ParseAbSpec, Rejects) {
-  for (const char* bad : {"kernel.stack_erasing=0,1", "sysctl:kernel.stack_erasing", "sysctl:=0,1",
-                          "sysctl:kernel.stack_erasing=1", "sysctl:kernel.stack_erasing=0,,1",
-                          "sysctl:kernel.stack_erasing=1,1", "sysctl:../etc/x=0,1",
-                          "policy:kstack=off,percpu-prng"}) {
+  for (const char* bad :
+       {"kernel.stack_erasing=0,1", "sysctl:kernel.stack_erasing", "sysctl:=0,1",
+        "sysctl:kernel.stack_erasing=1", "sysctl:kernel.stack_erasing=0,,1",
+        "sysctl:kernel.stack_erasing=1,1", "sysctl:../etc/x=0,1", "policy:kstack=off,percpu-prng",
+        "model:colour=a,b", "model:policy=off", "model:strategy=generic,generic"}) {
     auto s = ParseAbSpec(bad);
     EXPECT_FALSE(s.ok()) << bad;
     if (!s.ok()) {
@@ -72,6 +74,18 @@ TEST(ParseAbSpec, Rejects) {
       EXPECT_NE(s.error().message.find(bad), std::string::npos) << s.error().message;
     }
   }
+}
+
+TEST(ParseAbSpec, AcceptsModelKnobs) {
+  auto p = ParseAbSpec("model:policy=off,percpu-prng");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->kind, "model");
+  EXPECT_EQ(p->name, "policy");
+  EXPECT_EQ(p->values, (std::vector<std::string>{"off", "percpu-prng"}));
+  auto s = ParseAbSpec("model:strategy=generic,rep-stos,unrolled");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->name, "strategy");
+  EXPECT_EQ(s->values.size(), 3u);
 }
 
 TEST(AbOrder, AlternatesDirection) {
@@ -254,6 +268,164 @@ TEST_F(FakeSysctl, RunAbStopsEarlyAndRestores) {
   EXPECT_TRUE(r->partial);
   EXPECT_TRUE(r->benchmarks.empty());
   EXPECT_EQ(Value(), "1\n");
+}
+
+// --- model knobs -----------------------------------------------------------------------------
+
+WorkloadDef ModelRow(const std::string& name, const std::string& variant, const Json& params,
+                     std::vector<std::string>* seen) {
+  WorkloadDef w;
+  w.name = name;
+  w.variant = variant;
+  w.params = params;
+  w.baseline = variant == "off" || variant == "generic";
+  w.setup = [seen, variant]() -> Expected<std::shared_ptr<void>> {
+    if (seen != nullptr) seen->push_back(variant);
+    return std::shared_ptr<void>();
+  };
+  w.percall = &TimePerCall<FakeClock, Noop>;
+  w.loop = &TimeLoop<FakeClock, Noop>;
+  return w;
+}
+
+TEST(ModelKnob, OpenChecksTheValuesAgainstTheTable) {
+  auto k = OpenKnob(*ParseAbSpec("model:policy=off,percpu-prng"));
+  ASSERT_TRUE(k.ok()) << k.error().message;
+  EXPECT_FALSE((*k)->changes_machine());
+  EXPECT_EQ((*k)->name(), "policy");
+  auto bad = OpenKnob(*ParseAbSpec("model:policy=off,percpu-nope"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().exit_code, kExitUsage);
+  EXPECT_NE(bad.error().message.find("'percpu-nope'"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("percpu-prng, buffered-prng"), std::string::npos)
+      << bad.error().message;
+  auto s = OpenKnob(*ParseAbSpec("model:strategy=generic,unrolled"));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  // A policy is not a strategy.
+  auto wrong = OpenKnob(*ParseAbSpec("model:strategy=generic,percpu-prng"));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message.find("valid: generic, unrolled"), std::string::npos)
+      << wrong.error().message;
+}
+
+TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
+  const Json empty = Json{{"handler", "empty"}};
+  const Json getpid = Json{{"handler", "getpid"}};
+  const std::vector<WorkloadDef> rows = {
+      ModelRow("model/kstack", "off", empty, nullptr),
+      ModelRow("model/kstack", "percpu-prng", empty, nullptr),
+      ModelRow("model/kstack", "siphash", empty, nullptr),
+      ModelRow("model/kstack", "percpu-prng", getpid, nullptr),
+      ModelRow("model/rng", "prandom", Json::object(), nullptr),
+  };
+  // The table's baseline (off) is the baseline wherever it stands among the values.
+  const AbSpec spec = *ParseAbSpec("model:policy=percpu-prng,off");
+  auto k = OpenKnob(spec);
+  ASSERT_TRUE(k.ok());
+  EXPECT_TRUE((*k)->Takes(rows[0]));
+  EXPECT_FALSE((*k)->Takes(rows[4]));
+  auto prng = (*k)->RowsFor(rows, spec.values, 0);
+  ASSERT_TRUE(prng.ok());
+  ASSERT_EQ(prng->size(), 2u);
+  for (const WorkloadDef& w : *prng) {
+    EXPECT_EQ(w.variant, "percpu-prng");  // written under its own variant, no suffix
+    EXPECT_FALSE(w.baseline);
+  }
+  EXPECT_EQ((*prng)[1].params, getpid);
+  auto off = (*k)->RowsFor(rows, spec.values, 1);
+  ASSERT_TRUE(off.ok());
+  ASSERT_EQ(off->size(), 1u);
+  EXPECT_TRUE((*off)[0].baseline);
+  // Without the table's baseline among the values, the first value is the baseline.
+  const AbSpec two = *ParseAbSpec("model:policy=siphash,percpu-prng");
+  auto k2 = OpenKnob(two);
+  ASSERT_TRUE(k2.ok());
+  EXPECT_TRUE((*(*k2)->RowsFor(rows, two.values, 0))[0].baseline);
+  EXPECT_FALSE((*(*k2)->RowsFor(rows, two.values, 1))[0].baseline);
+  // A value no selected row carries: exit 2 naming the suite and a glob.
+  const AbSpec absent = *ParseAbSpec("model:policy=off,per-task");
+  auto r = (*OpenKnob(absent))->RowsFor(rows, absent.values, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code, kExitUsage);
+  EXPECT_NE(r.error().message.find("--suite model"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("'model/kstack:per-task'"), std::string::npos)
+      << r.error().message;
+  // The strategy knob takes both erase benchmarks and names the erase suite.
+  const AbSpec st = *ParseAbSpec("model:strategy=generic,unrolled");
+  auto ks = OpenKnob(st);
+  ASSERT_TRUE(ks.ok());
+  const std::vector<WorkloadDef> erase = {
+      ModelRow("erase/poison", "generic", Json{{"depth", 256}}, nullptr),
+      ModelRow("erase/syscall", "generic", Json{{"depth", 256}}, nullptr)};
+  EXPECT_EQ((*ks)->RowsFor(erase, st.values, 0)->size(), 2u);
+  auto none = (*ks)->RowsFor(erase, st.values, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("--suite erase"), std::string::npos);
+}
+
+// The model knob in the A/B: the values' rows in ABBA order, one variant per value, and nothing
+// written to the machine (no recovery file, the fake sysctl untouched).
+TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
+  std::vector<std::string> seen;
+  const Json empty = Json{{"handler", "empty"}};
+  const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
+                                         ModelRow("model/kstack", "percpu-prng", empty, &seen),
+                                         ModelRow("model/kstack", "siphash", empty, &seen)};
+  RunOptions opt;
+  opt.repetitions = 4;
+  opt.sampler.iterations = 10;
+  opt.sampler.warmup = 0;
+  opt.sampler.chunk = 10;
+  const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
+  auto k = OpenKnob(spec);
+  ASSERT_TRUE(k.ok());
+  auto r = RunAb(rows, opt, ClockParams{}, nullptr, nullptr, spec, **k);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::vector<std::string> want = {"off", "percpu-prng", "percpu-prng", "off",
+                                         "off", "percpu-prng", "percpu-prng", "off"};
+  EXPECT_EQ(seen, want);
+  ASSERT_EQ(r->benchmarks.size(), 2u);
+  EXPECT_EQ(r->benchmarks[0].variant, "off");
+  EXPECT_TRUE(r->benchmarks[0].baseline);
+  EXPECT_EQ(r->benchmarks[1].variant, "percpu-prng");
+  EXPECT_FALSE(r->benchmarks[1].baseline);
+  for (const BenchmarkResult& b : r->benchmarks) EXPECT_EQ(b.repetitions.size(), 4u);
+  EXPECT_EQ(*(*k)->Read(), "off");  // the last value set (repetition 3: percpu-prng, off)
+  EXPECT_FALSE(fs::exists(Recovery()));
+  EXPECT_EQ(Value(), "1\n");
+}
+
+// RunWithKnobs: the selected rows a model knob does not take are named in one warning; with no
+// row it takes, exit 2 before anything is measured.
+TEST_F(FakeSysctl, RunWithKnobsWarnsAboutRowsTheModelKnobDoesNotTake) {
+  const Json empty = Json{{"handler", "empty"}};
+  std::vector<std::string> seen;
+  const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
+                                         ModelRow("model/kstack", "percpu-prng", empty, &seen),
+                                         ModelRow("model/rng", "prandom", Json::object(), &seen),
+                                         ModelRow("model/rng", "siphash", Json::object(), &seen)};
+  RunOptions opt;
+  opt.repetitions = 2;
+  opt.sampler.iterations = 10;
+  opt.sampler.warmup = 0;
+  opt.sampler.chunk = 10;
+  std::vector<std::string> warnings;
+  auto warn = [&](const std::string& w) { warnings.push_back(w); };
+  auto r = RunWithKnobs(rows, opt, ClockParams{}, nullptr, nullptr,
+                        {"model:policy=off,percpu-prng"}, warn);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->benchmarks.size(), 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("2 selected rows"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("model/rng"), std::string::npos) << warnings[0];
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), "prandom"), 0);
+  seen.clear();
+  auto none = RunWithKnobs({rows[2], rows[3]}, opt, ClockParams{}, nullptr, nullptr,
+                           {"model:policy=off,percpu-prng"}, warn);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().exit_code, kExitUsage);
+  EXPECT_NE(none.error().message.find("--suite model"), std::string::npos);
+  EXPECT_TRUE(seen.empty());  // nothing set up, nothing measured
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <csignal>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kstacklab/runner.h"
@@ -101,6 +102,121 @@ TEST(Micromm, ForkAndMunmapRowsRunAtASmallSize) {
       EXPECT_EQ(rep.metrics.count("failures"), 0u) << b.name;
     }
   }
+}
+
+// --- run --param size=… ------------------------------------------------------------------------
+
+TEST(MicrommSize, ParsesBinaryUnitsAndPlainBytes) {
+  const std::vector<std::pair<std::string, size_t>> good = {
+      {"256M", size_t{256} << 20}, {"1G", size_t{1} << 30},     {"268435456", size_t{256} << 20},
+      {"2m", size_t{2} << 20},     {"64MiB", size_t{64} << 20}, {"2048K", size_t{2} << 20},
+      {"4GiB", size_t{4} << 30}};
+  for (const auto& [text, bytes] : good) {
+    auto b = workloads::ParseMappingSize(text);
+    ASSERT_TRUE(b.ok()) << text << ": " << b.error().message;
+    EXPECT_EQ(*b, bytes) << text;
+  }
+}
+
+TEST(MicrommSize, RefusesHostileSizesWithTheAcceptedForm) {
+  for (const char* bad : {"",
+                          "-256M",
+                          "+256M",
+                          "0",
+                          "0G",
+                          "1.5G",
+                          "1M",
+                          "3M",
+                          "1000000",
+                          " 256M",
+                          "256M ",
+                          "256MB",
+                          "256mib",
+                          "M",
+                          "0x10000000",
+                          "256T",
+                          "18446744073709551616",
+                          "99999999999999999999999G",
+                          "17179869184G",
+                          "1e9"}) {
+    auto b = workloads::ParseMappingSize(bad);
+    EXPECT_FALSE(b.ok()) << "'" << bad << "' -> " << (b.ok() ? *b : 0);
+    if (!b.ok()) {
+      EXPECT_EQ(b.error().exit_code, kExitUsage) << bad;
+      EXPECT_NE(b.error().message.find("multiple of 2 MiB"), std::string::npos) << bad;
+      EXPECT_NE(b.error().message.find("256M"), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(MicrommSize, MustFitInHalfOfMemAvailable) {
+  // 4 mappings at once within half of MemAvailable: 1 GiB needs 8 GiB available.
+  const uint64_t eight_gib_kb = uint64_t{8} << 20;
+  EXPECT_TRUE(workloads::CheckMappingFits(size_t{1} << 30, eight_gib_kb).ok());
+  EXPECT_TRUE(workloads::CheckMappingFits(size_t{1} << 40, 0).ok());  // unknown: fits
+  auto big = workloads::CheckMappingFits((size_t{1} << 30) + (size_t{2} << 20), eight_gib_kb);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().exit_code, kExitUsage);
+  EXPECT_NE(big.error().message.find("at most 1024 MiB"), std::string::npos) << big.error().message;
+  // The largest size offered is a multiple of 2 MiB: 8 GiB + 5 MiB available -> 1 GiB still.
+  auto odd = workloads::CheckMappingFits(size_t{2} << 30, eight_gib_kb + uint64_t{5} * 1024);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.error().message.find("at most 1024 MiB"), std::string::npos) << odd.error().message;
+}
+
+TEST(RunParams, SizeRebuildsTheMicrommRowsAndIsRecordedInParams) {
+  auto rows = SelectWorkloads({"micromm"}, {});
+  ASSERT_TRUE(rows.ok());
+  auto sized = ApplyRunParams(*rows, {"size=64M"});
+  ASSERT_TRUE(sized.ok()) << sized.error().message;
+  ASSERT_EQ(sized->size(), rows->size());
+  for (size_t i = 0; i < sized->size(); ++i) {
+    const WorkloadDef& w = (*sized)[i];
+    EXPECT_EQ(w.name, (*rows)[i].name);
+    EXPECT_EQ(w.params["h"], (*rows)[i].params["h"]);
+    EXPECT_EQ(w.params["size_mib"], 64) << WorkloadId(w);
+    EXPECT_NE(w.summary.find("64 MiB"), std::string::npos) << w.summary;
+    EXPECT_TRUE(w.note.empty()) << w.note;  // a size given is not scaled
+  }
+  auto gib = ApplyRunParams(*rows, {"size=1G"});
+  ASSERT_TRUE(gib.ok()) << gib.error().message;
+  EXPECT_FALSE((*gib)[0].params.contains("size_mib"));  // the default size is not recorded
+  // Rows that do not take the key are kept as they are.
+  auto mixed = SelectWorkloads({"micromm"}, {"syscall/getpid"});
+  ASSERT_TRUE(mixed.ok());
+  auto kept = ApplyRunParams(*mixed, {"size=64M"});
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(kept->size(), mixed->size());
+  EXPECT_FALSE(kept->back().params.contains("size_mib"));
+}
+
+TEST(RunParams, RefusesWhatNoRowTakes) {
+  auto micromm = SelectWorkloads({"micromm"}, {});
+  auto syscall = SelectWorkloads({"syscall"}, {});
+  ASSERT_TRUE(micromm.ok() && syscall.ok());
+  struct Case {
+    const std::vector<WorkloadDef>* rows;
+    std::vector<std::string> params;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {&*micromm, {"colour=blue"}, "unknown key 'colour' (keys: size)"},
+      {&*micromm, {"size"}, "expected KEY=VALUE"},
+      {&*micromm, {"=64M"}, "expected KEY=VALUE"},
+      {&*micromm, {"size="}, "expected KEY=VALUE"},
+      {&*micromm, {"size=64M", "size=128M"}, "given twice"},
+      {&*micromm, {"size=1.5G"}, "--param size=1.5G: size takes a positive multiple of 2 MiB"},
+      {&*micromm, {"size=-2M"}, "multiple of 2 MiB"},
+      {&*micromm, {"size=16777216G"}, "give at most"},
+      {&*syscall, {"size=64M"}, "the micromm suite takes it (select it with --suite micromm)"},
+  };
+  for (const Case& c : cases) {
+    auto r = ApplyRunParams(*c.rows, c.params);
+    ASSERT_FALSE(r.ok()) << c.params[0];
+    EXPECT_EQ(r.error().exit_code, kExitUsage) << c.params[0];
+    EXPECT_NE(r.error().message.find(c.says), std::string::npos) << r.error().message;
+  }
+  EXPECT_TRUE(ApplyRunParams(*syscall, {}).ok());
 }
 
 // --- runner: caps, unit and extra metrics with a fake call of exactly 2500 ticks at 1 GHz ----

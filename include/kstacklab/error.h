@@ -102,3 +102,11 @@ inline Status OkStatus() { return Status(); }
     auto&& kstacklab_status_ = (expr);                             \
     if (!kstacklab_status_.ok()) return kstacklab_status_.error(); \
   } while (0)
+
+// Assigns the value of an Expected expression to `lhs`, or returns its error.
+#define KSTACKLAB_ASSIGN_OR_RETURN(lhs, expr)                    \
+  do {                                                           \
+    auto kstacklab_value_ = (expr);                              \
+    if (!kstacklab_value_.ok()) return kstacklab_value_.error(); \
+    (lhs) = std::move(*kstacklab_value_);                        \
+  } while (0)

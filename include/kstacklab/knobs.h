@@ -2,12 +2,15 @@
 //
 // A knob is a setting of the running system that can be switched between repetitions of one
 // run, so that its values are measured in one process, interleaved, with the machine's drift
-// shared by every value (DESIGN.md "Variants are configurations"). One kind exists now:
-// `sysctl:NAME` (a file under /proc/sys). The model designs (kstack policy, poison strategy) are
-// not knobs: they are already variants measured round-robin in one run.
+// shared by every value (DESIGN.md "Variants are configurations"). Two kinds:
+//  * `sysctl:NAME` (a file under /proc/sys) changes the machine and applies to every row;
+//  * `model:policy` (the kstack offset design of the model/kstack rows) and `model:strategy` (the
+//    poison strategy of the erase/poison and erase/syscall rows) change nothing on the machine: a
+//    value selects the rows of the selected benchmarks that carry it, so the chosen designs are
+//    measured in the ABBA order of a sysctl rather than all in one round-robin.
 //
-// Anything a knob changes is restored: on return and on error (RAII), from a SIGINT, SIGTERM or
-// SIGHUP handler (an async-signal-safe write of the saved value), and — because SIGKILL cannot
+// Anything a sysctl knob changes is restored: on return and on error (RAII), from a SIGINT, SIGTERM
+// or SIGHUP handler (an async-signal-safe write of the saved value), and — because SIGKILL cannot
 // be caught — from a recovery file written before the first change, which the next run (or
 // `kstacklab recover`) applies.
 #pragma once
@@ -29,7 +32,8 @@ inline constexpr const char* kSysctlRootEnvVar = "KSTACKLAB_SYSCTL_ROOT";
 // $KSTACKLAB_RECOVERY_FILE=PATH overrides where the saved original values are kept.
 inline constexpr const char* kRecoveryFileEnvVar = "KSTACKLAB_RECOVERY_FILE";
 
-// "sysctl:kernel.stack_erasing=0,1" -> kind "sysctl", name "kernel.stack_erasing", values.
+// "sysctl:kernel.stack_erasing=0,1" -> kind "sysctl", name "kernel.stack_erasing", values;
+// "model:policy=off,percpu-prng" -> kind "model", name "policy" (or "strategy"), values.
 struct AbSpec {
   std::string text;  // as given
   std::string kind;
@@ -45,19 +49,35 @@ std::string SysctlRoot();
 // else $HOME/.local/state/kstacklab/knob-recovery.
 std::string RecoveryFilePath();
 
-// A knob: its current value, and a way to set it. Values are compared as trimmed text.
+// A knob: its current value, a way to set it, and the rows each value is measured on. Values are
+// compared as trimmed text.
 class Knob {
  public:
   virtual ~Knob() = default;
-  virtual std::string name() const = 0;  // e.g. "kernel.stack_erasing"
-  virtual std::string path() const = 0;  // the file written
+  virtual std::string name() const = 0;  // e.g. "kernel.stack_erasing", "policy"
+  virtual std::string path() const = 0;  // the file written ("" for a model knob)
   virtual Expected<std::string> Read() const = 0;
   virtual Status Write(const std::string& value) = 0;
+  // True when Write changes the machine: RunAb then holds the knob in a ScopedKnob (recovery
+  // file, signal handlers, restore). A model knob's value lives in this object only.
+  virtual bool changes_machine() const { return true; }
+  // Whether any value of the knob bears on row `w` (sysctl: every row). RunWithKnobs warns about
+  // the selected rows a knob does not take; they are not measured.
+  virtual bool Takes(const WorkloadDef& /*w*/) const { return true; }
+  // The rows measured under values[v], with the variant and baseline they are written with.
+  // Sysctl: every row, its variant suffixed "NAME=VALUE", the first value the baseline. Model:
+  // the rows it Takes whose variant is the value, as they are, the baseline being the first
+  // value the workload table flags (off, generic), else the first value. No row for a value ->
+  // UsageError naming the suite (and the --bench glob) that selects them.
+  virtual Expected<std::vector<WorkloadDef>> RowsFor(const std::vector<WorkloadDef>& rows,
+                                                     const std::vector<std::string>& values,
+                                                     size_t v) const;
 };
 
 // Opens the knob of a spec and checks, without changing anything, that it exists, is writable
 // and that every value is acceptable. Absent kernel.stack_erasing -> UsageError naming the
-// kernel config it needs; not writable -> UsageError saying to run as root.
+// kernel config it needs; not writable -> UsageError saying to run as root. A model knob's
+// value that no row of its suite carries -> UsageError listing the valid values.
 Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec);
 
 // Applies and removes the recovery file: every saved value is written back. Returns one line per
@@ -90,15 +110,19 @@ class ScopedKnob {
 std::vector<size_t> AbOrder(size_t values, int repetition);
 
 // The interleaved A/B: for each repetition, for each value in AbOrder, sets the knob and runs
-// one repetition of every row (RunWorkloads). Each row is written once per value, its variant
-// suffixed with "NAME=VALUE" ("kernel.stack_erasing=0", or "generic,kernel.stack_erasing=0").
-// The knob is restored before returning, on every path. `stop` ends it early (partial).
+// one repetition of the value's rows (Knob::RowsFor, then RunWorkloads). A sysctl knob writes
+// each row once per value, its variant suffixed with "NAME=VALUE" ("kernel.stack_erasing=0", or
+// "generic,kernel.stack_erasing=0"); a model knob writes the rows carrying each value under
+// their own variant ("off", "percpu-prng"). Every value's rows are chosen (and checked) before
+// anything is measured. A sysctl knob is restored before returning, on every path. `stop` ends
+// it early (partial).
 Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
                           const ClockParams& clock, const std::atomic<bool>* stop,
                           const ProgressFn& progress, const AbSpec& spec, Knob& knob);
 
 // What `run` calls: restores what a killed run left changed (one `warn` line per knob), then
-// with no spec runs RunWorkloads, with one spec RunAb. More than one spec -> UsageError.
+// with no spec runs RunWorkloads, with one spec RunAb on the rows the knob Takes (one `warn` line
+// names the others, which are not measured). More than one spec -> UsageError.
 Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const RunOptions& options,
                                  const ClockParams& clock, const std::atomic<bool>* stop,
                                  const ProgressFn& progress,

@@ -45,6 +45,9 @@ struct WorkloadDef {
   // system seconds, in `unit`), merged into that repetition's metrics. Called after each
   // repetition, outside the timed region; it resets what it reports.
   std::function<std::map<std::string, double>(void* state)> extra_metrics;
+  // The `run --param KEY=VALUE` keys this row takes: each returns the row rebuilt for VALUE (its
+  // `params` record the value, e.g. size_mib), or a UsageError giving the accepted form.
+  std::map<std::string, std::function<Expected<WorkloadDef>(const std::string& value)>> run_params;
 };
 
 struct SuiteDef {
@@ -71,6 +74,13 @@ inline std::string WorkloadId(const WorkloadDef& w) {
 // and `kstacklab list`.
 Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string>& suites,
                                                    const std::vector<std::string>& globs);
+
+// Applies `run --param KEY=VALUE` settings (each given once) to the rows that take KEY. Not
+// KEY=VALUE, a key given twice, a key no row of any suite takes (the message lists the keys), a
+// key no row of `rows` takes (the message names the suite whose rows take it) and a value the row
+// refuses -> UsageError naming `--param`.
+Expected<std::vector<WorkloadDef>> ApplyRunParams(std::vector<WorkloadDef> rows,
+                                                  const std::vector<std::string>& params);
 
 // Removes the rows whose `unavailable` gives a reason and returns one note per removed row
 // ("micromm/fork(h:1): skipped: ...") and per kept row with a `note`, for the run's warnings.

@@ -40,8 +40,9 @@ struct RunArgs {
   bool output_given = false;
   std::string store;
   bool no_store = false;
-  int internal_session = -1;    // >= 0: this process is session K of a parent run
-  std::vector<std::string> ab;  // --ab KNOB=V1,V2 (knobs/)
+  int internal_session = -1;        // >= 0: this process is session K of a parent run
+  std::vector<std::string> ab;      // --ab KIND:NAME=V1,V2 (knobs/)
+  std::vector<std::string> params;  // --param KEY=VALUE (WorkloadDef::run_params)
   // Parsed by Validate().
   uint64_t iterations = 0;
   uint64_t repetitions = 0;
@@ -49,13 +50,6 @@ struct RunArgs {
   int cpu = -1;
   int sessions = 1;
 };
-
-#define KSTACKLAB_ASSIGN_OR_RETURN(lhs, expr) \
-  do {                                        \
-    auto v_ = (expr);                         \
-    if (!v_.ok()) return v_.error();          \
-    (lhs) = *v_;                              \
-  } while (0)
 
 constexpr uint64_t kMaxIterations = uint64_t{1} << 40;  // ~10^12 calls per repetition
 constexpr uint64_t kMaxSessions = 100;
@@ -197,22 +191,138 @@ std::vector<std::string> SessionArgv(const RunArgs& a, int session) {
                                    "-"};
   for (const auto& s : a.suites) args.insert(args.end(), {"--suite", s});
   for (const auto& b : a.benches) args.insert(args.end(), {"--bench", b});
+  for (const auto& p : a.params) args.insert(args.end(), {"--param", p});
   return args;
+}
+
+// The rows of --suite/--bench with --param applied; an error names the flag that caused it.
+Expected<std::vector<WorkloadDef>> SelectRows(const RunArgs& a) {
+  // One selection per --suite and --bench first, so that an error names its flag.
+  for (const std::string& s : a.suites) {
+    if (auto one = SelectWorkloads({s}, {}); !one.ok()) return WithFlag("--suite", one.error());
+  }
+  for (const std::string& g : a.benches) {
+    if (auto one = SelectWorkloads({}, {g}); !one.ok()) return WithFlag("--bench", one.error());
+  }
+  auto selected = SelectWorkloads(a.suites, a.benches);
+  if (!selected.ok()) return selected.error();
+  return ApplyRunParams(std::move(*selected), a.params);
+}
+
+// Exit code of a run stopped by a signal.
+int SignalExit() { return 128 + (g_signal ? g_signal : SIGINT); }
+
+// Parent of --sessions S: one fresh process per session (each pins and calibrates itself),
+// merged. nullopt (after a warning) when interrupted before the first repetition completed.
+Expected<std::optional<RunResult>> RunSessions(const RunArgs& a, bool tty,
+                                               std::vector<std::string>* warnings) {
+  RunResult result;
+  for (int s = 0; s < a.sessions && !g_stop.load(); ++s) {
+    if (tty) std::fprintf(stderr, "session %d/%d\n", s + 1, a.sessions);
+    auto r = RunSession(SessionArgv(a, s), s, &g_stop, &g_signal);
+    if (!r.ok()) {
+      if (g_stop.load() && s > 0) break;
+      if (g_stop.load()) {
+        Warn("interrupted before the first repetition completed: nothing was written");
+        return std::optional<RunResult>();
+      }
+      return r.error();
+    }
+    if (s == 0) {
+      // Session 0 printed its environment warnings itself; keep them for the file.
+      PrintWarnings(*warnings);
+      result = std::move(*r);
+      if (result.run.contains("warnings") && result.run["warnings"].is_array()) {
+        for (const auto& w : result.run["warnings"]) {
+          if (w.is_string()) warnings->push_back(w.get<std::string>());
+        }
+      }
+    } else if (Status st = MergeSession(result, *r); !st.ok()) {
+      return st.error();
+    }
+    if (result.partial) break;
+  }
+  result.partial = result.partial || g_stop.load();
+  return std::optional<RunResult>(std::move(result));
+}
+
+// One process measuring: calibrate, capture the environment, run the rows (with --ab knobs).
+Expected<RunResult> MeasureHere(const RunArgs& a, std::vector<WorkloadDef>& rows, bool child,
+                                bool tty, std::vector<std::string>* warnings) {
+  auto cal = timing::Calibrate();
+  if (!cal.ok()) return cal.error();
+  for (auto& n : DropUnavailable(&rows)) warnings->push_back(std::move(n));  // no THP, no PKU
+  RunOptions opt;
+  opt.repetitions = static_cast<int>(a.repetitions);
+  opt.session = child ? a.internal_session : 0;
+  opt.sampler.iterations = a.iterations;
+  opt.sampler.warmup = a.warmup;
+  opt.sampler.mode = a.timing == "loop" ? TimingMode::kLoop : TimingMode::kPerCall;
+  opt.sampler.chunk = std::min<uint64_t>(a.iterations, kDefaultChunk);
+  opt.sampler.stall_threshold_ns = a.stall_threshold_ns;
+  ClockParams clock{cal->freq_hz, cal->overhead_ticks};
+  Json environment = CaptureRunEnvironment(warnings);
+  if (!child || a.internal_session == 0) PrintWarnings(*warnings);
+  Progress progress(tty && !child);
+  auto measured = knobs::RunWithKnobs(
+      rows, opt, clock, &g_stop,
+      [&](double f, double e, const std::string& row) { progress.Update(f, e, row); }, a.ab, Warn);
+  progress.Done();
+  if (!measured.ok()) return measured.error();
+  RunResult result = std::move(*measured);
+  result.environment = std::move(environment);
+  result.timer =
+      TimerInfo{cal->source, cal->freq_hz, cal->overhead_ns, cal->invariant, cal->resolution_ns};
+  if (g_stop.load()) result.partial = true;
+  return result;
+}
+
+// The run's own record: version, time, label and how it was run.
+void StampRun(const RunArgs& a, const std::vector<std::string>& warnings, RunResult* result) {
+  result->tool_version = KSTACKLAB_VERSION;
+  result->created = UtcTimestamp();
+  result->label = a.label;
+  result->run = Json{{"iterations", a.iterations}, {"repetitions", a.repetitions},
+                     {"warmup", a.warmup},         {"cpu", a.cpu},
+                     {"timing", a.timing},         {"sched", a.sched},
+                     {"sessions", a.sessions},     {"suites", a.suites},
+                     {"benches", a.benches},       {"order", "round-robin by repetition"}};
+  result->run["stall_threshold_ns"] = a.stall_threshold_ns;
+  if (!a.params.empty()) result->run["params"] = a.params;
+  if (!a.ab.empty()) result->run["ab"] = a.ab;
+  if (!warnings.empty()) result->run["warnings"] = warnings;
+}
+
+// Writes the file; a parent also prints the summary and records the run in the store.
+int Publish(const RunArgs& a, bool child, const RunResult& result) {
+  if (Status st = WriteFileAtomic(a.output, ResultToJson(result)); !st.ok()) {
+    return Fail(st.error());
+  }
+  if (!child) {
+    const std::string table = RenderSummary(result);
+    int printed = kExitOk;  // a failed stdout exits 1, after the file and the store are done
+    if (a.output == "-") {
+      std::fputs(table.c_str(), stderr);
+    } else {
+      printed = PrintStdout(table);
+      std::fprintf(stderr, "kstacklab: wrote %s\n", a.output.c_str());
+    }
+    if (!a.no_store) RecordRunInStore(result, a.store);
+    if (printed != kExitOk) return printed;
+  }
+  if (result.partial) {
+    if (!child) {
+      Warn("interrupted: the file holds only the completed repetitions (\"partial\": true)");
+    }
+    return SignalExit();
+  }
+  return kExitOk;
 }
 
 int Execute(RunArgs a) {
   // Validate everything before measuring anything.
   if (Status st = Validate(a); !st.ok()) return Fail(st.error());
-  // One selection per --suite and --bench first, so that an error names its flag.
-  for (const std::string& s : a.suites) {
-    if (auto one = SelectWorkloads({s}, {}); !one.ok())
-      return Fail(WithFlag("--suite", one.error()));
-  }
-  for (const std::string& g : a.benches) {
-    if (auto one = SelectWorkloads({}, {g}); !one.ok())
-      return Fail(WithFlag("--bench", one.error()));
-  }
-  auto rows = SelectWorkloads(a.suites, a.benches);
+  auto rows = SelectRows(a);
   if (!rows.ok()) return Fail(rows.error());
   const bool child = a.internal_session >= 0;
   if (a.cpu < 0) a.cpu = sched_getcpu();
@@ -232,100 +342,24 @@ int Execute(RunArgs a) {
     }
   }
 
-  RunResult result;
   const bool tty = StderrIsTty();
+  RunResult result;
   if (a.sessions > 1 && !child) {
-    // Parent: one fresh process per session; they pin and calibrate themselves.
-    for (int s = 0; s < a.sessions && !g_stop.load(); ++s) {
-      if (tty) std::fprintf(stderr, "session %d/%d\n", s + 1, a.sessions);
-      auto r = RunSession(SessionArgv(a, s), s, &g_stop, &g_signal);
-      if (!r.ok()) {
-        if (g_stop.load() && s > 0) break;
-        if (g_stop.load()) {
-          Warn("interrupted before the first repetition completed: nothing was written");
-          return 128 + (g_signal ? g_signal : SIGINT);
-        }
-        return Fail(r.error());
-      }
-      if (s == 0) {
-        // Session 0 printed its environment warnings itself; keep them for the file.
-        PrintWarnings(warnings);
-        result = std::move(*r);
-        if (result.run.contains("warnings") && result.run["warnings"].is_array()) {
-          for (const auto& w : result.run["warnings"]) {
-            if (w.is_string()) warnings.push_back(w.get<std::string>());
-          }
-        }
-      } else if (Status st = MergeSession(result, *r); !st.ok()) {
-        return Fail(st.error());
-      }
-      if (result.partial) break;
-    }
-    result.partial = result.partial || g_stop.load();
+    auto sessions = RunSessions(a, tty, &warnings);
+    if (!sessions.ok()) return Fail(sessions.error());
+    if (!sessions->has_value()) return SignalExit();
+    result = std::move(**sessions);
   } else {
-    auto cal = timing::Calibrate();
-    if (!cal.ok()) return Fail(cal.error());
-    for (auto& n : DropUnavailable(&*rows)) warnings.push_back(std::move(n));  // no THP, no PKU
-    RunOptions opt;
-    opt.repetitions = static_cast<int>(a.repetitions);
-    opt.session = child ? a.internal_session : 0;
-    opt.sampler.iterations = a.iterations;
-    opt.sampler.warmup = a.warmup;
-    opt.sampler.mode = a.timing == "loop" ? TimingMode::kLoop : TimingMode::kPerCall;
-    opt.sampler.chunk = std::min<uint64_t>(a.iterations, kDefaultChunk);
-    opt.sampler.stall_threshold_ns = a.stall_threshold_ns;
-    ClockParams clock{cal->freq_hz, cal->overhead_ticks};
-    Json environment = CaptureRunEnvironment(&warnings);
-    if (!child || a.internal_session == 0) PrintWarnings(warnings);
-    Progress progress(tty && !child);
-    auto measured = knobs::RunWithKnobs(
-        *rows, opt, clock, &g_stop,
-        [&](double f, double e, const std::string& row) { progress.Update(f, e, row); }, a.ab,
-        Warn);
-    progress.Done();
+    auto measured = MeasureHere(a, *rows, child, tty, &warnings);
     if (!measured.ok()) return Fail(measured.error());
     result = std::move(*measured);
-    result.environment = std::move(environment);
-    result.timer =
-        TimerInfo{cal->source, cal->freq_hz, cal->overhead_ns, cal->invariant, cal->resolution_ns};
-    if (g_stop.load()) result.partial = true;
   }
-  result.tool_version = KSTACKLAB_VERSION;
-  result.created = UtcTimestamp();
-  result.label = a.label;
-  result.run = Json{{"iterations", a.iterations}, {"repetitions", a.repetitions},
-                    {"warmup", a.warmup},         {"cpu", a.cpu},
-                    {"timing", a.timing},         {"sched", a.sched},
-                    {"sessions", a.sessions},     {"suites", a.suites},
-                    {"benches", a.benches},       {"order", "round-robin by repetition"}};
-  result.run["stall_threshold_ns"] = a.stall_threshold_ns;
-  if (!warnings.empty()) result.run["warnings"] = warnings;
+  StampRun(a, warnings, &result);
   if (result.partial && !DropEmptyBenchmarks(result)) {
     if (!child) Warn("interrupted before the first repetition completed: nothing was written");
-    return 128 + (g_signal ? g_signal : SIGINT);
+    return SignalExit();
   }
-
-  if (Status st = WriteFileAtomic(a.output, ResultToJson(result)); !st.ok())
-    return Fail(st.error());
-  if (!child) {
-    const std::string table = RenderSummary(result);
-    int printed = kExitOk;  // a failed stdout exits 1, after the file and the store are done
-    if (a.output == "-") {
-      std::fputs(table.c_str(), stderr);
-    } else {
-      printed = PrintStdout(table);
-      std::fprintf(stderr, "kstacklab: wrote %s\n", a.output.c_str());
-    }
-    if (!a.no_store) RecordRunInStore(result, a.store);
-    if (printed != kExitOk) return printed;
-  }
-  if (result.partial) {
-    if (!child)
-      Warn("interrupted: the file holds only the completed repetitions (\"partial\": true)");
-    int sig = g_signal ? g_signal : SIGINT;
-    return 128 + sig;
-  }
-  return kExitOk;
+  return Publish(a, child, result);
 }
 
 }  // namespace
@@ -369,9 +403,13 @@ Runner SetupRunCommand(CLI::App& sub) {
       "-o,--output", a->output, "Result file ('-' = stdout; default: kstacklab-LABEL-TIME.json)");
   CLI::Option* store = AddStoreOption(sub, &a->store);
   sub.add_flag("--no-store", a->no_store, "Do not record the result in the store")->excludes(store);
+  sub.add_option("--param", a->params,
+                 "KEY=VALUE setting of the rows that take it (repeatable): size=256M for micromm "
+                 "(the mapping, a multiple of 2 MiB; default 1G)");
   sub.add_option("--ab", a->ab,
-                 "Interleaved A/B of a runtime knob, e.g. sysctl:kernel.stack_erasing=0,1: one "
-                 "variant per value, original always restored (docs/ab.md)")
+                 "Interleaved A/B of a knob, e.g. sysctl:kernel.stack_erasing=0,1, "
+                 "model:policy=off,percpu-prng, model:strategy=generic,rep-stos: one variant per "
+                 "value, a sysctl's original always restored (docs/ab.md)")
       ->excludes(sub.get_option("--sessions"));
   sub.add_option("--internal-session", a->internal_session)->group("");  // hidden: session worker
   return [a, out] {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -131,13 +132,120 @@ void RemoveHandlers() {
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_old_actions[i], nullptr);
 }
 
-std::string JoinValues(const std::vector<std::string>& v) {
+std::string JoinValues(const std::vector<std::string>& v, const char* sep = ",") {
   std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
   return out;
 }
 
+// --- model knobs ------------------------------------------------------------------------------
+
+// A model knob switches the variant of the rows of some benchmarks of one suite.
+struct ModelKnobDef {
+  const char* name;                     // model:NAME
+  const char* what;                     // in messages
+  const char* suite;                    // the suite holding the rows
+  const char* glob;                     // --bench glob of a value's rows, "{}" = the value
+  std::vector<std::string> benchmarks;  // the rows' names
+  bool Holds(const WorkloadDef& w) const {
+    return std::find(benchmarks.begin(), benchmarks.end(), w.name) != benchmarks.end();
+  }
+};
+
+const ModelKnobDef* FindModelKnob(std::string_view name) {
+  static const std::vector<ModelKnobDef> k = {
+      {"policy", "kstack policy", "model", "model/kstack:{}", {"model/kstack"}},
+      {"strategy", "poison strategy", "erase", "erase/*:{}", {"erase/poison", "erase/syscall"}},
+  };
+  for (const ModelKnobDef& d : k) {
+    if (name == d.name) return &d;
+  }
+  return nullptr;
+}
+
+class ModelKnob : public Knob {
+ public:
+  ModelKnob(const ModelKnobDef& def, std::string baseline)
+      : def_(def), baseline_(std::move(baseline)) {}
+  std::string name() const override { return def_.name; }
+  std::string path() const override { return {}; }
+  Expected<std::string> Read() const override { return value_; }
+  Status Write(const std::string& value) override {
+    value_ = value;
+    return OkStatus();
+  }
+  bool changes_machine() const override { return false; }
+  bool Takes(const WorkloadDef& w) const override { return def_.Holds(w); }
+  Expected<std::vector<WorkloadDef>> RowsFor(const std::vector<WorkloadDef>& rows,
+                                             const std::vector<std::string>& values,
+                                             size_t v) const override {
+    std::vector<WorkloadDef> out;
+    for (const WorkloadDef& w : rows) {
+      if (!Takes(w) || w.variant != values[v]) continue;
+      out.push_back(w);
+      out.back().baseline = values[v] == baseline_;
+    }
+    if (out.empty()) {
+      return UsageError(fmt::format(
+          "model:{}={}: no selected benchmark carries {} '{}'; select them with --suite {} (or "
+          "--bench '{}')",
+          def_.name, JoinValues(values), def_.what, values[v], def_.suite,
+          fmt::format(fmt::runtime(def_.glob), values[v])));
+    }
+    return out;
+  }
+
+ private:
+  const ModelKnobDef& def_;
+  std::string baseline_;
+  std::string value_;
+};
+
+// Checks the values against the variants of the knob's rows in the workload table, and picks
+// the baseline: the first value the table flags as a baseline, else the first value.
+Expected<std::unique_ptr<Knob>> OpenModelKnob(const AbSpec& spec) {
+  const ModelKnobDef& def = *FindModelKnob(spec.name);
+  std::vector<std::string> valid;
+  std::set<std::string> flagged;
+  for (const SuiteDef& suite : Suites()) {
+    if (suite.name != def.suite) continue;
+    for (const WorkloadDef& w : suite.rows()) {
+      if (!def.Holds(w)) continue;
+      if (std::find(valid.begin(), valid.end(), w.variant) == valid.end()) {
+        valid.push_back(w.variant);
+      }
+      if (w.baseline) flagged.insert(w.variant);
+    }
+  }
+  for (const std::string& v : spec.values) {
+    if (std::find(valid.begin(), valid.end(), v) == valid.end()) {
+      return UsageError(fmt::format("{}: unknown {} '{}' (valid: {})", spec.text, def.what, v,
+                                    JoinValues(valid, ", ")));
+    }
+  }
+  std::string baseline = spec.values[0];
+  for (const std::string& v : spec.values) {
+    if (flagged.count(v) != 0) {
+      baseline = v;
+      break;
+    }
+  }
+  return std::unique_ptr<Knob>(std::make_unique<ModelKnob>(def, baseline));
+}
+
 }  // namespace
+
+Expected<std::vector<WorkloadDef>> Knob::RowsFor(const std::vector<WorkloadDef>& rows,
+                                                 const std::vector<std::string>& values,
+                                                 size_t v) const {
+  std::vector<WorkloadDef> out = rows;
+  const std::string tag = fmt::format("{}={}", name(), values[v]);
+  for (WorkloadDef& w : out) {
+    w.baseline = v == 0 && (w.baseline || w.variant.empty());
+    w.variant = w.variant.empty() ? tag : w.variant + "," + tag;
+  }
+  return out;
+}
 
 Expected<AbSpec> ParseAbSpec(std::string_view text) {
   AbSpec spec;
@@ -150,11 +258,15 @@ Expected<AbSpec> ParseAbSpec(std::string_view text) {
   }
   spec.kind = std::string(text.substr(0, colon));
   spec.name = std::string(text.substr(colon + 1, eq - colon - 1));
-  if (spec.kind != "sysctl") {
+  if (spec.kind != "sysctl" && spec.kind != "model") {
     return UsageError(fmt::format(
-        "'{}': unknown knob kind '{}' (knobs: sysctl:NAME; model designs and poison strategies "
-        "are variants of one run already, select them with --bench)",
-        text, spec.kind));
+        "'{}': unknown knob kind '{}' (knobs: sysctl:NAME, model:policy, model:strategy)", text,
+        spec.kind));
+  }
+  if (spec.kind == "model" && FindModelKnob(spec.name) == nullptr) {
+    return UsageError(
+        fmt::format("'{}': unknown model knob '{}' (model knobs: model:policy, model:strategy)",
+                    text, spec.name));
   }
   if (spec.name.empty() || spec.name.find('/') != std::string::npos ||
       spec.name.find("..") != std::string::npos || spec.name.front() == '.') {
@@ -202,6 +314,7 @@ std::string RecoveryFilePath() {
 }
 
 Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec) {
+  if (spec.kind == "model") return OpenModelKnob(spec);
   std::string rel = spec.name;
   std::replace(rel.begin(), rel.end(), '.', '/');
   const std::string path = SysctlRoot() + "/" + rel;
@@ -280,7 +393,7 @@ Expected<std::vector<std::string>> RecoverPending() {
 ScopedKnob::~ScopedKnob() { (void)Restore(); }
 
 Status ScopedKnob::Begin() {
-  KSTACKLAB_CHECK(!active_);
+  KSTACKLAB_CHECK(!active_ && knob_.changes_machine());
   auto current = knob_.Read();
   if (!current.ok()) return current.error();
   original_ = *current;
@@ -340,19 +453,25 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
                           const ClockParams& clock, const std::atomic<bool>* stop,
                           const ProgressFn& progress, const AbSpec& spec, Knob& knob) {
   const size_t nv = spec.values.size();
-  // One copy of the rows per value, the variant naming the value.
-  std::vector<std::vector<WorkloadDef>> per_value(nv, rows);
+  // The rows of each value, all chosen before anything changes; value v's results go to
+  // merged.benchmarks[first[v] ...].
+  std::vector<std::vector<WorkloadDef>> per_value;
+  std::vector<size_t> first;
+  size_t total_rows = 0;
   for (size_t v = 0; v < nv; ++v) {
-    for (WorkloadDef& w : per_value[v]) {
-      const std::string tag = fmt::format("{}={}", spec.name, spec.values[v]);
-      w.baseline = v == 0 && (w.baseline || w.variant.empty());
-      w.variant = w.variant.empty() ? tag : w.variant + "," + tag;
-    }
+    auto r = knob.RowsFor(rows, spec.values, v);
+    if (!r.ok()) return r.error();
+    first.push_back(total_rows);
+    total_rows += r->size();
+    per_value.push_back(std::move(*r));
   }
   RunResult merged;
-  merged.benchmarks.resize(nv * rows.size());
-  ScopedKnob held(knob);
-  KSTACKLAB_RETURN_IF_ERROR(held.Begin());
+  merged.benchmarks.resize(total_rows);
+  std::optional<ScopedKnob> held;  // a sysctl: saved, restored on every path
+  if (knob.changes_machine()) {
+    held.emplace(knob);
+    KSTACKLAB_RETURN_IF_ERROR(held->Begin());
+  }
   RunOptions one = options;
   one.repetitions = 1;
   const double total = static_cast<double>(options.repetitions) * nv;
@@ -364,7 +483,7 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
         break;
       }
       const size_t v = order[k];
-      KSTACKLAB_RETURN_IF_ERROR(held.Set(spec.values[v]));
+      KSTACKLAB_RETURN_IF_ERROR(held ? held->Set(spec.values[v]) : knob.Write(spec.values[v]));
       const double done = static_cast<double>(r) * nv + k;
       ProgressFn inner;
       if (progress) {
@@ -374,8 +493,8 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
       }
       auto res = RunWorkloads(per_value[v], one, clock, stop, inner);
       if (!res.ok()) return res.error();
-      for (size_t i = 0; i < rows.size(); ++i) {
-        BenchmarkResult& into = merged.benchmarks[v * rows.size() + i];
+      for (size_t i = 0; i < per_value[v].size(); ++i) {
+        BenchmarkResult& into = merged.benchmarks[first[v] + i];
         BenchmarkResult& got = res->benchmarks[i];
         if (into.name.empty()) {
           into = std::move(got);
@@ -393,7 +512,7 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
   }
   // A value never reached (stopped early) leaves its rows empty: drop them.
   std::erase_if(merged.benchmarks, [](const BenchmarkResult& b) { return b.name.empty(); });
-  KSTACKLAB_RETURN_IF_ERROR(held.Restore());
+  if (held) KSTACKLAB_RETURN_IF_ERROR(held->Restore());
   return merged;
 }
 
@@ -416,7 +535,23 @@ Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const Run
   if (!spec.ok()) return spec.error();
   auto knob = OpenKnob(*spec);
   if (!knob.ok()) return knob.error();
-  return RunAb(rows, options, clock, stop, progress, *spec, **knob);
+  std::vector<WorkloadDef> taken;
+  std::vector<std::string> left;  // names of the rows the knob does not take, once each
+  size_t left_rows = 0;
+  for (const WorkloadDef& w : rows) {
+    if ((*knob)->Takes(w)) {
+      taken.push_back(w);
+      continue;
+    }
+    ++left_rows;
+    if (std::find(left.begin(), left.end(), w.name) == left.end()) left.push_back(w.name);
+  }
+  if (left_rows != 0 && !taken.empty()) {
+    warn(fmt::format("--ab {}: {} selected row{} the knob does not apply to {} not measured: {}",
+                     spec->text, left_rows, left_rows == 1 ? "" : "s",
+                     left_rows == 1 ? "is" : "are", JoinValues(left, ", ")));
+  }
+  return RunAb(taken, options, clock, stop, progress, *spec, **knob);
 }
 
 }  // namespace kstacklab::knobs

@@ -113,19 +113,12 @@ class Reader {
   std::string source_;
 };
 
-#define KSTACKLAB_ASSIGN(lhs, expr)                      \
-  do {                                                   \
-    auto kstacklab_v_ = (expr);                          \
-    if (!kstacklab_v_.ok()) return kstacklab_v_.error(); \
-    (lhs) = std::move(*kstacklab_v_);                    \
-  } while (0)
-
 Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std::string& path) {
   using L = ResultLimits;
   uint64_t sbb = 0, mvb = 0, overflow = 0, min = 0, max = 0;
   double sum = 0;
-  KSTACKLAB_ASSIGN(sbb, r.Unsigned(j, "sub_bucket_bits", path));
-  KSTACKLAB_ASSIGN(mvb, r.Unsigned(j, "max_value_bits", path));
+  KSTACKLAB_ASSIGN_OR_RETURN(sbb, r.Unsigned(j, "sub_bucket_bits", path));
+  KSTACKLAB_ASSIGN_OR_RETURN(mvb, r.Unsigned(j, "max_value_bits", path));
   if (sbb < L::kMinSubBucketBits || sbb > L::kMaxSubBucketBits) {
     return r.Bad(path + ".sub_bucket_bits",
                  fmt::format("must be in [{}, {}] (kstacklab writes {})", L::kMinSubBucketBits,
@@ -136,16 +129,16 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
                  fmt::format("must be above sub_bucket_bits and at most {} (kstacklab writes {})",
                              L::kMaxValueBits, Histogram::kDefaultMaxValueBits));
   }
-  KSTACKLAB_ASSIGN(overflow, r.Unsigned(j, "overflow", path, false));
-  KSTACKLAB_ASSIGN(min, r.Unsigned(j, "min", path, false));
-  KSTACKLAB_ASSIGN(max, r.Unsigned(j, "max", path, false));
-  KSTACKLAB_ASSIGN(sum, r.Number(j, "sum", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(overflow, r.Unsigned(j, "overflow", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(min, r.Unsigned(j, "min", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(max, r.Unsigned(j, "max", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(sum, r.Number(j, "sum", path, false));
   if (sum < 0) return r.Bad(path + ".sum", "must not be negative");
   std::string unit;
-  KSTACKLAB_ASSIGN(unit, r.String(j, "unit", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(unit, r.String(j, "unit", path, false));
   if (!unit.empty() && unit != "ps") return r.Bad(path + ".unit", "must be \"ps\"");
   const Json* buckets = nullptr;
-  KSTACKLAB_ASSIGN(buckets, r.Field(j, "buckets", path));
+  KSTACKLAB_ASSIGN_OR_RETURN(buckets, r.Field(j, "buckets", path));
   if (!buckets->is_array()) return r.Bad(path + ".buckets", "must be an array");
   std::vector<Histogram::Bucket> bs;
   uint64_t total = overflow;
@@ -161,10 +154,10 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
     }
   }
   const Json* count = nullptr;
-  KSTACKLAB_ASSIGN(count, r.Field(j, "count", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(count, r.Field(j, "count", path, false));
   if (count != nullptr) {
     uint64_t c = 0;
-    KSTACKLAB_ASSIGN(c, r.Unsigned(j, "count", path));
+    KSTACKLAB_ASSIGN_OR_RETURN(c, r.Unsigned(j, "count", path));
     if (c != total) {
       return r.Bad(path + ".count",
                    fmt::format("is {} but the buckets and overflow hold {}", c, total));
@@ -314,14 +307,14 @@ Expected<Json> ParseDocument(const std::string& text, const std::string& source)
 
 Status ReadTimer(const Reader& r, const Json& timer, TimerInfo* out) {
   using L = ResultLimits;
-  KSTACKLAB_ASSIGN(out->source, r.String(timer, "source", "timer", false));
-  KSTACKLAB_ASSIGN(out->freq_hz, r.NumberIn(timer, "freq_hz", "timer", 0, L::kMaxFreqHz));
-  KSTACKLAB_ASSIGN(out->overhead_ns,
-                   r.NumberIn(timer, "overhead_ns", "timer", 0, L::kMaxOverheadNs));
-  KSTACKLAB_ASSIGN(out->invariant, r.Bool(timer, "invariant", "timer", true));
+  KSTACKLAB_ASSIGN_OR_RETURN(out->source, r.String(timer, "source", "timer", false));
+  KSTACKLAB_ASSIGN_OR_RETURN(out->freq_hz, r.NumberIn(timer, "freq_hz", "timer", 0, L::kMaxFreqHz));
+  KSTACKLAB_ASSIGN_OR_RETURN(out->overhead_ns,
+                             r.NumberIn(timer, "overhead_ns", "timer", 0, L::kMaxOverheadNs));
+  KSTACKLAB_ASSIGN_OR_RETURN(out->invariant, r.Bool(timer, "invariant", "timer", true));
   if (timer.contains("resolution_ns")) {
     double resolution = 0;
-    KSTACKLAB_ASSIGN(resolution, r.Number(timer, "resolution_ns", "timer"));
+    KSTACKLAB_ASSIGN_OR_RETURN(resolution, r.Number(timer, "resolution_ns", "timer"));
     out->resolution_ns = resolution;
   }
   return OkStatus();
@@ -330,20 +323,20 @@ Status ReadTimer(const Reader& r, const Json& timer, TimerInfo* out) {
 Expected<Repetition> ReadRepetition(const Reader& r, const Json& jr, const std::string& rpath) {
   if (!jr.is_object()) return r.Bad(rpath, "must be an object");
   Repetition rep;
-  KSTACKLAB_ASSIGN(rep.iterations, r.Unsigned(jr, "iterations", rpath));
+  KSTACKLAB_ASSIGN_OR_RETURN(rep.iterations, r.Unsigned(jr, "iterations", rpath));
   if (rep.iterations == 0) return r.Bad(rpath + ".iterations", "must be at least 1");
   uint64_t session = 0;
-  KSTACKLAB_ASSIGN(session, r.Unsigned(jr, "session", rpath, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(session, r.Unsigned(jr, "session", rpath, false));
   if (session > 1000000) return r.Bad(rpath + ".session", "must be at most 1000000");
   rep.session = static_cast<int>(session);
   if (jr.contains("stalls")) {
     uint64_t stalls = 0;
-    KSTACKLAB_ASSIGN(stalls, r.Unsigned(jr, "stalls", rpath));
+    KSTACKLAB_ASSIGN_OR_RETURN(stalls, r.Unsigned(jr, "stalls", rpath));
     rep.stalls = stalls;
   }
   if (jr.contains("stall_ns")) {
     double stall_ns = 0;
-    KSTACKLAB_ASSIGN(stall_ns, r.Number(jr, "stall_ns", rpath));
+    KSTACKLAB_ASSIGN_OR_RETURN(stall_ns, r.Number(jr, "stall_ns", rpath));
     rep.stall_ns = stall_ns;
   }
   for (auto it = jr.begin(); it != jr.end(); ++it) {
@@ -353,7 +346,7 @@ Expected<Repetition> ReadRepetition(const Reader& r, const Json& jr, const std::
     }
     if (auto problem = TextProblem(it.key())) return r.Bad(rpath, "metric name " + *problem);
     double v = 0;
-    KSTACKLAB_ASSIGN(v, r.Number(jr, it.key(), rpath));
+    KSTACKLAB_ASSIGN_OR_RETURN(v, r.Number(jr, it.key(), rpath));
     rep.metrics[it.key()] = v;
   }
   return rep;
@@ -365,24 +358,24 @@ Expected<BenchmarkResult> ReadBenchmark(const Reader& r, const Json& jb, size_t 
   using L = ResultLimits;
   std::string path = fmt::format("benchmarks[{}]", i);
   BenchmarkResult b;
-  KSTACKLAB_ASSIGN(b.name, r.Text(jb, "name", path));
+  KSTACKLAB_ASSIGN_OR_RETURN(b.name, r.Text(jb, "name", path));
   if (b.name.empty()) return r.Bad(path + ".name", "must not be empty");
   path = fmt::format("benchmarks[{}] ({})", i, b.name);
   if (jb.contains("params")) {
     KSTACKLAB_RETURN_IF_ERROR(CheckParams(r, jb["params"], path + ".params"));
     b.params = jb["params"];
   }
-  KSTACKLAB_ASSIGN(b.variant, r.Text(jb, "variant", path, false));
-  KSTACKLAB_ASSIGN(b.unit, r.Text(jb, "unit", path));
-  KSTACKLAB_ASSIGN(b.lower_is_better, r.Bool(jb, "lower_is_better", path, true));
-  KSTACKLAB_ASSIGN(b.baseline, r.Bool(jb, "baseline", path, false));
-  KSTACKLAB_ASSIGN(b.timing, r.String(jb, "timing", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(b.variant, r.Text(jb, "variant", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(b.unit, r.Text(jb, "unit", path));
+  KSTACKLAB_ASSIGN_OR_RETURN(b.lower_is_better, r.Bool(jb, "lower_is_better", path, true));
+  KSTACKLAB_ASSIGN_OR_RETURN(b.baseline, r.Bool(jb, "baseline", path, false));
+  KSTACKLAB_ASSIGN_OR_RETURN(b.timing, r.String(jb, "timing", path, false));
   if (b.timing.empty()) b.timing = "percall";
   if (b.timing != "percall" && b.timing != "loop") {
     return r.Bad(path + ".timing", "must be \"percall\" or \"loop\"");
   }
   const Json* reps = nullptr;
-  KSTACKLAB_ASSIGN(reps, r.Field(jb, "repetitions", path));
+  KSTACKLAB_ASSIGN_OR_RETURN(reps, r.Field(jb, "repetitions", path));
   if (!reps->is_array()) return r.Bad(path + ".repetitions", "must be an array");
   if (reps->empty()) {
     return r.Bad(path + ".repetitions",
@@ -396,13 +389,14 @@ Expected<BenchmarkResult> ReadBenchmark(const Reader& r, const Json& jb, size_t 
   }
   for (size_t k = 0; k < reps->size(); ++k) {
     Repetition rep;
-    KSTACKLAB_ASSIGN(rep,
-                     ReadRepetition(r, (*reps)[k], fmt::format("{}.repetitions[{}]", path, k)));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        rep, ReadRepetition(r, (*reps)[k], fmt::format("{}.repetitions[{}]", path, k)));
     b.repetitions.push_back(std::move(rep));
   }
   const Json* hist = nullptr;
-  KSTACKLAB_ASSIGN(hist, r.Field(jb, "histogram", path, false));
-  if (hist) KSTACKLAB_ASSIGN(b.histogram, HistogramFromJson(r, *hist, path + ".histogram"));
+  KSTACKLAB_ASSIGN_OR_RETURN(hist, r.Field(jb, "histogram", path, false));
+  if (hist)
+    KSTACKLAB_ASSIGN_OR_RETURN(b.histogram, HistogramFromJson(r, *hist, path + ".histogram"));
   return b;
 }
 
@@ -410,28 +404,28 @@ Expected<BenchmarkResult> ReadBenchmark(const Reader& r, const Json& jb, size_t 
 
 Expected<RunResult> ResultFromJson(const std::string& text, const std::string& source) {
   Json j;
-  KSTACKLAB_ASSIGN(j, ParseDocument(text, source));
+  KSTACKLAB_ASSIGN_OR_RETURN(j, ParseDocument(text, source));
   Reader r(source);
   RunResult out;
-  KSTACKLAB_ASSIGN(out.schema, r.String(j, "schema", ""));
+  KSTACKLAB_ASSIGN_OR_RETURN(out.schema, r.String(j, "schema", ""));
   if (out.schema != kResultSchema) {
     return UsageError(fmt::format("{}: unknown schema version '{}' (this kstacklab reads '{}')",
                                   source, out.schema, kResultSchema));
   }
-  KSTACKLAB_ASSIGN(out.tool_version, r.String(j, "tool_version", "", false));
-  KSTACKLAB_ASSIGN(out.created, r.String(j, "created", "", false));
-  KSTACKLAB_ASSIGN(out.label, r.Text(j, "label", "", false));
-  KSTACKLAB_ASSIGN(out.partial, r.Bool(j, "partial", "", false));
+  KSTACKLAB_ASSIGN_OR_RETURN(out.tool_version, r.String(j, "tool_version", "", false));
+  KSTACKLAB_ASSIGN_OR_RETURN(out.created, r.String(j, "created", "", false));
+  KSTACKLAB_ASSIGN_OR_RETURN(out.label, r.Text(j, "label", "", false));
+  KSTACKLAB_ASSIGN_OR_RETURN(out.partial, r.Bool(j, "partial", "", false));
   for (const char* key : {"environment", "run"}) {
     if (j.contains(key) && !j[key].is_object()) return r.Bad(key, "must be an object");
   }
   if (j.contains("environment")) out.environment = j["environment"];
   if (j.contains("run")) out.run = j["run"];
   const Json* timer = nullptr;
-  KSTACKLAB_ASSIGN(timer, r.Field(j, "timer", "", false));
+  KSTACKLAB_ASSIGN_OR_RETURN(timer, r.Field(j, "timer", "", false));
   if (timer) KSTACKLAB_RETURN_IF_ERROR(ReadTimer(r, *timer, &out.timer));
   const Json* benches = nullptr;
-  KSTACKLAB_ASSIGN(benches, r.Field(j, "benchmarks", ""));
+  KSTACKLAB_ASSIGN_OR_RETURN(benches, r.Field(j, "benchmarks", ""));
   if (!benches->is_array()) return r.Bad("benchmarks", "must be an array");
   if (benches->size() > ResultLimits::kMaxBenchmarks) {
     return r.Bad("benchmarks", fmt::format("has {} entries, more than the {} accepted",
@@ -440,7 +434,7 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
   size_t total_reps = 0;
   for (size_t i = 0; i < benches->size(); ++i) {
     BenchmarkResult b;
-    KSTACKLAB_ASSIGN(b, ReadBenchmark(r, (*benches)[i], i, &total_reps));
+    KSTACKLAB_ASSIGN_OR_RETURN(b, ReadBenchmark(r, (*benches)[i], i, &total_reps));
     out.benchmarks.push_back(std::move(b));
   }
   return out;

@@ -203,7 +203,7 @@ WorkloadDef KernbenchRow(size_t max_files) {
   w.name = "macro/kernbench";
   w.params = Json{{"files", sources.size()}, {"j", jobs}};
   w.summary = "a parallel -O2 build of kstacklab modules (elapsed; user and sys as metrics)";
-  w.unit = "s";
+  w.unit = std::string("s");  // not the literal: GCC 12 warns a false -Wrestrict on it here
   w.unavailable = Unavailable;
   w.max_iterations = 1;
   w.max_repetitions = 3;

@@ -1,4 +1,5 @@
-// The micromm suite: fork() and munmap() of a populated anonymous mapping (1 GiB by default),
+// The micromm suite: fork() and munmap() of a populated anonymous mapping (1 GiB by default,
+// scaled down with a note when memory is short; `run --param size=…` sets it),
 // with page-sized folios (h:0) or PTE-mapped THP folios (h:1), as the kpkeys page-table
 // hardening series was judged (prior-art.md §1.5, §6.3). Unit: us.
 //
@@ -23,7 +24,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -295,22 +298,35 @@ Expected<AnonMapping> VerifiedMapping(size_t bytes, bool huge) {
   return m;
 }
 
-// The mapping size: 1 GiB, halved while the suite's peak (two fork mappings held by their rows
-// and two munmap mappings, one per row) would take more than half of MemAvailable.
-size_t MappingBytes(std::string* note) {
-  uint64_t avail_kb = 0;
+uint64_t MemAvailableKb() {
   std::string meminfo = ReadText("/proc/meminfo");
   auto pos = meminfo.find("MemAvailable:");
-  if (pos != std::string::npos) avail_kb = std::strtoull(meminfo.c_str() + pos + 13, nullptr, 10);
+  if (pos == std::string::npos) return 0;
+  return std::strtoull(meminfo.c_str() + pos + 13, nullptr, 10);
+}
+
+// The suite's peak — two fork mappings held by their rows and two munmap mappings, one per
+// row — must fit in half of MemAvailable (unknown, 0: anything fits).
+bool MappingFits(size_t bytes, uint64_t avail_kb) {
+  return avail_kb == 0 || bytes <= avail_kb * 1024 / 2 / 4;
+}
+
+// The mapping size: 1 GiB, halved while the suite's peak would not fit.
+size_t MappingBytes(std::string* note) {
+  const uint64_t avail_kb = MemAvailableKb();
   size_t bytes = kDefaultMicrommBytes;
-  if (avail_kb == 0) return bytes;
-  const uint64_t budget = avail_kb * 1024 / 2;
-  while (bytes > kPmdBytes && 4 * bytes > budget) bytes /= 2;
+  while (bytes > kPmdBytes && !MappingFits(bytes, avail_kb)) bytes /= 2;
   if (bytes != kDefaultMicrommBytes) {
     *note = fmt::format("mapping scaled down to {} MiB from 1024 MiB: MemAvailable is {} MiB",
                         bytes >> 20, avail_kb >> 10);
   }
   return bytes;
+}
+
+// "1 GiB", "256 MiB".
+std::string SizeText(size_t bytes) {
+  return bytes % (size_t{1} << 30) == 0 ? fmt::format("{} GiB", bytes >> 30)
+                                        : fmt::format("{} MiB", bytes >> 20);
 }
 
 WorkloadDef MicrommRow(const char* name, bool huge, size_t bytes, const std::string& note) {
@@ -334,12 +350,47 @@ std::vector<WorkloadDef> MicrommRows() {
   return MicrommRowsOfSize(bytes, note);
 }
 
+Expected<size_t> ParseMappingSize(const std::string& text) {
+  const std::string form = fmt::format(
+      "size takes a positive multiple of 2 MiB: digits with an optional K, M or G (binary: "
+      "KiB, MiB, GiB), e.g. 256M, 1G or 268435456, not '{}'",
+      text);
+  size_t i = 0;
+  uint64_t n = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (n > (UINT64_MAX - 9) / 10) return UsageError(form);
+    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (i == 0) return UsageError(form);
+  std::string unit = text.substr(i);
+  int shift = 0;
+  if (!unit.empty()) {
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
+    shift = u == 'K' ? 10 : u == 'M' ? 20 : u == 'G' ? 30 : -1;
+    if (shift < 0 || (unit.size() != 1 && unit.substr(1) != "iB")) return UsageError(form);
+  }
+  if (n > (SIZE_MAX >> shift)) return UsageError(form);
+  const size_t bytes = static_cast<size_t>(n) << shift;
+  if (bytes == 0 || bytes % kPmdBytes != 0) return UsageError(form);
+  return bytes;
+}
+
+Status CheckMappingFits(size_t bytes, uint64_t avail_kb) {
+  if (MappingFits(bytes, avail_kb)) return OkStatus();
+  const uint64_t most = avail_kb * 1024 / 2 / 4 / kPmdBytes * kPmdBytes;
+  return UsageError(fmt::format(
+      "the micromm suite holds 4 mappings of {} MiB at once, more than half of MemAvailable "
+      "({} MiB); give at most {} MiB",
+      bytes >> 20, avail_kb >> 10, most >> 20));
+}
+
 std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note) {
   std::vector<WorkloadDef> rows;
+  const std::string size = SizeText(bytes);
   for (bool huge : {false, true}) {
     WorkloadDef w = MicrommRow("micromm/fork", huge, bytes, note);
-    w.summary = huge ? "fork() with a populated 1 GiB mapping of PTE-mapped THP folios"
-                     : "fork() with a populated 1 GiB mapping of page-sized folios";
+    w.summary = fmt::format("fork() with a populated {} mapping of {}", size,
+                            huge ? "PTE-mapped THP folios" : "page-sized folios");
     w.setup = [bytes, huge]() -> Expected<std::shared_ptr<void>> {
       auto m = VerifiedMapping(bytes, huge);
       if (!m.ok()) return m.error();
@@ -355,8 +406,8 @@ std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note
   }
   for (bool huge : {false, true}) {
     WorkloadDef w = MicrommRow("micromm/munmap", huge, bytes, note);
-    w.summary = huge ? "munmap() of a populated 1 GiB mapping of PTE-mapped THP folios"
-                     : "munmap() of a populated 1 GiB mapping of page-sized folios";
+    w.summary = fmt::format("munmap() of a populated {} mapping of {}", size,
+                            huge ? "PTE-mapped THP folios" : "page-sized folios");
     w.setup = [bytes, huge]() -> Expected<std::shared_ptr<void>> {
       auto m = VerifiedMapping(bytes, huge);
       if (!m.ok()) return m.error();
@@ -371,6 +422,15 @@ std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note
     w.max_warmup = 0;
     w.extra_metrics = &Failures<MunmapState>;
     rows.push_back(std::move(w));
+  }
+  // run --param size=...: the same row on a mapping of that size.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].run_params["size"] = [i](const std::string& value) -> Expected<WorkloadDef> {
+      auto b = ParseMappingSize(value);
+      if (!b.ok()) return b.error();
+      KSTACKLAB_RETURN_IF_ERROR(CheckMappingFits(*b, MemAvailableKb()));
+      return MicrommRowsOfSize(*b, "")[i];
+    };
   }
   return rows;
 }

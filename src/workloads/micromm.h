@@ -61,8 +61,18 @@ struct FolioSample {
 Expected<FolioSample> SampleThpPages(const AnonMapping& m, uint64_t pages);
 
 // The suite's four rows on a mapping of `bytes` (params gain size_mib unless it is 1 GiB).
-// MicrommRows() uses 1 GiB, scaled down when memory is short; tests use a small size.
+// MicrommRows() uses 1 GiB, scaled down when memory is short; `run --param size=…` (each row's
+// run_params["size"]) rebuilds them for the size given; tests use a small size.
 std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note);
+
+// The value of `--param size`: decimal digits with an optional binary unit K, M, G (or KiB, MiB,
+// GiB), a positive multiple of 2 MiB ("256M", "1G", "268435456"). Anything else (sign, space,
+// fraction, 0, overflow) -> UsageError giving the accepted form.
+Expected<size_t> ParseMappingSize(const std::string& text);
+
+// Whether the suite's peak (4 mappings of `bytes` at once) fits in half of MemAvailable
+// (`avail_kb`, 0 = unknown: fits); else UsageError giving the largest size that fits.
+Status CheckMappingFits(size_t bytes, uint64_t avail_kb);
 
 // "" when THP can be used with MADV_HUGEPAGE here, else the reason (for the skip note).
 std::string ThpUnavailableReason();

@@ -1,6 +1,7 @@
 # kstacklab run --ab and recover end to end, on a fake sysctl root: the values are measured as
-# variants, the original value survives success, a refused value, SIGTERM, SIGHUP and SIGKILL
-# (the next run and `kstacklab recover` restore it from the recovery file).
+# variants (a sysctl, and the model knobs policy and strategy), the original value survives
+# success, a refused value, SIGTERM, SIGHUP and SIGKILL (the next run and `kstacklab recover`
+# restore it from the recovery file).
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 SMALL=(--iterations 2000 --repetitions 4 --warmup 100 --no-store)
@@ -23,6 +24,50 @@ assert d["partial"] is False
 PY
 expect_exit 0 "compare reads the A/B file" -- "$K" compare "$TMP/ab.json"
 expect_stdout "kernel.stack_erasing=1" "compare shows the value as a column"
+
+# A model knob: the policies' rows interleaved ABBA, one variant per value, the table's
+# baseline (off) as compare's baseline column; nothing written to the machine.
+expect_exit 0 "A/B of the kstack policy" -- "$K" run "${SMALL[@]}" --suite model \
+  --ab model:policy=percpu-prng,off -o "$TMP/policy.json"
+expect_stderr "7 selected rows the knob does not apply to are not measured: model/rng" \
+  "names the rows the policy knob does not take"
+[ ! -e "$KSTACKLAB_RECOVERY_FILE" ] && pass "model knob writes no recovery file" || fail "model knob wrote a recovery file"
+python3 - "$TMP/policy.json" <<'PY' && pass "model knob: one variant per value" || fail "model knob result file"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [(b["name"], b["params"]["handler"], b["variant"], b.get("baseline", False), len(b["repetitions"]))
+     for b in d["benchmarks"]]
+assert v == [("model/kstack", "empty", "percpu-prng", False, 4),
+             ("model/kstack", "getpid", "percpu-prng", False, 4),
+             ("model/kstack", "empty", "off", True, 4),
+             ("model/kstack", "getpid", "off", True, 4)], v
+assert d["run"]["ab"] == ["model:policy=percpu-prng,off"], d["run"]
+PY
+expect_exit 0 "compare reads the policy A/B" -- "$K" compare "$TMP/policy.json" --metrics mean
+python3 - "$TMP/out" <<'PY' && pass "compare: off is the baseline column, percpu-prng the variant" || fail "compare columns: $(head -c 600 "$TMP/out")"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = [l for l in lines if "percpu-prng" in l and "|" in l][0]
+cells = [c.strip() for c in head.split("|")]
+assert cells.index("off") < cells.index("percpu-prng"), cells
+under = lines[lines.index(head) + 1].split("|")
+assert under[cells.index("off")].strip() == "(baseline)", under
+PY
+expect_exit 0 "A/B of the poison strategy" -- "$K" run "${SMALL[@]}" --bench 'erase/poison(depth:256):*' \
+  --ab model:strategy=generic,unrolled -o "$TMP/strategy.json"
+python3 - "$TMP/strategy.json" <<'PY' && pass "strategy knob: one variant per value" || fail "strategy knob result file"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [(b["name"], b["variant"], b.get("baseline", False)) for b in d["benchmarks"]]
+assert v == [("erase/poison", "generic", True), ("erase/poison", "unrolled", False)], v
+PY
+expect_exit 2 "unknown policy" -- "$K" run "${SMALL[@]}" --suite model --ab model:policy=off,nope -o "$TMP/x.json"
+expect_stderr "unknown kstack policy 'nope' (valid: off, " "lists the valid policies"
+expect_exit 2 "policy knob without the model suite" -- "$K" run "${SMALL[@]}" --ab model:policy=off,percpu-prng -o "$TMP/x.json"
+expect_stderr "select them with --suite model" "names the suite to select"
+expect_exit 2 "strategy knob without the erase suite" -- "$K" run "${SMALL[@]}" --suite model --ab model:strategy=generic,unrolled -o "$TMP/x.json"
+expect_stderr "select them with --suite erase" "names the erase suite"
+[ ! -e "$TMP/x.json" ] && pass "no file after a refused model knob" || fail "file written after a refused model knob"
 
 # Input errors: nothing measured, nothing changed.
 expect_exit 2 "bad spec" -- "$K" run "${SMALL[@]}" --ab stack_erasing -o "$TMP/x.json"

@@ -28,6 +28,31 @@ else
     && pass "h:1 measured where THP is on" || fail "h:1 missing"
 fi
 
+# --param size: a small mapping, recorded in every row's params and labelled by show.
+expect_exit 0 "run micromm --param size=64M" -- "$K" run --no-store --repetitions 1 --suite micromm \
+  --param size=64M -o "$TMP/mm64.json"
+python3 - "$TMP/mm64.json" <<'PY' && pass "size_mib 64 in every row's params" || fail "params of the 64 MiB run"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {b["name"] for b in d["benchmarks"]}
+assert names == {"micromm/fork", "micromm/munmap"}, names
+for b in d["benchmarks"]:
+    assert b["params"]["size_mib"] == 64, b["params"]
+assert d["run"]["params"] == ["size=64M"], d["run"]
+PY
+expect_exit 0 "show the 64 MiB run" -- "$K" show "$TMP/mm64.json"
+expect_stdout "micromm/munmap h:0, size_mib:64 (us)" "show labels the size"
+expect_exit 2 "size not a multiple of 2 MiB" -- "$K" run --no-store --suite micromm --param size=3M -o "$TMP/x.json"
+expect_stderr "multiple of 2 MiB.*e.g. 256M, 1G or 268435456" "gives the accepted form"
+expect_exit 2 "fractional size" -- "$K" run --no-store --suite micromm --param size=1.5G -o "$TMP/x.json"
+expect_exit 2 "unknown key" -- "$K" run --no-store --suite micromm --param colour=blue -o "$TMP/x.json"
+expect_stderr "unknown key 'colour' (keys: size)" "names the known keys"
+expect_exit 2 "size without a micromm row" -- "$K" run --no-store --suite syscall --param size=64M -o "$TMP/x.json"
+expect_stderr "select it with --suite micromm" "names the suite that takes it"
+expect_exit 2 "more than memory allows" -- "$K" run --no-store --suite micromm --param size=16777216G -o "$TMP/x.json"
+expect_stderr "give at most" "gives the largest size"
+[ ! -e "$TMP/x.json" ] && pass "no file after a refused --param" || fail "file written after a refused --param"
+
 # pkeys: measured with PKU, skipped with the reason without it; exit 0 either way.
 expect_exit 0 "run --suite pkeys" -- "$K" run --no-store --repetitions 2 --iterations 1000 --warmup 10 --suite pkeys -o "$TMP/pk.json"
 if grep -qw ospke /proc/cpuinfo; then

@@ -1,0 +1,79 @@
+// `run --param KEY=VALUE`: the rows that take a key rebuild themselves for its value
+// (include/kstacklab/workload.h, WorkloadDef::run_params).
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kstacklab/workload.h"
+
+namespace kstacklab {
+namespace {
+
+// The suites whose rows take `key`, in `list` order; every key of every suite into `keys`.
+std::vector<std::string> SuitesTaking(const std::string& key, std::set<std::string>* keys) {
+  std::vector<std::string> suites;
+  for (const SuiteDef& suite : Suites()) {
+    for (const WorkloadDef& w : suite.rows()) {
+      for (const auto& [k, fn] : w.run_params) keys->insert(k);
+      if (w.run_params.count(key) != 0 && (suites.empty() || suites.back() != suite.name)) {
+        suites.push_back(suite.name);
+      }
+    }
+  }
+  return suites;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<WorkloadDef>> ApplyRunParams(std::vector<WorkloadDef> rows,
+                                                  const std::vector<std::string>& params) {
+  std::set<std::string> given;
+  for (const std::string& p : params) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
+      return UsageError(fmt::format("--param {}: expected KEY=VALUE, e.g. size=256M", p));
+    }
+    const std::string key = p.substr(0, eq);
+    const std::string value = p.substr(eq + 1);
+    if (!given.insert(key).second) {
+      return UsageError(fmt::format("--param {}: '{}' is given twice; give it once", p, key));
+    }
+    std::set<std::string> keys;
+    const std::vector<std::string> suites = SuitesTaking(key, &keys);
+    if (suites.empty()) {
+      return UsageError(fmt::format("--param {}: unknown key '{}' (keys: {})", p, key,
+                                    Join(std::vector<std::string>(keys.begin(), keys.end()))));
+    }
+    bool taken = false;
+    for (WorkloadDef& w : rows) {
+      auto it = w.run_params.find(key);
+      if (it == w.run_params.end()) continue;
+      auto rebuilt = it->second(value);
+      if (!rebuilt.ok()) {
+        Error e = rebuilt.error();
+        e.message = fmt::format("--param {}: {}", p, e.message);
+        return e;
+      }
+      w = std::move(*rebuilt);
+      taken = true;
+    }
+    if (!taken) {
+      std::vector<std::string> flags;
+      for (const std::string& s : suites) flags.push_back("--suite " + s);
+      return UsageError(fmt::format(
+          "--param {}: no selected benchmark takes '{}'; the {} suite takes it (select it with {})",
+          p, key, Join(suites), Join(flags)));
+    }
+  }
+  return rows;
+}
+
+}  // namespace kstacklab
