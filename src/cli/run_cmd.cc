@@ -27,8 +27,8 @@ namespace {
 struct RunArgs {
   std::vector<std::string> suites;
   std::vector<std::string> benches;
-  std::string iterations_text = "200000";
-  std::string repetitions_text = "15";
+  std::string iterations_text = "50000";
+  std::string repetitions_text = "60";
   std::string warmup_text = "10000";
   std::string cpu_text;  // "" = the CPU we start on
   std::string sessions_text = "1";
