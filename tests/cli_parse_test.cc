@@ -183,7 +183,7 @@ TEST(CliParse, RunRefusesBadParamsBeforeMeasuring) {
       {{"--suite", "micromm", "--param", "size=3M"}, "e.g. 256M, 1G or 268435456"},
       {{"--suite", "micromm", "--param", "depth=64"}, "unknown key 'depth' (keys: size)"},
       {{"--suite", "micromm", "--param", "size"}, "expected KEY=VALUE"},
-      {{"--bench", "syscall/getpid", "--param", "size=64M"}, "--suite micromm"}};
+      {{"--bench", "syscall/getpid", "--param", "size=64M"}, "select the suite that does: micromm"}};
   for (const auto& [extra, says] : bad) {
     std::vector<std::string> args = {"run", "--no-store", "-o", "-"};
     args.insert(args.end(), extra.begin(), extra.end());

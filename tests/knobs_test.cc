@@ -347,7 +347,7 @@ TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
   auto r = (*OpenKnob(absent))->RowsFor(rows, absent.values, 1);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().exit_code, kExitUsage);
-  EXPECT_NE(r.error().message.find("--suite model"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("select the model suite"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("'model/kstack:per-task'"), std::string::npos)
       << r.error().message;
   // The strategy knob takes both erase benchmarks and names the erase suite.
@@ -360,7 +360,7 @@ TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
   EXPECT_EQ((*ks)->RowsFor(erase, st.values, 0)->size(), 2u);
   auto none = (*ks)->RowsFor(erase, st.values, 1);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.error().message.find("--suite erase"), std::string::npos);
+  EXPECT_NE(none.error().message.find("select the erase suite"), std::string::npos);
 }
 
 // The model knob in the A/B: the values' rows in ABBA order, one variant per value, and nothing
@@ -424,7 +424,7 @@ TEST_F(FakeSysctl, RunWithKnobsWarnsAboutRowsTheModelKnobDoesNotTake) {
                            {"model:policy=off,percpu-prng"}, warn);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().exit_code, kExitUsage);
-  EXPECT_NE(none.error().message.find("--suite model"), std::string::npos);
+  EXPECT_NE(none.error().message.find("select the model suite"), std::string::npos);
   EXPECT_TRUE(seen.empty());  // nothing set up, nothing measured
 }
 

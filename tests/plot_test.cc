@@ -130,7 +130,7 @@ TEST(BuildLatencyPlot, NothingDrawableIsAUsageError) {
   auto job = BuildLatencyPlot({{"l.json", r}}, PlotKind::kCdf, PlotFormat::kPng);
   ASSERT_FALSE(job.ok());
   EXPECT_EQ(job.error().exit_code, kExitUsage);
-  EXPECT_NE(job.error().message.find("--timing percall"), std::string::npos);
+  EXPECT_NE(job.error().message.find("per-call timing mode"), std::string::npos);
 }
 
 TEST(BuildComparePlot, OnePointPerCellWithWhiskersAndVerdicts) {

@@ -233,6 +233,30 @@ CompareOptions MeanOnly() {
   return o;
 }
 
+// A row measured only outside the baseline column (a benchmark without the baseline's variant)
+// cannot be compared: the table says so in a note naming it, instead of leaving blank cells
+// unexplained. A row the baseline column has is compared as usual.
+TEST(CompareTable, RowWithoutTheBaselineColumnIsNamedInANote) {
+  auto flagged = Bench("s/x", {100, 100.1, 99.9, 100.2, 99.8}, "raw");
+  flagged.baseline = true;
+  std::vector<BenchmarkResult> benches = {
+      flagged, Bench("s/x", {110, 110.1, 109.9, 110.2, 109.8}, "libc"),
+      Bench("s/plain", {50, 50.1, 49.9, 50.2, 49.8})};  // no variant: column "run", not "run:raw"
+  auto t = BuildCompareTable({Input("run", std::move(benches))}, MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->columns[0].variant, "raw");
+  const std::string* note = nullptr;
+  for (const std::string& n : t->notes)
+    if (n.rfind("not compared:", 0) == 0) note = &n;
+  ASSERT_NE(note, nullptr);
+  EXPECT_NE(note->find("s/plain"), std::string::npos) << *note;
+  EXPECT_EQ(note->find("s/x"), std::string::npos) << *note;
+  EXPECT_NE(note->find("'raw'"), std::string::npos) << *note;
+  EXPECT_EQ(note->find("--"), std::string::npos) << "a library note names no flag: " << *note;
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01);  // s/x libc vs raw: compared
+}
+
 // Per-call percentiles move in whole timer steps: a p99 change below one step is marked and
 // footnoted; the mean (a per-repetition average) never is. p99 = 1.5 x mean in Bench().
 TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {

@@ -78,7 +78,8 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
 // Applies `run --param KEY=VALUE` settings (each given once) to the rows that take KEY. Not
 // KEY=VALUE, a key given twice, a key no row of any suite takes (the message lists the keys), a
 // key no row of `rows` takes (the message names the suite whose rows take it) and a value the row
-// refuses -> UsageError naming `--param`.
+// refuses -> UsageError about the value (library messages name no flag: the caller words
+// them as `--param KEY=VALUE`).
 Expected<std::vector<WorkloadDef>> ApplyRunParams(std::vector<WorkloadDef> rows,
                                                   const std::vector<std::string>& params);
 

@@ -21,12 +21,6 @@
 namespace kstacklab::cli {
 namespace {
 
-std::string Join(const std::vector<std::string>& names) {
-  std::string s;
-  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 // A finite decimal number (strtod syntax, e.g. 0.5, 24e6) in [lo, hi].
 Expected<double> ParseNumber(const std::string& text, const std::string& flag, double lo,
                              double hi) {
@@ -110,7 +104,7 @@ int RunPrng(const PrngFlags& f) {
     for (const std::string& k : known) found = found || k == p;
     if (!found) {
       return Fail(UsageError(fmt::format(
-          "--policy {} is not supported by prng-recover; give one of: {}", p, Join(known))));
+          "--policy {} is not supported by prng-recover; give one of: {}", p, fmt::join(known, ", "))));
     }
   }
   std::vector<uint64_t> ks;
@@ -146,7 +140,7 @@ Runner SetupPrng(CLI::App& sub) {
   auto f = std::make_shared<PrngFlags>();
   sub.add_option(
       "--policy", f->policies,
-      "design(s) attacked (repeatable; default all): " + Join(analysis::PrngRecoverPolicies()));
+      "design(s) attacked (repeatable; default all): " + fmt::format("{}", fmt::join(analysis::PrngRecoverPolicies(), ", ")));
   sub.add_option("--observations", f->observations,
                  "consecutive offsets the attacker learns (repeatable: one row each)")
       ->capture_default_str();
@@ -204,7 +198,7 @@ int RunMigrationCmd(const MigrationFlags& f) {
     for (const std::string& k : known) found = found || k == p;
     if (!found) {
       return Fail(UsageError(fmt::format(
-          "--policy {} is not supported by migration; give one of: {}", p, Join(known))));
+          "--policy {} is not supported by migration; give one of: {}", p, fmt::join(known, ", "))));
     }
   }
   o.policies = f.policies;
@@ -220,7 +214,7 @@ int RunMigrationCmd(const MigrationFlags& f) {
 Runner SetupMigration(CLI::App& sub) {
   auto f = std::make_shared<MigrationFlags>();
   sub.add_option("--policy", f->policies,
-                 "design(s) (repeatable; default all): " + Join(analysis::MigrationPolicies()));
+                 "design(s) (repeatable; default all): " + fmt::format("{}", fmt::join(analysis::MigrationPolicies(), ", ")));
   sub.add_option("--cpus", f->cpus, "simulated CPUs, 2..1024")->capture_default_str();
   sub.add_option("--syscalls", f->syscalls, "attacker syscalls, 100..100000000")
       ->capture_default_str();

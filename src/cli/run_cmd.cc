@@ -206,7 +206,15 @@ Expected<std::vector<WorkloadDef>> SelectRows(const RunArgs& a) {
   }
   auto selected = SelectWorkloads(a.suites, a.benches);
   if (!selected.ok()) return selected.error();
-  return ApplyRunParams(std::move(*selected), a.params);
+  // Each --param alone first, likewise; then all of them (a key given twice).
+  for (const std::string& p : a.params) {
+    if (auto one = ApplyRunParams(*selected, {p}); !one.ok()) {
+      return WithFlag("--param " + p, one.error());
+    }
+  }
+  auto rows = ApplyRunParams(std::move(*selected), a.params);
+  if (!rows.ok()) return WithFlag("--param", rows.error());
+  return rows;
 }
 
 // Exit code of a run stopped by a signal.

@@ -133,9 +133,7 @@ void RemoveHandlers() {
 }
 
 std::string JoinValues(const std::vector<std::string>& v, const char* sep = ",") {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
+  return fmt::format("{}", fmt::join(v, sep));
 }
 
 // --- model knobs ------------------------------------------------------------------------------
@@ -187,8 +185,8 @@ class ModelKnob : public Knob {
     }
     if (out.empty()) {
       return UsageError(fmt::format(
-          "model:{}={}: no selected benchmark carries {} '{}'; select them with --suite {} (or "
-          "--bench '{}')",
+          "model:{}={}: no selected benchmark carries {} '{}'; select the {} suite (or the "
+          "benchmarks matching '{}')",
           def_.name, JoinValues(values), def_.what, values[v], def_.suite,
           fmt::format(fmt::runtime(def_.glob), values[v])));
     }
@@ -547,7 +545,7 @@ Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const Run
     if (std::find(left.begin(), left.end(), w.name) == left.end()) left.push_back(w.name);
   }
   if (left_rows != 0 && !taken.empty()) {
-    warn(fmt::format("--ab {}: {} selected row{} the knob does not apply to {} not measured: {}",
+    warn(fmt::format("knob {}: {} selected row{} the knob does not apply to {} not measured: {}",
                      spec->text, left_rows, left_rows == 1 ? "" : "s",
                      left_rows == 1 ? "is" : "are", JoinValues(left, ", ")));
   }

@@ -154,7 +154,7 @@ std::string CdfXRange(const std::vector<Curve>& curves, std::string& xlabel) {
   double x999 = 0;
   for (const Curve& c : curves) x999 = std::max(x999, NsAtFraction(c.points, 0.999));
   if (x999 <= 0) return "set xrange [*:*]\nset xtics autofreq\n";
-  xlabel += "; cut at 2 x p99.9, see --kind tail";
+  xlabel += "; cut at 2 x p99.9, the tail plot shows all";
   return fmt::format("set xrange [*:{}]\nset xtics 2\n", Num(2 * x999));
 }
 
@@ -302,7 +302,7 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
   if (panels.order.empty()) {
     return UsageError(
         "nothing to plot: no benchmark in the inputs has a latency histogram "
-        "(loop-mode runs have none; measure with --timing percall)");
+        "(loop-mode runs have none; measure in per-call timing mode)");
   }
   std::string s = LatencyHeader(kind, format, panels.order.size());
   for (size_t p = 0; p < panels.order.size(); ++p) {

@@ -106,8 +106,8 @@ std::string StepAndStallNotes(const RunResult& run) {
   if (!coarse.empty()) {
     out += fmt::format(
         "# timer step {:.1f} ns: p50 below {:g} steps in {}: their per-call percentiles move in "
-        "steps of {:.1f} ns and show the timer, not the call; measure their cost with --timing "
-        "loop (mean over a batch) or by batching calls inside the timed region\n",
+        "steps of {:.1f} ns and show the timer, not the call; measure their cost in loop timing "
+        "mode (a mean over a batch) or by batching calls inside the timed region\n",
         step, kTimerStepNoteSteps, fmt::join(coarse, ", "), step);
   }
   if (!stalled.empty()) {
@@ -177,7 +177,7 @@ std::string RenderSummary(const RunResult& run) {
   if (below_overhead) {
     out += fmt::format(
         "# negative values: the call costs less than the timer's own overhead varies ({:.1f} ns "
-        "subtracted); time such calls in loop mode (--timing loop) or compare them only with "
+        "subtracted); time such calls in loop timing mode or compare them only with "
         "each other\n",
         run.timer.overhead_ns);
   }

@@ -191,6 +191,7 @@ Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
 // What the notes need, gathered while the rows are built.
 struct NoteState {
   std::vector<std::pair<std::string, std::vector<std::string>>> missing;  // row key -> columns
+  std::vector<std::string> no_baseline;  // row keys measured, but not in the baseline column
   std::set<std::string> no_metric;
   bool any_too_few = false;
   bool any_no_run_variance = false;
@@ -263,8 +264,11 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
     for (const auto& run : e.by_column[k]) any = any || !run.empty();
     if (!any) absent.push_back(table.columns[k].name);
   }
-  if (!absent.empty())
-    notes.missing.emplace_back(key.name + (params_text.empty() ? "" : " " + params_text), absent);
+  const std::string row_key = key.name + (params_text.empty() ? "" : " " + params_text);
+  if (!absent.empty()) notes.missing.emplace_back(row_key, absent);
+  if (!absent.empty() && absent.front() == table.columns[0].name && absent.size() < order.size()) {
+    notes.no_baseline.push_back(row_key);
+  }
   for (const std::string& metric : options.metrics) {
     std::vector<CellSamples> samples;
     bool any = false;
@@ -422,6 +426,13 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
   for (const auto& [row, cols] : s.missing)
     table.notes.push_back(
         fmt::format("{}: absent from {} (blank cells)", row, JoinStrings(cols, ", ")));
+  if (!s.no_baseline.empty()) {
+    table.notes.push_back(fmt::format(
+        "not compared: {} measured, but not in the baseline column '{}', so their cells show "
+        "values without a change; compare them against a column they have (LABEL:VARIANT) in a "
+        "table of their own",
+        JoinStrings(s.no_baseline, ", "), table.columns[0].name));
+  }
   for (const std::string& n : s.no_metric) table.notes.push_back(n);
   AddMdcNotes(names, s, table);
 }

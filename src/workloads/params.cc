@@ -25,12 +25,6 @@ std::vector<std::string> SuitesTaking(const std::string& key, std::set<std::stri
   return suites;
 }
 
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 }  // namespace
 
 Expected<std::vector<WorkloadDef>> ApplyRunParams(std::vector<WorkloadDef> rows,
@@ -39,38 +33,32 @@ Expected<std::vector<WorkloadDef>> ApplyRunParams(std::vector<WorkloadDef> rows,
   for (const std::string& p : params) {
     const size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
-      return UsageError(fmt::format("--param {}: expected KEY=VALUE, e.g. size=256M", p));
+      return UsageError("expected KEY=VALUE, e.g. size=256M");
     }
     const std::string key = p.substr(0, eq);
     const std::string value = p.substr(eq + 1);
     if (!given.insert(key).second) {
-      return UsageError(fmt::format("--param {}: '{}' is given twice; give it once", p, key));
+      return UsageError(fmt::format("'{}' is given twice; give it once", key));
     }
     std::set<std::string> keys;
     const std::vector<std::string> suites = SuitesTaking(key, &keys);
     if (suites.empty()) {
-      return UsageError(fmt::format("--param {}: unknown key '{}' (keys: {})", p, key,
-                                    Join(std::vector<std::string>(keys.begin(), keys.end()))));
+      return UsageError(
+          fmt::format("unknown key '{}' (keys: {})", key, fmt::join(keys, ", ")));
     }
     bool taken = false;
     for (WorkloadDef& w : rows) {
       auto it = w.run_params.find(key);
       if (it == w.run_params.end()) continue;
       auto rebuilt = it->second(value);
-      if (!rebuilt.ok()) {
-        Error e = rebuilt.error();
-        e.message = fmt::format("--param {}: {}", p, e.message);
-        return e;
-      }
+      if (!rebuilt.ok()) return rebuilt.error();
       w = std::move(*rebuilt);
       taken = true;
     }
     if (!taken) {
-      std::vector<std::string> flags;
-      for (const std::string& s : suites) flags.push_back("--suite " + s);
-      return UsageError(fmt::format(
-          "--param {}: no selected benchmark takes '{}'; the {} suite takes it (select it with {})",
-          p, key, Join(suites), Join(flags)));
+      return UsageError(
+          fmt::format("no selected benchmark takes '{}'; select the suite that does: {}", key,
+                      fmt::join(suites, ", ")));
     }
   }
   return rows;

@@ -189,6 +189,10 @@ template <auto Call>
 WorkloadDef Row(const char* name, const char* summary, Expected<std::shared_ptr<void>> (*setup)()) {
   WorkloadDef w;
   w.name = name;
+  // Issued by the inline instruction, like the other rows' `raw` path: the same variant (and
+  // baseline), so that these rows share the baseline column of a comparison with them.
+  w.variant = "raw";
+  w.baseline = true;
   w.summary = summary;
   w.setup = setup;
   w.percall = &TimePerCall<Clock, Call>;

@@ -64,9 +64,9 @@ PY
 expect_exit 2 "unknown policy" -- "$K" run "${SMALL[@]}" --suite model --ab model:policy=off,nope -o "$TMP/x.json"
 expect_stderr "unknown kstack policy 'nope' (valid: off, " "lists the valid policies"
 expect_exit 2 "policy knob without the model suite" -- "$K" run "${SMALL[@]}" --ab model:policy=off,percpu-prng -o "$TMP/x.json"
-expect_stderr "select them with --suite model" "names the suite to select"
+expect_stderr "select the model suite" "names the suite to select"
 expect_exit 2 "strategy knob without the erase suite" -- "$K" run "${SMALL[@]}" --suite model --ab model:strategy=generic,unrolled -o "$TMP/x.json"
-expect_stderr "select them with --suite erase" "names the erase suite"
+expect_stderr "select the erase suite" "names the erase suite"
 [ ! -e "$TMP/x.json" ] && pass "no file after a refused model knob" || fail "file written after a refused model knob"
 
 # Input errors: nothing measured, nothing changed.

@@ -48,7 +48,7 @@ expect_exit 2 "fractional size" -- "$K" run --no-store --suite micromm --param s
 expect_exit 2 "unknown key" -- "$K" run --no-store --suite micromm --param colour=blue -o "$TMP/x.json"
 expect_stderr "unknown key 'colour' (keys: size)" "names the known keys"
 expect_exit 2 "size without a micromm row" -- "$K" run --no-store --suite syscall --param size=64M -o "$TMP/x.json"
-expect_stderr "select it with --suite micromm" "names the suite that takes it"
+expect_stderr "--param size=64M: no selected benchmark takes 'size'; select the suite that does: micromm" "names the suite that takes it"
 expect_exit 2 "more than memory allows" -- "$K" run --no-store --suite micromm --param size=16777216G -o "$TMP/x.json"
 expect_stderr "give at most" "gives the largest size"
 [ ! -e "$TMP/x.json" ] && pass "no file after a refused --param" || fail "file written after a refused --param"
