@@ -208,14 +208,17 @@ TEST(RunParams, RefusesWhatNoRowTakes) {
       {&*micromm, {"size=1.5G"}, "size takes a positive multiple of 2 MiB"},
       {&*micromm, {"size=-2M"}, "multiple of 2 MiB"},
       {&*micromm, {"size=16777216G"}, "give at most"},
-      {&*syscall, {"size=64M"}, "no selected benchmark takes 'size'; select the suite that does: micromm"},
+      {&*syscall,
+       {"size=64M"},
+       "no selected benchmark takes 'size'; select the suite that does: micromm"},
   };
   for (const Case& c : cases) {
     auto r = ApplyRunParams(*c.rows, c.params);
     ASSERT_FALSE(r.ok()) << c.params[0];
     EXPECT_EQ(r.error().exit_code, kExitUsage) << c.params[0];
     EXPECT_NE(r.error().message.find(c.says), std::string::npos) << r.error().message;
-    EXPECT_EQ(r.error().message.find("--"), std::string::npos) << "names a flag: " << r.error().message;
+    EXPECT_EQ(r.error().message.find("--"), std::string::npos)
+        << "names a flag: " << r.error().message;
   }
   EXPECT_TRUE(ApplyRunParams(*syscall, {}).ok());
 }
