@@ -322,6 +322,25 @@ TEST(Summary, HostStallsPerMillionCallsAndTheirShareOfTime) {
       std::isnan(Summarize(SummaryRun(100, 120, 125000).benchmarks[0], 25).stalls_per_million));
 }
 
+TEST(Summary, StallShareOfARowInMicroseconds) {
+  // A row in us (micromm): 2 repetitions x 10 calls of mean 2 us = 40 000 ns of raw time
+  // (overhead 0); one stall of 5 000 ns is 12.5 % of it — not 12 500 % (ns against us).
+  RunResult r = SummaryRun(100, 120, 125000);
+  BenchmarkResult& b = r.benchmarks[0];
+  b.unit = "us";
+  for (Repetition& rep : b.repetitions) rep.metrics["mean"] = 2;
+  b.repetitions[0].stalls = 1;
+  b.repetitions[0].stall_ns = 5000;
+  b.repetitions[1].stalls = 0;
+  b.repetitions[1].stall_ns = 0;
+  const double calls =
+      static_cast<double>(b.repetitions[0].iterations + b.repetitions[1].iterations);
+  BenchmarkSummary s = Summarize(b, 0.0);
+  ASSERT_EQ(calls, 20.0);
+  EXPECT_DOUBLE_EQ(s.stall_time_pct, 12.5);
+  EXPECT_LT(s.stall_time_pct, 100.0);
+}
+
 TEST(Summary, NegativeCorrectedValuesAreExplained) {
   std::string text = RenderSummary(SummaryRun(-1.5, -0.5, 20000));  // 20 ns raw < 25 ns overhead
   EXPECT_NE(text.find("negative values"), std::string::npos) << text;

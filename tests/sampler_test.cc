@@ -121,6 +121,28 @@ TEST(Sampler, CountsHostStallsAboveTheThreshold) {
   EXPECT_EQ(*fast->stalls, 1u);
 }
 
+TEST(Sampler, CallsLongerThanTheThresholdCountNoStalls) {
+  // Every call takes 20 us (a slow row, like a 1 GiB fork): with a 10 us threshold each call
+  // would be a "stall". The typical (median) call is not below the threshold, so nothing is
+  // counted — unknown, not "every call stalled".
+  Script s{{20000}};
+  SamplerConfig cfg;
+  cfg.iterations = 10;
+  cfg.warmup = 0;
+  cfg.stall_threshold_ns = 10000;
+  SamplerScratch scratch(16);
+  Histogram merged;
+  auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, 0}, scratch, merged, nullptr);
+  ASSERT_TRUE(rep.ok());
+  EXPECT_FALSE(rep->stalls.has_value());
+  EXPECT_FALSE(rep->stall_ns.has_value());
+  // The same calls under a 50 us threshold are ordinary: counted, zero.
+  cfg.stall_threshold_ns = 50000;
+  auto counted = RunRepetition(Body(&s), cfg, ClockParams{1e9, 0}, scratch, merged, nullptr);
+  ASSERT_TRUE(counted.ok() && counted->stalls.has_value());
+  EXPECT_EQ(*counted->stalls, 0u);
+}
+
 TEST(Sampler, LoopModeCountsNoStalls) {
   Script s{{20000}};
   SamplerConfig cfg;

@@ -21,6 +21,7 @@ namespace kstacklab {
 
 // The sampler records picoseconds (histograms, BenchmarkResult::histogram); metrics are in ns.
 inline constexpr double PsToNs(double ps) { return ps / 1000.0; }
+inline constexpr double NsToPs(double ns) { return ns * 1000.0; }
 
 class Histogram {
  public:

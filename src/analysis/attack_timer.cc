@@ -72,7 +72,7 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
     } else if (sigma_ns > 0) {
       err_ns = sigma_ns * Normal(dice);
     }
-    const double est = static_cast<double>(t_ps) + err_ns * 1000.0;
+    const double est = static_cast<double>(t_ps) + NsToPs(err_ns);
     const uint64_t est_ps = est <= 0 ? 0 : static_cast<uint64_t>(est);
     const uint32_t state = policy.offset(0);  // given to the attacker (best case)
     const uint32_t guess = kstack::KstackOffsetMax(

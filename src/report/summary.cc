@@ -35,7 +35,9 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
       stalls += static_cast<double>(*r.stalls);
       stall_ns += *r.stall_ns;
       stall_calls += static_cast<double>(r.iterations);
-      stall_raw_ns += (it->second + overhead_ns) * static_cast<double>(r.iterations);
+      // The mean is in the row's unit; stall_ns and the overhead are ns.
+      stall_raw_ns +=
+          (it->second * NsPerUnit(bench.unit) + overhead_ns) * static_cast<double>(r.iterations);
     }
   }
   if (counted && stall_calls > 0) {

@@ -81,13 +81,17 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
         stall_ns += ns;
       }
       moments.Add(ns);
-      h.Record(static_cast<uint64_t>(std::llround(ns * 1000.0)));
+      h.Record(static_cast<uint64_t>(std::llround(NsToPs(ns))));
     }
     done += n;
   }
   rep.metrics = RepetitionMetrics(h, moments.sum, moments.sum_sq, overhead_ns);
-  rep.stalls = stalls;
-  rep.stall_ns = stall_ns;
+  // A row whose typical call is as long as the threshold (a 1 GiB fork) has no stalls to tell
+  // apart from its calls: nothing is counted (the fields stay absent, as in loop mode).
+  if (PsToNs(h.ValueAtPercentile(50)) < config.stall_threshold_ns) {
+    rep.stalls = stalls;
+    rep.stall_ns = stall_ns;
+  }
   Status st = merged.Merge(h);
   KSTACKLAB_CHECK(st.ok());
   return rep;
