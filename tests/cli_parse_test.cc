@@ -75,6 +75,7 @@ TEST(CliParse, ListIsGeneratedFromTheTable) {
 }  // namespace kstacklab::cli
 
 #include "cli/cli_util.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 namespace {
@@ -144,9 +145,13 @@ TEST(CliUtil, WithFlagPrefixesTheFlagAndKeepsTheExitCode) {
   EXPECT_EQ(runtime.exit_code, kExitRuntime);
 }
 
-TEST(CliUtil, SplitCommaDropsEmptyItems) {
-  EXPECT_EQ(SplitComma("mean,p99,,p99.9,"), (std::vector<std::string>{"mean", "p99", "p99.9"}));
-  EXPECT_TRUE(SplitComma("").empty());
+TEST(CliUtil, SplitDropsOrKeepsEmptyItems) {
+  EXPECT_EQ(Split("mean,p99,,p99.9,", ','), (std::vector<std::string>{"mean", "p99", "p99.9"}));
+  EXPECT_TRUE(Split("", ',').empty());
+  EXPECT_EQ(Split("a,,b,", ',', true), (std::vector<std::string>{"a", "", "b", ""}));
+  EXPECT_EQ(Split("", ',', true), (std::vector<std::string>{""}));
+  EXPECT_EQ(Trim(" \t a b \n"), "a b");
+  EXPECT_EQ(Trim("   "), "");
 }
 
 TEST(CliParse, RunRefusesBadInputBeforeMeasuring) {
@@ -183,7 +188,8 @@ TEST(CliParse, RunRefusesBadParamsBeforeMeasuring) {
       {{"--suite", "micromm", "--param", "size=3M"}, "e.g. 256M, 1G or 268435456"},
       {{"--suite", "micromm", "--param", "depth=64"}, "unknown key 'depth' (keys: size)"},
       {{"--suite", "micromm", "--param", "size"}, "expected KEY=VALUE"},
-      {{"--bench", "syscall/getpid", "--param", "size=64M"}, "select the suite that does: micromm"}};
+      {{"--bench", "syscall/getpid", "--param", "size=64M"},
+       "select the suite that does: micromm"}};
   for (const auto& [extra, says] : bad) {
     std::vector<std::string> args = {"run", "--no-store", "-o", "-"};
     args.insert(args.end(), extra.begin(), extra.end());

@@ -347,7 +347,8 @@ TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
   auto r = (*OpenKnob(absent))->RowsFor(rows, absent.values, 1);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().exit_code, kExitUsage);
-  EXPECT_NE(r.error().message.find("select the model suite"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("select the model suite"), std::string::npos)
+      << r.error().message;
   EXPECT_NE(r.error().message.find("'model/kstack:per-task'"), std::string::npos)
       << r.error().message;
   // The strategy knob takes both erase benchmarks and names the erase suite.

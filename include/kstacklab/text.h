@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kstacklab {
 
@@ -22,5 +23,13 @@ std::optional<std::string> TextProblem(std::string_view s);
 // `s` with every control character and every byte of an invalid UTF-8 sequence written as
 // "\xNN"; other text (valid multi-byte UTF-8 included) unchanged. Idempotent on clean text.
 std::string EscapeControl(std::string_view s);
+
+// `s` without leading and trailing whitespace (isspace). The one trimmer.
+std::string Trim(std::string_view s);
+
+// The `separator`-separated pieces of `text`, in order; empty pieces are dropped unless
+// `keep_empty` (then "a,,b," gives "a", "", "b", "" and "" gives one empty piece). The one
+// splitter: comma lists of flags, knob values, metric lists.
+std::vector<std::string> Split(std::string_view text, char separator, bool keep_empty = false);
 
 }  // namespace kstacklab

@@ -103,8 +103,9 @@ int RunPrng(const PrngFlags& f) {
     bool found = false;
     for (const std::string& k : known) found = found || k == p;
     if (!found) {
-      return Fail(UsageError(fmt::format(
-          "--policy {} is not supported by prng-recover; give one of: {}", p, fmt::join(known, ", "))));
+      return Fail(
+          UsageError(fmt::format("--policy {} is not supported by prng-recover; give one of: {}", p,
+                                 fmt::join(known, ", "))));
     }
   }
   std::vector<uint64_t> ks;
@@ -138,9 +139,9 @@ int RunPrng(const PrngFlags& f) {
 
 Runner SetupPrng(CLI::App& sub) {
   auto f = std::make_shared<PrngFlags>();
-  sub.add_option(
-      "--policy", f->policies,
-      "design(s) attacked (repeatable; default all): " + fmt::format("{}", fmt::join(analysis::PrngRecoverPolicies(), ", ")));
+  sub.add_option("--policy", f->policies,
+                 "design(s) attacked (repeatable; default all): " +
+                     fmt::format("{}", fmt::join(analysis::PrngRecoverPolicies(), ", ")));
   sub.add_option("--observations", f->observations,
                  "consecutive offsets the attacker learns (repeatable: one row each)")
       ->capture_default_str();
@@ -197,8 +198,9 @@ int RunMigrationCmd(const MigrationFlags& f) {
     bool found = false;
     for (const std::string& k : known) found = found || k == p;
     if (!found) {
-      return Fail(UsageError(fmt::format(
-          "--policy {} is not supported by migration; give one of: {}", p, fmt::join(known, ", "))));
+      return Fail(
+          UsageError(fmt::format("--policy {} is not supported by migration; give one of: {}", p,
+                                 fmt::join(known, ", "))));
     }
   }
   o.policies = f.policies;
@@ -214,7 +216,8 @@ int RunMigrationCmd(const MigrationFlags& f) {
 Runner SetupMigration(CLI::App& sub) {
   auto f = std::make_shared<MigrationFlags>();
   sub.add_option("--policy", f->policies,
-                 "design(s) (repeatable; default all): " + fmt::format("{}", fmt::join(analysis::MigrationPolicies(), ", ")));
+                 "design(s) (repeatable; default all): " +
+                     fmt::format("{}", fmt::join(analysis::MigrationPolicies(), ", ")));
   sub.add_option("--cpus", f->cpus, "simulated CPUs, 2..1024")->capture_default_str();
   sub.add_option("--syscalls", f->syscalls, "attacker syscalls, 100..100000000")
       ->capture_default_str();

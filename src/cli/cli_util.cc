@@ -45,15 +45,6 @@ Error WithFlag(std::string_view flag, Error error) {
   return error;
 }
 
-std::vector<std::string> SplitComma(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 CLI::Option* AddStoreOption(CLI::App& app, std::string* store) {
   return app
       .add_option("--store", *store,

@@ -23,9 +23,6 @@ Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, 
 // the value too ("--cpu 3").
 Error WithFlag(std::string_view flag, Error error);
 
-// Splits "a,b,,c" into {"a","b","c"} (empty items dropped). The one comma splitter.
-std::vector<std::string> SplitComma(const std::string& text);
-
 // Adds `--store PATH` (empty rejected at parse time) to `app`. The default store path is
 // resolved in one place: StorePath().
 CLI::Option* AddStoreOption(CLI::App& app, std::string* store);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdint>
 
 namespace kstacklab {
@@ -90,6 +91,27 @@ std::string EscapeControl(std::string_view s) {
     i += n;
   }
   return out;
+}
+
+std::string Trim(std::string_view s) {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  size_t b = 0, e = s.size();
+  while (b < e && space(s[b])) ++b;
+  while (e > b && space(s[e - 1])) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::vector<std::string> Split(std::string_view text, char separator, bool keep_empty) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    const std::string_view piece =
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (keep_empty || !piece.empty()) out.emplace_back(piece);
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
 }
 
 }  // namespace kstacklab

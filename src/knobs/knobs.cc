@@ -16,15 +16,10 @@
 #include <set>
 #include <sstream>
 
+#include "kstacklab/text.h"
+
 namespace kstacklab::knobs {
 namespace {
-
-std::string Trim(std::string s) {
-  const auto not_space = [](unsigned char c) { return std::isspace(c) == 0; };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
 
 Status MakeParents(const std::string& path) {
   for (size_t i = 1; i < path.size(); ++i) {
@@ -271,12 +266,9 @@ Expected<AbSpec> ParseAbSpec(std::string_view text) {
     return UsageError(fmt::format("'{}': '{}' is not a sysctl name (like kernel.stack_erasing)",
                                   text, spec.name));
   }
-  std::string values(text.substr(eq + 1));
   std::set<std::string> seen;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = values.find(',', start);
-    std::string v = Trim(values.substr(start, comma - start));
+  for (const std::string& piece : Split(text.substr(eq + 1), ',', /*keep_empty=*/true)) {
+    std::string v = Trim(piece);
     if (v.empty()) return UsageError(fmt::format("'{}': empty value; {}", text, form));
     if (v.find_first_of("\n\t") != std::string::npos) {
       return UsageError(fmt::format("'{}': a value may not hold a newline or tab", text));
@@ -285,8 +277,6 @@ Expected<AbSpec> ParseAbSpec(std::string_view text) {
       return UsageError(fmt::format("'{}': value '{}' given twice", text, v));
     }
     spec.values.push_back(v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   if (spec.values.size() < 2) {
     return UsageError(fmt::format("'{}': an A/B needs at least two values; {}", text, form));

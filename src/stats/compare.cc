@@ -11,6 +11,7 @@
 #include <set>
 
 #include "kstacklab/stats.h"
+#include "kstacklab/text.h"
 #include "kstacklab/timing.h"
 #include "stats/columns.h"
 #include "stats/samples.h"
@@ -509,14 +510,7 @@ const std::vector<std::string>& DefaultCompareMetrics() {
 }
 
 Expected<std::vector<std::string>> ParseMetricList(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) out.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
+  std::vector<std::string> out = Split(text, ',');
   if (out.empty()) {
     return UsageError(
         fmt::format("the metric list is empty; give e.g. {}", kDefaultCompareMetrics));

@@ -5,17 +5,13 @@
 #include <string>
 #include <string_view>
 
+#include "kstacklab/text.h"
+
 namespace kstacklab::sysinfo_text {
 
 inline bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
-// `s` without leading and trailing whitespace.
-inline std::string Trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && IsSpace(s[b])) ++b;
-  while (e > b && IsSpace(s[e - 1])) --e;
-  return std::string(s.substr(b, e - b));
-}
+using ::kstacklab::Trim;  // include/kstacklab/text.h
 
 // Calls fn(piece) for every `separator`-separated piece of `text`, separator excluded: a final
 // piece without a separator is included, no empty piece follows a final separator.

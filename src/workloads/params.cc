@@ -43,8 +43,7 @@ Expected<std::vector<WorkloadDef>> ApplyRunParams(std::vector<WorkloadDef> rows,
     std::set<std::string> keys;
     const std::vector<std::string> suites = SuitesTaking(key, &keys);
     if (suites.empty()) {
-      return UsageError(
-          fmt::format("unknown key '{}' (keys: {})", key, fmt::join(keys, ", ")));
+      return UsageError(fmt::format("unknown key '{}' (keys: {})", key, fmt::join(keys, ", ")));
     }
     bool taken = false;
     for (WorkloadDef& w : rows) {
