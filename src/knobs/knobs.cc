@@ -127,10 +127,6 @@ void RemoveHandlers() {
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_old_actions[i], nullptr);
 }
 
-std::string JoinValues(const std::vector<std::string>& v, const char* sep = ",") {
-  return fmt::format("{}", fmt::join(v, sep));
-}
-
 // --- model knobs ------------------------------------------------------------------------------
 
 // A model knob switches the variant of the rows of some benchmarks of one suite.
@@ -182,7 +178,7 @@ class ModelKnob : public Knob {
       return UsageError(fmt::format(
           "model:{}={}: no selected benchmark carries {} '{}'; select the {} suite (or the "
           "benchmarks matching '{}')",
-          def_.name, JoinValues(values), def_.what, values[v], def_.suite,
+          def_.name, fmt::join(values, ","), def_.what, values[v], def_.suite,
           fmt::format(fmt::runtime(def_.glob), values[v])));
     }
     return out;
@@ -213,7 +209,7 @@ Expected<std::unique_ptr<Knob>> OpenModelKnob(const AbSpec& spec) {
   for (const std::string& v : spec.values) {
     if (std::find(valid.begin(), valid.end(), v) == valid.end()) {
       return UsageError(fmt::format("{}: unknown {} '{}' (valid: {})", spec.text, def.what, v,
-                                    JoinValues(valid, ", ")));
+                                    fmt::join(valid, ", ")));
     }
   }
   std::string baseline = spec.values[0];
@@ -517,7 +513,7 @@ Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const Run
   if (ab_specs.empty()) return RunWorkloads(rows, options, clock, stop, progress);
   if (ab_specs.size() > 1) {
     return UsageError(
-        fmt::format("one A/B knob per run, got {}: {}", ab_specs.size(), JoinValues(ab_specs)));
+        fmt::format("one A/B knob per run, got {}: {}", ab_specs.size(), fmt::join(ab_specs, ",")));
   }
   auto spec = ParseAbSpec(ab_specs[0]);
   if (!spec.ok()) return spec.error();
@@ -537,7 +533,7 @@ Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const Run
   if (left_rows != 0 && !taken.empty()) {
     warn(fmt::format("knob {}: {} selected row{} the knob does not apply to {} not measured: {}",
                      spec->text, left_rows, left_rows == 1 ? "" : "s",
-                     left_rows == 1 ? "is" : "are", JoinValues(left, ", ")));
+                     left_rows == 1 ? "is" : "are", fmt::join(left, ", ")));
   }
   return RunAb(taken, options, clock, stop, progress, *spec, **knob);
 }

@@ -24,12 +24,6 @@ constexpr int kMinSamples = 3;
 // level keeps false alarms rare (0.1 % per series) whatever --alpha is.
 constexpr double kDriftAlpha = 0.001;
 
-std::string JoinStrings(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
 std::string ShortName(const std::string& benchmark) {
   size_t slash = benchmark.find_last_of('/');
   return slash == std::string::npos ? benchmark : benchmark.substr(slash + 1);
@@ -120,7 +114,7 @@ Expected<size_t> PickBaseline(const ColumnSet& set, const std::vector<CompareInp
     for (const CompareColumn& c : columns) names.push_back(c.name);
     return UsageError(fmt::format("baseline '{}' {} a column; the columns are: {}", want,
                                   hits.empty() ? "does not name" : "names more than one",
-                                  JoinStrings(names, ", ")));
+                                  fmt::join(names, ", ")));
   }
   return hits[0];
 }
@@ -383,7 +377,7 @@ void AddMdcNotes(const std::vector<std::string>& names, const NoteState& s, Comp
           100 * table.options.power, table.options.alpha));
       explained = true;
     }
-    table.notes.push_back(fmt::format("{}: MDC {}", name, JoinStrings(parts, ", ")));
+    table.notes.push_back(fmt::format("{}: MDC {}", name, fmt::join(parts, ", ")));
   }
 }
 
@@ -414,7 +408,7 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
     table.notes.push_back(fmt::format(
         "column '{}' holds several sessions: samples are session means, n = sessions, so the "
         "between-session variance is included ({})",
-        col, JoinStrings(std::vector<std::string>(uniq.begin(), uniq.end()), ", ")));
+        col, fmt::join(uniq, ", ")));
   }
   for (size_t c = 0; c < table.columns.size(); ++c) {
     auto it = s.run_cols.find(table.columns[c].name);
@@ -422,17 +416,17 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
     table.notes.push_back(
         fmt::format("column '{}' groups {} runs ({}): samples are per-run means, n = runs, so the "
                     "run-to-run variance is included",
-                    it->first, it->second, JoinStrings(table.columns[c].sources, ", ")));
+                    it->first, it->second, fmt::join(table.columns[c].sources, ", ")));
   }
   for (const auto& [row, cols] : s.missing)
     table.notes.push_back(
-        fmt::format("{}: absent from {} (blank cells)", row, JoinStrings(cols, ", ")));
+        fmt::format("{}: absent from {} (blank cells)", row, fmt::join(cols, ", ")));
   if (!s.no_baseline.empty()) {
     table.notes.push_back(fmt::format(
         "not compared: {} measured, but not in the baseline column '{}', so their cells show "
         "values without a change; compare them against a column they have (LABEL:VARIANT) in a "
         "table of their own",
-        JoinStrings(s.no_baseline, ", "), table.columns[0].name));
+        fmt::join(s.no_baseline, ", "), table.columns[0].name));
   }
   for (const std::string& n : s.no_metric) table.notes.push_back(n);
   AddMdcNotes(names, s, table);
@@ -478,7 +472,7 @@ void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& tab
             "the spread, so runs measured at different times are not comparable; measure the "
             "configurations in one run (variants, interleaved) or alternate runs A B A B and "
             "compare adjacent ones",
-            in.source, what, b.repetitions.size(), where, JoinStrings(parts, ", ")));
+            in.source, what, b.repetitions.size(), where, fmt::join(parts, ", ")));
       }
     }
   }
@@ -486,7 +480,7 @@ void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& tab
     table.notes.push_back(fmt::format(
         "the machine drifted during the run ({}): the columns were measured round-robin in one "
         "run, so the drift is shared and does not bias the changes, but it widens the CIs",
-        JoinStrings(shared_drift, "; ")));
+        fmt::join(shared_drift, "; ")));
   }
 }
 
