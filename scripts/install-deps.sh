@@ -21,6 +21,14 @@ PACKAGES=(
   libbpf-dev llvm bpftool  # the live BPF sampler (entropy --kernel, docs/live.md)
   clang libclang-rt-14-dev  # the BPF program (clang -target bpf) and the libFuzzer targets (scripts/fuzz.sh)
 )
+# Optional: scripts/pku-qemu.sh boots a kernel under QEMU's emulated PKU to run the pkeys code on
+# machines without PKU. Not needed to build, test or run kstacklab.
+if [ "${1:-}" = "--qemu" ]; then
+  PACKAGES+=(qemu-system-x86 busybox-static cpio)
+elif [ $# -gt 0 ]; then
+  echo "usage: scripts/install-deps.sh [--qemu]" >&2
+  exit 2
+fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
