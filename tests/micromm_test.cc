@@ -7,12 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kstacklab/runner.h"
+#include "kstacklab/text.h"
 #include "kstacklab/timing.h"
 #include "kstacklab/workload.h"
 #include "workloads/macro.h"
@@ -73,6 +75,13 @@ TEST(Micromm, H1IsPmdMappedThpThenPteMappedLargeFolios) {
   auto after = AnonHugeBytes(m->base());
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(*after, 0u) << "AnonHugePages counts PMD mappings: the split must remove them all";
+  // khugepaged must not collapse them back while a row runs: the VMA is VM_NOHUGEPAGE ("nh"),
+  // no longer VM_HUGEPAGE ("hg").
+  auto flags = workloads::VmaFlags(m->base());
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  const std::vector<std::string> words = Split(*flags, ' ');
+  EXPECT_NE(std::find(words.begin(), words.end(), "nh"), words.end()) << *flags;
+  EXPECT_EQ(std::find(words.begin(), words.end(), "hg"), words.end()) << *flags;
   // The folios must stay large: KPF_THP on the pages (root only).
   auto sample = workloads::SampleThpPages(*m, 128);
   if (!sample.ok())

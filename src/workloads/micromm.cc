@@ -32,6 +32,7 @@
 #include <memory>
 #include <sstream>
 
+#include "kstacklab/text.h"
 #include "kstacklab/timing.h"
 #include "workloads/suites.h"
 
@@ -108,6 +109,12 @@ Expected<AnonMapping> BuildMapping(size_t bytes, bool huge, bool split) {
 }
 
 Status PteMap(const AnonMapping& m) {
+  // First stop khugepaged from collapsing the folios back into PMD mappings — between the split
+  // and the end of the rows. MADV_NOHUGEPAGE only sets VM_NOHUGEPAGE: the THPs stay.
+  if (::madvise(m.base(), m.bytes(), MADV_NOHUGEPAGE) != 0) {
+    return RuntimeError(fmt::format("madvise(MADV_NOHUGEPAGE) before the PMD split failed: {}",
+                                    std::strerror(errno)));
+  }
   const size_t page = PageBytes();
   for (size_t off = 0; off < m.bytes(); off += kPmdBytes) {
     char* p = m.base() + off + page;
@@ -118,10 +125,15 @@ Status PteMap(const AnonMapping& m) {
   return OkStatus();
 }
 
-Expected<uint64_t> AnonHugeBytes(const void* base) {
+namespace {
+
+// The value of `key` ("AnonHugePages", "VmFlags") in the /proc/self/smaps entry of the VMA that
+// holds `base`, trimmed.
+Expected<std::string> SmapsField(const void* base, const std::string& key) {
   std::ifstream in("/proc/self/smaps");
   if (!in) return RuntimeError("cannot read /proc/self/smaps");
   const auto want = reinterpret_cast<uintptr_t>(base);
+  const std::string prefix = key + ":";
   std::string line;
   bool in_vma = false;
   while (std::getline(in, line)) {
@@ -131,13 +143,24 @@ Expected<uint64_t> AnonHugeBytes(const void* base) {
       in_vma = start <= want && want < end;
       continue;
     }
-    unsigned long kb = 0;
-    if (in_vma && std::sscanf(line.c_str(), "AnonHugePages: %lu kB", &kb) == 1) {
-      return uint64_t{kb} * 1024;
-    }
+    if (in_vma && line.rfind(prefix, 0) == 0) return Trim(line.substr(prefix.size()));
   }
-  return RuntimeError(fmt::format("no AnonHugePages line for the mapping at {} in smaps", base));
+  return RuntimeError(fmt::format("no {} line for the mapping at {} in smaps", key, base));
 }
+
+}  // namespace
+
+Expected<uint64_t> AnonHugeBytes(const void* base) {
+  std::string value;
+  KSTACKLAB_ASSIGN_OR_RETURN(value, SmapsField(base, "AnonHugePages"));
+  unsigned long kb = 0;
+  if (std::sscanf(value.c_str(), "%lu kB", &kb) != 1) {
+    return RuntimeError(fmt::format("AnonHugePages in smaps is '{}', not 'N kB'", value));
+  }
+  return uint64_t{kb} * 1024;
+}
+
+Expected<std::string> VmaFlags(const void* base) { return SmapsField(base, "VmFlags"); }
 
 Expected<FolioSample> SampleThpPages(const AnonMapping& m, uint64_t pages) {
   constexpr uint64_t kPfnMask = (uint64_t{1} << 55) - 1;

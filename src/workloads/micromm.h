@@ -4,8 +4,11 @@
 // Hildenbrand's pte-mapped-folio-benchmarks.c builds it (prior-art.md §1.5):
 //  * h:0 (huge = false): MADV_NOHUGEPAGE, every page written -> page-sized folios, PTE-mapped;
 //  * h:1 (huge = true): 2 MiB aligned, MADV_HUGEPAGE, every page written -> PMD-mapped THPs; then
-//    each PMD mapping is split while keeping the large folio by mprotect()ing one page of it
-//    read-only and back (the kernel selftest's way, tools/testing/selftests/mm/cow.c,
+//    MADV_NOHUGEPAGE, which keeps the THPs but stops khugepaged from collapsing split ones back
+//    into PMD mappings (measured here without it: 16 MiB of a split 256 MiB mapping re-collapsed
+//    every 10 s — 4096 pages per khugepaged pass — which a minutes-long fork row would measure);
+//    then each PMD mapping is split while keeping the large folio by mprotect()ing one page of
+//    it read-only and back (the kernel selftest's way, tools/testing/selftests/mm/cow.c,
 //    THP_RUN_PTE): the VMA split splits the PMD, the merge back leaves the folio PTE-mapped.
 #pragma once
 
@@ -45,8 +48,11 @@ inline constexpr size_t kDefaultMicrommBytes = size_t{1} << 30;
 // Builds the populated mapping. `split` = false stops h:1 before the PMD split (PteMap does it).
 Expected<AnonMapping> BuildMapping(size_t bytes, bool huge, bool split = true);
 
-// Splits every PMD mapping of the range into PTEs, keeping the large folios (see above).
+// Splits every PMD mapping of the range into PTEs, keeping the large folios, and marks the range
+// MADV_NOHUGEPAGE so khugepaged leaves it PTE-mapped (see above).
 Status PteMap(const AnonMapping& m);
+// The VmFlags of the VMA holding `base` in /proc/self/smaps ("rd wr mr mw me ac nh", ...).
+Expected<std::string> VmaFlags(const void* base);
 
 // "AnonHugePages" of the mapping's VMA in /proc/self/smaps, in bytes (PMD-mapped THP only).
 Expected<uint64_t> AnonHugeBytes(const void* base);
