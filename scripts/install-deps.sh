@@ -21,8 +21,9 @@ PACKAGES=(
   libbpf-dev llvm bpftool  # the live BPF sampler (entropy --kernel, docs/live.md)
   clang libclang-rt-14-dev  # the BPF program (clang -target bpf) and the libFuzzer targets (scripts/fuzz.sh)
 )
-# Optional: scripts/pku-qemu.sh boots a kernel under QEMU's emulated PKU to run the pkeys code on
-# machines without PKU. Not needed to build, test or run kstacklab.
+# Optional: scripts/qemu-check.sh boots Debian's kernel under QEMU (emulated PKU, an older kernel)
+# to run the pkeys code and the live sampler where this machine cannot. Not needed to build, test
+# or run kstacklab.
 if [ "${1:-}" = "--qemu" ]; then
   PACKAGES+=(qemu-system-x86 busybox-static cpio)
 elif [ $# -gt 0 ]; then

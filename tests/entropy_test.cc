@@ -126,6 +126,70 @@ TEST(EntropyTest, EmptyAndRejected) {
   EXPECT_EQ(t.samples(), 1u);
 }
 
+// The offset geometries of kernel-facts §5.2, by hand.
+TEST(OffsetGeometryTest, V611AndOlderKernels) {
+  const kstack::OffsetGeometry& v611 = kstack::kGeometryV611;
+  EXPECT_EQ(v611.Apply(0xffffffffu), 1008u);
+  EXPECT_EQ(v611.Apply(0x0000000fu), 0u);
+  EXPECT_EQ(v611.count(), 64u);
+  const kstack::OffsetGeometry& x86 = kstack::kGeometryPreV611X86;
+  EXPECT_EQ(x86.Apply(0), 0u);
+  EXPECT_EQ(x86.Apply(1), 8u);  // alloca(1) rounded up to 8
+  EXPECT_EQ(x86.Apply(8), 8u);
+  EXPECT_EQ(x86.Apply(9), 16u);
+  EXPECT_EQ(x86.Apply(0x3FF), 1024u);
+  EXPECT_EQ(x86.Apply(0xfffffc00u), 0u);  // only the low 10 bits count
+  EXPECT_EQ(x86.max(), 1024u);
+  EXPECT_EQ(x86.count(), 129u);
+  EXPECT_TRUE(x86.Contains(1024));
+  EXPECT_FALSE(x86.Contains(1032));
+  EXPECT_FALSE(x86.Contains(4));
+  EXPECT_EQ(kstack::kGeometryPreV611Align16.count(), 65u);
+  // Offset 0 only for x & 0x3FF = 0; 1024 for 1017..1023; every other for 8 values.
+  EXPECT_DOUBLE_EQ(x86.Probability(0), 1.0 / 1024);
+  EXPECT_DOUBLE_EQ(x86.Probability(1), 8.0 / 1024);
+  EXPECT_DOUBLE_EQ(x86.Probability(128), 7.0 / 1024);
+  EXPECT_DOUBLE_EQ(v611.Probability(5), 1.0 / 64);
+  double total = 0;
+  for (uint32_t b = 0; b < x86.count(); ++b) total += x86.Probability(b);
+  EXPECT_DOUBLE_EQ(total, 1.0);
+  // Ideal entropies and chances: 6 bits and 1/64 for v6.11+;
+  // -(1/1024 log2(1/1024) + 127 * 8/1024 log2(8/1024) + 7/1024 log2(7/1024)) for x86-64 before.
+  EXPECT_DOUBLE_EQ(analysis::IdealShannonBits(v611), 6.0);
+  const double x86_bits =
+      -(1.0 / 1024 * std::log2(1.0 / 1024) + 127 * 8.0 / 1024 * std::log2(8.0 / 1024) +
+        7.0 / 1024 * std::log2(7.0 / 1024));
+  EXPECT_NEAR(analysis::IdealShannonBits(x86), x86_bits, 1e-12);
+  EXPECT_NEAR(x86_bits, 7.004, 0.001);
+  EXPECT_DOUBLE_EQ(analysis::ChanceOfEqualOffsets(v611), 1.0 / 64);
+  EXPECT_DOUBLE_EQ(analysis::BestBlindGuess(x86), 8.0 / 1024);
+  EXPECT_NEAR(analysis::ChanceOfEqualOffsets(x86), (1 + 127 * 64 + 49) / (1024.0 * 1024), 1e-15);
+}
+
+TEST(EntropyTest, AnalyzeOffsetsOfAnOlderKernel) {
+  // Exactly the ideal counts of x86-64 before v6.11 over 1024 draws: chi2 = 0, p = 1, 129 distinct.
+  const kstack::OffsetGeometry& g = kstack::kGeometryPreV611X86;
+  std::vector<uint32_t> offsets;
+  for (uint32_t x = 0; x < 1024; ++x) offsets.push_back(g.Apply(x));
+  auto s = analysis::AnalyzeOffsets(offsets, g);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->distinct, 129);
+  EXPECT_NEAR(s->chi_square, 0.0, 1e-9);
+  EXPECT_DOUBLE_EQ(s->chi_square_p, 1.0);
+  EXPECT_NEAR(s->shannon_bits, analysis::IdealShannonBits(g), 1e-12);
+  // The same draws are far from uniform over 129 bins only at the two rare ends; an all-equal
+  // count per bin (uniform) is not the ideal: chi2 large.
+  std::vector<uint32_t> flat;
+  for (uint32_t b = 0; b < 129; ++b) flat.insert(flat.end(), 64, b * 8);
+  auto f = analysis::AnalyzeOffsets(flat, g);
+  ASSERT_TRUE(f.ok());
+  EXPECT_LT(f->chi_square_p, 1e-6);
+  // Offsets of another geometry are refused with the geometry's name.
+  auto bad = analysis::AnalyzeOffsets(std::vector<uint32_t>{4}, g);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("129 offsets"), std::string::npos) << bad.error().message;
+}
+
 TEST(EntropyTest, OffPolicyHasNoEntropy) {
   const kstack::PolicyDef* off = kstack::FindPolicy("off");
   ASSERT_NE(off, nullptr);

@@ -66,16 +66,52 @@ TEST(DeriveOffsetsTest, ChecksAgainstTaskState) {
 
 TEST(DeriveOffsetsTest, RejectsWhatIsNotOneCallPathWithTheMask) {
   EXPECT_FALSE(DeriveOffsets({}).ok());
-  // Spread 1024 > 1008: two call paths.
-  EXPECT_FALSE(DeriveOffsets(std::vector<LiveRecord>{At(0), At(1024)}).ok());
-  // 8 bytes apart: not the 0x3F0 mask.
-  auto r = DeriveOffsets(std::vector<LiveRecord>{At(0), At(8)});
+  // Spread 1032 > 1024: no kernel's mask gives that; two call paths.
+  EXPECT_FALSE(DeriveOffsets(std::vector<LiveRecord>{At(0), At(1032)}).ok());
+  // 4 bytes apart: no kernel rounds to less than 8.
+  auto r = DeriveOffsets(std::vector<LiveRecord>{At(0), At(4)});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("multiple of 16"), std::string::npos);
+  EXPECT_NE(r.error().message.find("steps of 4"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("sample one syscall"), std::string::npos);
   // Local below its stack base: not on the task stack.
   LiveRecord off_stack = At(0);
   off_stack.local_addr = kBase - 16;
   EXPECT_FALSE(DeriveOffsets(std::vector<LiveRecord>{off_stack}).ok());
+}
+
+TEST(DeriveOffsetsTest, ReadsTheGeometryOffTheHeights) {
+  // Steps of 16 within 1008 bytes: v6.11+.
+  auto v611 = DeriveOffsets(std::vector<LiveRecord>{At(0), At(16), At(1008)});
+  ASSERT_TRUE(v611.ok());
+  EXPECT_EQ(v611->geometry.mask, 0x3F0u);
+  EXPECT_EQ(v611->geometry.count(), 64u);
+  // Steps of 8, 1024 bytes: v5.13-v6.10 on x86-64 (x & 0x3FF rounded up to 8), both ends seen.
+  auto old = DeriveOffsets(std::vector<LiveRecord>{At(8), At(0), At(1024), At(520)});
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->geometry.mask, 0x3FFu);
+  EXPECT_EQ(old->geometry.align, 8u);
+  EXPECT_EQ(old->offsets, (std::vector<uint32_t>{8, 0, 1024, 520}));
+  EXPECT_EQ(old->anchor_height, kAnchor);
+  // Steps of 16 up to 1024: the older mask on a 16-byte aligned kernel (65 offsets).
+  auto a16 = DeriveOffsets(std::vector<LiveRecord>{At(0), At(1024)});
+  ASSERT_TRUE(a16.ok());
+  EXPECT_EQ(a16->geometry.align, 16u);
+  EXPECT_EQ(a16->geometry.count(), 65u);
+}
+
+TEST(DeriveOffsetsTest, OlderKernelMissingOffsetZeroIsAnchoredAtOffset1024) {
+  // Heights spanning 1016 bytes in steps of 8: offset 0 (1 in 1024 draws) is the end not seen,
+  // so the smallest height is offset 1024 (7 in 1024) and the largest is 8.
+  std::vector<LiveRecord> recs = {At(8), At(1024), At(16)};
+  recs[0].task_state = 0xfff00001;  // & 0x3FF = 1 -> rounded up to 8
+  recs[1].task_state = 0x000003f9;  // 1017 -> 1024
+  recs[2].task_state = 0x00000010;  // 16
+  for (LiveRecord& r : recs) r.flags = kHasTaskState;
+  auto d = DeriveOffsets(recs);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->offsets, (std::vector<uint32_t>{8, 1024, 16}));
+  EXPECT_EQ(d->anchor_height, kAnchor);
+  EXPECT_EQ(d->state_agreeing, 3u);  // geometry.Apply(task_state), rounding included
 }
 
 TEST(MutualInformationTest, HandComputed) {
@@ -105,6 +141,14 @@ TEST(MutualInformationTest, EdgeCases) {
   EXPECT_EQ(empty->plugin_bits, 0.0);
   EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{1}, std::vector<uint8_t>{}).ok());
   EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{64}, std::vector<uint8_t>{0}).ok());
+  // An older kernel's 129 bins: bin 128 (offset 1024) counts, 129 does not.
+  auto wide =
+      MutualInformationBits(std::vector<uint8_t>{128, 0}, std::vector<uint8_t>{0, 128}, 129);
+  ASSERT_TRUE(wide.ok());
+  EXPECT_NEAR(wide->plugin_bits, 1.0, 1e-12);
+  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{129}, std::vector<uint8_t>{0}, 129).ok());
+  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{0}, std::vector<uint8_t>{0}, 0).ok());
+  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{0}, std::vector<uint8_t>{0}, 130).ok());
 }
 
 TEST(SerialDependenceTest, PairsOnlyWithinOneThreadOnOneCpu) {
@@ -113,14 +157,15 @@ TEST(SerialDependenceTest, PairsOnlyWithinOneThreadOnOneCpu) {
   std::vector<LiveRecord> recs = {At(0, 1, 0),  At(100 * 0, 2, 0), At(16, 1, 0),
                                   At(16, 2, 0), At(320, 1, 1),     At(336, 1, 1)};
   std::vector<uint32_t> offsets = {0, 0, 16, 16, 320, 336};
-  auto deps = SerialDependence(recs, offsets, 2, 4, 1);
+  auto deps = SerialDependence(recs, offsets, kstack::kGeometryV611, 2, 4, 1);
   ASSERT_TRUE(deps.ok());
   ASSERT_EQ(deps->size(), 2u);
   EXPECT_EQ((*deps)[0].lag, 1);
   EXPECT_EQ((*deps)[0].mi.pairs, 3u);
   EXPECT_EQ((*deps)[1].mi.pairs, 0u);  // thread 1 lag 2: (0,2) and (1,3) both change CPU
   EXPECT_EQ((*deps)[0].shuffles, 4);
-  EXPECT_FALSE(SerialDependence(recs, std::vector<uint32_t>{0}, 1, 0, 1).ok());
+  EXPECT_FALSE(
+      SerialDependence(recs, std::vector<uint32_t>{0}, kstack::kGeometryV611, 1, 0, 1).ok());
 }
 
 TEST(SerialDependenceTest, DependentSequenceStandsOutOfTheShuffledBaseline) {
@@ -140,13 +185,13 @@ TEST(SerialDependenceTest, DependentSequenceStandsOutOfTheShuffledBaseline) {
     recs.push_back(At(x));
     offsets.push_back(x);
   }
-  auto deps = SerialDependence(recs, offsets, 1, 4, 42);
+  auto deps = SerialDependence(recs, offsets, kstack::kGeometryV611, 1, 4, 42);
   ASSERT_TRUE(deps.ok());
   const LagDependence& d = (*deps)[0];
   EXPECT_GT(d.mi.miller_madow_bits, 3.0);
   EXPECT_LT(d.shuffled_plugin_max_bits, 0.5);
   // Deterministic shuffles: the same seed gives the same baseline.
-  auto again = SerialDependence(recs, offsets, 1, 4, 42);
+  auto again = SerialDependence(recs, offsets, kstack::kGeometryV611, 1, 4, 42);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)[0].shuffled_plugin_bits, d.shuffled_plugin_bits);
 }
@@ -203,13 +248,14 @@ TEST(RecordsCsvTest, RoundTripAndErrors) {
 
 // A per-task counter fed by tsc_after + delta: with an exact clock the full-state attacker always
 // wins and the leak attacker converges; with a random input both are at chance.
-TimerAttackData CounterRun(bool tsc_input, size_t n) {
+TimerAttackData CounterRun(bool tsc_input, size_t n,
+                           const kstack::OffsetGeometry& g = kstack::kGeometryV611) {
   TimerAttackData d;
   uint32_t state = 0;
   uint64_t tsc = 0x2d296e0000000ull;
   uint64_t lcg = 11;
   for (size_t k = 0; k < n; ++k) {
-    LiveRecord r = At(state & kMaxOffset);
+    LiveRecord r = At(g.Apply(state));
     r.task_state = state;
     r.flags = kHasTaskState;
     d.records.push_back(r);
@@ -223,15 +269,16 @@ TimerAttackData CounterRun(bool tsc_input, size_t n) {
   return d;
 }
 
-std::vector<uint32_t> OffsetsOf(const TimerAttackData& d) {
+std::vector<uint32_t> OffsetsOf(const TimerAttackData& d,
+                                const kstack::OffsetGeometry& g = kstack::kGeometryV611) {
   std::vector<uint32_t> o;
-  for (const LiveRecord& r : d.records) o.push_back(r.task_state & kMaxOffset);
+  for (const LiveRecord& r : d.records) o.push_back(g.Apply(r.task_state));
   return o;
 }
 
 TEST(TimerAttackTest, ExactClockIsFullyPredictable) {
   const TimerAttackData d = CounterRun(true, 4000);
-  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d));
+  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d), kstack::kGeometryV611);
   ASSERT_TRUE(rep.ok()) << rep.error().message;
   EXPECT_EQ(rep->delta, -800);
   EXPECT_EQ(rep->within_16, 1.0);
@@ -246,20 +293,33 @@ TEST(TimerAttackTest, ExactClockIsFullyPredictable) {
   EXPECT_LT(rep->attackers[0].correct_fraction, 0.05);
 }
 
+TEST(TimerAttackTest, ExactClockIsFullyPredictableOnAnOlderKernelToo) {
+  // x & 0x3FF rounded up to 8 (Debian 12's 6.1): the state attacker still always wins, and the
+  // leak attacker, whose estimate supplies the 3 low bits the rounding hides, converges too.
+  const kstack::OffsetGeometry& g = kstack::kGeometryPreV611X86;
+  const TimerAttackData d = CounterRun(true, 4000, g);
+  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d, g), g);
+  ASSERT_TRUE(rep.ok()) << rep.error().message;
+  EXPECT_EQ(rep->attackers[2].correct, 1999u);
+  EXPECT_EQ(rep->attackers[1].correct, 1999u);
+  EXPECT_LT(rep->attackers[0].correct_fraction, 0.05);
+}
+
 TEST(TimerAttackTest, RandomInputIsAtChance) {
   const TimerAttackData d = CounterRun(false, 3000);
-  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d));
+  auto rep = AnalyzeTimerAttack(d, OffsetsOf(d), kstack::kGeometryV611);
   ASSERT_TRUE(rep.ok());
   for (const AttackerScore& a : rep->attackers) EXPECT_LT(a.correct_fraction, 0.05) << a.name;
 }
 
 TEST(TimerAttackTest, NeedsStateAndEnoughCalls) {
   TimerAttackData d = CounterRun(true, 1000);
-  EXPECT_FALSE(AnalyzeTimerAttack(d, std::vector<uint32_t>(10)).ok());
+  const kstack::OffsetGeometry& g = kstack::kGeometryV611;
+  EXPECT_FALSE(AnalyzeTimerAttack(d, std::vector<uint32_t>(10), g).ok());
   for (LiveRecord& r : d.records) r.flags = 0;
-  EXPECT_FALSE(AnalyzeTimerAttack(d, OffsetsOf(d)).ok());
+  EXPECT_FALSE(AnalyzeTimerAttack(d, OffsetsOf(d), g).ok());
   TimerAttackData small = CounterRun(true, 100);
-  EXPECT_FALSE(AnalyzeTimerAttack(small, OffsetsOf(small)).ok());
+  EXPECT_FALSE(AnalyzeTimerAttack(small, OffsetsOf(small), g).ok());
 }
 
 TEST(MigrationScoreTest, CountsStaleOffsetsOfMigratedRounds) {
@@ -269,7 +329,7 @@ TEST(MigrationScoreTest, CountsStaleOffsetsOfMigratedRounds) {
   d.rounds = {{0, 1, 0, 1},   // migrated, stale (16 == 16)
               {1, 0, 2, 3},   // migrated, not stale
               {0, 0, 4, 5}};  // did not migrate: not scored
-  const MigrationScore s = ScoreMigration(d, offsets);
+  const MigrationScore s = ScoreMigration(d, offsets, kstack::kGeometryV611);
   EXPECT_EQ(s.rounds, 3u);
   EXPECT_EQ(s.migrated, 2u);
   EXPECT_EQ(s.stale, 1u);
@@ -297,7 +357,8 @@ TEST(FixtureTest, RecordedGetpidOffsets) {
   EXPECT_EQ(in.pairs, 4094u);
   EXPECT_EQ(InferDesign(true, false, false, in).input, "tsc-like");
   // Serial dependence at lag 1 on this recording: no more than the estimator's own bias.
-  auto deps = SerialDependence(recs, d->offsets, 1, 8, 1);
+  EXPECT_EQ(d->geometry.mask, 0x3F0u);
+  auto deps = SerialDependence(recs, d->offsets, d->geometry, 1, 8, 1);
   ASSERT_TRUE(deps.ok());
   const LagDependence& lag1 = (*deps)[0];
   EXPECT_EQ(lag1.mi.pairs, 4095u);
@@ -306,6 +367,32 @@ TEST(FixtureTest, RecordedGetpidOffsets) {
   EXPECT_GT(lag1.mi.plugin_bits, 0.5);
   EXPECT_LT(lag1.mi.plugin_bits, lag1.shuffled_plugin_max_bits + 0.02);
   EXPECT_GT(lag1.mi.plugin_bits, lag1.shuffled_plugin_bits - 0.05);
+}
+
+// Recorded the same way on Debian 12's own kernel (6.1.0-57-amd64, 6.1.192) booted under QEMU
+// (scripts/pku-qemu.sh's guest): the older KSTACK_OFFSET_MAX (x & 0x3FF, rounded up to the 8-byte
+// stack alignment), with the per-task state of the 2026 series backported to 6.1 stable.
+TEST(FixtureTest, RecordedGetpidOffsetsOfAnOlderKernel) {
+  const std::vector<LiveRecord> recs = LoadFixture("getpid-4096-debian-6.1.csv");
+  ASSERT_EQ(recs.size(), 4096u);
+  auto d = DeriveOffsets(recs);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->geometry.mask, 0x3FFu);
+  EXPECT_EQ(d->geometry.align, 8u);
+  EXPECT_EQ(d->spread, 1024u);
+  EXPECT_EQ(d->state_checked, 4096u);
+  EXPECT_EQ(d->state_agreeing, 4096u);  // every offset = (kstack_offset & 0x3FF) rounded up to 8
+  auto stats = analysis::AnalyzeOffsets(d->offsets, d->geometry);
+  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  EXPECT_EQ(stats->distinct, 129);
+  EXPECT_GT(stats->shannon_bits, 6.9);   // ideal 7.00 (plug-in biased low at n = 4096)
+  EXPECT_GT(stats->chi_square_p, 1e-3);  // consistent with the uneven ideal distribution
+  // ... which the v6.11+ analysis would refuse: 8 is not one of its offsets.
+  EXPECT_FALSE(analysis::AnalyzeOffsets(d->offsets).ok());
+  EXPECT_EQ(InferDesign(true, false, false, DiagnoseInputs(recs)).input, "tsc-like");
+  auto deps = SerialDependence(recs, d->offsets, d->geometry, 1, 8, 1);
+  ASSERT_TRUE(deps.ok()) << deps.error().message;
+  EXPECT_LT((*deps)[0].mi.plugin_bits, (*deps)[0].shuffled_plugin_max_bits + 0.05);
 }
 
 // The sampler on this kernel. CI runs as root on the project's machine, so this runs there.
@@ -326,8 +413,15 @@ TEST(LiveSamplerTest, FindsSixtyFourOffsetsOnThisKernel) {
   std::set<uint32_t> distinct(d->offsets.begin(), d->offsets.end());
   // Uniform offsets miss one of 64 values in 4096 draws with probability < 64 (63/64)^4096
   // ~ 1e-26.
-  EXPECT_EQ(distinct.size(), 64u);
-  for (uint32_t o : d->offsets) EXPECT_EQ(o % 16, 0u);
+  // The number of distinct offsets depends on the kernel's geometry: all 64 on v6.11+; on an
+  // older x86-64 kernel offset 0 is drawn once in 1024 calls and is missed in 4096 with
+  // probability 1.8 %, every other one with probability < 1e-12.
+  if (d->geometry.mask == kstack::kGeometryV611.mask) {
+    EXPECT_EQ(distinct.size(), 64u);
+  } else {
+    EXPECT_GE(distinct.size(), d->geometry.count() - 1);
+  }
+  for (uint32_t o : d->offsets) EXPECT_TRUE(d->geometry.Contains(o)) << o;
   if (d->state_checked > 0) {
     EXPECT_EQ(d->state_agreeing, d->state_checked);
   }

@@ -49,6 +49,10 @@ struct AttackReport {
   std::string remaining_bits_meaning;  // what remaining_bits is for this attack
   std::vector<AttackRow> rows;
   std::vector<std::string> notes;  // footer lines: method, assumptions, what is not modelled
+  // The chance baseline of the whole report and what it is (live reports on a kernel older than
+  // v6.11 have 129 unevenly likely offsets: a different chance).
+  double chance = kChanceAccuracy;
+  std::string chance_meaning = "1/64: one of 64 offsets, 6 bits";
 };
 
 // Adds a numeric / text evidence field to a row.

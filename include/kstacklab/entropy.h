@@ -41,17 +41,30 @@ class OffsetTally {
   uint32_t previous_ = 0;
 };
 
+// The histogram functions take any number of bins (an OffsetHistogram has 64; the live sampler's
+// histograms have one bin per offset of the kernel's geometry, up to 129).
 // Sum of the bins.
-uint64_t SampleCount(const OffsetHistogram& h);
+uint64_t SampleCount(std::span<const uint64_t> h);
 // Bins with a non-zero count.
-int DistinctCount(const OffsetHistogram& h);
+int DistinctCount(std::span<const uint64_t> h);
 // Shannon entropy -sum p log2 p of the empirical distribution, bits (0 when empty).
-double ShannonBits(const OffsetHistogram& h);
+double ShannonBits(std::span<const uint64_t> h);
 // Min-entropy -log2(max p), bits (0 when empty).
-double MinEntropyBits(const OffsetHistogram& h);
-// Pearson chi-square statistic against the uniform distribution over the 64 offsets:
-// sum (O - E)^2 / E with E = n / 64 (0 when empty).
-double ChiSquareUniform(const OffsetHistogram& h);
+double MinEntropyBits(std::span<const uint64_t> h);
+// Pearson chi-square statistic against the uniform distribution over the bins:
+// sum (O - E)^2 / E with E = n / bins (0 when empty).
+double ChiSquareUniform(std::span<const uint64_t> h);
+// The same against a geometry's ideal distribution (E = n * g.Probability(bin), h has g.count()
+// bins): the uniform one for v6.11+, the uneven one of the older kernels.
+double ChiSquareIdeal(std::span<const uint64_t> h, const kstack::OffsetGeometry& g);
+// Shannon entropy of a geometry's ideal distribution, bits (6 for v6.11+; 7.004 for
+// pre-v6.11 x86-64).
+double IdealShannonBits(const kstack::OffsetGeometry& g);
+// Chance that two independent offsets drawn from g's ideal distribution are equal: sum p^2
+// (1/64 for v6.11+; 1/128.5 for pre-v6.11 x86-64).
+double ChanceOfEqualOffsets(const kstack::OffsetGeometry& g);
+// The best a predictor that knows nothing of the state can do: max p (1/64; 8/1024 = 1/128).
+double BestBlindGuess(const kstack::OffsetGeometry& g);
 // Upper-tail p-value P(X >= chi2) of a chi-square variable with `dof` degrees of freedom
 // (63 for 64 bins). 1 for chi2 <= 0.
 double ChiSquarePValue(double chi2, int dof = kOffsetBins - 1);
@@ -77,9 +90,11 @@ struct EntropyStats {
 
 // All of the above for a tally.
 EntropyStats Analyze(const OffsetTally& tally);
-// All of the above for a sequence; RuntimeError naming the first offset that is not one of
-// {0, 16, ..., 1008}.
-Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets);
+// All of the above for a sequence of offsets of geometry g (chi-square against g's ideal
+// distribution, g.count() - 1 degrees of freedom); RuntimeError naming the first offset that is
+// not one of g's.
+Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets,
+                                      const kstack::OffsetGeometry& g = kstack::kGeometryV611);
 
 // Boots `policy` as at boot and draws `samples` masked offsets with its next_offset() on the
 // calling thread (whatever CPU it runs on; per-CPU designs use that CPU's slot). RuntimeError

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/kstack/apply.h"
 
 namespace kstacklab::live {
 
@@ -39,33 +40,40 @@ static_assert(sizeof(LiveRecord) == 48, "must match struct live_record in kstack
 // LiveRecord::flags: task_state holds task_struct.kstack_offset (the kernel has that field).
 inline constexpr uint32_t kHasTaskState = 1;
 
-// Largest masked offset on 64-bit v6.11+ (KSTACK_OFFSET_MAX = x & 0x3F0, kernel-facts §5.2).
-inline constexpr uint32_t kMaxOffset = 0x3F0;
-
 // ---- Offsets from addresses (pure) ------------------------------------------------------------
 
 // The height of a record: local_addr - stack_base, bytes above the bottom of its task stack. With
 // the same call path to sys_exit, height = H0 - offset where H0 is the height at offset 0 (a
-// constant of the kernel build). H0 is taken as the largest height seen: exact once offset 0 has
-// been drawn, which uniform offsets do with probability 1 - (63/64)^n (n = 4096: 1 - 1e-28).
+// constant of the kernel build).
+//
+// The kernel's offset geometry (kstack::OffsetGeometry) is read off the heights: a spread of at
+// most 1008 bytes in steps of 16 is v6.11+ (x & 0x3F0); a spread of at most 1024 in steps of 8
+// (x86-64) or 16 is v5.13-v6.10 (x & 0x3FF rounded up to the stack alignment), as on Debian 12's
+// 6.1 kernel. H0 is the largest height seen — exact once offset 0 has been drawn: 1 - (63/64)^n
+// for v6.11+ (n = 4096: 1 - 1e-28) — except for an older kernel whose heights span 1016 bytes:
+// there offset 0 (1 draw in 1024) is the end most likely missing, so the smallest height is taken
+// as offset 1024 (7 draws in 1024).
 struct DerivedOffsets {
   std::vector<uint32_t> offsets;  // one per record, same order: H0 - height
-  uint64_t anchor_height = 0;     // H0
-  uint64_t spread = 0;            // max height - min height (<= 1008 for one call path)
+  kstack::OffsetGeometry geometry = kstack::kGeometryV611;
+  uint64_t anchor_height = 0;  // H0
+  uint64_t spread = 0;         // max height - min height (<= geometry.max() for one call path)
   // Records whose kernel-side state was available (kHasTaskState) and whose offset equals
-  // task_state & 0x3F0 — the independent check of the derivation, and how many were checkable.
+  // geometry.Apply(task_state) — the independent check of the derivation, and how many were
+  // checkable.
   uint64_t state_checked = 0;
   uint64_t state_agreeing = 0;
 };
 
 // RuntimeError when there are no records, a local is not above its stack base or more than
-// 64 KiB above it (not on the task stack), the heights span more than 1008 bytes (more than one
-// call path: filter one syscall), or a difference is not a multiple of 16 (not the v6.11+ mask).
+// 64 KiB above it (not on the task stack), or the heights fit no geometry: a spread over 1024
+// bytes or steps that are not multiples of 8 (more than one call path: filter one syscall).
 Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records);
 
 // ---- Serial dependence (pure) -----------------------------------------------------------------
 
-// Mutual information of pairs (x, y) of offset bins 0..63, in bits.
+// Mutual information of pairs (x, y) of offset bins 0..bins-1 (bin = offset / geometry.align),
+// in bits.
 struct MutualInformation {
   uint64_t pairs = 0;
   double plugin_bits = 0;        // H(X) + H(Y) - H(X,Y) of the empirical distribution
@@ -74,9 +82,10 @@ struct MutualInformation {
   double conditional_bits = 0;   // H(Y|X) plug-in = H(X,Y) - H(X), bits
 };
 
-// RuntimeError when a bin is not below 64 or the lengths differ. Empty input: all zero.
+// RuntimeError when a bin is not below `bins` (at most kstack::kMaxOffsetCount) or the lengths
+// differ. Empty input: all zero.
 Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
-                                                  std::span<const uint8_t> y);
+                                                  std::span<const uint8_t> y, uint32_t bins = 64);
 
 // The dependence at one lag: pairs (offset_i, offset_{i+lag}) of the same thread, both on the same
 // CPU (consecutive in that thread's record order).
@@ -88,10 +97,11 @@ struct LagDependence {
   int shuffles = 0;
 };
 
-// Lags 1..max_lag. offsets[i] belongs to records[i]. shuffles > 0 permutes y that many times with
-// a deterministic generator seeded by `seed`.
+// Lags 1..max_lag. offsets[i] belongs to records[i] and is one of geometry's. shuffles > 0
+// permutes y that many times with a deterministic generator seeded by `seed`.
 Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord> records,
                                                       std::span<const uint32_t> offsets,
+                                                      const kstack::OffsetGeometry& geometry,
                                                       int max_lag, int shuffles, uint64_t seed);
 
 // What the per-task state shows about the kernel's random input (only with kHasTaskState):
@@ -233,7 +243,8 @@ struct TimerAttackReport {
 // when there are fewer than 256 calls, sizes differ or the records lack the kernel state needed
 // to calibrate delta.
 Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
-                                               std::span<const uint32_t> offsets);
+                                               std::span<const uint32_t> offsets,
+                                               const kstack::OffsetGeometry& geometry);
 
 }  // namespace kstacklab::live
 
@@ -272,6 +283,7 @@ struct MigrationScore {
 };
 
 // Pure.
-MigrationScore ScoreMigration(const MigrationData& data, std::span<const uint32_t> offsets);
+MigrationScore ScoreMigration(const MigrationData& data, std::span<const uint32_t> offsets,
+                              const kstack::OffsetGeometry& geometry);
 
 }  // namespace kstacklab::live

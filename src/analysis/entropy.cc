@@ -5,20 +5,21 @@
 #include <algorithm>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
+#include <vector>
 
 namespace kstacklab::analysis {
 
-uint64_t SampleCount(const OffsetHistogram& h) {
+uint64_t SampleCount(std::span<const uint64_t> h) {
   uint64_t n = 0;
   for (uint64_t c : h) n += c;
   return n;
 }
 
-int DistinctCount(const OffsetHistogram& h) {
+int DistinctCount(std::span<const uint64_t> h) {
   return static_cast<int>(std::count_if(h.begin(), h.end(), [](uint64_t c) { return c > 0; }));
 }
 
-double ShannonBits(const OffsetHistogram& h) {
+double ShannonBits(std::span<const uint64_t> h) {
   const uint64_t n = SampleCount(h);
   if (n == 0) return 0;
   double bits = 0;
@@ -30,23 +31,57 @@ double ShannonBits(const OffsetHistogram& h) {
   return bits + 0.0;  // no -0
 }
 
-double MinEntropyBits(const OffsetHistogram& h) {
+double MinEntropyBits(std::span<const uint64_t> h) {
   const uint64_t n = SampleCount(h);
   if (n == 0) return 0;
   const uint64_t max = *std::max_element(h.begin(), h.end());
   return -std::log2(static_cast<double>(max) / static_cast<double>(n)) + 0.0;
 }
 
-double ChiSquareUniform(const OffsetHistogram& h) {
+double ChiSquareUniform(std::span<const uint64_t> h) {
   const uint64_t n = SampleCount(h);
   if (n == 0) return 0;
-  const double expected = static_cast<double>(n) / kOffsetBins;
+  const double expected = static_cast<double>(n) / static_cast<double>(h.size());
   double chi2 = 0;
   for (uint64_t c : h) {
     const double d = static_cast<double>(c) - expected;
     chi2 += d * d / expected;
   }
   return chi2;
+}
+
+double ChiSquareIdeal(std::span<const uint64_t> h, const kstack::OffsetGeometry& g) {
+  KSTACKLAB_CHECK(h.size() == g.count());
+  const uint64_t n = SampleCount(h);
+  if (n == 0) return 0;
+  double chi2 = 0;
+  for (size_t bin = 0; bin < h.size(); ++bin) {
+    const double expected = static_cast<double>(n) * g.Probability(static_cast<uint32_t>(bin));
+    const double d = static_cast<double>(h[bin]) - expected;
+    chi2 += d * d / expected;
+  }
+  return chi2;
+}
+
+double IdealShannonBits(const kstack::OffsetGeometry& g) {
+  double bits = 0;
+  for (uint32_t bin = 0; bin < g.count(); ++bin) {
+    const double p = g.Probability(bin);
+    if (p > 0) bits -= p * std::log2(p);
+  }
+  return bits;
+}
+
+double BestBlindGuess(const kstack::OffsetGeometry& g) {
+  double best = 0;
+  for (uint32_t bin = 0; bin < g.count(); ++bin) best = std::max(best, g.Probability(bin));
+  return best;
+}
+
+double ChanceOfEqualOffsets(const kstack::OffsetGeometry& g) {
+  double chance = 0;
+  for (uint32_t bin = 0; bin < g.count(); ++bin) chance += g.Probability(bin) * g.Probability(bin);
+  return chance;
 }
 
 double ChiSquarePValue(double chi2, int dof) {
@@ -84,16 +119,28 @@ EntropyStats Analyze(const OffsetTally& tally) {
   return s;
 }
 
-Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets) {
-  OffsetTally tally;
+Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets,
+                                      const kstack::OffsetGeometry& g) {
+  std::vector<uint64_t> h(g.count(), 0);
+  uint64_t repeats = 0;
   for (size_t i = 0; i < offsets.size(); ++i) {
-    if (!tally.Add(offsets[i])) {
-      return RuntimeError(fmt::format(
-          "offset {} (index {}) is not one of 0, 16, ..., 1008 (a 64-bit v6.11+ masked offset)",
-          offsets[i], i));
+    if (!g.Contains(offsets[i])) {
+      return RuntimeError(
+          fmt::format("offset {} (index {}) is not one of {}", offsets[i], i, g.name));
     }
+    if (i > 0 && offsets[i] == offsets[i - 1]) ++repeats;
+    ++h[offsets[i] / g.align];
   }
-  return Analyze(tally);
+  EntropyStats s;
+  s.samples = offsets.size();
+  s.distinct = DistinctCount(h);
+  s.shannon_bits = ShannonBits(h);
+  s.min_entropy_bits = MinEntropyBits(h);
+  s.chi_square = ChiSquareIdeal(h, g);
+  s.chi_square_p = ChiSquarePValue(s.chi_square, static_cast<int>(g.count()) - 1);
+  s.repeat_rate = RepeatRate(repeats, s.samples);
+  s.script_bits = StackEntropyScriptBits(static_cast<uint64_t>(s.distinct));
+  return s;
 }
 
 Expected<EntropyStats> SamplePolicy(const kstack::PolicyDef& policy, uint64_t samples) {

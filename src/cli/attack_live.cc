@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "kstacklab/entropy.h"
 #include "kstacklab/live.h"
 #include "kstacklab/results.h"
 #include "kstacklab/sysinfo.h"
@@ -33,15 +34,24 @@ std::string KernelRelease() {
 }
 
 // "predictable" only when the hits are more than 4 standard deviations above chance (binomial,
-// p = 1/64), so a few lucky hits in a short run say "chance".
-std::string Verdict(uint64_t correct, uint64_t predicted) {
-  const double p = analysis::kChanceAccuracy;
+// p = the report's chance), so a few lucky hits in a short run say "chance".
+std::string Verdict(uint64_t correct, uint64_t predicted, double p) {
   const double n = static_cast<double>(predicted);
   if (predicted == 0) return "no predictions";
   const double z = (static_cast<double>(correct) - n * p) / std::sqrt(n * p * (1 - p));
   const double accuracy = static_cast<double>(correct) / n;
   if (z > 4) return fmt::format("predictable ({:.1f}x chance)", accuracy / p);
   return "chance";
+}
+
+// The chance level of a live report: `chance` for the kernel's offset geometry, and what it is.
+void SetChance(const kstack::OffsetGeometry& g, double chance, const char* what,
+               analysis::AttackReport* rep) {
+  rep->chance = chance;
+  rep->chance_meaning = fmt::format("{}; offsets of this kernel: {}, {:.2f} bits ideal", what,
+                                    g.name, analysis::IdealShannonBits(g));
+  rep->notes.push_back(
+      fmt::format("offset geometry (read off the sampled stack heights): {}", g.name));
 }
 
 }  // namespace
@@ -51,17 +61,19 @@ Expected<analysis::AttackReport> TimerLiveReport(uint64_t calls) {
   if (!data.ok()) return data.error();
   auto derived = live::DeriveOffsets(data->records);
   if (!derived.ok()) return derived.error();
-  auto result = live::AnalyzeTimerAttack(*data, derived->offsets);
+  auto result = live::AnalyzeTimerAttack(*data, derived->offsets, derived->geometry);
   if (!result.ok()) return result.error();
   analysis::AttackReport rep;
   rep.attack = "timer";
   rep.mode = "live";
+  SetChance(derived->geometry, analysis::BestBlindGuess(derived->geometry),
+            "the best guess with no knowledge of the state", &rep);
   rep.claim =
       "the x86 counter design mixes rdtsc() into the offset at every return to user mode; an "
       "unprivileged process reads the same counter, so it can predict its next offset";
   rep.remaining_bits_meaning =
       "plug-in conditional entropy H(actual offset | predicted offset) of the scored calls, bits "
-      "(6 = no information; plug-in is biased low)";
+      "(no information = the entropy of the offsets; plug-in is biased low)";
   const std::string design = fmt::format("kernel {}", KernelRelease());
   for (const live::AttackerScore& a : result->attackers) {
     analysis::AttackRow row;
@@ -72,7 +84,8 @@ Expected<analysis::AttackReport> TimerLiveReport(uint64_t calls) {
     row.correct = a.correct;
     analysis::SetAccuracy(row);
     row.remaining_bits = a.conditional_entropy_bits;
-    row.verdict = a.name == "guess" ? "baseline" : Verdict(row.correct, row.predicted);
+    row.chance = rep.chance;
+    row.verdict = a.name == "guess" ? "baseline" : Verdict(row.correct, row.predicted, rep.chance);
     analysis::AddEvidence(row, "delta_ticks", static_cast<double>(result->delta));
     analysis::AddEvidence(row, "error_p05_ticks", result->error_p05);
     analysis::AddEvidence(row, "error_p95_ticks", result->error_p95);
@@ -106,16 +119,19 @@ Expected<analysis::AttackReport> MigrationLiveReport(uint64_t rounds) {
   if (!data.ok()) return data.error();
   auto derived = live::DeriveOffsets(data->records);
   if (!derived.ok()) return derived.error();
-  const live::MigrationScore score = live::ScoreMigration(*data, derived->offsets);
+  const live::MigrationScore score =
+      live::ScoreMigration(*data, derived->offsets, derived->geometry);
   analysis::AttackReport rep;
   rep.attack = "migration";
   rep.mode = "live";
+  SetChance(derived->geometry, analysis::ChanceOfEqualOffsets(derived->geometry),
+            "two independent offsets equal", &rep);
   rep.claim =
       "a task migrated in the middle of a syscall never updates the old CPU's offset, so the "
       "next syscall on that CPU gets a predictable (the same) offset";
   rep.remaining_bits_meaning =
       "plug-in conditional entropy H(next offset on the old CPU | offset of the migrated "
-      "syscall), bits (6 = no information; biased low with few rounds)";
+      "syscall), bits (no information = the entropy of the offsets; biased low with few rounds)";
   analysis::AttackRow row;
   row.design = fmt::format("kernel {}", KernelRelease());
   row.setting = "read(2) migrated, next getpid on old CPU";
@@ -124,7 +140,8 @@ Expected<analysis::AttackReport> MigrationLiveReport(uint64_t rounds) {
   row.correct = score.stale;
   analysis::SetAccuracy(row);
   row.remaining_bits = score.conditional_entropy_bits;
-  row.verdict = Verdict(row.correct, row.predicted);
+  row.chance = rep.chance;
+  row.verdict = Verdict(row.correct, row.predicted, rep.chance);
   analysis::AddEvidence(row, "rounds", static_cast<double>(score.rounds));
   analysis::AddEvidence(row, "migrated", static_cast<double>(score.migrated));
   rep.rows.push_back(std::move(row));

@@ -111,30 +111,36 @@ void PrintTable(const KernelReport& r) {
   out += fmt::format("source: {}, syscall {}, {} thread(s), {} CPU(s){}\n", r.source, r.syscall,
                      r.threads_seen, r.cpus_seen,
                      r.cpu >= 0 ? fmt::format(" (pinned to CPU {})", r.cpu) : std::string());
-  out += fmt::format(
-      "offsets: H0 - (local address - task stack base), H0 = {} bytes (largest height seen), "
-      "spread {} bytes",
-      r.derived.anchor_height, r.derived.spread);
+  const kstack::OffsetGeometry& g = r.derived.geometry;
+  out +=
+      fmt::format("offsets: H0 - (local address - task stack base), H0 = {} bytes, spread {} bytes",
+                  r.derived.anchor_height, r.derived.spread);
   if (r.derived.state_checked > 0) {
-    out += fmt::format("; equal to task_struct.kstack_offset & 0x3F0 in {} of {} records",
-                       r.derived.state_agreeing, r.derived.state_checked);
+    out +=
+        fmt::format("; equal to task_struct.kstack_offset & 0x{:X}{} in {} of {} records", g.mask,
+                    g.mask % g.align == 0 ? "" : fmt::format(" rounded up to {}", g.align),
+                    r.derived.state_agreeing, r.derived.state_checked);
   }
-  out += "\n\n";
+  out += fmt::format(
+      "\ngeometry (read off the heights): {}; ideal {:.4f} bits (Shannon), chi2 against that "
+      "ideal distribution\n\n",
+      g.name, analysis::IdealShannonBits(g));
   out += RenderGrid(StatsTable(r));
   out +=
       "\nserial dependence: mutual information between offsets i and i+lag of the same thread "
-      "on the same CPU, bits (0 = independent; 6 = next offset determined)\n";
+      "on the same CPU, bits (0 = independent; the offsets' entropy = next offset determined)\n";
   out += RenderGrid(DependenceTable(r.dependence));
   out += fmt::format(
       "MI M-M: plug-in with the Miller-Madow bias correction; shuffled: plug-in MI of the same "
       "pairs with the later offset shuffled ({} shuffles) — the estimator's bias under "
       "independence. Dependence shows as MI plug-in well above shuffled max.\n",
       kShuffles);
-  if (!r.dependence.empty() && r.dependence.front().mi.pairs < uint64_t{10} * 64 * 64) {
+  const uint64_t cells = uint64_t{g.count()} * g.count();
+  if (!r.dependence.empty() && r.dependence.front().mi.pairs < 10 * cells) {
     out += fmt::format(
-        "note: {} pairs for 4096 cells is sparse: the plug-in bias is large and Miller-Madow "
-        "under-corrects; compare with the shuffled columns (or use --samples 100000+)\n",
-        r.dependence.front().mi.pairs);
+        "note: {} pairs for {} cells is sparse: the plug-in bias is large and Miller-Madow "
+        "under-corrects; compare with the shuffled columns (or use --samples {}+)\n",
+        r.dependence.front().mi.pairs, cells, 10 * cells);
   }
   if (r.inputs.pairs > 0) {
     out += fmt::format(
@@ -152,8 +158,16 @@ void PrintJson(const KernelReport& r) {
   j["syscall"] = r.syscall;
   j["cpu"] = r.cpu >= 0 ? Json(r.cpu) : Json(nullptr);
   j["environment"] = EnvironmentJson(r);
+  const kstack::OffsetGeometry& g = r.derived.geometry;
   j["offsets"] = {{"anchor_height", r.derived.anchor_height},
                   {"spread", r.derived.spread},
+                  {"geometry",
+                   {{"name", g.name},
+                    {"mask", g.mask},
+                    {"align", g.align},
+                    {"max", g.max()},
+                    {"count", g.count()},
+                    {"ideal_shannon_bits", analysis::IdealShannonBits(g)}}},
                   {"state_checked", r.derived.state_checked},
                   {"state_agreeing", r.derived.state_agreeing}};
   const analysis::EntropyStats& s = r.stats;
@@ -291,11 +305,12 @@ Status AnalyseRecords(const std::vector<live::LiveRecord>& records, uint64_t lag
   auto derived = live::DeriveOffsets(records);
   if (!derived.ok()) return derived.error();
   report->derived = std::move(*derived);
-  auto stats = analysis::AnalyzeOffsets(report->derived.offsets);
+  auto stats = analysis::AnalyzeOffsets(report->derived.offsets, report->derived.geometry);
   if (!stats.ok()) return stats.error();
   report->stats = *stats;
-  auto dependence = live::SerialDependence(records, report->derived.offsets, static_cast<int>(lags),
-                                           kShuffles, kShuffleSeed);
+  auto dependence =
+      live::SerialDependence(records, report->derived.offsets, report->derived.geometry,
+                             static_cast<int>(lags), kShuffles, kShuffleSeed);
   if (!dependence.ok()) return dependence.error();
   report->dependence = std::move(*dependence);
   report->inputs = live::DiagnoseInputs(records);

@@ -19,8 +19,6 @@ namespace {
 
 constexpr uint64_t kMaxHeight =
     uint64_t{64} * 1024;  // larger than any x86-64 THREAD_SIZE (16/32 KiB)
-constexpr uint32_t kStep = 16;
-constexpr int kBins = 64;
 
 // Entropy in nats of counts summing to n, and the number of occupied cells.
 std::pair<double, uint64_t> EntropyNats(std::span<const uint64_t> counts, uint64_t n) {
@@ -53,6 +51,28 @@ void Shuffle(std::vector<uint8_t>* v, uint64_t* state) {
 
 }  // namespace
 
+namespace {
+
+// The geometry the heights fit and the offset of the largest height (DerivedOffsets explains the
+// rules); RuntimeError when they fit none.
+Expected<std::pair<kstack::OffsetGeometry, uint64_t>> FitGeometry(uint64_t spread, uint64_t step) {
+  if (spread <= kstack::kGeometryV611.max() && step % 16 == 0) return {{kstack::kGeometryV611, 0}};
+  if (spread <= 1024 && step % 8 == 0) {
+    const kstack::OffsetGeometry g =
+        step % 16 == 0 ? kstack::kGeometryPreV611Align16 : kstack::kGeometryPreV611X86;
+    // Only the end at offset 0 missing: the smallest height is offset g.max().
+    const uint64_t top = spread == g.max() - g.align ? g.align : 0;
+    return {{g, top}};
+  }
+  return RuntimeError(fmt::format(
+      "sampled stack heights span {} bytes in steps of {}: no kernel's KSTACK_OFFSET_MAX gives "
+      "that (v6.11+: at most 1008 in steps of 16; v5.13-v6.10: at most 1024 in steps of 8 or "
+      "16), so the records come from more than one call path to sys_exit; sample one syscall",
+      spread, step));
+}
+
+}  // namespace
+
 Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records) {
   if (records.empty()) return RuntimeError("no sampler records to derive offsets from");
   uint64_t lo = UINT64_MAX;
@@ -69,53 +89,48 @@ Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records) {
     lo = std::min(lo, h);
     hi = std::max(hi, h);
   }
+  uint64_t step = 0;  // gcd of the differences (0 when every height is the same)
+  for (const LiveRecord& r : records) step = std::gcd(step, r.local_addr - r.stack_base - lo);
+  auto fit = FitGeometry(hi - lo, step);
+  if (!fit.ok()) return fit.error();
   DerivedOffsets d;
-  d.anchor_height = hi;
+  d.geometry = fit->first;
+  d.anchor_height = hi + fit->second;
   d.spread = hi - lo;
-  if (d.spread > kMaxOffset) {
-    return RuntimeError(fmt::format(
-        "sampled stack heights span {} bytes, more than the largest offset (1008): the records "
-        "come from more than one call path to sys_exit; sample one syscall",
-        d.spread));
-  }
   d.offsets.reserve(records.size());
-  for (size_t i = 0; i < records.size(); ++i) {
-    const LiveRecord& r = records[i];
-    const uint64_t off = hi - (r.local_addr - r.stack_base);
-    if (off % kStep != 0) {
-      return RuntimeError(fmt::format(
-          "record {}: offset {} bytes is not a multiple of 16 (kernel not using the v6.11+ "
-          "0x3F0 mask, or more than one call path)",
-          i, off));
-    }
-    d.offsets.push_back(static_cast<uint32_t>(off));
+  for (const LiveRecord& r : records) {
+    const auto off = static_cast<uint32_t>(d.anchor_height - (r.local_addr - r.stack_base));
+    d.offsets.push_back(off);
     if ((r.flags & kHasTaskState) != 0) {
       ++d.state_checked;
-      if ((r.task_state & kMaxOffset) == off) ++d.state_agreeing;
+      if (d.geometry.Apply(r.task_state) == off) ++d.state_agreeing;
     }
   }
   return d;
 }
 
 Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
-                                                  std::span<const uint8_t> y) {
+                                                  std::span<const uint8_t> y, uint32_t bins) {
+  if (bins == 0 || bins > kstack::kMaxOffsetCount) {
+    return RuntimeError(fmt::format("{} offset bins; give 1..{}", bins, kstack::kMaxOffsetCount));
+  }
   if (x.size() != y.size()) {
     return RuntimeError(fmt::format("mutual information of {} and {} values", x.size(), y.size()));
   }
   MutualInformation mi;
   mi.pairs = x.size();
   if (x.empty()) return mi;
-  std::array<uint64_t, kBins> cx{};
-  std::array<uint64_t, kBins> cy{};
-  std::vector<uint64_t> cxy(static_cast<size_t>(kBins) * kBins, 0);
+  std::vector<uint64_t> cx(bins, 0);
+  std::vector<uint64_t> cy(bins, 0);
+  std::vector<uint64_t> cxy(static_cast<size_t>(bins) * bins, 0);
   for (size_t i = 0; i < x.size(); ++i) {
-    if (x[i] >= kBins || y[i] >= kBins) {
+    if (x[i] >= bins || y[i] >= bins) {
       return RuntimeError(
-          fmt::format("offset bin {} at pair {} is not below 64", std::max(x[i], y[i]), i));
+          fmt::format("offset bin {} at pair {} is not below {}", std::max(x[i], y[i]), i, bins));
     }
     ++cx[x[i]];
     ++cy[y[i]];
-    ++cxy[static_cast<size_t>(x[i]) * kBins + y[i]];
+    ++cxy[static_cast<size_t>(x[i]) * bins + y[i]];
   }
   const uint64_t n = x.size();
   const auto [hx, mx] = EntropyNats(cx, n);
@@ -135,6 +150,7 @@ Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
 
 Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord> records,
                                                       std::span<const uint32_t> offsets,
+                                                      const kstack::OffsetGeometry& geometry,
                                                       int max_lag, int shuffles, uint64_t seed) {
   if (records.size() != offsets.size()) {
     return RuntimeError(fmt::format("{} records but {} offsets", records.size(), offsets.size()));
@@ -151,13 +167,13 @@ Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord
         const size_t a = idx[k];
         const size_t b = idx[k + static_cast<size_t>(lag)];
         if (records[a].cpu != records[b].cpu) continue;
-        x.push_back(static_cast<uint8_t>(offsets[a] / kStep));
-        y.push_back(static_cast<uint8_t>(offsets[b] / kStep));
+        x.push_back(static_cast<uint8_t>(offsets[a] / geometry.align));
+        y.push_back(static_cast<uint8_t>(offsets[b] / geometry.align));
       }
     }
     LagDependence d;
     d.lag = lag;
-    auto mi = MutualInformationBits(x, y);
+    auto mi = MutualInformationBits(x, y, geometry.count());
     if (!mi.ok()) return mi.error();
     d.mi = *mi;
     uint64_t state = seed ^ static_cast<uint64_t>(lag);
@@ -165,7 +181,7 @@ Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord
     for (int s = 0; s < shuffles; ++s) {
       std::vector<uint8_t> ys = y;
       Shuffle(&ys, &state);
-      auto base = MutualInformationBits(x, ys);
+      auto base = MutualInformationBits(x, ys, geometry.count());
       if (!base.ok()) return base.error();
       sum += base->plugin_bits;
       d.shuffled_plugin_max_bits = std::max(d.shuffled_plugin_max_bits, base->plugin_bits);

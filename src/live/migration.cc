@@ -142,7 +142,8 @@ Expected<MigrationData> CollectMigration(uint64_t rounds) {
   return data;
 }
 
-MigrationScore ScoreMigration(const MigrationData& data, std::span<const uint32_t> offsets) {
+MigrationScore ScoreMigration(const MigrationData& data, std::span<const uint32_t> offsets,
+                              const kstack::OffsetGeometry& geometry) {
   MigrationScore s;
   s.rounds = data.rounds.size();
   std::vector<uint8_t> x;
@@ -153,12 +154,12 @@ MigrationScore ScoreMigration(const MigrationData& data, std::span<const uint32_
     const uint32_t a = offsets[m.read_index];
     const uint32_t c = offsets[m.next_index];
     s.stale += a == c ? 1 : 0;
-    x.push_back(static_cast<uint8_t>(a / 16));
-    y.push_back(static_cast<uint8_t>(c / 16));
+    x.push_back(static_cast<uint8_t>(a / geometry.align));
+    y.push_back(static_cast<uint8_t>(c / geometry.align));
   }
   s.stale_fraction =
       s.migrated > 0 ? static_cast<double>(s.stale) / static_cast<double>(s.migrated) : 0;
-  auto mi = MutualInformationBits(x, y);
+  auto mi = MutualInformationBits(x, y, geometry.count());
   if (mi.ok()) s.conditional_entropy_bits = mi->conditional_bits;
   return s;
 }

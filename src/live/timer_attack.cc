@@ -31,7 +31,7 @@ double Percentile(std::vector<int64_t> v, double pct) {
 }
 
 AttackerScore Score(std::string name, std::string knows, const std::vector<uint8_t>& predicted,
-                    const std::vector<uint8_t>& actual) {
+                    const std::vector<uint8_t>& actual, uint32_t bins) {
   AttackerScore s;
   s.name = std::move(name);
   s.knows = std::move(knows);
@@ -39,9 +39,28 @@ AttackerScore Score(std::string name, std::string knows, const std::vector<uint8
   for (size_t i = 0; i < predicted.size(); ++i) s.correct += predicted[i] == actual[i] ? 1 : 0;
   s.correct_fraction =
       s.predictions > 0 ? static_cast<double>(s.correct) / static_cast<double>(s.predictions) : 0;
-  auto mi = MutualInformationBits(predicted, actual);
+  auto mi = MutualInformationBits(predicted, actual, bins);
   if (mi.ok()) s.conditional_entropy_bits = mi->conditional_bits;
   return s;
+}
+
+// What a leaked offset tells about the state: the masked bits, up to the rounding. v6.11+
+// (x & 0x3F0, no rounding): bits 4-9 exactly. Older kernels round x & 0x3FF up to the alignment,
+// hiding its low bits L: the attacker keeps its own estimate of L (right once it has converged,
+// as those bits come from known bits and its TSC), and then x = offset when L = 0, else
+// offset - align + L.
+uint32_t Leak(uint32_t estimate, uint32_t offset, const kstack::OffsetGeometry& g) {
+  const uint32_t hidden = g.mask & (g.align - 1);
+  uint32_t x = offset;
+  if (hidden != 0) {
+    const uint32_t low = estimate & hidden;
+    if (low != 0 && offset > 0) {
+      x = offset - g.align + low;
+    } else if (offset > g.mask) {
+      x = g.mask;  // the top offset needs L != 0: the estimate's L is wrong; take the largest x
+    }
+  }
+  return (estimate & ~g.mask) | (x & g.mask);
 }
 
 }  // namespace
@@ -118,7 +137,8 @@ std::vector<int64_t> CalibrateErrors(const TimerAttackData& data, TimerAttackRep
 }  // namespace
 
 Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
-                                               std::span<const uint32_t> offsets) {
+                                               std::span<const uint32_t> offsets,
+                                               const kstack::OffsetGeometry& geometry) {
   const size_t n = data.records.size();
   if (n < kMinCalls || data.tsc_after.size() != n || offsets.size() != n) {
     return RuntimeError(fmt::format(
@@ -143,17 +163,17 @@ Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
   std::map<int64_t, uint64_t> error_weights;
   for (size_t i = 0; i < rep.training; ++i) ++error_weights[centred[i]];
   auto predict = [&](uint32_t rotated_state, uint64_t tsc) {
-    std::array<uint64_t, 64> weight{};
+    std::array<uint64_t, kstack::kMaxOffsetCount> weight{};
     for (const auto& [e, w] : error_weights) {
       const uint32_t input = static_cast<uint32_t>(tsc + static_cast<uint64_t>(rep.delta + e));
-      weight[((rotated_state ^ input) & kMaxOffset) / 16] += w;
+      weight[geometry.Apply(rotated_state ^ input) / geometry.align] += w;
     }
     return static_cast<uint8_t>(std::max_element(weight.begin(), weight.end()) - weight.begin());
   };
 
   // Scored predictions are of offsets[k] for k in [training + 1, n).
-  std::array<uint64_t, 64> freq{};
-  for (size_t k = 0; k < rep.training; ++k) ++freq[offsets[k] / 16];
+  std::array<uint64_t, kstack::kMaxOffsetCount> freq{};
+  for (size_t k = 0; k < rep.training; ++k) ++freq[offsets[k] / geometry.align];
   const auto mode = static_cast<uint8_t>(std::max_element(freq.begin(), freq.end()) - freq.begin());
   std::vector<uint8_t> actual;
   std::vector<uint8_t> guess;
@@ -165,26 +185,27 @@ Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
     const uint32_t rotated = std::rotr(estimate, 5);
     estimate =
         rotated ^ static_cast<uint32_t>(data.tsc_after[k - 1] + static_cast<uint64_t>(rep.delta));
-    estimate = (estimate & ~kMaxOffset) | offsets[k];  // the leak of offset k, after the call
+    estimate = Leak(estimate, offsets[k], geometry);  // the leak of offset k, after the call
     if (k <= rep.training) continue;
     const uint8_t leak_prediction = predict(rotated, data.tsc_after[k - 1]);
     const uint8_t state_prediction =
         predict(std::rotr(data.records[k - 1].task_state, 5), data.tsc_after[k - 1]);
-    actual.push_back(static_cast<uint8_t>(offsets[k] / 16));
+    actual.push_back(static_cast<uint8_t>(offsets[k] / geometry.align));
     guess.push_back(mode);
     leaks.push_back(leak_prediction);
     state.push_back(state_prediction);
   }
-  rep.attackers.push_back(
-      Score("guess", "nothing: always the most frequent offset of the first half", guess, actual));
+  rep.attackers.push_back(Score("guess",
+                                "nothing: always the most frequent offset of the first half", guess,
+                                actual, geometry.count()));
   rep.attackers.push_back(Score("tsc+leaks",
                                 "its TSC after each call, every previous offset (leaked), delta "
                                 "calibrated on the first half",
-                                leaks, actual));
+                                leaks, actual, geometry.count()));
   rep.attackers.push_back(Score("tsc+state",
                                 "its TSC after each call and the full previous 32-bit state "
                                 "(upper bound)",
-                                state, actual));
+                                state, actual, geometry.count()));
   return rep;
 }
 

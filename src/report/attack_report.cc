@@ -69,9 +69,8 @@ std::string RenderAttackTable(const analysis::AttackReport& report) {
       fmt::format("attack {} ({}, seed {})\n", report.attack, report.mode, report.seed);
   out += RenderGrid(t);
   out += fmt::format("Claim: {}\n", report.claim);
-  out += fmt::format(
-      "Chance: {:.5f} (1/64: one of 64 offsets, 6 bits); x chance = accuracy / chance.\n",
-      analysis::kChanceAccuracy);
+  out += fmt::format("Chance: {:.5f} ({}); x chance = accuracy / chance.\n", report.chance,
+                     report.chance_meaning);
   if (!report.remaining_bits_meaning.empty()) {
     out += fmt::format("bits left: {}\n", report.remaining_bits_meaning);
   }
@@ -86,7 +85,8 @@ Json AttackReportToJson(const analysis::AttackReport& report) {
   j["mode"] = report.mode;
   j["seed"] = report.seed;
   j["claim"] = report.claim;
-  j["chance"] = analysis::kChanceAccuracy;
+  j["chance"] = report.chance;
+  j["chance_meaning"] = report.chance_meaning;
   j["remaining_bits_meaning"] = report.remaining_bits_meaning;
   Json rows = Json::array();
   for (const analysis::AttackRow& r : report.rows) {

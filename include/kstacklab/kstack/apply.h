@@ -27,6 +27,41 @@ constexpr bool IsMaskedOffset(uint32_t offset) {
   return offset % kOffsetGranule == 0 && offset <= kOffsetMask;
 }
 
+// The offsets a kernel can apply: KSTACK_OFFSET_MAX's mask, then the compiler's rounding of the
+// alloca size up to the kernel's stack alignment (kernel-facts §5.2). The models are of the v6.11+
+// geometry; the live sampler meets every era (Debian 12's 6.1 kernel has the old one).
+struct OffsetGeometry {
+  uint32_t mask = kOffsetMask;      // KSTACK_OFFSET_MAX(x) = x & mask
+  uint32_t align = kOffsetGranule;  // the alloca rounded up to this many bytes (a power of two)
+  const char* name = "";            // era and arch, one line
+
+  // The offset a state x gives.
+  constexpr uint32_t Apply(uint32_t x) const { return ((x & mask) + align - 1) & ~(align - 1); }
+  constexpr uint32_t max() const { return Apply(mask); }
+  constexpr uint32_t count() const { return max() / align + 1; }  // distinct offsets
+  constexpr bool Contains(uint32_t offset) const { return offset % align == 0 && offset <= max(); }
+  // P(offset = bin * align) when the low 10 bits of the state are uniform: the share of the 1024
+  // values x & 0x3FF that Apply maps there (1/64 each for v6.11+; 1/1024 for offset 0 and 7/1024
+  // for 1024 before it, on x86-64).
+  constexpr double Probability(uint32_t bin) const {
+    uint32_t hits = 0;
+    for (uint32_t x = 0; x < 1024; ++x) hits += Apply(x) == bin * align ? 1 : 0;
+    return hits / 1024.0;
+  }
+};
+
+// 64-bit kernels since v6.11 (commit 872bb37f6829): x & 0x3F0, already 16-byte aligned.
+inline constexpr OffsetGeometry kGeometryV611{
+    kOffsetMask, kOffsetGranule, "v6.11+ 64-bit: x & 0x3F0, 64 offsets {0, 16, ..., 1008}"};
+// v5.13-v6.10 on x86-64: x & 0x3FF, rounded up to the 8-byte stack alignment the kernel is
+// built with (-mpreferred-stack-boundary=3): 129 offsets, offset 0 and 1024 rarer than the rest.
+inline constexpr OffsetGeometry kGeometryPreV611X86{
+    0x3FF, 8, "v5.13-v6.10 x86-64: x & 0x3FF rounded up to 8 bytes, 129 offsets {0, 8, ..., 1024}"};
+// v5.13-v6.10 with a 16-byte stack alignment (arm64): 65 offsets.
+inline constexpr OffsetGeometry kGeometryPreV611Align16{
+    0x3FF, 16, "v5.13-v6.10 16-byte aligned (arm64): x & 0x3FF rounded up to 16 bytes, 65 offsets"};
+inline constexpr uint32_t kMaxOffsetCount = 129;  // the most offsets of any geometry above
+
 // The "syscall handler": an out-of-line function (never inlined, no inter-procedural
 // analysis) whose frame lies below the offset, as a real handler's does. It writes a volatile
 // local — the handler using its stack — and returns that local's address, so a test can see
