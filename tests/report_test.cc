@@ -92,6 +92,23 @@ CompareTable Build(const std::vector<std::string>& files, const CompareOptions& 
   return *t;
 }
 
+// Several tables (compare's one per variant set): grids one after the other, JSON under
+// "tables", one CSV header; a single table renders exactly as RenderCompare.
+TEST(CompareRender, SeveralTables) {
+  const CompareTable t = Build({"base.json", "plus5.json"});
+  const std::vector<CompareTable> two = {t, t};
+  const std::string grid = RenderCompareTables(two, CompareFormat::kGrid);
+  EXPECT_EQ(grid,
+            RenderCompare(t, CompareFormat::kGrid) + "\n" + RenderCompare(t, CompareFormat::kGrid));
+  const Json json = Json::parse(RenderCompareTables(two, CompareFormat::kJson));
+  ASSERT_EQ(json["tables"].size(), 2u);
+  EXPECT_EQ(json["tables"][1], CompareToJsonValue(t));
+  const std::string csv = RenderCompareTables(two, CompareFormat::kCsv);
+  const std::string one = RenderCompare(t, CompareFormat::kCsv);
+  EXPECT_EQ(csv, one + one.substr(one.find('\n') + 1));
+  EXPECT_EQ(RenderCompareTables({t}, CompareFormat::kJson), RenderCompare(t, CompareFormat::kJson));
+}
+
 // Three labels of one run each: the planted +-5 % is shown with '~' and no verdict (issue 7:
 // a single run carries no run-to-run variance); the golden files changed with that rule.
 TEST(CompareRender, GoldenThreeFiles) {

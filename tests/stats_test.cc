@@ -257,6 +257,48 @@ TEST(CompareTable, RowWithoutTheBaselineColumnIsNamedInANote) {
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01);  // s/x libc vs raw: compared
 }
 
+// A file mixing suites: syscall rows (raw flagged, libc) with a raw-only row, and erase rows of
+// another variant set (generic flagged, simd) and a third (off flagged, generic). One part per
+// compatible set, each table compares every row against its own baseline; the raw-only row stays
+// with the raw/libc rows (its set holds their baseline).
+TEST(CompareTable, MixedSuitesGetOneTablePerVariantSet) {
+  auto flag = [](BenchmarkResult b) {
+    b.baseline = true;
+    return b;
+  };
+  const std::vector<double> base = {100, 100.1, 99.9, 100.2, 99.8};
+  const std::vector<double> slower = {110, 110.1, 109.9, 110.2, 109.8};
+  std::vector<BenchmarkResult> benches = {
+      flag(Bench("syscall/getpid", base, "raw")), Bench("syscall/getpid", slower, "libc"),
+      flag(Bench("syscall/deep", base, "raw")),   flag(Bench("erase/poison", base, "generic")),
+      Bench("erase/poison", slower, "simd"),      flag(Bench("erase/syscall", base, "off")),
+      Bench("erase/syscall", slower, "generic")};
+  const std::vector<CompareInput> inputs = {Input("run", benches)};
+  const auto parts = SplitByVariantSet(inputs);
+  ASSERT_EQ(parts.size(), 3u);
+  auto names = [](const std::vector<CompareInput>& part) {
+    std::vector<std::string> n;
+    for (const BenchmarkResult& b : part[0].run.benchmarks) n.push_back(b.name + ":" + b.variant);
+    return n;
+  };
+  EXPECT_EQ(names(parts[0]), (std::vector<std::string>{"syscall/getpid:raw", "syscall/getpid:libc",
+                                                       "syscall/deep:raw"}));
+  EXPECT_EQ(names(parts[1]),
+            (std::vector<std::string>{"erase/poison:generic", "erase/poison:simd"}));
+  EXPECT_EQ(names(parts[2]),
+            (std::vector<std::string>{"erase/syscall:off", "erase/syscall:generic"}));
+  for (const auto& part : parts) {
+    auto t = BuildCompareTable(part, MeanOnly());
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    for (const std::string& n : t->notes)
+      EXPECT_EQ(n.rfind("not compared:", 0), std::string::npos) << n;
+    EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01) << t->rows[0].benchmark;
+  }
+  // Every benchmark with the same variants: the inputs unchanged, one table as before.
+  const std::vector<CompareInput> same = {OneRun({{"a", base}, {"b", slower}})};
+  ASSERT_EQ(SplitByVariantSet(same).size(), 1u);
+}
+
 // Per-call percentiles move in whole timer steps: a p99 change below one step is marked and
 // footnoted; the mean (a per-repetition average) never is. p99 = 1.5 x mean in Bench().
 TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {

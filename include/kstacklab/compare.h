@@ -168,6 +168,14 @@ Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
 // error lists the columns.
 Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string& baseline);
 
+// The inputs split into one part per set of variants: the benchmarks (name and params) measured
+// under the same variants over all inputs form one part, parts in order of first appearance, each
+// input keeping only its part's benchmarks (an input left with none is dropped). One part, equal
+// to the inputs, when every benchmark has the same variants. `compare` without an explicit
+// baseline builds one table per part, each with its own baseline column, so a file mixing suites
+// (syscall raw/libc with the erase strategies) has every row compared.
+std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<CompareInput>& inputs);
+
 // Builds the table. UsageErrors: no inputs, an unknown baseline, an unknown metric (naming the
 // stored ones), the same benchmark with different units (naming it), bad alpha/power.
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,

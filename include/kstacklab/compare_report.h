@@ -31,5 +31,9 @@ Json CompareToJsonValue(const CompareTable& table);
 std::string RenderCompareJson(const CompareTable& table);
 
 std::string RenderCompare(const CompareTable& table, CompareFormat format);
+// Several tables (one per variant set, SplitByVariantSet): one table renders as above; more are
+// rendered one after another, separated by a blank line (grid, markdown), under one CSV header
+// (csv: the column `column` tells the tables apart), or as {"tables": [table, ...]} (json).
+std::string RenderCompareTables(const std::vector<CompareTable>& tables, CompareFormat format);
 
 }  // namespace kstacklab

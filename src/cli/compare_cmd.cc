@@ -155,16 +155,27 @@ Runner SetupCompareCommand(CLI::App& sub) {
       return Fail(WithFlag("--metrics", st.error()));
     if (Status st = CheckBaseline(inputs, options->baseline); !st.ok())
       return Fail(WithFlag("--baseline", st.error()));
-    auto table = BuildCompareTable(inputs, *options);
-    if (!table.ok()) return Fail(table.error());
-    for (const std::string& w : table->warnings) Warn(w);
-    if (table->columns.size() < 2) {
+    // One table per set of variants, each with its own baseline; a named baseline is one column
+    // of one table.
+    const std::vector<std::vector<CompareInput>> parts =
+        options->baseline.empty() ? SplitByVariantSet(inputs)
+                                  : std::vector<std::vector<CompareInput>>{inputs};
+    std::vector<CompareTable> tables;
+    for (const std::vector<CompareInput>& part : parts) {
+      auto table = BuildCompareTable(part, *options);
+      if (!table.ok()) return Fail(table.error());
+      tables.push_back(std::move(*table));
+    }
+    for (const CompareTable& t : tables) {
+      for (const std::string& w : t.warnings) Warn(w);
+    }
+    if (std::all_of(tables.begin(), tables.end(),
+                    [](const CompareTable& t) { return t.columns.size() < 2; })) {
       Warn(
           "only one configuration given: the table shows the baseline alone; name a second "
           "file, or a file holding several variants");
     }
-    std::string text = RenderCompare(*table, *format);
-    return PrintStdout(text);
+    return PrintStdout(RenderCompareTables(tables, *format));
   };
 }
 

@@ -312,4 +312,24 @@ std::string RenderCompare(const CompareTable& t, CompareFormat format) {
   return RenderCompareGrid(t);
 }
 
+std::string RenderCompareTables(const std::vector<CompareTable>& tables, CompareFormat format) {
+  if (tables.size() == 1) return RenderCompare(tables.front(), format);
+  if (format == CompareFormat::kJson) {
+    Json all = Json::array();
+    for (const CompareTable& t : tables) all.push_back(CompareToJsonValue(t));
+    return Json{{"tables", std::move(all)}}.dump(2) + "\n";
+  }
+  std::string out;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    std::string text = RenderCompare(tables[i], format);
+    if (format == CompareFormat::kCsv && i > 0) {
+      text.erase(0, text.find('\n') + 1);  // the header line, already written
+    } else if (i > 0) {
+      out += "\n";
+    }
+    out += text;
+  }
+  return out;
+}
+
 }  // namespace kstacklab

@@ -542,6 +542,78 @@ Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string&
   return {};
 }
 
+namespace {
+
+// A benchmark's variants over all inputs: in order of first appearance, and the one its workload
+// flags as the baseline ("" when none is flagged).
+struct VariantSet {
+  std::vector<std::string> variants;
+  std::string flagged;
+  bool Has(const std::string& v) const {
+    return std::find(variants.begin(), variants.end(), v) != variants.end();
+  }
+  bool Within(const VariantSet& o) const {
+    return std::all_of(variants.begin(), variants.end(),
+                       [&](const std::string& v) { return o.Has(v); });
+  }
+  std::string Baseline() const { return flagged.empty() ? variants.front() : flagged; }
+};
+
+}  // namespace
+
+std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<CompareInput>& inputs) {
+  std::vector<std::string> order;  // benchmark keys in order of first appearance
+  std::map<std::string, VariantSet> sets;
+  auto key = [](const BenchmarkResult& b) { return b.name + "(" + ParamsText(b.params) + ")"; };
+  for (const CompareInput& in : inputs) {
+    for (const BenchmarkResult& b : in.run.benchmarks) {
+      auto [it, fresh] = sets.try_emplace(key(b));
+      if (fresh) order.push_back(it->first);
+      if (!it->second.Has(b.variant)) it->second.variants.push_back(b.variant);
+      if (b.baseline && it->second.flagged.empty()) it->second.flagged = b.variant;
+    }
+  }
+  // A benchmark joins a part when one variant set holds the other, it has the part's baseline
+  // and flags no other: e.g. the syscall suite's raw-only rows join its raw/libc rows, while the
+  // erase rows (baseline generic, or off) get tables of their own.
+  std::vector<VariantSet> parts;
+  std::map<std::string, size_t> part_of;
+  for (const std::string& k : order) {
+    const VariantSet& s = sets[k];
+    size_t p = 0;
+    for (; p < parts.size(); ++p) {
+      const VariantSet& part = parts[p];
+      const std::string base = part.Baseline();
+      if ((s.Within(part) || part.Within(s)) && s.Has(base) &&
+          (s.flagged.empty() || s.flagged == base)) {
+        break;
+      }
+    }
+    if (p == parts.size()) {
+      parts.push_back(s);
+    } else {
+      for (const std::string& v : s.variants) {
+        if (!parts[p].Has(v)) parts[p].variants.push_back(v);
+      }
+      if (parts[p].flagged.empty()) parts[p].flagged = s.flagged;
+    }
+    part_of[k] = p;
+  }
+  if (parts.size() <= 1) return {inputs};
+  std::vector<std::vector<CompareInput>> out(parts.size());
+  for (size_t p = 0; p < parts.size(); ++p) {
+    for (const CompareInput& in : inputs) {
+      CompareInput part{in.source, in.run};
+      part.run.benchmarks.clear();
+      for (const BenchmarkResult& b : in.run.benchmarks) {
+        if (part_of[key(b)] == p) part.run.benchmarks.push_back(b);
+      }
+      if (!part.run.benchmarks.empty()) out[p].push_back(std::move(part));
+    }
+  }
+  return out;
+}
+
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,
                                          const CompareOptions& options) {
   if (inputs.empty()) return UsageError("compare needs at least one result file or store id");
