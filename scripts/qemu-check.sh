@@ -3,6 +3,7 @@
 # (linux-image-amd64, 6.1) under QEMU software emulation (TCG, `-cpu max`, which implements PKU:
 # CR4.PKE, WRPKRU/RDPKRU and the pkey check of every page-walk access), with an initramfs holding
 # busybox and this build, and checks in the guest:
+#   run    the main job, `kstacklab run` (default suite, 3 x 2000 calls: it works on that kernel);
 #   pkeys  micromm_test --gtest_filter='Pkeys.*' (a write outside the window faults in a child,
 #          inside it succeeds; every pkeys row runs through the runner: they skip nowhere here),
 #          kstacklab run --suite pkeys, then kstacklab compare --bench pkeys/update;
@@ -101,6 +102,7 @@ mkdir -p /tmp/out
   uname -r
   grep -m1 'model name' /proc/cpuinfo
   grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\\n' | grep -x -e pku -e ospke
+  /k/kstacklab run --no-store --repetitions 3 --iterations 2000 -o /tmp/out/default.json; echo "default-run-rc=\$?"
   /k/micromm_test --gtest_filter='Pkeys.*'; echo "pkeys-tests-rc=\$?"
   /k/kstacklab run --no-store --suite pkeys $RUN_FLAGS -o /tmp/out/pkeys.json; echo "pkeys-run-rc=\$?"
   /k/kstacklab compare /tmp/out/pkeys.json --bench pkeys/update --metrics mean,p50; echo "pkeys-compare-rc=\$?"
@@ -129,7 +131,7 @@ tr -d '\r' <"$work/ttyS1" | base64 -d | tar -x -C "$OUT" \
 
 cat "$OUT/log.txt"
 failed=()
-for check in pkeys-tests pkeys-run pkeys-compare live-tests entropy timer migration; do
+for check in default-run pkeys-tests pkeys-run pkeys-compare live-tests entropy timer migration; do
   grep -q "^$check-rc=0\$" "$OUT/log.txt" || failed+=("$check")
 done
 # The pkeys tests must have run, not skipped: the guest's CPU has PKU.

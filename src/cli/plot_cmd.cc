@@ -54,9 +54,25 @@ int RunPlot(const PlotArgs& a) {
       return Fail(WithFlag("--metrics", st.error()));
     if (Status st = CheckBaseline(inputs, options.baseline); !st.ok())
       return Fail(WithFlag("--baseline", st.error()));
-    auto table = BuildCompareTable(inputs, options);
+    // One chart is one table: without --baseline, the first variant set's (as `compare` prints
+    // it first); the other sets are named with the baseline that plots them.
+    const std::vector<std::vector<PlotInput>> parts =
+        options.baseline.empty() ? SplitByVariantSet(inputs)
+                                 : std::vector<std::vector<PlotInput>>{inputs};
+    auto table = BuildCompareTable(parts.front(), options);
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);
+    for (size_t p = 1; p < parts.size(); ++p) {
+      auto other = BuildCompareTable(parts[p], options);
+      if (!other.ok()) return Fail(other.error());
+      std::vector<std::string> names;
+      for (const CompareRow& r : other->rows) {
+        if (r.first_in_group) names.push_back(r.benchmark);
+      }
+      Warn(fmt::format("not plotted: {} (compared against '{}' in a table of their own); plot "
+                       "them with --baseline {}",
+                       fmt::join(names, ", "), other->columns[0].name, other->columns[0].name));
+    }
     job = BuildComparePlot(*table, *format);
   } else {
     job = BuildLatencyPlot(inputs, *kind, *format);

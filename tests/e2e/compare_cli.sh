@@ -55,6 +55,29 @@ grep -q 'syscall/getppid' "$TMP/out" || fail "--bench dropped a matching benchma
 grep -q 'micromm/fork' "$TMP/out" && fail "--bench kept a benchmark it does not match"
 expect 2 "--bench matches no benchmark" -- compare base.json plus5.json --bench 'nosuch/*'
 
+# A file mixing suites (the model rows' variants with base.json's rows, which have none): one
+# table per variant set, each compared against its own baseline; no 'not compared' rows.
+python3 - "$TMP/mixed.json" <<'PY' || fail "could not build the mixed fixture"
+import json, sys
+v = json.load(open("variants.json"))
+v["benchmarks"] += json.load(open("base.json"))["benchmarks"]
+json.dump(v, open(sys.argv[1], "w"))
+PY
+expect 0 "" -- compare "$TMP/mixed.json" --metrics mean
+[ "$(grep -c '(baseline)' "$TMP/out")" -eq 2 ] || fail "mixed suites: expected two tables: $(cat "$TMP/out")"
+grep -q 'not compared' "$TMP/out" && fail "mixed suites: rows left uncompared: $(cat "$TMP/out")"
+expect 0 "" -- compare "$TMP/mixed.json" --metrics mean --format json
+python3 -c "import json,sys; d=json.load(open('$TMP/out')); assert len(d['tables'])==2; assert d['tables'][0]['columns'][0]['name']=='off'" ||
+  fail "mixed suites json: not two tables with 'off' first"
+expect 0 "" -- compare "$TMP/mixed.json" --metrics mean --baseline off
+[ "$(grep -c '(baseline)' "$TMP/out")" -eq 1 ] || fail "--baseline: expected one table"
+grep -q 'not compared' "$TMP/out" || fail "--baseline off: the rows without 'off' are not named"
+# plot --kind compare draws one table: the first set's, naming the others and how to plot them.
+if command -v gnuplot >/dev/null; then
+  expect 0 "not plotted: syscall/getpid.* plot them with --baseline " -- plot "$TMP/mixed.json" --kind compare --metrics mean -o "$TMP/mixed.svg"
+  grep -q 'model/kstack' "$TMP/mixed.svg" || fail "plot of the mixed file lacks the first table's rows"
+fi
+
 # One file holding variants: baseline 'off'.
 expect 0 "" -- compare variants.json
 grep -q 'variants of one run' "$TMP/out" && grep -q '(baseline)' "$TMP/out" || fail "variants: no off baseline"
