@@ -69,9 +69,10 @@ int RunPlot(const PlotArgs& a) {
       for (const CompareRow& r : other->rows) {
         if (r.first_in_group) names.push_back(r.benchmark);
       }
-      Warn(fmt::format("not plotted: {} (compared against '{}' in a table of their own); plot "
-                       "them with --baseline {}",
-                       fmt::join(names, ", "), other->columns[0].name, other->columns[0].name));
+      Warn(
+          fmt::format("not plotted: {} (compared against '{}' in a table of their own); plot "
+                      "them with --baseline {}",
+                      fmt::join(names, ", "), other->columns[0].name, other->columns[0].name));
     }
     job = BuildComparePlot(*table, *format);
   } else {
