@@ -49,15 +49,12 @@ void Shuffle(std::vector<uint8_t>* v, uint64_t* state) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The geometry the heights fit and the offset of the largest height (DerivedOffsets explains the
 // rules); RuntimeError when they fit none.
 Expected<std::pair<kstack::OffsetGeometry, uint64_t>> FitGeometry(uint64_t spread, uint64_t step) {
   if (spread <= kstack::kGeometryV611.max() && step % 16 == 0) return {{kstack::kGeometryV611, 0}};
-  if (spread <= 1024 && step % 8 == 0) {
+  if (spread <= kstack::kGeometryPreV611X86.max() &&
+      step % kstack::kGeometryPreV611X86.align == 0) {
     const kstack::OffsetGeometry g =
         step % 16 == 0 ? kstack::kGeometryPreV611Align16 : kstack::kGeometryPreV611X86;
     // Only the end at offset 0 missing: the smallest height is offset g.max().
