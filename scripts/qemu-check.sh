@@ -38,7 +38,7 @@ RUN_FLAGS=${KSTACKLAB_QEMU_RUN:---repetitions 10 --iterations 2000}
 SAMPLES=${KSTACKLAB_QEMU_SAMPLES:-100000}
 TIMEOUT=${KSTACKLAB_QEMU_TIMEOUT:-1200}
 
-die() { echo "qemu-check: $*" >&2; exit "${2:-1}"; }
+die() { echo "qemu-check: $1" >&2; exit "${2:-1}"; }
 
 for f in src/kstacklab tests/micromm_test tests/live_test; do
   [[ -x $BUILD/$f ]] \
