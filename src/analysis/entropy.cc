@@ -105,18 +105,28 @@ double RepeatRate(uint64_t repeats, uint64_t samples) {
   return static_cast<double>(repeats) / static_cast<double>(samples - 1);
 }
 
-EntropyStats Analyze(const OffsetTally& tally) {
-  const OffsetHistogram& h = tally.histogram();
+namespace {
+
+// Every statistic of a histogram of geometry g's offsets (chi-square against g's ideal
+// distribution: the uniform one for v6.11+).
+EntropyStats StatsOf(std::span<const uint64_t> h, uint64_t samples, uint64_t repeats,
+                     const kstack::OffsetGeometry& g) {
   EntropyStats s;
-  s.samples = tally.samples();
+  s.samples = samples;
   s.distinct = DistinctCount(h);
   s.shannon_bits = ShannonBits(h);
   s.min_entropy_bits = MinEntropyBits(h);
-  s.chi_square = ChiSquareUniform(h);
-  s.chi_square_p = ChiSquarePValue(s.chi_square);
-  s.repeat_rate = RepeatRate(tally.repeats(), tally.samples());
+  s.chi_square = ChiSquareIdeal(h, g);
+  s.chi_square_p = ChiSquarePValue(s.chi_square, static_cast<int>(g.count()) - 1);
+  s.repeat_rate = RepeatRate(repeats, samples);
   s.script_bits = StackEntropyScriptBits(static_cast<uint64_t>(s.distinct));
   return s;
+}
+
+}  // namespace
+
+EntropyStats Analyze(const OffsetTally& tally) {
+  return StatsOf(tally.histogram(), tally.samples(), tally.repeats(), kstack::kGeometryV611);
 }
 
 Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets,
@@ -131,16 +141,7 @@ Expected<EntropyStats> AnalyzeOffsets(std::span<const uint32_t> offsets,
     if (i > 0 && offsets[i] == offsets[i - 1]) ++repeats;
     ++h[offsets[i] / g.align];
   }
-  EntropyStats s;
-  s.samples = offsets.size();
-  s.distinct = DistinctCount(h);
-  s.shannon_bits = ShannonBits(h);
-  s.min_entropy_bits = MinEntropyBits(h);
-  s.chi_square = ChiSquareIdeal(h, g);
-  s.chi_square_p = ChiSquarePValue(s.chi_square, static_cast<int>(g.count()) - 1);
-  s.repeat_rate = RepeatRate(repeats, s.samples);
-  s.script_bits = StackEntropyScriptBits(static_cast<uint64_t>(s.distinct));
-  return s;
+  return StatsOf(h, offsets.size(), repeats, g);
 }
 
 Expected<EntropyStats> SamplePolicy(const kstack::PolicyDef& policy, uint64_t samples) {

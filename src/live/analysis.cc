@@ -52,11 +52,14 @@ void Shuffle(std::vector<uint8_t>* v, uint64_t* state) {
 // The geometry the heights fit and the offset of the largest height (DerivedOffsets explains the
 // rules); RuntimeError when they fit none.
 Expected<std::pair<kstack::OffsetGeometry, uint64_t>> FitGeometry(uint64_t spread, uint64_t step) {
-  if (spread <= kstack::kGeometryV611.max() && step % 16 == 0) return {{kstack::kGeometryV611, 0}};
+  if (spread <= kstack::kGeometryV611.max() && step % kstack::kGeometryV611.align == 0) {
+    return {{kstack::kGeometryV611, 0}};
+  }
   if (spread <= kstack::kGeometryPreV611X86.max() &&
       step % kstack::kGeometryPreV611X86.align == 0) {
-    const kstack::OffsetGeometry g =
-        step % 16 == 0 ? kstack::kGeometryPreV611Align16 : kstack::kGeometryPreV611X86;
+    const kstack::OffsetGeometry g = step % kstack::kGeometryPreV611Align16.align == 0
+                                         ? kstack::kGeometryPreV611Align16
+                                         : kstack::kGeometryPreV611X86;
     // Only the end at offset 0 missing: the smallest height is offset g.max().
     const uint64_t top = spread == g.max() - g.align ? g.align : 0;
     return {{g, top}};

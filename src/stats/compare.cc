@@ -600,15 +600,20 @@ std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<Compa
     part_of[k] = p;
   }
   if (parts.size() <= 1) return {inputs};
+  // Each input copied once: its benchmarks moved into their parts, the rest of the run (small
+  // without them) copied into each part.
   std::vector<std::vector<CompareInput>> out(parts.size());
-  for (size_t p = 0; p < parts.size(); ++p) {
-    for (const CompareInput& in : inputs) {
-      CompareInput part{in.source, in.run};
-      part.run.benchmarks.clear();
-      for (const BenchmarkResult& b : in.run.benchmarks) {
-        if (part_of[key(b)] == p) part.run.benchmarks.push_back(b);
-      }
-      if (!part.run.benchmarks.empty()) out[p].push_back(std::move(part));
+  for (const CompareInput& in : inputs) {
+    RunResult shell = in.run;
+    std::vector<BenchmarkResult> benches = std::move(shell.benchmarks);
+    shell.benchmarks.clear();
+    std::vector<CompareInput> mine(parts.size(), CompareInput{in.source, shell});
+    for (BenchmarkResult& b : benches) {
+      const size_t p = part_of[key(b)];
+      mine[p].run.benchmarks.push_back(std::move(b));
+    }
+    for (size_t p = 0; p < parts.size(); ++p) {
+      if (!mine[p].run.benchmarks.empty()) out[p].push_back(std::move(mine[p]));
     }
   }
   return out;

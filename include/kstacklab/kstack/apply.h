@@ -22,10 +22,6 @@ inline constexpr uint32_t kOffsetMask = 0x3F0;
 inline constexpr uint32_t kOffsetCount = 64;    // distinct offsets after masking
 inline constexpr uint32_t kOffsetGranule = 16;  // bytes between two offsets
 constexpr uint32_t KstackOffsetMax(uint32_t x) { return x & kOffsetMask; }
-// True for the values KstackOffsetMax can return: {0, 16, ..., 1008}.
-constexpr bool IsMaskedOffset(uint32_t offset) {
-  return offset % kOffsetGranule == 0 && offset <= kOffsetMask;
-}
 
 // The offsets a kernel can apply: KSTACK_OFFSET_MAX's mask, then the compiler's rounding of the
 // alloca size up to the kernel's stack alignment (kernel-facts §5.2). The models are of the v6.11+
@@ -61,6 +57,12 @@ inline constexpr OffsetGeometry kGeometryPreV611X86{
 inline constexpr OffsetGeometry kGeometryPreV611Align16{
     0x3FF, 16, "v5.13-v6.10 16-byte aligned (arm64): x & 0x3FF rounded up to 16 bytes, 65 offsets"};
 inline constexpr uint32_t kMaxOffsetCount = 129;  // the most offsets of any geometry above
+
+static_assert(kGeometryV611.count() == kOffsetCount && kGeometryV611.max() == kOffsetMask);
+static_assert(kGeometryPreV611X86.count() == kMaxOffsetCount);
+
+// True for the values KstackOffsetMax can return: {0, 16, ..., 1008}.
+constexpr bool IsMaskedOffset(uint32_t offset) { return kGeometryV611.Contains(offset); }
 
 // The "syscall handler": an out-of-line function (never inlined, no inter-procedural
 // analysis) whose frame lies below the offset, as a real handler's does. It writes a volatile
