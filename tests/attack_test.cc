@@ -214,7 +214,7 @@ TEST(PrngRecoverTest, SearchBudgetExhaustedIsNotRecovery) {
 }
 
 TEST(PrngRecoverTest, NonLfsrDesignsStayAtChance) {
-  for (const char* p : {"siphash", "legacy-arm64", "per-task", "uniform"}) {
+  for (const char* p : {"siphash", "siphash-task", "legacy-arm64", "per-task", "uniform"}) {
     const AttackRow r = Prng(p, 24, 0, 4);
     EXPECT_EQ(Evidence(r, "recovered"), "0/4") << p;
     EXPECT_EQ(r.verdict, "no LFSR113 state fits: not recovered") << p;
@@ -259,7 +259,7 @@ TEST(MigrationTest, LegacyPerCpuPredictablePerTaskAndPrngAtChance) {
       EXPECT_EQ(row.verdict, "predictable");
     } else if (row.design == "off") {
       EXPECT_DOUBLE_EQ(row.accuracy, 1.0);
-    } else {  // siphash, per-task, percpu-prng, buffered-prng, uniform
+    } else {  // siphash, siphash-task, per-task, percpu-prng, buffered-prng, uniform
       EXPECT_LT(row.accuracy, 2.0 / 64) << row.design;
       EXPECT_GT(row.remaining_bits, 5.8) << row.design;
       EXPECT_EQ(row.verdict, "chance") << row.design;

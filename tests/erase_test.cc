@@ -263,7 +263,7 @@ TEST(Strategies, TableOrderAndLookup) {
   EXPECT_TRUE(FindStrategy("generic")->available());
 }
 
-// Each strategy at each size and 8-byte start offset (0..56 past a 64-byte boundary, and one
+// Each strategy at each size and 8-byte start offset (0..56 past a 64-byte boundary, and 0 or 8
 // past a page boundary) writes exactly what the reference fill writes: the poison inside the
 // range, nothing in the 512-byte guards on either side.
 TEST(Strategies, MatchReferenceAtEverySizeAndStart) {
@@ -276,6 +276,7 @@ TEST(Strategies, MatchReferenceAtEverySizeAndStart) {
   auto* want = static_cast<unsigned char*>(std::aligned_alloc(4096, kAlloc));
   ASSERT_NE(got, nullptr);
   ASSERT_NE(want, nullptr);
+  ASSERT_EQ((reinterpret_cast<uintptr_t>(got) + 4096) % 4096, 0u);
   int checked = 0;
   for (const Strategy& st : Strategies()) {
     if (!st.available()) {
@@ -283,7 +284,11 @@ TEST(Strategies, MatchReferenceAtEverySizeAndStart) {
       continue;
     }
     for (size_t size : {0u, 8u, 16u, 24u, 56u, 64u, 120u, 4088u, 4096u, 16384u}) {
-      for (size_t start : {0u, 8u, 16u, 24u, 32u, 40u, 48u, 56u, 4096u, 4104u}) {
+      // The buffers are page-aligned and the range starts kGuard + start into them, so
+      // start = kPageStart (+8) is (8 bytes past) a page boundary.
+      constexpr size_t kPageStart = 4096 - kGuard;
+      for (size_t start : {size_t{0}, size_t{8}, size_t{16}, size_t{24}, size_t{32}, size_t{40},
+                           size_t{48}, size_t{56}, kPageStart, kPageStart + 8}) {
         for (uint64_t poison : {kPoison, kValue}) {
           for (size_t i = 0; i < kBuf; ++i) got[i] = want[i] = static_cast<unsigned char>(i * 7);
           const uintptr_t lo = reinterpret_cast<uintptr_t>(got) + kGuard + start;

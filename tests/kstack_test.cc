@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sodium.h>
 
 #include <array>
 #include <bitset>
@@ -169,6 +170,58 @@ TEST(KstackSiphash, TenOffsetsPerHash) {
   // Cross-check with the kernel vector: siphash_1u64(0x0706050403020100) with key 00..0f is
   // SipHash reference vector 8 (veorq/SipHash vectors.h; lib/tests/siphash_kunit.c).
   EXPECT_EQ(rng::Siphash1u64(0x0706050403020100ull, key), 0x93f5f5799a932462ull);
+}
+
+// The per-task siphash draft (kernel-facts §6.3): offset n of a task = KSTACK_OFFSET_MAX of the
+// low 32 bits of SipHash-2-4(seq = n as 8 little-endian bytes) under the task's key. Checked
+// against libsodium's crypto_shorthash_siphash24, an independent SipHash-2-4.
+TEST(KstackSiphashTask, OneSiphashPerSyscallMatchesLibsodium) {
+  ASSERT_GE(sodium_init(), 0);
+  uint8_t key_bytes[16];
+  for (int i = 0; i < 16; ++i) key_bytes[i] = static_cast<uint8_t>(0xa0 + i);
+  using Policy = SiphashTaskOffsetPolicy<InjectedCpu>;
+  CpuScript script;
+  Policy p(MakeSharedCrng(1, 0x33), InjectedCpu{&script});
+  Policy::TaskInit(rng::SiphashKeyFromBytes(key_bytes));
+  for (uint64_t seq = 0; seq < 200; ++seq) {
+    uint8_t msg[8];
+    for (int b = 0; b < 8; ++b) msg[b] = static_cast<uint8_t>(seq >> (8 * b));
+    uint8_t out[crypto_shorthash_siphash24_BYTES];
+    crypto_shorthash_siphash24(out, msg, sizeof msg, key_bytes);
+    const uint32_t low32 = rng::LoadLe32(out);
+    ASSERT_EQ(p.NextOffset(), low32 & 0x3F0u) << "seq " << seq;
+  }
+  EXPECT_EQ(Policy::task().seq, 200u);
+}
+
+// random_kstack_task_init(): a new task draws its key from get_random_bytes() (the policy's
+// crng, on its cpu) and starts at seq 0; the first task's key and sequence are untouched.
+TEST(KstackSiphashTask, NewThreadDrawsItsOwnKeyFromTheCrng) {
+  using Policy = SiphashTaskOffsetPolicy<InjectedCpu>;
+  CpuScript script;
+  script.cpu = 1;
+  Policy p(MakeSharedCrng(2, 0x44), InjectedCpu{&script});
+  uint8_t mine[16] = {1};
+  Policy::TaskInit(rng::SiphashKeyFromBytes(mine));
+  for (int i = 0; i < 5; ++i) p.NextOffset();
+
+  rng::Crng ref = MakeCrng(2, 0x44);
+  uint8_t expected_key[16];
+  ref.GetRandomBytes(1, expected_key, sizeof expected_key);
+  const rng::SiphashKey expected = rng::SiphashKeyFromBytes(expected_key);
+  uint32_t first = 99;
+  SiphashTaskState state;
+  std::thread t([&] {
+    first = p.NextOffset();
+    state = Policy::task();
+  });
+  t.join();
+  EXPECT_EQ(first, KstackOffsetMax(static_cast<uint32_t>(rng::Siphash1u64(0, expected))));
+  EXPECT_EQ(state.seq, 1u);
+  EXPECT_EQ(state.key.k[0], expected.k[0]);
+  EXPECT_EQ(state.key.k[1], expected.k[1]);
+  EXPECT_EQ(Policy::task().seq, 5u);
+  EXPECT_EQ(Policy::task().key.k[0], rng::SiphashKeyFromBytes(mine).k[0]);
 }
 
 TEST(KstackBufferedPrng, FiveOffsetsPerOutputAndReseedEvery65536Outputs) {

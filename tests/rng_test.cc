@@ -7,6 +7,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -155,7 +156,9 @@ TEST(Prandom, BytesStateIsLittleEndianWithLsbFirstTail) {
   EXPECT_EQ(a, b) << "a 3-byte tail consumes exactly one output";
 }
 
-TEST(Prandom, SeedFullStateFillsEveryCpuAboveMinima) {
+// The getrandom(2) path of prandom_seed_full_state(): each CPU gets its own non-zero state (the
+// words -> minima -> warm-up step itself is pinned by PrandomSeedFromWords' vectors above).
+TEST(Prandom, SeedFullStateGivesEachCpuItsOwnNonZeroState) {
   std::vector<PrandomState> states(4);
   ASSERT_TRUE(PrandomSeedFullState(states).ok());
   for (const PrandomState& s : states) {
@@ -445,6 +448,129 @@ TEST(Siphash, OneU64MatchesLibsodiumOnRandomInputs) {
     uint64_t expect = 0;
     for (int i = 0; i < 8; ++i) expect |= uint64_t{theirs[i]} << (8 * i);
     ASSERT_EQ(Siphash1u64(x, SiphashKeyFromBytes(key_bytes)), expect);
+  }
+}
+
+// A second SipHash-c-d, written from the SipHash paper (Aumasson & Bernstein, 2012) in the
+// reference code's shape rather than lib/siphash.c's: the message as little-endian words, the
+// length byte at the top of the last one, c rounds per word, d finalisation rounds. Validated
+// at 2-4 against libsodium below; at 1-3 it is the independent check of Hsiphash(), which
+// libsodium does not implement.
+uint64_t ReferenceSiphash(int c, int d, const uint8_t* m, size_t len, const uint8_t k[16]) {
+  auto le = [](const uint8_t* p, size_t n) {
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; ++i) x |= uint64_t{p[i]} << (8 * i);
+    return x;
+  };
+  const uint64_t k0 = le(k, 8), k1 = le(k + 8, 8);
+  uint64_t v[4] = {k0 ^ 0x736f6d6570736575ull, k1 ^ 0x646f72616e646f6dull,
+                   k0 ^ 0x6c7967656e657261ull, k1 ^ 0x7465646279746573ull};
+  auto round = [&v] {
+    v[0] += v[1];
+    v[1] = std::rotl(v[1], 13);
+    v[1] ^= v[0];
+    v[0] = std::rotl(v[0], 32);
+    v[2] += v[3];
+    v[3] = std::rotl(v[3], 16);
+    v[3] ^= v[2];
+    v[0] += v[3];
+    v[3] = std::rotl(v[3], 21);
+    v[3] ^= v[0];
+    v[2] += v[1];
+    v[1] = std::rotl(v[1], 17);
+    v[1] ^= v[2];
+    v[2] = std::rotl(v[2], 32);
+  };
+  auto absorb = [&](uint64_t w) {
+    v[3] ^= w;
+    for (int i = 0; i < c; ++i) round();
+    v[0] ^= w;
+  };
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) absorb(le(m + i, 8));
+  absorb(le(m + i, len - i) | uint64_t{len & 0xff} << 56);
+  v[2] ^= 0xff;
+  for (int r = 0; r < d; ++r) round();
+  return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+// HalfSipHash-c-d with a 32-bit result, the same way (the paper's 32-bit variant).
+uint32_t ReferenceHalfSiphash(int c, int d, const uint8_t* m, size_t len, const uint8_t k[8]) {
+  auto le = [](const uint8_t* p, size_t n) {
+    uint32_t x = 0;
+    for (size_t i = 0; i < n; ++i) x |= uint32_t{p[i]} << (8 * i);
+    return x;
+  };
+  const uint32_t k0 = le(k, 4), k1 = le(k + 4, 4);
+  uint32_t v[4] = {k0, k1, k0 ^ 0x6c796765u, k1 ^ 0x74656462u};
+  auto round = [&v] {
+    v[0] += v[1];
+    v[1] = std::rotl(v[1], 5);
+    v[1] ^= v[0];
+    v[0] = std::rotl(v[0], 16);
+    v[2] += v[3];
+    v[3] = std::rotl(v[3], 8);
+    v[3] ^= v[2];
+    v[0] += v[3];
+    v[3] = std::rotl(v[3], 7);
+    v[3] ^= v[0];
+    v[2] += v[1];
+    v[1] = std::rotl(v[1], 13);
+    v[1] ^= v[2];
+    v[2] = std::rotl(v[2], 16);
+  };
+  auto absorb = [&](uint32_t w) {
+    v[3] ^= w;
+    for (int i = 0; i < c; ++i) round();
+    v[0] ^= w;
+  };
+  size_t i = 0;
+  for (; i + 4 <= len; i += 4) absorb(le(m + i, 4));
+  absorb(le(m + i, len - i) | uint32_t{static_cast<uint8_t>(len)} << 24);
+  v[2] ^= 0xff;
+  for (int r = 0; r < d; ++r) round();
+  return v[1] ^ v[3];
+}
+
+TEST(Siphash, ReferenceImplementationAgreesWithLibsodiumAt24) {
+  ASSERT_GE(sodium_init(), 0);
+  std::mt19937_64 gen(99);
+  for (int trial = 0; trial < 500; ++trial) {
+    uint8_t k[16];
+    for (auto& b : k) b = static_cast<uint8_t>(gen());
+    std::vector<uint8_t> m(gen() % 70);
+    for (auto& b : m) b = static_cast<uint8_t>(gen());
+    uint8_t theirs[8];
+    ASSERT_EQ(crypto_shorthash_siphash24(theirs, m.data(), m.size(), k), 0);
+    uint64_t expect = 0;
+    for (int i = 0; i < 8; ++i) expect |= uint64_t{theirs[i]} << (8 * i);
+    ASSERT_EQ(ReferenceSiphash(2, 4, m.data(), m.size(), k), expect) << "trial " << trial;
+  }
+}
+
+// hsiphash on 64-bit (SipHash-1-3, low 32 bits) and on 32-bit (HalfSipHash-1-3) against the
+// reference forms: random keys and every length 0..69, plus the kernel tables' first entries.
+TEST(Siphash, HsiphashAndHalfSiphashMatchTheReferenceAt13) {
+  std::mt19937_64 gen(1313);
+  for (int trial = 0; trial < 700; ++trial) {
+    uint8_t k[16];
+    for (auto& b : k) b = static_cast<uint8_t>(gen());
+    std::vector<uint8_t> m(static_cast<size_t>(trial % 70));
+    for (auto& b : m) b = static_cast<uint8_t>(gen());
+    ASSERT_EQ(Hsiphash(m.data(), m.size(), SiphashKeyFromBytes(k)),
+              static_cast<uint32_t>(ReferenceSiphash(1, 3, m.data(), m.size(), k)))
+        << "trial " << trial;
+    ASSERT_EQ(HalfSiphash(m.data(), m.size(), HalfSiphashKeyFromBytes(k)),
+              ReferenceHalfSiphash(1, 3, m.data(), m.size(), k))
+        << "trial " << trial;
+  }
+  uint8_t k[16];
+  for (int i = 0; i < 16; ++i) k[i] = static_cast<uint8_t>(i);
+  for (size_t i = 0; i < 64; ++i) {
+    const auto m = Message(i);
+    EXPECT_EQ(static_cast<uint32_t>(ReferenceSiphash(1, 3, m.data(), m.size(), k)),
+              kHsiphash13Vectors[i]);
+    EXPECT_EQ(ReferenceHalfSiphash(1, 3, m.data(), m.size(), k), kHalfSiphash13Vectors[i]);
   }
 }
 

@@ -31,11 +31,11 @@ namespace {
 using kstack::CpuScript;
 using kstack::InjectedCpu;
 
-// A second cpu-source type for the other tasks of the per-task design: PerTaskLegacyPolicy keeps
-// its state in one thread_local per template instantiation (one task per thread), so the
-// simulated other tasks get their own instantiation and never touch the attacker's state. They
-// share one state among themselves, which changes nothing the attacker sees: what they do to it
-// is consume values from the per-CPU crng batches, as real tasks would.
+// A second cpu-source type for the other tasks of the per-task designs: PerTaskLegacyPolicy and
+// SiphashTaskOffsetPolicy keep their state in one thread_local per template instantiation (one task
+// per thread), so the simulated other tasks get their own instantiation and never touch the
+// attacker's state. They share one state among themselves, which changes nothing the attacker sees:
+// what they do to it is consume values from the per-CPU crng batches, as real tasks would.
 struct OtherTaskCpu : InjectedCpu {};
 
 // x86's rdtsc() at the exit step, from the simulation's clock (deterministic).
@@ -135,6 +135,24 @@ Expected<Steps> Build(const std::string& name, int cpus, Sim& sim, Dice& dice) {
     s.other_syscall = [o, crng] { o->NextOffset(); };
     return s;
   }
+  if (name == "siphash-task") {
+    auto key = [&dice] {
+      uint8_t kb[16];
+      dice.Fill(kb, sizeof kb);
+      return rng::SiphashKeyFromBytes(kb);
+    };
+    using Attacker = kstack::SiphashTaskOffsetPolicy<InjectedCpu>;
+    using Other = kstack::SiphashTaskOffsetPolicy<OtherTaskCpu>;
+    Attacker::TaskInit(key());  // new tasks (random_kstack_task_init): a key each
+    Other::TaskInit(key());
+    auto crng = MakeCrng(cpus, dice);  // unused: both keys are set
+    auto a = std::make_shared<Attacker>(crng, cpu);
+    auto o = std::make_shared<Other>(crng, OtherTaskCpu{cpu});
+    Steps s;
+    s.attacker_entry = [a] { return kstack::KstackOffsetMax(a->Entry()); };
+    s.other_syscall = [o] { o->NextOffset(); };
+    return s;
+  }
   if (name == "uniform") {
     auto u = std::make_shared<UniformSource>(dice);
     Steps s;
@@ -221,8 +239,9 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
 }  // namespace
 
 std::vector<std::string> MigrationPolicies() {
-  return {"off",     "legacy-x86", "legacy-arm64", "legacy-arm64-nolock", "legacy-arm64-u8",
-          "siphash", "per-task",   "percpu-prng",  "buffered-prng",       "uniform"};
+  return {"off",     "legacy-x86",   "legacy-arm64", "legacy-arm64-nolock", "legacy-arm64-u8",
+          "siphash", "siphash-task", "per-task",     "percpu-prng",         "buffered-prng",
+          "uniform"};
 }
 
 Expected<AttackReport> RunMigration(const MigrationOptions& o) {

@@ -2,8 +2,8 @@
 // GF(2), so each leaked offset (bits 4..9 of one prandom_u32_state() output) is 6 linear
 // equations in the 128 state bits (113 of which matter, kernel-facts §1.1). The attacker solves
 // them (analysis/gf2.h) and predicts every later offset. The same attacker against designs
-// that are not LFSR113 (siphash, the crng-fed legacy and per-task designs, a uniform source)
-// finds no consistent state or a wrong one, and stays at chance.
+// that are not LFSR113 (the siphash designs, the crng-fed legacy and per-task designs, a uniform
+// source) finds no consistent state or a wrong one, and stays at chance.
 //
 // The linear map is not re-derived from the algorithm: column v of "state -> output n" is the
 // output of the real rng::PrandomU32State() started from the state with only bit v set (the
@@ -126,6 +126,13 @@ Expected<std::vector<uint32_t>> DrawStream(const std::string& policy, Dice& dice
     using P = kstack::PerTaskLegacyPolicy<kstack::CrngU16Rand, kstack::InjectedCpu>;
     P::TaskInit();  // a new task (random_kstack_task_init)
     P p(kstack::CrngU16Rand{c.get()}, cpu);
+    for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
+  } else if (policy == "siphash-task") {
+    uint8_t kb[16];
+    dice.Fill(kb, sizeof kb);
+    using P = kstack::SiphashTaskOffsetPolicy<kstack::InjectedCpu>;
+    P::TaskInit(rng::SiphashKeyFromBytes(kb));  // a new task with its own key
+    P p(crng(), cpu);
     for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
   } else if (policy == "uniform") {
     UniformSource u(dice);
@@ -362,7 +369,8 @@ Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map
 }  // namespace
 
 std::vector<std::string> PrngRecoverPolicies() {
-  return {"percpu-prng", "buffered-prng", "siphash", "legacy-arm64", "per-task", "uniform"};
+  return {"percpu-prng",  "buffered-prng", "siphash", "siphash-task",
+          "legacy-arm64", "per-task",      "uniform"};
 }
 
 Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
@@ -402,8 +410,9 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
       "consistent gap patterns, max search nodes). `recovered` only with a unique state of rank "
       "113 confirmed by >= 12 redundant equations; `full rank, unverified` predicts but could "
       "still be a coincidence.",
-      "siphash, legacy-arm64, per-task and uniform are attacked with the percpu-prng model (the "
-      "attacker assumes LFSR113); buffered-prng with its own 5-offsets-per-output model, first "
+      "siphash, siphash-task, legacy-arm64, per-task and uniform are attacked with the percpu-prng "
+      "model (the attacker assumes LFSR113); buffered-prng with its own 5-offsets-per-output "
+      "model, first "
       "observation at the first offset after seeding.",
   };
   if (o.gaps > 0) {

@@ -138,8 +138,8 @@ class PerCpuLegacyPolicy : public OffsetSteps<PerCpuLegacyPolicy<Rand, Cpu>> {
 struct LegacyX86Policy : PerCpuLegacyPolicy<TscRand> {
   static constexpr const char* kName = "legacy-x86";
   static constexpr const char* kSummary =
-      "v6.9-v7.0 x86: per-CPU kstack_offset = ror32(old, 5) ^ rdtsc() after the syscall, used "
-      "at the next entry";
+      "v6.11-v7.0 x86: per-CPU kstack_offset = ror32(old, 5) ^ rdtsc() after the syscall, used "
+      "at the next entry (mask 0x3F0; older kernels differ, see docs/models.md)";
   using PerCpuLegacyPolicy::PerCpuLegacyPolicy;
   LegacyX86Policy() : PerCpuLegacyPolicy(PossibleCpus(), TscRand{}) {}
 };
@@ -158,7 +158,7 @@ struct CrngLegacyPolicy : PerCpuLegacyPolicy<Rand> {
 struct LegacyArm64Policy : CrngLegacyPolicy<CrngU16Rand> {
   static constexpr const char* kName = "legacy-arm64";
   static constexpr const char* kSummary =
-      "v6.10-v7.0 arm64: per-CPU kstack_offset = ror32(old, 5) ^ get_random_u16() (batched "
+      "v6.11-v7.0 arm64: per-CPU kstack_offset = ror32(old, 5) ^ get_random_u16() (batched "
       "crng, local_lock; refill of 2 ChaCha20 blocks every 48 calls)";
   using CrngLegacyPolicy::CrngLegacyPolicy;
 };
@@ -228,8 +228,8 @@ class SiphashOffsetPolicy : public OffsetSteps<SiphashOffsetPolicy<Cpu>> {
 struct SiphashPolicy : SiphashOffsetPolicy<> {
   static constexpr const char* kName = "siphash";
   static constexpr const char* kSummary =
-      "per-CPU siphash_1u64(counter ^ tweak) under a boot-time key, 6 bits per syscall (10 "
-      "offsets per hash)";
+      "kstacklab's own design, no kernel code: per-CPU siphash_1u64(counter ^ tweak) under a "
+      "boot-time key, 6 bits per syscall (10 offsets per hash)";
   using SiphashOffsetPolicy::SiphashOffsetPolicy;
   // One boot-time key and a random tweak per possible CPU, from getrandom(2).
   static Expected<std::unique_ptr<SiphashPolicy>> Boot();
@@ -269,6 +269,62 @@ struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
 
  private:
   std::shared_ptr<rng::Crng> crng_;
+};
+
+// --- per-task siphash (kernel-facts §6.3: a public draft of randomize_kstack.h) --------------
+
+// The draft's get_update_kstack_offset(): u32 offset = siphash_1u64(current->random_kstack_seq,
+// &current->random_kstack_key); random_kstack_seq++ — one SipHash-2-4 per syscall, truncated to
+// u32, then KSTACK_OFFSET_MAX. random_kstack_task_init() fills the task's key with
+// get_random_bytes() (here: Crng::GetRandomBytes on the calling cpu, the same function) and
+// zeroes the sequence. The kernel does that at fork; the model at the thread's first Entry()
+// (one predictable branch per call the kernel does not have). The state is thread_local, one per
+// thread per instantiation of this template (as a task has one key), shared by all its objects.
+struct SiphashTaskState {
+  rng::SiphashKey key{};
+  uint64_t seq = 0;
+  bool initialised = false;
+};
+
+template <class Cpu = SchedCpu>
+class SiphashTaskOffsetPolicy : public OffsetSteps<SiphashTaskOffsetPolicy<Cpu>> {
+ public:
+  explicit SiphashTaskOffsetPolicy(std::shared_ptr<rng::Crng> crng, Cpu cpu = Cpu{})
+      : crng_(std::move(crng)), cpu_(cpu) {}
+
+  uint32_t Entry() {
+    SiphashTaskState& t = task_;
+    if (!t.initialised) [[unlikely]] {
+      TaskInit();
+    }
+    const auto offset = static_cast<uint32_t>(rng::Siphash1u64(t.seq, t.key));
+    ++t.seq;
+    return offset;
+  }
+
+  // random_kstack_task_init() for the calling thread: a fresh key from this policy's crng.
+  [[gnu::noinline]] void TaskInit() {
+    uint8_t bytes[16];
+    crng_->GetRandomBytes(cpu_.Cpu(), bytes, sizeof bytes);
+    TaskInit(rng::SiphashKeyFromBytes(bytes));
+    rng::SecureZero(bytes, sizeof bytes);
+  }
+  // The same with a given key (tests, attack models).
+  static void TaskInit(const rng::SiphashKey& key) { task_ = {key, 0, true}; }
+  static const SiphashTaskState& task() { return task_; }
+
+ private:
+  static inline thread_local SiphashTaskState task_{};
+  std::shared_ptr<rng::Crng> crng_;
+  [[no_unique_address]] Cpu cpu_;
+};
+
+struct SiphashTaskPolicy : SiphashTaskOffsetPolicy<> {
+  static constexpr const char* kName = "siphash-task";
+  static constexpr const char* kSummary =
+      "per-task siphash_1u64(current->random_kstack_seq++) under a per-task key (the public "
+      "randomize_kstack.h draft, kernel-facts 6.3): one SipHash-2-4 per syscall";
+  using SiphashTaskOffsetPolicy::SiphashTaskOffsetPolicy;
 };
 
 // --- per-CPU prandom (patch 2 of the 2026 series, a96ef5848cb0: the final design) ------------
@@ -368,8 +424,8 @@ class BufferedPrandomPolicy : public OffsetSteps<BufferedPrandomPolicy<Cpu>> {
 struct BufferedPrngPolicy : BufferedPrandomPolicy<> {
   static constexpr const char* kName = "buffered-prng";
   static constexpr const char* kSummary =
-      "per-CPU LFSR113 output buffered, 6 bits per syscall (5 per output), reseeded from the "
-      "crng every 65536 outputs";
+      "kstacklab's own design, no kernel code: per-CPU LFSR113 output buffered, 6 bits per "
+      "syscall (5 per output), reseeded from the crng every 65536 outputs";
   using BufferedPrandomPolicy::BufferedPrandomPolicy;
 };
 
@@ -440,6 +496,7 @@ inline constexpr PolicyDef kPolicies[] = {
     policy_internal::Row<LegacyArm64NoLockPolicy>(),
     policy_internal::Row<LegacyArm64U8Policy>(),
     policy_internal::Row<SiphashPolicy>(),
+    policy_internal::Row<SiphashTaskPolicy>(),
     policy_internal::Row<PerTaskPolicy>(),
     policy_internal::Row<PercpuPrngPolicy>(),
     policy_internal::Row<BufferedPrngPolicy>(),
