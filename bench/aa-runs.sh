@@ -8,9 +8,10 @@
 #   compare a_* b_*      -> runs grouped by label, samples = per-run means: fraction flagged;
 #   compare a_1 b_1      -> one run per side: must carry no verdict ('~'); also reports how many
 #                           of those cells the old rule (repetitions as samples) would have marked.
-# Then the planted-change check: `run --suite model --bench 'model/kstack*'` in one file, compared
-# within the file against `off` (variants measured round-robin) on mean and p50: the real
-# differences of the designs must still be marked. (p50 is shown beside the mean because on a
+# Then the planted-change check: `run --suite model` (model/kstack and model/rng) in one file,
+# compared within the file against `off` (variants measured round-robin) on mean and p50: the real
+# differences of the designs must still be marked. `compare` gives one table per variant set here
+# ({"tables": [...]} in JSON); the counts are over both. (p50 is shown beside the mean because on a
 # loaded machine a descheduled repetition inflates its mean, not its median.)
 # Usage: [MODEL_FLAGS=...] bench/aa-runs.sh [KSTACKLAB] [RUNS] [SETTINGS...]
 #   e.g. bench/aa-runs.sh build/src/kstacklab 3 "" "--repetitions 150 --iterations 20000"
@@ -33,22 +34,26 @@ count() {
   python3 - "$1" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-cols = {c["name"]: c for c in d["columns"]}
-aa, other = [], []
-for r in d["rows"]:
-    base = cols[r["baseline"]["label"]]
-    for v in r["variants"]:
-        if v["change_pct"] is None:
-            continue
-        c = cols[v["label"]]
-        (aa if c["variant"] == base["variant"] and c["label"] != base["label"] else other).append(v)
-flag = sum(v["verdict"] != "-" for v in aa)
-nrv = [v for v in aa if v.get("no_run_variance")]
+# One table object, or {"tables": [...]} when the inputs hold several variant sets
+# (docs/reading-tables.md, "JSON").
+aa, other = [], []  # (cell, alpha of its table)
+for t in d.get("tables", [d]):
+    cols = {c["name"]: c for c in t["columns"]}
+    for r in t["rows"]:
+        base = cols[r["baseline"]["label"]]
+        for v in r["variants"]:
+            if v["change_pct"] is None:
+                continue
+            c = cols[v["label"]]
+            same = c["variant"] == base["variant"] and c["label"] != base["label"]
+            (aa if same else other).append((v, t["alpha"]))
+flag = sum(v["verdict"] != "-" for v, _ in aa)
+nrv = [(v, a) for v, a in aa if v.get("no_run_variance")]
 # The old rule marked a cell when the within-run CI excluded 0 and p < alpha.
-old = sum(1 for v in nrv if v["p_value"] is not None and v["p_value"] < d["alpha"]
+old = sum(1 for v, a in nrv if v["p_value"] is not None and v["p_value"] < a
           and v["ci_low_pct"] is not None and (v["ci_low_pct"] > 0 or v["ci_high_pct"] < 0))
 print(flag, len(aa) - len(nrv), len(nrv), old, len(aa),
-      sum(v["verdict"] != "-" for v in other), len(other))
+      sum(v["verdict"] != "-" for v, _ in other), len(other))
 PY
 }
 
@@ -79,17 +84,19 @@ for settings in "$@"; do
 done
 
 # shellcheck disable=SC2086 # MODEL_FLAGS are words by design
-"$K" run --suite model --bench 'model/kstack*' ${MODEL_FLAGS:-} --label model --cpu "$CPU" --no-store \
+"$K" run --suite model ${MODEL_FLAGS:-} --label model --cpu "$CPU" --no-store \
   -o "$tmp/model.json" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 "$K" compare "$tmp/model.json" --metrics mean,p50 --format json >"$tmp/model_cmp.json" 2>/dev/null
 read -r _ _ _ _ _ mf md < <(count "$tmp/model_cmp.json")  # one file: every cell is "other"
-base=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["columns"][0]["name"])' "$tmp/model_cmp.json")
-echo "planted: model/kstack designs vs '$base' within one run (mean and p50, ${MODEL_FLAGS:-defaults}): $mf of $md cells flagged"
+base=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(",".join(sorted({t["columns"][0]["name"] for t in d.get("tables", [d])})))' "$tmp/model_cmp.json")
+echo "planted: model suite rows vs '$base' within one run (mean and p50, ${MODEL_FLAGS:-defaults}): $mf of $md cells flagged"
 python3 - "$tmp/model_cmp.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-for r in d["rows"]:
-    cells = [v for v in r["variants"] if v["change_pct"] is not None]
-    text = ", ".join(f'{v["label"]} {v["change_pct"]:+.1f}% {v["verdict"]}' for v in cells)
-    print(f'  {r["benchmark"]} {r["result_class"]} (baseline {r["baseline"]["value"]:.2f}): {text}')
+for t in d.get("tables", [d]):
+    for r in t["rows"]:
+        cells = [v for v in r["variants"] if v["change_pct"] is not None]
+        text = ", ".join(f'{v["label"]} {v["change_pct"]:+.1f}% {v["verdict"]}' for v in cells)
+        print(f'  {r["benchmark"]} {r["result_class"]} (baseline {r["baseline"]["value"]:.2f}): {text}')
 PY
