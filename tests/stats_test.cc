@@ -17,6 +17,7 @@
 #include <random>
 
 #include "kstacklab/compare.h"
+#include "kstacklab/compare_report.h"
 
 namespace kstacklab {
 namespace {
@@ -477,14 +478,24 @@ TEST(CompareTable, SingleRunAcrossRunsHasNoVerdict) {
   for (const std::string& n : across->notes)
     noted = noted || n.find("measure >= 3 runs per configuration") != std::string::npos;
   EXPECT_TRUE(noted);
-  // Several sessions on both sides carry the process-to-process variance: decided.
+  // Several sessions on both sides carry the process-to-process variance but not the run's
+  // (boot, the machine's drift between runs): still no verdict across runs.
   std::vector<int> sessions = {0, 1, 2, 3, 4};
   auto sess = BuildCompareTable({Input("b", {Bench("s/x", base, "", sessions)}),
                                  Input("v", {Bench("s/x", up, "", sessions)})},
                                 MeanOnly());
   ASSERT_TRUE(sess.ok());
-  EXPECT_FALSE(sess->rows[0].variants[0].no_run_variance);
-  EXPECT_EQ(sess->rows[0].variants[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(sess->rows[0].variants[0].unit, SampleUnit::kSession);
+  EXPECT_TRUE(sess->rows[0].variants[0].no_run_variance);
+  EXPECT_EQ(sess->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_TRUE(std::isnan(sess->rows[0].variants[0].p_adjusted));
+  // The same sessions as variants of one run: decided (they share the run).
+  std::vector<BenchmarkResult> both = {Bench("s/x", base, "b", sessions),
+                                       Bench("s/x", up, "v", sessions)};
+  auto one_run = BuildCompareTable({Input("run", both)}, MeanOnly());
+  ASSERT_TRUE(one_run.ok());
+  EXPECT_FALSE(one_run->rows[0].variants[0].no_run_variance);
+  EXPECT_EQ(one_run->rows[0].variants[0].verdict, Verdict::kRegression);
   // One side with sessions, the other a single process: still no verdict.
   auto mixed = BuildCompareTable(
       {Input("b", {Bench("s/x", base, "", sessions)}), Input("v", {Bench("s/x", up)})}, MeanOnly());
@@ -686,6 +697,98 @@ TEST(CompareTable, AaRunsWithARunLevelEffectStayAtAlpha) {
   EXPECT_EQ(unmarked, 100);
 }
 
+// One run per label with several sessions each, and a run-level effect: session means leave
+// the run effect out, so deciding on them flags A/A pairs far above alpha (the audit measured
+// 13-38 % with this machine's variance components). They must stay unmarked.
+TEST(CompareTable, AaSessionsOfSingleRunsAreNeverMarked) {
+  std::mt19937_64 rng(31);
+  std::normal_distribution<double> run_effect(0, 2.6), session_effect(0, 3.8), noise(0, 5.3);
+  int marked = 0, unmarked = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<CompareInput> in;
+    for (const char* label : {"a", "b"}) {
+      const double run_level = 100 + run_effect(rng);
+      std::vector<double> reps;
+      std::vector<int> sessions;
+      for (int s = 0; s < 5; ++s) {
+        const double level = run_level + session_effect(rng);
+        for (int r = 0; r < 20; ++r) {
+          reps.push_back(level + noise(rng));
+          sessions.push_back(s);
+        }
+      }
+      in.push_back(Input(label, {Bench("s/x", reps, "", sessions)}));
+    }
+    auto t = BuildCompareTable(in, MeanOnly());
+    ASSERT_TRUE(t.ok());
+    const CompareCell& c = t->rows[0].variants[0];
+    if (c.verdict != Verdict::kNone) ++marked;
+    if (c.no_run_variance) ++unmarked;
+  }
+  EXPECT_EQ(marked, 0);
+  EXPECT_EQ(unmarked, 200);
+}
+
+// An overhead-corrected baseline at or below 0: no % change, no verdict, and the cell shows the
+// column's own value with a note (a negative base used to flip the sign of the verdict).
+TEST(CompareTable, BaselineAtOrBelowZeroHasNoChange) {
+  for (double base : {-2.0, 0.0}) {
+    std::vector<double> b = {base - 0.1, base, base + 0.1, base}, v = {-1.1, -1, -0.9, -1};
+    auto t = BuildCompareTable({OneRun({{"b", b}, {"v", v}})}, MeanOnly());
+    ASSERT_TRUE(t.ok());
+    const CompareCell& c = t->rows[0].variants[0];
+    EXPECT_TRUE(c.baseline_not_positive) << base;
+    EXPECT_TRUE(std::isnan(c.change_pct)) << base;
+    EXPECT_EQ(c.verdict, Verdict::kNone) << base;
+    bool noted = false;
+    for (const std::string& n : t->notes) noted = noted || n.rfind("# the baseline", 0) == 0;
+    EXPECT_TRUE(noted) << base;
+    const std::string grid = RenderCompareGrid(*t);
+    EXPECT_NE(grid.find("-1.00 ns #"), std::string::npos) << grid;
+  }
+}
+
+TEST(CompareTable, ConflictingLowerIsBetterIsAUsageError) {
+  auto a = Input("a", {Bench("s/x", {1, 2, 3})});
+  auto b = Input("b", {Bench("s/x", {1, 2, 3})});
+  b.run.benchmarks[0].lower_is_better = false;
+  auto t = BuildCompareTable({a, b}, MeanOnly());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().exit_code, kExitUsage);
+  EXPECT_NE(t.error().message.find("lower-is-better in 'a' but higher-is-better in 'b'"),
+            std::string::npos)
+      << t.error().message;
+}
+
+// Mann-Whitney with 3 vs 3 samples: its smallest two-sided p is 2 / C(6, 3) = 0.1, so a clear
+// +5 % is never marked at alpha 0.05; the table says why instead of staying silent.
+TEST(CompareTable, MannWhitneyTooFewSamplesIsExplained) {
+  EXPECT_DOUBLE_EQ(stats::MannWhitneyMinP(3, 3), 0.1);
+  EXPECT_DOUBLE_EQ(stats::MannWhitneyMinP(4, 4), 2.0 / 70);
+  EXPECT_DOUBLE_EQ(stats::MannWhitneyMinP(1, 1), 1.0);
+  CompareOptions o = MeanOnly();
+  o.test = SignificanceTest::kMannWhitney;
+  auto t = BuildCompareTable({OneRun({{"b", {100, 100.1, 99.9}}, {"v", {105, 105.1, 104.9}}})}, o);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_DOUBLE_EQ(t->rows[0].variants[0].p_value, 0.1);
+  bool noted = false;
+  for (const std::string& n : t->notes)
+    noted = noted || n.find("smallest attainable p is 0.1") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // 4 vs 4 can (p = 0.0286): marked, no note.
+  t = BuildCompareTable(
+      {OneRun({{"b", {100, 100.1, 99.9, 100.2}}, {"v", {105, 105.1, 104.9, 105.2}}})}, o);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression);
+  for (const std::string& n : t->notes) EXPECT_EQ(n.find("smallest attainable"), std::string::npos);
+}
+
+TEST(Welch, OverflowingVarianceGivesNaNNotP1) {
+  const stats::WelchResult r = stats::WelchTTest({1e300, -1e300, 5e299}, {1, 2, 3});
+  EXPECT_TRUE(std::isnan(r.p));
+}
+
 TEST(CompareTable, PlantedChangeAcrossRunsIsFound) {
   // +10 % against a run SD of 2 %: with 5 runs per side the MDC is ~4 %, so it is found in
   // (nearly) every trial, always with the right sign.
@@ -746,6 +849,13 @@ TEST(VarianceComponents, PlanLevelsMatchesKaliberaJonesClosedForm) {
   EXPECT_EQ(plan.runs, 3u);
   EXPECT_LE(plan.mdc, 0.01);
   EXPECT_EQ(stats::PlanLevels(vc, 0, 0.01, 0.05, 0.8, costs, 3).runs, 0u);  // mean 0
+  EXPECT_FALSE(stats::PlanLevels(vc, 0, 0.01, 0.05, 0.8, costs, 3).unreachable);
+  // A 0.01 % effect against a run SD of 1 %: about (2.8^2 * 2) / 1e-4 = 157 000 runs, more than
+  // the search's 10 000: no plan (it used to print the cap as if it were one).
+  vc.run = 1;
+  auto far = stats::PlanLevels(vc, 100, 0.0001, 0.05, 0.8, costs, 3);
+  EXPECT_EQ(far.runs, 0u);
+  EXPECT_TRUE(far.unreachable);
 }
 
 TEST(Plan, NeededRepetitionsFromPilot) {

@@ -123,12 +123,16 @@ struct CompareCell {
   double p_adjusted = kCompareNaN;  // Holm-adjusted p-value (== p_value without correction)
   double mdc_pct = kCompareNaN;  // minimal detectable |change| at options.power with these n, SDs
   bool too_few = false;          // fewer than 3 samples on a side: change only, no verdict
-  // Measured in other runs than the baseline while a side's samples are the repetitions of one
-  // process: no run-to-run variance, so the change and its within-run CI but no verdict.
+  // Measured in other runs than the baseline while a side's samples are not per-run means (the
+  // repetitions or sessions of one run): no run-to-run variance, so the change and its
+  // within-run CI but no verdict.
   bool no_run_variance = false;
   // A per-call metric (percentile, min, max) whose change is smaller than one timer step of
   // either column (timing::ChangeBelowTimerStep): the difference may be the counter's.
   bool below_timer_step = false;
+  // The baseline's value is <= 0 (an overhead-corrected per-call value at or below the timer
+  // overhead): a % change of it means nothing, so the cell has no change, CI or verdict.
+  bool baseline_not_positive = false;
   Verdict verdict = Verdict::kNone;
 };
 

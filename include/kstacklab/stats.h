@@ -59,6 +59,9 @@ struct MannWhitneyResult {
   bool exact = false;
 };
 MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b);
+// The smallest two-sided p the exact test can give with n_a and n_b samples (complete
+// separation): min(1, 2 / C(n_a + n_b, n_a)). 3 vs 3: 0.1, so nothing is significant at 0.05.
+double MannWhitneyMinP(size_t n_a, size_t n_b);
 
 // Holm-Bonferroni step-down adjustment: sort the m finite p-values ascending, adj_(i) =
 // max_{j<=i} min(1, (m - j + 1) p_(j)) (1-based j); NaN entries stay NaN and do not count in m.
@@ -124,7 +127,10 @@ struct LevelPlan {
   size_t repetitions = 0;
   double cost_s = 0;  // per configuration
   double mdc = 0;     // relative MDC reached (0.018 = 1.8 %)
+  // No design of at most kMaxPlanRuns runs per configuration reaches the effect (runs == 0).
+  bool unreachable = false;
 };
+inline constexpr size_t kMaxPlanRuns = 10000;
 LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, double alpha,
                      double power, const LevelCosts& costs, size_t min_runs);
 

@@ -174,6 +174,17 @@ Runner SetupCompareCommand(CLI::App& sub) {
       Warn(
           "only one configuration given: the table shows the baseline alone; name a second "
           "file, or a file holding several variants");
+    } else if (inputs.size() > 1 &&
+               std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
+                 return in.run.label == inputs[0].run.label;
+               })) {
+      // The default label is the kernel release, so two runs on one kernel made without --label
+      // merge silently: only their variants are compared, never the files.
+      Warn(fmt::format(
+          "all {} inputs have the label '{}', so they are runs of one configuration and only "
+          "their variants are compared; if the files are different configurations, give each "
+          "its own --label when running (the default label is the kernel release)",
+          inputs.size(), inputs[0].run.label));
     }
     return PrintStdout(RenderCompareTables(tables, *format));
   };

@@ -63,7 +63,7 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, b
                "per config."}};
   g.right_align = {false, false, false, true, true, true, true, true, true};
   std::string last;
-  bool any_unknown_run = false;
+  bool any_unknown_run = false, any_unreachable = false;
   for (const PlanRow& r : rows) {
     std::string key = r.benchmark + " " + r.configuration;
     if (key != last || g.groups.empty()) g.groups.emplace_back();
@@ -73,10 +73,13 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, b
                                     r.repetitions / std::max(r.sessions, 1));
     std::string needed =
         r.plan.runs ? fmt::format("{} x {} x {}", r.plan.runs, r.plan.sessions, r.plan.repetitions)
-                    : "?";
-    g.groups.back().push_back({key != last ? r.benchmark : "", cls, r.configuration, pilot,
-                               Pct(r.cv_pct), Pct(r.mdc_pct), ComponentsText(r), needed,
-                               r.plan.runs ? SecondsText(r.plan.cost_s) : "?"});
+        : r.plan.unreachable ? fmt::format("> {} runs", stats::kMaxPlanRuns)
+                             : "?";
+    g.groups.back().push_back(
+        {key != last ? r.benchmark : "", cls, r.configuration, pilot, Pct(r.cv_pct), Pct(r.mdc_pct),
+         ComponentsText(r), needed,
+         r.plan.runs ? SecondsText(r.plan.cost_s) : (r.plan.unreachable ? "-" : "?")});
+    any_unreachable = any_unreachable || r.plan.unreachable;
     any_unknown_run = any_unknown_run || std::isnan(r.components.run);
     last = key;
   }
@@ -97,6 +100,14 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, b
   text += pre +
           "SD run/session/rep: variance components (nested ANOVA, clipped at 0) as SDs; '?' = the "
           "level does not vary in the pilot.\n";
+  if (any_unreachable) {
+    text += pre + fmt::format(
+                      "> {} runs: no design of at most {} runs per configuration (with up to 100 "
+                      "sessions x 100000 repetitions each) detects the target with this "
+                      "run-to-run variance: give a larger --target-effect, or bring the "
+                      "run-to-run variance down first (docs/methodology.md).\n",
+                      stats::kMaxPlanRuns, stats::kMaxPlanRuns);
+  }
   if (any_unknown_run) {
     text += pre +
             "A pilot of one run cannot see the run-to-run (boot) variance: the plan assumes it is "

@@ -24,8 +24,12 @@ std::string BaselineCellText(const CompareRow& r) {
   return ValueText(r.baseline.value) + " " + r.unit;
 }
 
-std::string VariantCellText(const CompareCell& c) {
-  if (!c.present || std::isnan(c.change_pct)) return "";
+std::string VariantCellText(const CompareCell& c, const std::string& unit) {
+  if (!c.present) return "";
+  // No change to show (no baseline for this row, or a baseline <= 0): the column's own value.
+  if (std::isnan(c.change_pct)) {
+    return ValueText(c.value) + " " + unit + (c.baseline_not_positive ? " #" : "");
+  }
   std::string s = fmt::format("{:.2f}%", c.change_pct);
   if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
   if (c.too_few) s += " *";
@@ -48,7 +52,7 @@ GridTable ToGrid(const CompareTable& t) {
     if (r.first_in_group || g.groups.empty()) g.groups.emplace_back();
     std::vector<std::string> row = {r.first_in_group ? r.benchmark : "", r.result_class,
                                     BaselineCellText(r)};
-    for (const CompareCell& c : r.variants) row.push_back(VariantCellText(c));
+    for (const CompareCell& c : r.variants) row.push_back(VariantCellText(c, r.unit));
     g.groups.back().push_back(std::move(row));
   }
   return g;
@@ -257,6 +261,7 @@ Json CompareToJsonValue(const CompareTable& t) {
         j["too_few"] = c.too_few;
         j["no_run_variance"] = c.no_run_variance;
         j["below_timer_step"] = c.below_timer_step;
+        j["baseline_not_positive"] = c.baseline_not_positive;
         j["verdict"] = VerdictCode(c.verdict);
       }
       return j;

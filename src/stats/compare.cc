@@ -175,6 +175,12 @@ Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
               "benchmark '{}' has unit '{}' in '{}' but '{}' in '{}'; compare results measured "
               "in the same unit",
               key.name, e.unit, unit_col, b.unit, set.columns[c].name));
+        } else if (b.lower_is_better != e.lower_is_better) {
+          return UsageError(fmt::format(
+              "benchmark '{}' is lower-is-better in '{}' but higher-is-better in '{}', so (R) and "
+              "(I) would contradict each other; fix lower_is_better in the edited file",
+              key.name, e.lower_is_better ? unit_col : set.columns[c].name,
+              e.lower_is_better ? set.columns[c].name : unit_col));
         }
         e.by_column.back().back().push_back(&b);
       }
@@ -191,6 +197,8 @@ struct NoteState {
   bool any_too_few = false;
   bool any_no_run_variance = false;
   bool any_below_timer_step = false;
+  bool any_not_positive = false;
+  double mwu_min_p = 0;  // the largest smallest-attainable MWU p among cells at or above alpha
   std::map<std::string, std::vector<std::string>> session_cols;  // column -> benchmarks
   std::map<std::string, int> run_cols;                           // column -> runs
   // MDC per benchmark name and metric: the largest over its rows' decidable variant cells.
@@ -218,14 +226,19 @@ CompareCell DescribeCell(const CellSamples& s) {
 void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, CompareCell& v,
                          const std::vector<double>& vs, bool same_runs,
                          const CompareOptions& options) {
-  if (!v.present || !b.present || !(b.value != 0) || !std::isfinite(b.value)) return;
+  if (!v.present || !b.present || !std::isfinite(b.value)) return;
+  if (!(b.value > 0)) {
+    v.baseline_not_positive = true;
+    return;
+  }
   v.change_pct = 100 * (v.value / b.value - 1);
   if (b.n < kMinSamples || v.n < kMinSamples) {
     v.too_few = true;
     return;
   }
-  v.no_run_variance =
-      !same_runs && (b.unit == SampleUnit::kRepetition || v.unit == SampleUnit::kRepetition);
+  // Across runs, only per-run means carry the run-to-run variance (process start, boot, the
+  // machine's drift over minutes); the sessions of one run do not (DESIGN.md "Statistics").
+  v.no_run_variance = !same_runs && (b.unit != SampleUnit::kRun || v.unit != SampleUnit::kRun);
   stats::RatioInterval ci = stats::FiellerRatioCi(vs, bs, options.alpha);
   if (ci.bounded) {
     v.ci_low_pct = 100 * (ci.low - 1);
@@ -233,7 +246,7 @@ void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, Co
   }
   v.p_value = options.test == SignificanceTest::kWelch ? stats::WelchTTest(vs, bs).p
                                                        : stats::MannWhitneyU(vs, bs).p;
-  v.p_adjusted = v.p_value;
+  v.p_adjusted = v.no_run_variance ? kCompareNaN : v.p_value;
   double mdd = stats::MinimalDetectableDifference(
       stats::Variance(vs), vs.size(), stats::Variance(bs), bs.size(), options.alpha, options.power);
   v.mdc_pct = 100 * mdd / std::fabs(b.value);
@@ -301,6 +314,13 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
                           set.runs[order[0]] == set.runs[order[k]], options);
       notes.any_too_few = notes.any_too_few || v.too_few;
       notes.any_no_run_variance = notes.any_no_run_variance || v.no_run_variance;
+      notes.any_not_positive = notes.any_not_positive || v.baseline_not_positive;
+      if (options.test == SignificanceTest::kMannWhitney && !std::isnan(v.p_value) &&
+          !v.no_run_variance) {
+        const double min_p =
+            stats::MannWhitneyMinP(static_cast<size_t>(cells[0].n), static_cast<size_t>(v.n));
+        if (min_p >= options.alpha) notes.mwu_min_p = std::max(notes.mwu_min_p, min_p);
+      }
       const double ns = NsPerUnit(row.unit);
       v.below_timer_step =
           v.present && cells[0].present &&
@@ -371,10 +391,13 @@ void AddMdcNotes(const std::vector<std::string>& names, const NoteState& s, Comp
       if (jt != it->second.end()) parts.push_back(m + " " + Pct(jt->second));
     }
     if (!explained) {
+      const bool welch = table.options.test == SignificanceTest::kWelch &&
+                         table.options.method == VerdictMethod::kCi;
       table.notes.push_back(fmt::format(
           "MDC = minimal detectable change at {:g}% power and alpha {:g} with the observed SDs and "
-          "n (largest over the columns); smaller true changes are likely to go unmarked",
-          100 * table.options.power, table.options.alpha));
+          "n (largest over the columns){}; smaller true changes are likely to go unmarked",
+          100 * table.options.power, table.options.alpha,
+          welch ? "" : ", computed for Welch's t-test (the chosen rule is stricter)"));
       explained = true;
     }
     table.notes.push_back(fmt::format("{}: MDC {}", name, fmt::join(parts, ", ")));
@@ -390,18 +413,33 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
   }
   if (s.any_too_few) {
     table.notes.push_back(
-        "* fewer than 3 samples (repetitions, or sessions) on a side: the change is shown without "
-        "CI or verdict; run more repetitions");
+        "* fewer than 3 samples on a side: the change is shown without CI or verdict; add samples "
+        "of that side's unit (see Samples): repetitions of one run, sessions "
+        "(--sessions), or runs with the same label when the column groups runs");
+  }
+  if (s.any_not_positive) {
+    table.notes.push_back(
+        "# the baseline's value is <= 0 (an overhead-corrected per-call value at or below the "
+        "timer's overhead), so a % change means nothing: the cell shows the column's own value; "
+        "compare the absolute values, or the mean in --timing loop, which needs no correction");
+  }
+  if (s.mwu_min_p > 0) {
+    table.notes.push_back(fmt::format(
+        "Mann-Whitney with this few samples cannot reach p < {:g}: its smallest attainable p is "
+        "{:.3g} (complete separation), so no cell can be marked; use more samples (runs or "
+        "repetitions) or the default Welch test",
+        table.options.alpha, s.mwu_min_p));
   }
   if (s.any_below_timer_step) table.notes.push_back(timing::kTimerStepFootnote);
   if (s.any_no_run_variance) {
     table.notes.push_back(
         "~ measured in a different run than the baseline, and a side's samples are the "
-        "repetitions of one process: they leave out the run-to-run variance (process, boot), so "
-        "the change and its within-run CI are shown without (R)/(I); measure >= 3 runs per "
-        "configuration — reboot between them for kernel configurations — or >= 3 sessions per "
-        "run, all with the same label (inputs with one label form one column); "
-        "docs/reading-tables.md says how");
+        "repetitions or sessions of one run: they leave out the run-to-run variance (process, "
+        "boot, the machine's drift between runs), so the change and its within-run CI are shown "
+        "without (R)/(I); measure >= 3 runs per configuration — reboot between them for kernel "
+        "configurations — each with the same label (inputs with one label form one column), or "
+        "measure the configurations as variants of one run (--ab); docs/reading-tables.md says "
+        "how");
   }
   for (const auto& [col, benches] : s.session_cols) {
     std::set<std::string> uniq(benches.begin(), benches.end());

@@ -84,6 +84,7 @@ WelchResult WelchTTest(const std::vector<double>& a, const std::vector<double>& 
     r.p = diff == 0 ? 1 : 0;
     return r;
   }
+  if (!std::isfinite(r.se) || !std::isfinite(diff)) return {kNan, kNan, kNan, kNan};  // overflow
   r.t = diff / r.se;
   // 2 * upper tail of |t|, computed on the lower tail for accuracy at small p.
   r.p = std::min(1.0, 2 * StudentTCdf(-std::fabs(r.t), r.df));
@@ -188,6 +189,15 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<d
   return r;
 }
 
+double MannWhitneyMinP(size_t n_a, size_t n_b) {
+  // C(n_a + n_b, k) for k = min(n_a, n_b), as a product of ratios (exact for the small n that
+  // matter; large n give a tiny p, which is all a caller needs to know).
+  const size_t k = std::min(n_a, n_b), n = n_a + n_b;
+  double c = 1;
+  for (size_t i = 1; i <= k; ++i) c = c * static_cast<double>(n - k + i) / static_cast<double>(i);
+  return std::min(1.0, 2 / c);
+}
+
 std::vector<double> HolmAdjust(const std::vector<double>& p) {
   std::vector<size_t> idx;
   for (size_t i = 0; i < p.size(); ++i) {
@@ -290,7 +300,7 @@ LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, d
   min_runs = std::max<size_t>(min_runs, 2);
   // factor[n] = (t(1-alpha/2, 2n-2) + t(power, 2n-2))^2 * 2 / n, decreasing in n: runs n per side
   // detect `effect` when factor[n] * cv^2 <= effect^2 (RepetitionsNeeded's condition, tabulated).
-  constexpr size_t kMaxRuns = 10000;
+  constexpr size_t kMaxRuns = kMaxPlanRuns;
   std::vector<double> factor(kMaxRuns + 1, kNan);
   for (size_t n = 2; n <= kMaxRuns; ++n) {
     double df = 2.0 * static_cast<double>(n) - 2;
@@ -302,6 +312,7 @@ LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, d
     double limit = effect * effect / cv2;
     auto it =
         std::partition_point(factor.begin() + 2, factor.end(), [&](double f) { return f > limit; });
+    if (it == factor.end()) return size_t{0};  // not reachable with kMaxRuns runs
     return std::max(min_runs, static_cast<size_t>(it - factor.begin()));
   };
   std::vector<size_t> rep_counts;
@@ -312,6 +323,7 @@ LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, d
       double cv2 =
           RunMeanVariance(vc, static_cast<double>(s), static_cast<double>(r)) / (mean * mean);
       size_t n = runs_needed(cv2);
+      if (n == 0) continue;
       double per_run = costs.run + static_cast<double>(s) *
                                        (costs.session + static_cast<double>(r) * costs.repetition);
       double cost = static_cast<double>(n) * per_run;
@@ -322,6 +334,10 @@ LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, d
         best.repetitions = r;
       }
     }
+  }
+  if (best.runs == 0) {  // no design of <= kMaxRuns runs reaches `effect`
+    best.unreachable = true;
+    return best;
   }
   double var = RunMeanVariance(vc, static_cast<double>(best.sessions),
                                static_cast<double>(best.repetitions));

@@ -38,6 +38,12 @@ grep -q 'Variance components .*run [0-9.]*%, repetition [0-9.]*%' "$TMP/out" || 
 grep -q 'Lower is better' "$TMP/out" || fail "footer does not state the direction"
 grep -q 'Method: ci' "$TMP/out" || fail "footer does not state the method"
 grep -q 'Samples per side' "$TMP/out" || fail "footer does not state the samples per side"
+# Two files with one label (the default label is the kernel release) and variants: the files
+# merge into one configuration, which the user is told.
+expect 0 "all 2 inputs have the label 'model', so they are runs of one configuration" -- compare variants.json variants.json --metrics mean
+# A target no design of <= 10000 runs reaches is said to be unreachable, not printed as a plan.
+expect 0 "" -- plan kbase_1.json kbase_2.json kbase_3.json --target-effect 0.001 --metrics mean
+grep -q '> 10000 runs' "$TMP/out" || fail "plan: unreachable target not said: $(cat "$TMP/out")"
 [ -s "$TMP/err" ] && fail "unexpected stderr: $(cat "$TMP/err")"
 
 # Formats.
