@@ -238,6 +238,11 @@ TEST_F(StoreTest, ReadOnlyOpensNeverWrite) {
   EXPECT_EQ(fs::file_size(other), before);
   EXPECT_FALSE(fs::exists(other + "-wal"));
   EXPECT_EQ(RawQuery(other, "PRAGMA journal_mode"), "delete");
+  // Opened to create (`results import`, `run`): refused the same way, still unchanged.
+  auto c = ResultStore::Open(other, ResultStore::Mode::kCreate);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("not a kstacklab results store"), std::string::npos);
+  EXPECT_EQ(RawQuery(other, "PRAGMA journal_mode"), "delete");
 
   // A 0-byte file reads as an empty store and stays 0 bytes.
   std::string zero = dir_ + "/zero.db";

@@ -6,17 +6,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kstacklab/error.h"
 #include "kstacklab/histogram.h"
+#include "kstacklab/json.h"
 
 namespace kstacklab {
-
-using Json = nlohmann::ordered_json;
 
 inline constexpr const char* kResultSchema = "kstacklab-result/1";
 

@@ -67,8 +67,7 @@ int Print(const Expected<analysis::AttackReport>& report, const Common& c) {
   if (!report.ok()) return Fail(report.error());
   const std::string text =
       c.format == "json" ? RenderAttackJson(*report) : RenderAttackTable(*report);
-  std::fputs(text.c_str(), stdout);
-  return kExitOk;
+  return PrintStdout(text);
 }
 
 // --- prng-recover ----------------------------------------------------------------------------

@@ -10,16 +10,19 @@
 #include "cli/command.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/store.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 
+// One line each: control characters in the message (a file name with a newline, bytes of a
+// hostile file) are escaped, so an error never spans lines or drives the terminal.
 int Fail(const Error& error) {
-  std::fprintf(stderr, "kstacklab: error: %s\n", error.message.c_str());
+  std::fprintf(stderr, "kstacklab: error: %s\n", EscapeControl(error.message).c_str());
   return error.exit_code;
 }
 
 void Warn(const std::string& message) {
-  std::fprintf(stderr, "kstacklab: warning: %s\n", message.c_str());
+  std::fprintf(stderr, "kstacklab: warning: %s\n", EscapeControl(message).c_str());
 }
 
 Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,

@@ -1,8 +1,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <exception>
 
 #include "cli/command.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 
@@ -96,16 +98,25 @@ int Main(int argc, char** argv) {
     // An unknown command or subcommand word, or a stray argument.
     std::fprintf(
         stderr, "kstacklab: error: %s: not a command or argument here (see `kstacklab%s --help`)\n",
-        Unexpected(e).c_str(), ParsedPath(app).c_str());
+        EscapeControl(Unexpected(e)).c_str(), ParsedPath(app).c_str());
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (argc < 2) what = "no command given; try `kstacklab --help`";
-    std::fprintf(stderr, "kstacklab: error: %s (see `kstacklab --help`)\n", what.c_str());
+    std::fprintf(stderr, "kstacklab: error: %s (see `kstacklab --help`)\n",
+                 EscapeControl(what).c_str());
     return kExitUsage;
   }
   for (auto& [sub, run] : runners) {
-    if (sub->parsed()) return run();
+    if (!sub->parsed()) continue;
+    // A stray exception must not abort: catching it unwinds the stack, so every guard that
+    // restores the machine (sysctl, affinity, scheduling class) runs, and the user gets one line.
+    try {
+      return run();
+    } catch (const std::exception& e) {
+      return Fail(RuntimeError(
+          fmt::format("internal error: {}; please report it with the command line", e.what())));
+    }
   }
   return Fail(UsageError("no command given; try `kstacklab --help`"));
 }

@@ -14,6 +14,7 @@
 #include "cli/entropy_kernel.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/grid_table.h"
+#include "kstacklab/json.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/results.h"
 
@@ -91,7 +92,7 @@ void PrintJson(const std::vector<Row>& rows, uint64_t samples) {
                     {"stack_entropy_sh_bits", s.script_bits}});
   }
   j["policies"] = std::move(list);
-  std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  std::fputs(DumpJson(j).c_str(), stdout);
 }
 
 int RunEntropy(const EntropyOptions& o) {

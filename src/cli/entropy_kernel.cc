@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "cli/cli_util.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/grid_table.h"
+#include "kstacklab/json.h"
 #include "kstacklab/live.h"
 #include "kstacklab/results.h"
 #include "kstacklab/sysinfo.h"
@@ -191,7 +193,7 @@ void PrintJson(const KernelReport& r) {
                        {"increasing", r.inputs.increasing},
                        {"pairs", r.inputs.pairs},
                        {"median_step", r.inputs.median_step}};
-  std::fputs((j.dump(2) + "\n").c_str(), stdout);
+  std::fputs(DumpJson(j).c_str(), stdout);
 }
 
 }  // namespace
@@ -274,7 +276,9 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
                                                       const KernelPlan& plan,
                                                       KernelReport* report) {
   if (!flags.records.empty()) {
-    auto text = ReadWholeFile(flags.records);
+    // The cap of every reader (64 MiB: about a million records); /dev/zero is refused, not read
+    // until memory runs out.
+    auto text = ReadWholeFile(flags.records, ResultLimits::kMaxFileBytes);
     if (!text.ok()) return text.error();
     auto parsed = live::RecordsFromCsv(*text);
     if (!parsed.ok()) {
@@ -303,7 +307,11 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
 Status AnalyseRecords(const std::vector<live::LiveRecord>& records, uint64_t lags, bool from_file,
                       KernelReport* report) {
   auto derived = live::DeriveOffsets(records);
-  if (!derived.ok()) return derived.error();
+  if (!derived.ok()) {
+    // From a file, records that make no sense are bad input (exit 2), not a sampler failure.
+    if (from_file) return UsageError("--records: " + derived.error().message);
+    return derived.error();
+  }
   report->derived = std::move(*derived);
   auto stats = analysis::AnalyzeOffsets(report->derived.offsets, report->derived.geometry);
   if (!stats.ok()) return stats.error();
@@ -323,11 +331,11 @@ Status AnalyseRecords(const std::vector<live::LiveRecord>& records, uint64_t lag
   }
   report->design =
       live::InferDesign(hints.task_field, hints.prng_state, hints.percpu_counter, report->inputs);
-  std::vector<uint32_t> cpus;
-  std::vector<uint32_t> tids;
+  std::unordered_set<uint32_t> cpus;
+  std::unordered_set<uint32_t> tids;
   for (const live::LiveRecord& r : records) {
-    if (std::find(cpus.begin(), cpus.end(), r.cpu) == cpus.end()) cpus.push_back(r.cpu);
-    if (std::find(tids.begin(), tids.end(), r.tid) == tids.end()) tids.push_back(r.tid);
+    cpus.insert(r.cpu);
+    tids.insert(r.tid);
   }
   report->cpus_seen = cpus.size();
   report->threads_seen = tids.size();
@@ -353,7 +361,7 @@ int RunKernelEntropy(const KernelEntropyFlags& flags, const std::vector<std::str
   } else {
     PrintTable(report);
   }
-  return kExitOk;
+  return PrintStdout("");  // the checked flush: a failed write to stdout exits 1
 }
 
 }  // namespace kstacklab::cli

@@ -7,6 +7,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "kstacklab/json.h"
 #include "kstacklab/sysinfo.h"
 #include "kstacklab/timing.h"
 
@@ -36,7 +37,7 @@ Runner SetupEnvCommand(CLI::App& sub) {
   return [json]() {
     const SysinfoOptions options = SysinfoOptionsFromEnvironment();
     Json env = CaptureEnvironment(options);
-    std::string text = *json ? env.dump(2) + "\n" : EnvironmentSummary(env);
+    std::string text = *json ? DumpJson(env) : EnvironmentSummary(env);
     // The timer is this machine's, calibrated now: not shown for a fixture tree.
     if (!*json && options.root == "/") text += TimerSummary();
     return PrintStdout(text);

@@ -3,6 +3,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "kstacklab/json.h"
 #include "kstacklab/workload.h"
 
 namespace kstacklab::cli {
@@ -27,7 +28,7 @@ Runner SetupListCommand(CLI::App& sub) {
       }
     }
     if (*json) {
-      return PrintStdout(out.dump(2) + "\n");
+      return PrintStdout(DumpJson(out));
     } else {
       text +=
           "\nRun a suite with `kstacklab run --suite NAME`, one benchmark with `--bench NAME`.\n";

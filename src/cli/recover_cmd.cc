@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/knobs.h"
 
@@ -21,7 +22,7 @@ Runner SetupRecoverCommand(CLI::App& sub) {
       std::printf("nothing to recover (%s does not exist)\n", knobs::RecoveryFilePath().c_str());
     }
     for (const std::string& line : *restored) std::printf("%s\n", line.c_str());
-    return static_cast<int>(kExitOk);
+    return PrintStdout("");  // the checked flush: a failed write to stdout exits 1
   };
 }
 

@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/grid_table.h"
+#include "kstacklab/json.h"
 #include "kstacklab/load.h"
 #include "kstacklab/store.h"
 #include "kstacklab/summary.h"
@@ -101,7 +102,7 @@ int RunList(const ResultsArgs& a) {
   if (a.format == "json") {
     Json out = Json::array();
     for (const StoredRunInfo& r : runs) out.push_back(InfoToJson(r));
-    return PrintStdout(out.dump(2) + "\n");
+    return PrintStdout(DumpJson(out));
   }
   if (runs.empty()) return kExitOk;
   return PrintStdout(RenderList(runs));

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cmath>
 #include <ctime>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -88,7 +90,8 @@ Status Validate(RunArgs& a) {
   if (a.output.empty()) a.output = DefaultOutputPath(a.label);
   if (Status st = CheckWritable(a.output); !st.ok()) {
     Error e = st.error();
-    e.message = "-o: " + e.message;
+    e.message = (a.output_given ? "-o: " : "the default output name (from --label; or give -o): ") +
+                e.message;
     return e;
   }
   return OkStatus();
@@ -109,24 +112,34 @@ void OnSignal(int sig) {
   g_stop.store(true, std::memory_order_relaxed);
 }
 
-// Installs SIGINT/SIGTERM handlers for its lifetime and restores the previous ones.
+// Installs SIGINT/SIGTERM/SIGHUP handlers for its lifetime and restores the previous ones: each
+// ends the run after the current repetition with a partial file (exit 128 + signal). SIGHUP (a
+// dropped ssh session) is left alone when it was ignored (`nohup`).
 class ScopedSignals {
  public:
   ScopedSignals() {
     struct sigaction sa {};
     sa.sa_handler = OnSignal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      sigaction(kSignals[i], nullptr, &old_[i]);
+      if (kSignals[i] == SIGHUP && old_[i].sa_handler == SIG_IGN) continue;
+      sigaction(kSignals[i], &sa, nullptr);
+      installed_[i] = true;
+    }
   }
   ~ScopedSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      if (installed_[i]) sigaction(kSignals[i], &old_[i], nullptr);
+    }
   }
+  ScopedSignals(const ScopedSignals&) = delete;
+  ScopedSignals& operator=(const ScopedSignals&) = delete;
 
  private:
-  struct sigaction old_int_ {
-  }, old_term_{};
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3]{};
+  bool installed_[3] = {false, false, false};
 };
 
 std::string DefaultOutputPath(const std::string& label) {
@@ -217,6 +230,30 @@ Expected<std::vector<WorkloadDef>> SelectRows(const RunArgs& a) {
   return rows;
 }
 
+// The whole run's repetitions (rows x values of --ab x repetitions x sessions) must fit a result
+// file the readers accept (ResultLimits): at about 450 bytes of JSON per repetition, 100 000
+// repetitions are 45 MB of the 64 MiB a reader takes, leaving room for the histograms. Checked
+// before measuring: the alternative is a run that ends in an out-of-memory kill, or a file
+// that show/compare refuse.
+constexpr uint64_t kMaxRunRepetitions = 100000;
+static_assert(kMaxRunRepetitions * 450 < ResultLimits::kMaxFileBytes * 3 / 4);
+
+Status CheckRunSize(const RunArgs& a, size_t rows) {
+  uint64_t values = 1;
+  for (const std::string& spec : a.ab) {
+    if (auto ab = knobs::ParseAbSpec(spec); ab.ok()) values *= ab->values.size();
+  }
+  const uint64_t total =
+      static_cast<uint64_t>(rows) * values * a.repetitions * static_cast<uint64_t>(a.sessions);
+  if (total <= kMaxRunRepetitions) return OkStatus();
+  return UsageError(fmt::format(
+      "{} rows{} x {} repetitions x {} sessions = {} repetitions, more than the {} one result "
+      "file holds; lower --repetitions (a repetition can hold more --iterations), or split the "
+      "run by --suite/--bench",
+      rows, values > 1 ? fmt::format(" x {} --ab values", values) : std::string(), a.repetitions,
+      a.sessions, total, kMaxRunRepetitions));
+}
+
 // Exit code of a run stopped by a signal.
 int SignalExit() { return 128 + (g_signal ? g_signal : SIGINT); }
 
@@ -301,11 +338,12 @@ void StampRun(const RunArgs& a, const std::vector<std::string>& warnings, RunRes
   if (!warnings.empty()) result->run["warnings"] = warnings;
 }
 
-// Writes the file; a parent also prints the summary and records the run in the store.
+// Writes the file; a parent also prints the summary and records the run in the store — even
+// when the file cannot be written (a full disk), so the measurement is not lost: the store and
+// the printed summary keep it, and the error says where.
 int Publish(const RunArgs& a, bool child, const RunResult& result) {
-  if (Status st = WriteFileAtomic(a.output, ResultToJson(result)); !st.ok()) {
-    return Fail(st.error());
-  }
+  const Status written = WriteFileAtomic(a.output, ResultToJson(result));
+  if (child && !written.ok()) return Fail(written.error());
   if (!child) {
     const std::string table = RenderSummary(result);
     int printed = kExitOk;  // a failed stdout exits 1, after the file and the store are done
@@ -313,9 +351,18 @@ int Publish(const RunArgs& a, bool child, const RunResult& result) {
       std::fputs(table.c_str(), stderr);
     } else {
       printed = PrintStdout(table);
-      std::fprintf(stderr, "kstacklab: wrote %s\n", a.output.c_str());
+      if (written.ok()) std::fprintf(stderr, "kstacklab: wrote %s\n", a.output.c_str());
     }
-    if (!a.no_store) RecordRunInStore(result, a.store);
+    const std::optional<int64_t> id = a.no_store ? std::nullopt : RecordRunInStore(result, a.store);
+    if (!written.ok()) {
+      Error e = written.error();
+      e.message += id ? fmt::format(
+                            "; the measurement is kept as store id {} (`kstacklab results "
+                            "export {} -o FILE` writes the file)",
+                            *id, *id)
+                      : std::string("; the summary above is all that is left of the measurement");
+      return Fail(e);
+    }
     if (printed != kExitOk) return printed;
   }
   if (result.partial) {
@@ -332,6 +379,7 @@ int Execute(RunArgs a) {
   if (Status st = Validate(a); !st.ok()) return Fail(st.error());
   auto rows = SelectRows(a);
   if (!rows.ok()) return Fail(rows.error());
+  if (Status st = CheckRunSize(a, rows->size()); !st.ok()) return Fail(st.error());
   const bool child = a.internal_session >= 0;
   if (a.cpu < 0) a.cpu = sched_getcpu();
 

@@ -28,18 +28,17 @@ void PrintWarnings(const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) Warn(w);
 }
 
-void RecordRunInStore(const RunResult& result, const std::string& store_path) {
+std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path) {
   const std::string path = StorePath(store_path);
   auto id = RecordInStore(result, path);
   if (!id.ok()) {
-    Warn(
-        fmt::format("not recorded in the store: {} (the result file is complete; use --no-store "
-                    "to skip the store)",
-                    id.error().message));
-    return;
+    Warn(fmt::format("not recorded in the store: {} (use --no-store to skip the store)",
+                     id.error().message));
+    return std::nullopt;
   }
   std::fprintf(stderr, "kstacklab: recorded as store id %lld in %s\n", static_cast<long long>(*id),
                path.c_str());
+  return *id;
 }
 
 }  // namespace kstacklab::cli

@@ -1,6 +1,8 @@
 // Pieces of `run` that tie the measurement to the environment capture and the store.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,6 @@ void PrintWarnings(const std::vector<std::string>& warnings);
 
 // Records the result in the store ("" = default path). A store failure is a warning: the
 // result file is already written.
-void RecordRunInStore(const RunResult& result, const std::string& store_path);
+std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path);
 
 }  // namespace kstacklab::cli

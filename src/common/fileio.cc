@@ -177,6 +177,29 @@ Status CheckWritable(const std::string& path) {
       }
       return OkStatus();
     }
+    // No kstacklab output is a database: replacing one (the results store, given as -o by
+    // mistake) would lose every result in it.
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+      char magic[16] = {};
+      const size_t got = std::fread(magic, 1, sizeof magic, f);
+      std::fclose(f);
+      if (got == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0) {
+        return UsageError(fmt::format(
+            "'{}' is an SQLite database (the results store?), which this output would replace; "
+            "give another file name",
+            path));
+      }
+    }
+  }
+  // The temporary file is the name plus a 7-byte suffix, and the name must fit NAME_MAX: refuse
+  // now, not after the measurement.
+  const std::string base =
+      path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (base.size() + 8 > NAME_MAX) {
+    return UsageError(
+        fmt::format("the file name '{}...' is {} bytes, more than the {} a name may "
+                    "have (with room for the temporary file); give a shorter one",
+                    base.substr(0, 40), base.size(), NAME_MAX - 8));
   }
   std::string dir = DirOf(path);
   struct stat lst {};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kstacklab/grid_table.h"
+#include "kstacklab/json.h"
 
 namespace kstacklab {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 // Rounded to 6 significant digits so JSON output is stable across printf implementations.
 double Round6(double v) {
   if (!std::isfinite(v) || v == 0) return v;
-  return std::stod(fmt::format("{:.6g}", v));
+  return RoundSignificant(v, 6);
 }
 
 // "check bits" -> "check_bits": JSON keys are snake_case; the table shows the key as given.
@@ -101,7 +102,7 @@ Json AttackReportToJson(const analysis::AttackReport& report) {
                 {"verdict", r.verdict}};
     for (const analysis::Evidence& e : r.evidence) {
       if (e.number) {
-        row[JsonKey(e.key)] = Round6(std::stod(e.text));
+        row[JsonKey(e.key)] = Round6(std::strtod(e.text.c_str(), nullptr));
       } else {
         row[JsonKey(e.key)] = e.text;
       }
@@ -114,7 +115,7 @@ Json AttackReportToJson(const analysis::AttackReport& report) {
 }
 
 std::string RenderAttackJson(const analysis::AttackReport& report) {
-  return AttackReportToJson(report).dump(2) + "\n";
+  return DumpJson(AttackReportToJson(report));
 }
 
 }  // namespace kstacklab

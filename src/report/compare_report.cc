@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kstacklab/grid_table.h"
+#include "kstacklab/json.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab {
@@ -63,7 +64,7 @@ std::string Range(int lo, int hi) {
   return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
 }
 
-double Rounded(double v) { return std::stod(fmt::format("{:.10g}", v)); }
+double Rounded(double v) { return RoundSignificant(v, 10); }
 
 Json Num(double v) {
   if (!std::isfinite(v)) return Json(nullptr);
@@ -299,9 +300,7 @@ Json CompareToJsonValue(const CompareTable& t) {
   return j;
 }
 
-std::string RenderCompareJson(const CompareTable& t) {
-  return CompareToJsonValue(t).dump(2) + "\n";
-}
+std::string RenderCompareJson(const CompareTable& t) { return DumpJson(CompareToJsonValue(t)); }
 
 std::string RenderCompare(const CompareTable& t, CompareFormat format) {
   switch (format) {
@@ -322,7 +321,7 @@ std::string RenderCompareTables(const std::vector<CompareTable>& tables, Compare
   if (format == CompareFormat::kJson) {
     Json all = Json::array();
     for (const CompareTable& t : tables) all.push_back(CompareToJsonValue(t));
-    return Json{{"tables", std::move(all)}}.dump(2) + "\n";
+    return DumpJson(Json{{"tables", std::move(all)}});
   }
   std::string out;
   for (size_t i = 0; i < tables.size(); ++i) {

@@ -267,7 +267,7 @@ Json ResultToJsonValue(const RunResult& result) {
 std::string ResultToJson(const RunResult& result) {
   // Invalid UTF-8 (possible only in the environment capture: labels are checked at input) is
   // written as U+FFFD instead of throwing.
-  return ResultToJsonValue(result).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return DumpJson(ResultToJsonValue(result));
 }
 
 std::optional<std::string> LabelProblem(const std::string& label) { return TextProblem(label); }

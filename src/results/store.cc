@@ -368,6 +368,12 @@ Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
     }
     return store;
   }
+  // Someone else's database is refused before anything is changed in it (journal mode included).
+  if (*version == 0) {
+    auto objects = SchemaObjects(*db, path);
+    if (!objects.ok()) return objects.error();
+    if (*objects != 0) return Foreign(path);
+  }
   KSTACKLAB_RETURN_IF_ERROR(EnableWal(*db, path));
   if (sqlite3_exec(*db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return store.DbError("cannot enable foreign keys");

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# End-to-end: hostile input and hostile conditions found by the CLI audit of 2026-11-30 —
+# each must end in one line naming the fix, the right exit code, and no lost measurement.
+# Usage: bash hostile_cli.sh KSTACKLAB_BINARY DATA_DIR
+. "$(dirname "$0")/lib.bash"
+k=$KSTACKLAB
+D=$DATA/compare
+quick=(--bench syscall/getpid --iterations 200 --repetitions 3 --warmup 0)
+
+# A write failure after measuring keeps the measurement: the store has it, the error says so.
+expect_exit 1 "run -o /dev/full" -- "$k" run "${quick[@]}" -o /dev/full
+expect_stderr "the measurement is kept as store id 1" "full disk: the run is kept in the store"
+expect_exit 0 "results export of the kept run" -- "$k" results export 1 -o "$TMP/kept.json"
+expect_exit 0 "the exported run reads back" -- "$k" show "$TMP/kept.json"
+
+# Output onto the results store (any SQLite file) is refused before anything is written.
+store=$XDG_DATA_HOME/kstacklab/results.db
+before=$(sha256sum "$store")
+expect_exit 2 "results export onto the store" -- "$k" results export 1 -o "$store"
+expect_stderr "is an SQLite database" "store as output refused"
+expect_exit 2 "run -o the store" -- "$k" run "${quick[@]}" -o "$store"
+[ "$(sha256sum "$store")" = "$before" ] && pass "store unchanged" || fail "the store was changed"
+
+# A default file name too long for the file system is refused before measuring.
+expect_exit 2 "label making the file name too long" -- "$k" run "${quick[@]}" --label "$(printf 'a%.0s' {1..300})"
+expect_stderr "give a shorter one" "long name: says what to do"
+[ "$(grep -c . "$TMP/err")" -eq 1 ] && pass "one line" || fail "long name: $(cat "$TMP/err")"
+
+# A run whose repetitions would not fit one result file is refused before measuring.
+expect_exit 2 "8.7 M repetitions" -- "$k" run --suite model --suite erase --repetitions 100000 --iterations 1 --no-store -o "$TMP/huge.json"
+expect_stderr "more than the 100000 one result file holds" "run size: says the limit"
+
+# Error messages stay on one line whatever the input holds.
+expect_exit 2 "show a name with a newline" -- "$k" show $'no\nsuch'
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && pass "newline escaped" || fail "multi-line error: $(cat "$TMP/err")"
+expect_stderr 'no\\x0asuch' "newline shown as \\x0a"
+
+# JSON output of text that is not UTF-8 (a legal Linux file name) and of subnormal values.
+bad=$TMP/$'bad\xff.json'
+cp "$D/plus5.json" "$bad"
+expect_exit 0 "compare --format json with a non-UTF-8 file name" -- "$k" compare "$D/base.json" "$bad" --format json
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/out" && pass "valid JSON" || fail "invalid JSON"
+python3 - "$D/base.json" "$TMP/tiny.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["benchmarks"]:
+    for r in b["repetitions"]:
+        for m in r:
+            if m not in ("iterations", "session"): r[m] *= 1e-312  # subnormal values
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_exit 0 "compare --format json with subnormal values" -- "$k" compare "$D/base.json" "$TMP/tiny.json" --format json
+
+# Records files: bounded, and bad content is an input error (2), not a runtime failure.
+expect_exit 2 "entropy --kernel --records /dev/zero" -- timeout 60 "$k" entropy --kernel --records /dev/zero
+expect_stderr "larger than" "records: size cap"
+{ head -1 "$DATA/live/getpid-4096-debian-6.1.csv"; echo '0x0,0xff539916c03f0000,2519127280,1,98,39,0x6988c63d,1'; } >"$TMP/zero.csv"
+expect_exit 2 "records with a local below its stack" -- "$k" entropy --kernel --records "$TMP/zero.csv"
+expect_stderr "^kstacklab: error: --records: record 0" "records: the bad record named"
+
+# Commands that print must say when stdout cannot be written.
+expect_exit 1 "attack prng-recover >/dev/full" -- sh -c "\"$k\" attack prng-recover --trials 1 >/dev/full"
+expect_stderr "cannot write to standard output" "attack: stdout error"
+
+# SIGHUP (a dropped ssh session) ends a run like SIGINT/SIGTERM: partial file, exit 129.
+"$k" run --bench syscall/getpid --iterations 200000 --repetitions 1000 --warmup 0 --no-store -o "$TMP/hup.json" >/dev/null 2>"$TMP/err" &
+pid=$!
+wait_cpu_time "$pid" 100 || fail "the run ended early"
+kill -HUP "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 129 ] && pass "SIGHUP: exit 129" || fail "SIGHUP: exit $rc: $(cat "$TMP/err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["partial"] is True' "$TMP/hup.json" &&
+  pass "SIGHUP: partial file written" || fail "SIGHUP: no partial file"
+finish
