@@ -292,6 +292,23 @@ TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
   EXPECT_NE(text.find("| 12.86 |        - |       2 x 10 |\n+---"), std::string::npos) << text;
 }
 
+// A 32 s call (a kernbench build) is inside the default histogram's range: its percentiles are
+// its own (the 2^44 ps layout sent it to overflow and printed max as p50). Beyond the range the
+// summary says which rows are affected.
+TEST(Summary, LongCallsAreInRangeAndOverflowIsNoted) {
+  RunResult r = SummaryRun(32e9, 32e9, 32'000'000'000'000);
+  EXPECT_EQ(r.benchmarks[0].histogram.overflow(), 0u);
+  BenchmarkSummary s = Summarize(r.benchmarks[0], 0);
+  EXPECT_NEAR(s.p50, 32e9, 32e9 * 0.0005);
+  EXPECT_EQ(RenderSummary(r).find("longer than the histogram's range"), std::string::npos);
+  r.benchmarks[0].histogram.RecordN(uint64_t{1} << 51, 1);  // 37.5 min
+  EXPECT_EQ(r.benchmarks[0].histogram.overflow(), 1u);
+  EXPECT_NE(RenderSummary(r).find("longer than the histogram's range (2^50 ps) in "
+                                  "syscall/getpid (1 of 21 calls)"),
+            std::string::npos)
+      << RenderSummary(r);
+}
+
 TEST(Summary, HeaderStatesTheTimerStepOrThatItIsUnknown) {
   RunResult r = SummaryRun(100, 120, 125000);
   EXPECT_NE(RenderSummary(r).find("step ? ns"), std::string::npos);  // a file from before

@@ -26,7 +26,9 @@ inline constexpr double NsToPs(double ns) { return ns * 1000.0; }
 class Histogram {
  public:
   static constexpr int kDefaultSubBucketBits = 11;  // 0.049 % worst-case midpoint error
-  static constexpr int kDefaultMaxValueBits = 44;   // 2^44 ps = 17.6 s
+  // 2^50 ps = 18.8 min: a macro/kernbench build on a slow or loaded machine (182 s seen) fits;
+  // 2^44 (17.6 s, before 2026-11-30) sent every such build to `overflow`.
+  static constexpr int kDefaultMaxValueBits = 50;
 
   struct Bucket {
     uint64_t low;   // smallest value in the bucket

@@ -28,8 +28,8 @@ struct ResultLimits {
   static constexpr size_t kMaxRepetitions = 100000;  // per benchmark
   static constexpr size_t kMaxTotalRepetitions = 1000000;
   static constexpr int kMinSubBucketBits = 2;    // histogram layout: what Histogram can produce,
-  static constexpr int kMaxSubBucketBits = 11;   // at most the default 11/44 (about 280 KB of
-  static constexpr int kMaxValueBits = 44;       // counts per benchmark)
+  static constexpr int kMaxSubBucketBits = 11;   // at most the default 11/50 (about 330 KB of
+  static constexpr int kMaxValueBits = 50;       // counts per benchmark)
   static constexpr double kMaxOverheadNs = 1e6;  // timer.overhead_ns in [0, 1 ms]
   static constexpr double kMaxFreqHz = 1e12;     // timer.freq_hz in [0, 1 THz]
 };

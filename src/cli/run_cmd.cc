@@ -327,11 +327,18 @@ void StampRun(const RunArgs& a, const std::vector<std::string>& warnings, RunRes
   result->tool_version = KSTACKLAB_VERSION;
   result->created = UtcTimestamp();
   result->label = a.label;
-  result->run = Json{{"iterations", a.iterations}, {"repetitions", a.repetitions},
-                     {"warmup", a.warmup},         {"cpu", a.cpu},
-                     {"timing", a.timing},         {"sched", a.sched},
-                     {"sessions", a.sessions},     {"suites", a.suites},
-                     {"benches", a.benches},       {"order", "round-robin by repetition"}};
+  result->run = Json{{"iterations", a.iterations},
+                     {"repetitions", a.repetitions},
+                     {"warmup", a.warmup},
+                     {"cpu", a.cpu},
+                     {"timing", a.timing},
+                     {"sched", a.sched},
+                     {"sessions", a.sessions},
+                     {"suites", a.suites},
+                     {"benches", a.benches},
+                     {"order", a.ab.empty() ? "round-robin by repetition"
+                                            : "ABBA by repetition over the --ab values, "
+                                              "round-robin over the rows within a value"}};
   result->run["stall_threshold_ns"] = a.stall_threshold_ns;
   if (!a.params.empty()) result->run["params"] = a.params;
   if (!a.ab.empty()) result->run["ab"] = a.ab;
@@ -427,7 +434,7 @@ Runner SetupRunCommand(CLI::App& sub) {
   sub.add_option("--bench", a->benches,
                  "Benchmark glob, matched against name or name:variant (repeatable)");
   sub.add_option("--iterations", a->iterations_text,
-                 "Timed calls per repetition (the lists' runs: 10000000)")
+                 "Timed calls per repetition (the lists' runs: 10000000 x 1 repetition)")
       ->capture_default_str();
   sub.add_option("--repetitions", a->repetitions_text,
                  "Repetitions per benchmark (the statistical samples)")

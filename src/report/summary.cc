@@ -94,12 +94,16 @@ std::string Duration(double ns) {
 // The notes under the table: timer step and host stalls (empty when nothing to say).
 std::string StepAndStallNotes(const RunResult& run) {
   std::string out;
-  std::vector<std::string> coarse, stalled;
+  std::vector<std::string> coarse, stalled, beyond;
   const double step = run.timer.resolution_ns.value_or(0);
   for (const BenchmarkResult& b : run.benchmarks) {
     BenchmarkSummary s = Summarize(b, run.timer.overhead_ns);
     if (step > 0 && s.has_percentiles && s.p50 * NsPerUnit(b.unit) < kTimerStepNoteSteps * step) {
       coarse.push_back(RowName(b));
+    }
+    if (b.histogram.overflow() > 0) {
+      beyond.push_back(fmt::format("{} ({} of {} calls)", RowName(b), b.histogram.overflow(),
+                                   b.histogram.count()));
     }
     if (s.stall_time_pct >= 1.0) {
       stalled.push_back(fmt::format("{} {:.1f} %", RowName(b), s.stall_time_pct));
@@ -111,6 +115,12 @@ std::string StepAndStallNotes(const RunResult& run) {
         "steps of {:.1f} ns and show the timer, not the call; measure their cost in loop timing "
         "mode (a mean over a batch) or by batching calls inside the timed region\n",
         step, kTimerStepNoteSteps, fmt::join(coarse, ", "), step);
+  }
+  if (!beyond.empty()) {
+    out += fmt::format(
+        "# calls longer than the histogram's range (2^{} ps) in {}: percentiles that fall among "
+        "them are shown as max; the mean is exact\n",
+        run.benchmarks.front().histogram.max_value_bits(), fmt::join(beyond, ", "));
   }
   if (!stalled.empty()) {
     double threshold = kNaN;
