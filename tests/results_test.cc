@@ -194,6 +194,24 @@ TEST(ResultLimits, FileSizeIsBounded) {
   EXPECT_NE(r.error().message.find("bytes, more than"), std::string::npos);
 }
 
+// min/max must be values the buckets hold (a hand-edited 0/0 printed p50..max as -20 ns; a max
+// beyond every bucket printed 1.8e16); timer.resolution_ns is bounded like the overhead.
+TEST(ResultLimits, HistogramMinMaxAgreeWithBucketsAndResolutionIsBounded) {
+  Json j = SampleJson();
+  j["benchmarks"][0]["histogram"]["min"] = 0;
+  j["benchmarks"][0]["histogram"]["max"] = 0;
+  EXPECT_NE(Refusal(j).find("histogram.min' (0) is not in the lowest bucket"), std::string::npos)
+      << Refusal(j);
+  j = SampleJson();
+  j["benchmarks"][0]["histogram"]["max"] = UINT64_MAX;
+  EXPECT_NE(Refusal(j).find("is not in the highest bucket or the overflow"), std::string::npos)
+      << Refusal(j);
+  j = SampleJson();
+  j["timer"]["resolution_ns"] = -1e308;
+  EXPECT_NE(Refusal(j).find("resolution_ns"), std::string::npos) << Refusal(j);
+  EXPECT_TRUE(ResultFromJson(SampleJson().dump(), "ok.json").ok());
+}
+
 TEST(ResultLimits, HistogramLayoutAndCounts) {
   Json j = SampleJson();
   j["benchmarks"][0]["histogram"]["sub_bucket_bits"] = 20;

@@ -16,6 +16,10 @@ namespace kstacklab {
 
 // Reads a whole file of at most `max_bytes`. Missing/unreadable/too large -> UsageError naming
 // the path (the user gave it).
+// The user's home directory: $HOME, else the passwd entry of the real uid, else "/". (Never the
+// current directory: a store or recovery file there would be found only from that directory.)
+std::string HomeDir();
+
 Expected<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = SIZE_MAX);
 
 // Reads `fd` to its end (at most `max_bytes`; more -> UsageError naming `what`). A read

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,6 +157,15 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
   }
   if (!st.ok()) ::unlink(tmpl.c_str());
   return st;
+}
+
+std::string HomeDir() {
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') return home;
+  if (const passwd* pw = ::getpwuid(::getuid());
+      pw != nullptr && pw->pw_dir != nullptr && *pw->pw_dir != '\0') {
+    return pw->pw_dir;
+  }
+  return "/";
 }
 
 Status CheckWritable(const std::string& path) {

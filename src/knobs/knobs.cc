@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "kstacklab/fileio.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::knobs {
@@ -292,9 +293,7 @@ std::string RecoveryFilePath() {
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != '\0') {
     return std::string(xdg) + "/kstacklab/knob-recovery";
   }
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr && *home != '\0' ? home : "/root") +
-         "/.local/state/kstacklab/knob-recovery";
+  return HomeDir() + "/.local/state/kstacklab/knob-recovery";
 }
 
 Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec) {

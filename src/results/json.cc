@@ -166,6 +166,26 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
   if (total > 0 && min > max) {
     return r.Bad(path + ".min", fmt::format("({}) is above max ({})", min, max));
   }
+  // min and max are exact values the histogram holds: min in the lowest non-empty bucket (or
+  // overflowed when every value is), max in the highest (or >= 2^max_value_bits with overflow).
+  if (total > 0) {
+    const uint64_t top = uint64_t{1} << mvb;
+    auto by_low = [](const Histogram::Bucket& a, const Histogram::Bucket& b) {
+      return a.low < b.low;
+    };
+    const auto lowest = std::min_element(bs.begin(), bs.end(), by_low);
+    const auto highest = std::max_element(bs.begin(), bs.end(), by_low);
+    const bool min_ok =
+        lowest == bs.end() ? min >= top : (min >= lowest->low && min < lowest->high);
+    const bool max_ok = overflow > 0
+                            ? max >= top
+                            : (highest != bs.end() && max >= highest->low && max < highest->high);
+    if (!min_ok) return r.Bad(path + ".min", fmt::format("({}) is not in the lowest bucket", min));
+    if (!max_ok) {
+      return r.Bad(path + ".max",
+                   fmt::format("({}) is not in the highest bucket or the overflow", max));
+    }
+  }
   auto h = Histogram::FromBuckets(static_cast<int>(sbb), static_cast<int>(mvb), bs, overflow, sum,
                                   min, max);
   if (!h.ok()) return r.Bad(path, h.error().message);
@@ -314,7 +334,9 @@ Status ReadTimer(const Reader& r, const Json& timer, TimerInfo* out) {
   KSTACKLAB_ASSIGN_OR_RETURN(out->invariant, r.Bool(timer, "invariant", "timer", true));
   if (timer.contains("resolution_ns")) {
     double resolution = 0;
-    KSTACKLAB_ASSIGN_OR_RETURN(resolution, r.Number(timer, "resolution_ns", "timer"));
+    // The counter's step: like the overhead, at most 1 ms (a coarser clock times nothing).
+    KSTACKLAB_ASSIGN_OR_RETURN(resolution,
+                               r.NumberIn(timer, "resolution_ns", "timer", 0, L::kMaxOverheadNs));
     out->resolution_ns = resolution;
   }
   return OkStatus();

@@ -25,6 +25,8 @@
 #include <thread>
 #include <utility>
 
+#include "kstacklab/fileio.h"
+
 namespace kstacklab {
 namespace {
 
@@ -105,8 +107,7 @@ PRAGMA user_version = 1;
 std::string DefaultStorePath() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
   if (xdg && *xdg) return std::string(xdg) + "/kstacklab/results.db";
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : ".") + "/.local/share/kstacklab/results.db";
+  return HomeDir() + "/.local/share/kstacklab/results.db";
 }
 
 std::string StoredKernelRelease(const RunResult& result) {
@@ -369,10 +370,16 @@ Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
     return store;
   }
   // Someone else's database is refused before anything is changed in it (journal mode included).
+  // The version and the objects are read in one snapshot: another process may be creating the
+  // tables right now, and a store it has just created is not foreign.
   if (*version == 0) {
+    auto snapshot = Transaction::Begin(*db, "BEGIN");
+    if (!snapshot.ok()) return store.DbError("cannot read the store");
+    auto now = ReadVersion(*db, path);
+    if (!now.ok()) return now.error();
     auto objects = SchemaObjects(*db, path);
     if (!objects.ok()) return objects.error();
-    if (*objects != 0) return Foreign(path);
+    if (*now == 0 && *objects != 0) return Foreign(path);
   }
   KSTACKLAB_RETURN_IF_ERROR(EnableWal(*db, path));
   if (sqlite3_exec(*db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
