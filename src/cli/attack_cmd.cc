@@ -231,11 +231,12 @@ Runner SetupMigration(CLI::App& sub) {
                  "mean syscalls of other tasks per CPU between two attacker syscalls, 0..100")
       ->capture_default_str();
   AddCommon(sub, f->common);
-  sub.add_flag("--live", f->live,
-               "run it on the running kernel instead, with the BPF sampler as ground truth "
-               "(root, 2 CPUs; docs/live.md)");
+  CLI::Option* live = sub.add_flag("--live", f->live,
+                                   "run it on the running kernel instead, with the BPF sampler as "
+                                   "ground truth (root, 2 CPUs; docs/live.md)");
   sub.add_option("--rounds", f->rounds, "--live: forced migrations, 10..100000")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(live);
   return [f] { return RunMigrationCmd(*f); };
 }
 
@@ -306,10 +307,12 @@ Runner SetupTimer(CLI::App& sub) {
                  "ns (repeatable)")
       ->capture_default_str();
   sub.add_option("--samples", f->samples, "simulated syscalls per row")->capture_default_str();
-  sub.add_flag("--measure", f->measure,
-               "also measure that error here: per-call getpid(2) durations timed by the engine");
+  CLI::Option* measure = sub.add_flag(
+      "--measure", f->measure,
+      "also measure that error here: per-call getpid(2) durations timed by the engine");
   sub.add_option("--measure-calls", f->measure_calls, "calls timed by --measure")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(measure);
   sub.add_flag("--live", f->live,
                "attack the running kernel instead, with the BPF sampler as ground truth (root; "
                "--samples = getpid calls, 1000..250000; docs/live.md)");

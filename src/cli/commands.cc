@@ -59,6 +59,41 @@ std::string Unexpected(const CLI::ExtrasError& e) {
 }
 
 // " results" when `kstacklab results frob` failed inside `results`; "" at the top.
+// The deepest parsed command, e.g. `attack` for `kstacklab attack …`.
+const CLI::App* DeepestParsed(const CLI::App& app) {
+  const CLI::App* at = &app;
+  for (;;) {
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : at->get_subcommands({})) {
+      if (sub->parsed()) next = sub;
+    }
+    if (next == nullptr) return at;
+    at = next;
+  }
+}
+
+// For a command that needs a subcommand and got none: "attack needs one of: …", naming the word
+// given instead (CLI11 says only "A subcommand is required"). Empty when that is not the error.
+std::string MissingSubcommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = DeepestParsed(app);
+  if (at == &app || at->get_require_subcommand_min() == 0) return {};
+  std::vector<std::string> names;
+  for (const CLI::App* sub : at->get_subcommands({})) {
+    if (sub->parsed()) return {};
+    names.push_back(sub->get_name());
+  }
+  std::string given;
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i] == at->get_name()) {
+      if (i + 1 < argc && argv[i + 1][0] != '-') given = argv[i + 1];
+      break;
+    }
+  }
+  return fmt::format("{}`{}` needs a subcommand, one of: {}",
+                     given.empty() ? "" : fmt::format("'{}' is not a subcommand here; ", given),
+                     at->get_name(), fmt::join(names, ", "));
+}
+
 std::string ParsedPath(const CLI::App& app) {
   std::string path;
   const CLI::App* at = &app;
@@ -103,8 +138,12 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (argc < 2) what = "no command given; try `kstacklab --help`";
-    std::fprintf(stderr, "kstacklab: error: %s (see `kstacklab --help`)\n",
-                 EscapeControl(what).c_str());
+    const std::string path = ParsedPath(app);
+    if (const std::string missing = MissingSubcommand(app, argc, argv); !missing.empty()) {
+      what = missing;
+    }
+    std::fprintf(stderr, "kstacklab: error: %s (see `kstacklab%s --help`)\n",
+                 EscapeControl(what).c_str(), path.c_str());
     return kExitUsage;
   }
   for (auto& [sub, run] : runners) {

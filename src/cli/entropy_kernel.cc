@@ -199,18 +199,25 @@ void PrintJson(const KernelReport& r) {
 }  // namespace
 
 void AddKernelEntropyFlags(CLI::App& sub, KernelEntropyFlags& flags) {
-  sub.add_flag("--kernel", flags.kernel,
-               "measure the running kernel with the live BPF sampler (root or CAP_BPF + "
-               "CAP_PERFMON; docs/live.md) instead of the models");
+  // The --kernel options need --kernel: without it they would be ignored (the model runs).
+  CLI::Option* kernel =
+      sub.add_flag("--kernel", flags.kernel,
+                   "measure the running kernel with the live BPF sampler (root or CAP_BPF + "
+                   "CAP_PERFMON; docs/live.md) instead of the models");
   sub.add_option("--syscall", flags.syscall, "--kernel: the syscall to sample: " + SyscallNames())
-      ->capture_default_str();
-  sub.add_option("--cpu", flags.cpu, "--kernel: pin the sampling thread to this CPU");
+      ->capture_default_str()
+      ->needs(kernel);
+  sub.add_option("--cpu", flags.cpu, "--kernel: pin the sampling thread to this CPU")
+      ->needs(kernel);
   sub.add_option("--lags", flags.lags, "--kernel: serial dependence at lags 1..N (1..64)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(kernel);
   sub.add_option("--records", flags.records,
-                 "--kernel: analyse sampler records saved with --save-records (no BPF needed)");
+                 "--kernel: analyse sampler records saved with --save-records (no BPF needed)")
+      ->needs(kernel);
   sub.add_option("--save-records", flags.save_records,
-                 "--kernel: also write the raw sampler records (CSV) to this file");
+                 "--kernel: also write the raw sampler records (CSV) to this file")
+      ->needs(kernel);
 }
 
 namespace {

@@ -447,7 +447,13 @@ Runner SetupRunCommand(CLI::App& sub) {
       ->transform(CLI::AsNumberWithUnit(
           std::map<std::string, double>{{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}},
           CLI::AsNumberWithUnit::UNIT_REQUIRED, "DURATION"))
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Validator(
+          [](std::string& ns) {
+            const double v = std::strtod(ns.c_str(), nullptr);
+            return v >= 1 && v <= 1e10 ? std::string()
+                                       : std::string("must be from 1ns to 10s, e.g. 10us");
+          },
+          "DURATION"))
       ->default_str("10us");
   sub.add_option("--timing", a->timing,
                  "percall: time every call (tails); loop: time the batch (mean only)")

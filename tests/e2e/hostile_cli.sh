@@ -62,6 +62,18 @@ expect_stderr "^kstacklab: error: --records: record 0" "records: the bad record 
 expect_exit 1 "attack prng-recover >/dev/full" -- sh -c "\"$k\" attack prng-recover --trials 1 >/dev/full"
 expect_stderr "cannot write to standard output" "attack: stdout error"
 
+# Flags that only apply with another one are refused without it, naming it (they were ignored).
+expect_exit 2 "entropy --records without --kernel" -- "$k" entropy --records x.csv
+expect_stderr "\-\-records requires \-\-kernel (see \`kstacklab entropy \-\-help\`)" "names --kernel"
+expect_exit 2 "attack migration --rounds without --live" -- "$k" attack migration --rounds 5
+expect_stderr "\-\-rounds requires \-\-live" "names --live"
+# A wrong subcommand word is named, with the ones there are.
+expect_exit 2 "attack bogus" -- "$k" attack bogus
+expect_stderr "'bogus' is not a subcommand here; \`attack\` needs a subcommand, one of: prng-recover" "names the word"
+# A duration out of range says the range, in one line.
+expect_exit 2 "--stall-threshold -1us" -- "$k" run "${quick[@]}" --stall-threshold -1us
+expect_stderr "must be from 1ns to 10s" "stall threshold range"
+
 # SIGHUP (a dropped ssh session) ends a run like SIGINT/SIGTERM: partial file, exit 129.
 "$k" run --bench syscall/getpid --iterations 200000 --repetitions 1000 --warmup 0 --no-store -o "$TMP/hup.json" >/dev/null 2>"$TMP/err" &
 pid=$!
