@@ -92,6 +92,11 @@ class ResultStore {
 // The one call `run` makes: opens (creating as needed) the store at `store_path` and inserts.
 Expected<int64_t> RecordInStore(const RunResult& result, const std::string& store_path);
 
+// Whether a store can be at (or created at) `path`, checked without creating anything: an
+// existing path must be a regular file; otherwise its deepest existing ancestor must be a
+// writable directory. For `run` to refuse before measuring, not warn after.
+Status CheckStoreLocation(const std::string& path);
+
 // The summary fields a row is listed with, taken from the result itself (the environment
 // capture); empty when the capture lacks them. Exposed for tests.
 std::string StoredKernelRelease(const RunResult& result);

@@ -23,6 +23,7 @@ struct PlotArgs {
   std::string metrics = kDefaultCompareMetrics;
   double alpha = 0.05;
   std::string baseline;
+  std::vector<std::string> compare_only_given;  // --metrics/--alpha/--baseline, when given
 };
 
 int RunPlot(const PlotArgs& a) {
@@ -31,6 +32,12 @@ int RunPlot(const PlotArgs& a) {
   if (!format.ok()) return Fail(WithFlag("-o", format.error()));
   auto kind = ParsePlotKind(a.kind);
   if (!kind.ok()) return Fail(WithFlag("--kind", kind.error()));
+  if (*kind != PlotKind::kCompare && !a.compare_only_given.empty()) {
+    return Fail(
+        UsageError(fmt::format("{} applies to --kind compare only; drop it or add "
+                               "--kind compare",
+                               a.compare_only_given.front())));
+  }
   Status writable = CheckWritable(a.output);
   if (!writable.ok()) return Fail(writable.error());
 
@@ -109,7 +116,14 @@ Runner SetupPlotCommand(CLI::App& sub) {
   sub.footer(
       "Needs gnuplot (apt-get install gnuplot-nox). Latencies are overhead-corrected. "
       "One panel per benchmark; one curve per configuration (label or label:variant).");
-  return [a]() { return RunPlot(*a); };
+  std::vector<CLI::Option*> compare_only = {sub.get_option("--metrics"), sub.get_option("--alpha"),
+                                            sub.get_option("--baseline")};
+  return [a, compare_only]() {
+    for (const CLI::Option* o : compare_only) {
+      if (o->count() > 0) a->compare_only_given.push_back(o->get_name());
+    }
+    return RunPlot(*a);
+  };
 }
 
 }  // namespace kstacklab::cli

@@ -19,6 +19,7 @@
 #include "kstacklab/knobs.h"
 #include "kstacklab/runner.h"
 #include "kstacklab/sessions.h"
+#include "kstacklab/store.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/timing.h"
 
@@ -88,6 +89,13 @@ Status Validate(RunArgs& a) {
     return UsageError("-o needs a file name ('-' for stdout); omit -o for the default name");
   }
   if (a.output.empty()) a.output = DefaultOutputPath(a.label);
+  if (!a.no_store && a.internal_session < 0) {
+    if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) {
+      Error e = st.error();
+      e.message += " (--store FILE, or --no-store)";
+      return e;
+    }
+  }
   if (Status st = CheckWritable(a.output); !st.ok()) {
     Error e = st.error();
     e.message = (a.output_given ? "-o: " : "the default output name (from --label; or give -o): ") +

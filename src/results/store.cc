@@ -529,4 +529,26 @@ Expected<int64_t> RecordInStore(const RunResult& result, const std::string& stor
   return store->Insert(result);
 }
 
+Status CheckStoreLocation(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISREG(st.st_mode)) return OkStatus();
+    return UsageError(fmt::format("the results store {} is not a regular file; {}", path, kRemedy));
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  while (!dir.empty() && ::stat(dir.c_str(), &st) != 0) dir = dir.parent_path();
+  if (dir.empty()) return OkStatus();  // relative to the current directory, which exists
+  if (!S_ISDIR(st.st_mode)) {
+    return UsageError(
+        fmt::format("the results store {} cannot be created: {} is not a "
+                    "directory; {}",
+                    path, dir.string(), kRemedy));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return UsageError(fmt::format("the results store {} cannot be created in {}: {}; {}", path,
+                                  dir.string(), std::strerror(errno), kRemedy));
+  }
+  return OkStatus();
+}
+
 }  // namespace kstacklab

@@ -62,11 +62,20 @@ expect_stderr "^kstacklab: error: --records: record 0" "records: the bad record 
 expect_exit 1 "attack prng-recover >/dev/full" -- sh -c "\"$k\" attack prng-recover --trials 1 >/dev/full"
 expect_stderr "cannot write to standard output" "attack: stdout error"
 
+# An unusable store location is refused before measuring, not warned about after.
+touch "$TMP/afile"
+XDG_DATA_HOME=$TMP/afile "$k" run "${quick[@]}" -o "$TMP/s.json" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && [ ! -e "$TMP/s.json" ] && pass "store location checked first" || fail "store location: exit $rc: $(cat "$TMP/err")"
+expect_stderr "is not a directory" "store location: says why"
+
 # Flags that only apply with another one are refused without it, naming it (they were ignored).
 expect_exit 2 "entropy --records without --kernel" -- "$k" entropy --records x.csv
 expect_stderr "\-\-records requires \-\-kernel (see \`kstacklab entropy \-\-help\`)" "names --kernel"
 expect_exit 2 "attack migration --rounds without --live" -- "$k" attack migration --rounds 5
 expect_stderr "\-\-rounds requires \-\-live" "names --live"
+expect_exit 2 "plot --alpha with --kind cdf" -- "$k" plot "$D/base.json" -o "$TMP/c.png" --alpha 2
+expect_stderr "\-\-alpha applies to \-\-kind compare only" "plot: names the kind"
 # A wrong subcommand word is named, with the ones there are.
 expect_exit 2 "attack bogus" -- "$k" attack bogus
 expect_stderr "'bogus' is not a subcommand here; \`attack\` needs a subcommand, one of: prng-recover" "names the word"
