@@ -784,6 +784,26 @@ TEST(CompareTable, MannWhitneyTooFewSamplesIsExplained) {
   for (const std::string& n : t->notes) EXPECT_EQ(n.find("smallest attainable"), std::string::npos);
 }
 
+// A tail metric of short repetitions is an extreme-value estimate: a repetition of 500 calls
+// has 5 calls above its p99. The table says so; with 1000 calls (10 above) it stays quiet.
+TEST(CompareTable, ThinTailsAreNoted) {
+  CompareOptions o;
+  o.metrics = {"p99"};
+  auto short_reps = Bench("s/x", {100, 101, 99, 100});
+  for (Repetition& r : short_reps.repetitions) r.iterations = 500;
+  auto t = BuildCompareTable({Input("run", {short_reps})}, o);
+  ASSERT_TRUE(t.ok());
+  bool noted = false;
+  for (const std::string& n : t->notes)
+    noted = noted || n.find(
+                         "p99: a cell is the mean of per-repetition p99s, and a repetition "
+                         "of 500 calls has only 5.0 calls above its p99") == 0;
+  EXPECT_TRUE(noted);
+  t = BuildCompareTable({Input("run", {Bench("s/x", {100, 101, 99, 100})})}, o);
+  ASSERT_TRUE(t.ok());
+  for (const std::string& n : t->notes) EXPECT_EQ(n.find("calls above its"), std::string::npos);
+}
+
 TEST(Welch, OverflowingVarianceGivesNaNNotP1) {
   const stats::WelchResult r = stats::WelchTTest({1e300, -1e300, 5e299}, {1, 2, 3});
   EXPECT_TRUE(std::isnan(r.p));

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -20,6 +22,9 @@ namespace kstacklab {
 namespace {
 
 constexpr int kMinSamples = 3;
+// A repetition's p-quantile with fewer calls than this above it is an extreme-value estimate (a
+// p99.9 of 2000 calls is its 3rd-largest call): noted under the table.
+constexpr double kMinTailCalls = 10;
 // Drift is tested on every (file, benchmark, variant, metric, session) series; a fixed strict
 // level keeps false alarms rare (0.1 % per series) whatever --alpha is.
 constexpr double kDriftAlpha = 0.001;
@@ -199,6 +204,9 @@ struct NoteState {
   bool any_below_timer_step = false;
   bool any_not_positive = false;
   double mwu_min_p = 0;  // the largest smallest-attainable MWU p among cells at or above alpha
+  // Tail metrics whose per-repetition value rests on fewer than kMinTailCalls calls above it:
+  // metric -> the fewest calls in a repetition.
+  std::map<std::string, uint64_t> thin_tails;
   std::map<std::string, std::vector<std::string>> session_cols;  // column -> benchmarks
   std::map<std::string, int> run_cols;                           // column -> runs
   // MDC per benchmark name and metric: the largest over its rows' decidable variant cells.
@@ -283,6 +291,19 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
     for (size_t k = 0; k < order.size(); ++k) {
       samples.push_back(SamplesOf(e.by_column[k], metric));
       any = any || !samples.back().samples.empty();
+    }
+    if (metric.size() > 1 && metric[0] == 'p') {
+      const double q = std::strtod(metric.c_str() + 1, nullptr) / 100;
+      uint64_t fewest = UINT64_MAX;
+      for (const auto& column : e.by_column)
+        for (const auto& run : column)
+          for (const BenchmarkResult* b : run)
+            for (const Repetition& r : b->repetitions)
+              if (r.metrics.count(metric) != 0) fewest = std::min(fewest, r.iterations);
+      if (fewest != UINT64_MAX && static_cast<double>(fewest) * (1 - q) < kMinTailCalls) {
+        auto [it, added] = notes.thin_tails.emplace(metric, fewest);
+        if (!added) it->second = std::min(it->second, fewest);
+      }
     }
     if (!any) {
       notes.no_metric.insert(fmt::format("{}{}: no '{}' values (loop-mode results carry mean only)",
@@ -467,6 +488,15 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
         fmt::join(s.no_baseline, ", "), table.columns[0].name));
   }
   for (const std::string& n : s.no_metric) table.notes.push_back(n);
+  for (const auto& [metric, calls] : s.thin_tails) {
+    const double q = std::strtod(metric.c_str() + 1, nullptr) / 100;
+    table.notes.push_back(fmt::format(
+        "{}: a cell is the mean of per-repetition {}s, and a repetition of {} calls has only "
+        "{:.1f} calls above its {}: the value rests on a few extreme calls; measure tails with "
+        "more iterations per repetition (>= {:.0f} for {})",
+        metric, metric, calls, static_cast<double>(calls) * (1 - q), metric,
+        kMinTailCalls / (1 - q), metric));
+  }
   AddMdcNotes(names, s, table);
 }
 
