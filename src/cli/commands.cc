@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/command.h"
 #include "kstacklab/text.h"
@@ -58,30 +61,37 @@ std::string Unexpected(const CLI::ExtrasError& e) {
   return "'" + words + "'";
 }
 
-// " results" when `kstacklab results frob` failed inside `results`; "" at the top.
-// The deepest parsed command, e.g. `attack` for `kstacklab attack …`.
-const CLI::App* DeepestParsed(const CLI::App& app) {
+// The parsed commands below the top, in order: {attack, timer} for `kstacklab attack timer …`.
+std::vector<const CLI::App*> ParsedChain(const CLI::App& app) {
+  std::vector<const CLI::App*> chain;
   const CLI::App* at = &app;
   for (;;) {
     const CLI::App* next = nullptr;
     for (const CLI::App* sub : at->get_subcommands({})) {
       if (sub->parsed()) next = sub;
     }
-    if (next == nullptr) return at;
+    if (next == nullptr) return chain;
+    chain.push_back(next);
     at = next;
   }
 }
 
-// For a command that needs a subcommand and got none: "attack needs one of: …", naming the word
-// given instead (CLI11 says only "A subcommand is required"). Empty when that is not the error.
+// " results" when `kstacklab results frob` failed inside `results`; "" at the top.
+std::string ParsedPath(const CLI::App& app) {
+  std::string path;
+  for (const CLI::App* c : ParsedChain(app)) path += " " + c->get_name();
+  return path;
+}
+
+// For a command that needs a subcommand and got none: "`attack` needs a subcommand, one of: …",
+// naming the word given instead (CLI11 says only "A subcommand is required"). Empty when that is
+// not the error.
 std::string MissingSubcommand(const CLI::App& app, int argc, char** argv) {
-  const CLI::App* at = DeepestParsed(app);
-  if (at == &app || at->get_require_subcommand_min() == 0) return {};
+  const std::vector<const CLI::App*> chain = ParsedChain(app);
+  if (chain.empty() || chain.back()->get_require_subcommand_min() == 0) return {};
+  const CLI::App* at = chain.back();
   std::vector<std::string> names;
-  for (const CLI::App* sub : at->get_subcommands({})) {
-    if (sub->parsed()) return {};
-    names.push_back(sub->get_name());
-  }
+  for (const CLI::App* sub : at->get_subcommands({})) names.push_back(sub->get_name());
   std::string given;
   for (int i = 1; i < argc; ++i) {
     if (argv[i] == at->get_name()) {
@@ -92,20 +102,6 @@ std::string MissingSubcommand(const CLI::App& app, int argc, char** argv) {
   return fmt::format("{}`{}` needs a subcommand, one of: {}",
                      given.empty() ? "" : fmt::format("'{}' is not a subcommand here; ", given),
                      at->get_name(), fmt::join(names, ", "));
-}
-
-std::string ParsedPath(const CLI::App& app) {
-  std::string path;
-  const CLI::App* at = &app;
-  for (;;) {
-    const CLI::App* next = nullptr;
-    for (const CLI::App* sub : at->get_subcommands({})) {
-      if (sub->parsed()) next = sub;
-    }
-    if (next == nullptr) return path;
-    path += " " + next->get_name();
-    at = next;
-  }
 }
 
 }  // namespace
@@ -139,8 +135,10 @@ int Main(int argc, char** argv) {
     std::string what = e.what();
     if (argc < 2) what = "no command given; try `kstacklab --help`";
     const std::string path = ParsedPath(app);
-    if (const std::string missing = MissingSubcommand(app, argc, argv); !missing.empty()) {
-      what = missing;
+    if (what.find("subcommand") != std::string::npos) {  // CLI11: "A subcommand is required"
+      if (std::string missing = MissingSubcommand(app, argc, argv); !missing.empty()) {
+        what = std::move(missing);
+      }
     }
     std::fprintf(stderr, "kstacklab: error: %s (see `kstacklab%s --help`)\n",
                  EscapeControl(what).c_str(), path.c_str());
