@@ -89,6 +89,9 @@ struct RunResult {
   Json run = Json::object();          // how it was run: iterations, repetitions, warmup, cpu, ...
   TimerInfo timer;
   std::vector<BenchmarkResult> benchmarks;
+  // Not written to the file: a runtime failure after something was measured (a knob that could
+  // not be set mid-run, or not restored). The run keeps what it measured, then exits 1 with it.
+  std::string failure;
 };
 
 // Serialises to the documented JSON (2-space indent, trailing newline, locale-independent).

@@ -380,6 +380,11 @@ int Publish(const RunArgs& a, bool child, const RunResult& result) {
     }
     if (printed != kExitOk) return printed;
   }
+  if (!result.failure.empty()) {
+    return Fail(
+        RuntimeError(fmt::format("{}; the file holds the repetitions measured before{}",
+                                 result.failure, result.partial ? " (\"partial\": true)" : "")));
+  }
   if (result.partial) {
     if (!child) {
       Warn("interrupted: the file holds only the completed repetitions (\"partial\": true)");

@@ -466,7 +466,14 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
         break;
       }
       const size_t v = order[k];
-      KSTACKLAB_RETURN_IF_ERROR(held ? held->Set(spec.values[v]) : knob.Write(spec.values[v]));
+      if (Status set = held ? held->Set(spec.values[v]) : knob.Write(spec.values[v]); !set.ok()) {
+        if (r == 0 && k == 0) return set.error();  // nothing measured yet: a plain error
+        // Keep what was measured (a partial file) and say why it stopped.
+        merged.partial = true;
+        merged.failure = fmt::format("setting {} to {} failed mid-run: {}", spec.name,
+                                     spec.values[v], set.error().message);
+        break;
+      }
       const double done = static_cast<double>(r) * nv + k;
       ProgressFn inner;
       if (progress) {
@@ -495,7 +502,13 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
   }
   // A value never reached (stopped early) leaves its rows empty: drop them.
   std::erase_if(merged.benchmarks, [](const BenchmarkResult& b) { return b.name.empty(); });
-  if (held) KSTACKLAB_RETURN_IF_ERROR(held->Restore());
+  if (held) {
+    if (Status restored = held->Restore(); !restored.ok()) {
+      if (merged.benchmarks.empty()) return restored.error();
+      merged.failure += fmt::format("{}restoring {} failed: {}", merged.failure.empty() ? "" : "; ",
+                                    spec.name, restored.error().message);
+    }
+  }
   return merged;
 }
 

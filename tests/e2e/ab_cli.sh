@@ -134,6 +134,26 @@ expect_stdout "kernel.stack_erasing restored to 1" "recover says what it restore
 expect_exit 0 "recover with nothing to do" -- "$K" recover
 expect_stdout "nothing to recover" "recover says there is nothing"
 
+# The knob breaks mid-run (another tool, or a file replaced): the repetitions measured so far are
+# kept in a partial file, the run exits 1 naming the failure and the failed restore, and the
+# recovery file keeps the original for `recover`.
+"$K" run --iterations 200000 --repetitions 1000 --warmup 0 --no-store --bench syscall/getpid:raw \
+  --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/broken.json" >/dev/null 2>"$TMP/err" &
+pid=$!
+wait_cpu_time "$pid" 100 || fail "the A/B run ended early"
+rm -f "$knob" && mkdir "$knob"   # writes now fail (EISDIR)
+wait "$pid"
+rc=$?
+[ "$rc" -eq 1 ] && pass "knob broken mid-run: exit 1" || fail "knob broken mid-run: exit $rc: $(cat "$TMP/err")"
+expect_stderr "failed mid-run" "names the failed write"
+expect_stderr "restoring kernel.stack_erasing failed" "names the failed restore"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["partial"] is True and d["benchmarks"]' \
+  "$TMP/broken.json" && pass "measured repetitions kept" || fail "no partial file after the knob broke"
+[ -s "$KSTACKLAB_RECOVERY_FILE" ] && pass "recovery file kept" || fail "recovery file gone"
+rmdir "$knob" && echo 0 >"$knob"
+expect_exit 0 "recover after the broken run" -- "$K" recover
+[ "$(cat "$knob")" = 1 ] && pass "original value back" || fail "value $(cat "$knob") after recover"
+
 # The real machine: if this kernel lacks the sysctl, the refusal names it.
 if [ ! -e /proc/sys/kernel/stack_erasing ]; then
   KSTACKLAB_SYSCTL_ROOT='' expect_exit 2 "real kernel without stack_erasing" -- "$K" run "${SMALL[@]}" \
