@@ -244,6 +244,22 @@ TEST(RecordsCsvTest, RoundTripAndErrors) {
   auto bad = RecordsFromCsv("header\n0x1,0x2,3\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("line 2"), std::string::npos);
+  // Strict fields: sscanf took a sign, a leading space and 17 hex digits (saturated); now each is
+  // refused naming the field. A CRLF file reads like an LF one.
+  const std::string h = "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n";
+  for (const char* line : {"0x10,0x1,2,-1,7,39,0x0,0", " 0x10,0x1,2,1,7,39,0x0,0",
+                           "0x10,0x1ffffffffffffffff,2,1,7,39,0x0,0", "0x10,0x1,2,1,7,39,0x0,",
+                           "0x10,0x1,2,4294967296,7,39,0x0,0"}) {
+    auto r = RecordsFromCsv(h + line + "\n");
+    EXPECT_FALSE(r.ok()) << line;
+    if (!r.ok()) {
+      EXPECT_NE(r.error().message.find("is not an unsigned number"), std::string::npos);
+    }
+  }
+  auto crlf = RecordsFromCsv(h + "0x10,0x1,2,1,7,39,0xff,1\r\n");
+  ASSERT_TRUE(crlf.ok()) << crlf.error().message;
+  EXPECT_EQ((*crlf)[0].task_state, 0xffu);
+  EXPECT_EQ((*crlf)[0].flags, 1u);
 }
 
 // A per-task counter fed by tsc_after + delta: with an exact clock the full-state attacker always

@@ -5,13 +5,18 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <cinttypes>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "kstacklab/live.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::live {
 
@@ -265,43 +270,67 @@ std::string RecordsToCsv(std::span<const LiveRecord> records) {
   return out;
 }
 
+namespace {
+
+// One unsigned field of a records line: hexadecimal with a 0x prefix, or decimal; digits only
+// (no sign, no spaces), at most `max`. nullopt otherwise.
+std::optional<uint64_t> RecordField(std::string_view f, uint64_t max) {
+  int base = 10;
+  if (f.size() > 2 && f[0] == '0' && (f[1] == 'x' || f[1] == 'X')) {
+    base = 16;
+    f.remove_prefix(2);
+  }
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v, base);
+  if (f.empty() || ec != std::errc() || end != f.data() + f.size() || v > max) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text) {
+  static constexpr const char* kFields[] = {"local_addr", "stack_base", "ktime_ns",   "cpu",
+                                            "tid",        "nr",         "task_state", "flags"};
   std::vector<LiveRecord> out;
   size_t pos = 0;
   size_t line_no = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    const std::string line(text.substr(pos, end - pos));
+    std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
-    if (line_no == 1 || line.empty()) continue;  // header
-    LiveRecord r;
-    unsigned long long addr = 0;
-    unsigned long long base = 0;
-    unsigned long long ktime = 0;
-    unsigned cpu = 0;
-    unsigned tid = 0;
-    int nr = 0;
-    unsigned state = 0;
-    unsigned flags = 0;
-    int consumed = 0;
-    const int got = std::sscanf(line.c_str(), "%llx,%llx,%llu,%u,%u,%d,%x,%u%n", &addr, &base,
-                                &ktime, &cpu, &tid, &nr, &state, &flags, &consumed);
-    if (got != 8 || static_cast<size_t>(consumed) != line.size()) {
-      return UsageError(
-          fmt::format("records line {}: expected 8 comma-separated fields "
-                      "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags",
-                      line_no));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // a CRLF file
+    if (line_no == 1 || line.empty()) continue;                       // header
+    const std::vector<std::string> f = Split(line, ',', true);
+    if (f.size() != std::size(kFields)) {
+      return UsageError(fmt::format(
+          "records line {}: {} fields, expected 8: local_addr,stack_base,ktime_ns,cpu,tid,nr,"
+          "task_state,flags",
+          line_no, f.size()));
     }
-    r.local_addr = addr;
-    r.stack_base = base;
-    r.ktime_ns = ktime;
-    r.cpu = cpu;
-    r.tid = tid;
-    r.nr = nr;
-    r.task_state = state;
-    r.flags = flags;
+    constexpr uint64_t k32 = UINT32_MAX;
+    const uint64_t max[] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, k32, k32, INT32_MAX, k32, k32};
+    uint64_t v[std::size(kFields)] = {};
+    for (size_t i = 0; i < f.size(); ++i) {
+      const std::optional<uint64_t> x = RecordField(f[i], max[i]);
+      if (!x) {
+        return UsageError(fmt::format(
+            "records line {}: {} '{}' is not an unsigned number (decimal, or hex with 0x) of at "
+            "most {}",
+            line_no, kFields[i], f[i], max[i]));
+      }
+      v[i] = *x;
+    }
+    LiveRecord r;
+    r.local_addr = v[0];
+    r.stack_base = v[1];
+    r.ktime_ns = v[2];
+    r.cpu = static_cast<uint32_t>(v[3]);
+    r.tid = static_cast<uint32_t>(v[4]);
+    r.nr = static_cast<int>(v[5]);
+    r.task_state = static_cast<uint32_t>(v[6]);
+    r.flags = static_cast<uint32_t>(v[7]);
     out.push_back(r);
   }
   return out;
