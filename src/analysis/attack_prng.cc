@@ -132,7 +132,7 @@ Expected<std::vector<uint32_t>> DrawStream(const std::string& policy, Dice& dice
     dice.Fill(kb, sizeof kb);
     using P = kstack::SiphashTaskOffsetPolicy<kstack::InjectedCpu>;
     P::TaskInit(rng::SiphashKeyFromBytes(kb));  // a new task with its own key
-    P p(crng(), cpu);
+    P p(nullptr, cpu);                          // the key is set: no crng is asked
     for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
   } else if (policy == "uniform") {
     UniformSource u(dice);

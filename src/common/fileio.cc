@@ -203,8 +203,8 @@ Status CheckWritable(const std::string& path) {
   }
   // The temporary file is the name plus a 7-byte suffix, and the name must fit NAME_MAX: refuse
   // now, not after the measurement.
-  const std::string base =
-      path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  const size_t slash = path.find_last_of('/');
+  const std::string base = path.substr(slash == std::string::npos ? 0 : slash + 1);
   if (base.size() + 8 > NAME_MAX) {
     return UsageError(
         fmt::format("the file name '{}...' is {} bytes, more than the {} a name may "

@@ -25,6 +25,13 @@ constexpr int kMinSamples = 3;
 // A repetition's p-quantile with fewer calls than this above it is an extreme-value estimate (a
 // p99.9 of 2000 calls is its 3rd-largest call): noted under the table.
 constexpr double kMinTailCalls = 10;
+
+// The share of a repetition's calls above the percentile a metric names ("p99.9" -> 0.001), NaN
+// for metrics that are not percentiles.
+double TailShare(const std::string& metric) {
+  if (metric.size() < 2 || metric[0] != 'p') return kCompareNaN;
+  return 1 - std::strtod(metric.c_str() + 1, nullptr) / 100;
+}
 // Drift is tested on every (file, benchmark, variant, metric, session) series; a fixed strict
 // level keeps false alarms rare (0.1 % per series) whatever --alpha is.
 constexpr double kDriftAlpha = 0.001;
@@ -292,15 +299,14 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       samples.push_back(SamplesOf(e.by_column[k], metric));
       any = any || !samples.back().samples.empty();
     }
-    if (metric.size() > 1 && metric[0] == 'p') {
-      const double q = std::strtod(metric.c_str() + 1, nullptr) / 100;
+    if (const double tail = TailShare(metric); !std::isnan(tail)) {
       uint64_t fewest = UINT64_MAX;
       for (const auto& column : e.by_column)
         for (const auto& run : column)
           for (const BenchmarkResult* b : run)
             for (const Repetition& r : b->repetitions)
               if (r.metrics.count(metric) != 0) fewest = std::min(fewest, r.iterations);
-      if (fewest != UINT64_MAX && static_cast<double>(fewest) * (1 - q) < kMinTailCalls) {
+      if (fewest != UINT64_MAX && static_cast<double>(fewest) * tail < kMinTailCalls) {
         auto [it, added] = notes.thin_tails.emplace(metric, fewest);
         if (!added) it->second = std::min(it->second, fewest);
       }
@@ -489,13 +495,13 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
   }
   for (const std::string& n : s.no_metric) table.notes.push_back(n);
   for (const auto& [metric, calls] : s.thin_tails) {
-    const double q = std::strtod(metric.c_str() + 1, nullptr) / 100;
+    const double tail = TailShare(metric);
     table.notes.push_back(fmt::format(
         "{}: a cell is the mean of per-repetition {}s, and a repetition of {} calls has only "
         "{:.1f} calls above its {}: the value rests on a few extreme calls; measure tails with "
         "more iterations per repetition (>= {:.0f} for {})",
-        metric, metric, calls, static_cast<double>(calls) * (1 - q), metric,
-        kMinTailCalls / (1 - q), metric));
+        metric, metric, calls, static_cast<double>(calls) * tail, metric, kMinTailCalls / tail,
+        metric));
   }
   AddMdcNotes(names, s, table);
 }
