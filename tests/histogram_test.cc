@@ -116,6 +116,41 @@ TEST(Histogram, MergeAddsAndRejectsOtherLayouts) {
   EXPECT_FALSE(a.Merge(other).ok());
 }
 
+// Empty histograms hold no bucket array (it is allocated by the first in-range value), so every
+// path must treat "no array" as "all zero": merging in either direction, an overflow-only
+// histogram, the layout size, Reset, and a copy made before the first value.
+TEST(Histogram, EmptyAndOverflowOnlyHistogramsBehaveAsAllZero) {
+  Histogram empty, full;
+  EXPECT_EQ(empty.bucket_count(), full.bucket_count());
+  EXPECT_EQ(empty.BucketAt(empty.IndexOf(5000)).count, 0u);
+  full.Record(5000);
+  full.Record(7);
+  Histogram copy_before = empty;
+  ASSERT_TRUE(empty.Merge(full).ok());  // into the empty one: takes the counts
+  EXPECT_EQ(empty.count(), 2u);
+  EXPECT_EQ(empty.NonEmptyBuckets().size(), 2u);
+  EXPECT_EQ(empty.ValueAtPercentile(100), 5000.0);
+  ASSERT_TRUE(full.Merge(copy_before).ok());  // an empty one in: nothing changes
+  EXPECT_EQ(full.count(), 2u);
+  EXPECT_EQ(full.BucketAt(full.IndexOf(7)).count, 1u);
+  EXPECT_EQ(copy_before.count(), 0u);
+  EXPECT_TRUE(copy_before.NonEmptyBuckets().empty());
+
+  Histogram over(11, 20);
+  over.Record(uint64_t{1} << 25);
+  EXPECT_EQ(over.count(), 1u);
+  EXPECT_TRUE(over.NonEmptyBuckets().empty());
+  EXPECT_EQ(over.ValueAtPercentile(50), static_cast<double>(uint64_t{1} << 25));
+  over.Reset();
+  over.Record(3);
+  EXPECT_EQ(over.ValueAtPercentile(50), 3.0);
+
+  auto none = Histogram::FromBuckets(11, 44, {}, 0, 0, 0, 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->count(), 0u);
+  EXPECT_EQ(none->bucket_count(), Histogram(11, 44).bucket_count());
+}
+
 TEST(Histogram, FromBucketsRoundTrip) {
   Histogram h;
   for (uint64_t v : {1u, 2u, 3000u, 3001u, 999999u, 123456789u}) h.Record(v);

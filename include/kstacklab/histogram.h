@@ -46,8 +46,8 @@ class Histogram {
     sum_ += static_cast<double>(value) * static_cast<double>(n);
     if (value < min_) min_ = value;
     if (value > max_) max_ = value;
-    if (value >> max_value_bits_) {
-      overflow_ += n;
+    if (value >= fast_limit_) [[unlikely]] {
+      RecordSlow(value, n);  // an overflow, or the first value: allocates the buckets
       return;
     }
     counts_[IndexOf(value)] += n;
@@ -86,12 +86,20 @@ class Histogram {
     return (static_cast<size_t>(shift) << (sub_bucket_bits_ - 1)) + (value >> shift);
   }
   Bucket BucketAt(size_t index) const;
-  size_t bucket_count() const { return counts_.size(); }
+  size_t bucket_count() const { return bucket_count_; }
 
  private:
   int sub_bucket_bits_;
   int max_value_bits_;
+  size_t bucket_count_;
+  // Allocated (bucket_count_ zeros, 328 KiB for the default layout) by the first value that is
+  // not an overflow: an empty histogram (loop mode, a result loaded for its means, the copies
+  // compare makes) costs nothing. fast_limit_ is 2^max_value_bits_ once allocated and 0 before,
+  // so RecordN tests one bound for both "overflow" and "not yet allocated".
   std::vector<uint64_t> counts_;
+  uint64_t fast_limit_ = 0;
+  void RecordSlow(uint64_t value, uint64_t n);
+  void Allocate();
   uint64_t count_ = 0;
   uint64_t overflow_ = 0;
   double sum_ = 0;

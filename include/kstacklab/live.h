@@ -150,6 +150,9 @@ class Sampler {
 
   // Appends every record waiting in the ring buffer to *out.
   Status Drain(std::vector<LiveRecord>* out);
+  // How many syscalls a collector may make between two Drain calls: well below the ring
+  // buffer's ~299k records, so none is dropped.
+  static constexpr uint64_t kDrainEvery = 16384;
   // Records the ring buffer had no room for since Attach.
   uint64_t Dropped() const;
 

@@ -22,7 +22,6 @@ namespace kstacklab::cli {
 
 namespace {
 
-constexpr uint64_t kMinSamples = 64;
 constexpr uint64_t kMaxSamples = 100'000'000;
 
 struct EntropyOptions {
@@ -99,9 +98,9 @@ int RunEntropy(const EntropyOptions& o) {
   if (o.kernel.kernel) return RunKernelEntropy(o.kernel, o.policies, o.samples, o.format);
   auto samples = ParseUnsigned(o.samples, "--samples");
   if (!samples.ok()) return Fail(samples.error());
-  if (*samples < kMinSamples || *samples > kMaxSamples) {
+  if (*samples < kMinEntropySamples || *samples > kMaxSamples) {
     return Fail(UsageError(fmt::format("--samples {} is out of range; give {}..{}", o.samples,
-                                       kMinSamples, kMaxSamples)));
+                                       kMinEntropySamples, kMaxSamples)));
   }
   if (o.format != "table" && o.format != "json") {
     return Fail(UsageError(fmt::format("--format {} is unknown; give table or json", o.format)));

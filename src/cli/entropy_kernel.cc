@@ -22,7 +22,6 @@ namespace kstacklab::cli {
 
 namespace {
 
-constexpr uint64_t kMinSamples = 64;
 constexpr uint64_t kMaxKernelSamples = 10'000'000;
 constexpr uint64_t kMaxLags = 64;
 constexpr int kShuffles = 8;
@@ -104,7 +103,7 @@ GridTable DependenceTable(const std::vector<live::LagDependence>& dependence) {
   return t;
 }
 
-void PrintTable(const KernelReport& r) {
+void PrintKernelTable(const KernelReport& r) {
   const Json env = EnvironmentJson(r);
   std::string out =
       fmt::format("kernel {}  randomize_kstack_offset: {} (effective: {})\ndesign: {}\n",
@@ -153,7 +152,7 @@ void PrintTable(const KernelReport& r) {
   std::fputs(out.c_str(), stdout);
 }
 
-void PrintJson(const KernelReport& r) {
+void PrintKernelJson(const KernelReport& r) {
   Json j = Json::object();
   j["mode"] = "kernel";
   j["source"] = r.source;
@@ -241,9 +240,9 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
   KernelPlan plan;
   auto samples = ParseUnsigned(samples_text, "--samples");
   if (!samples.ok()) return samples.error();
-  if (*samples < kMinSamples || *samples > kMaxKernelSamples) {
+  if (*samples < kMinEntropySamples || *samples > kMaxKernelSamples) {
     return UsageError(fmt::format("--samples {} is out of range with --kernel; give {}..{}",
-                                  samples_text, kMinSamples, kMaxKernelSamples));
+                                  samples_text, kMinEntropySamples, kMaxKernelSamples));
   }
   plan.samples = *samples;
   if (format != "table" && format != "json") {
@@ -364,9 +363,9 @@ int RunKernelEntropy(const KernelEntropyFlags& flags, const std::vector<std::str
     return Fail(s.error());
   }
   if (format == "json") {
-    PrintJson(report);
+    PrintKernelJson(report);
   } else {
-    PrintTable(report);
+    PrintKernelTable(report);
   }
   return PrintStdout("");  // the checked flush: a failed write to stdout exits 1
 }

@@ -2,12 +2,16 @@
 // sampler (src/live/, docs/live.md), plus the serial dependence of consecutive offsets.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
 
 namespace kstacklab::cli {
+
+// Fewest offsets either entropy mode (model or --kernel) accepts for --samples.
+inline constexpr uint64_t kMinEntropySamples = 64;
 
 struct KernelEntropyFlags {
   bool kernel = false;

@@ -51,7 +51,7 @@ class Out {
   std::string buf_;
 };
 
-Expected<uint64_t> ParseCount(const std::string& text) {
+Expected<uint64_t> ParseRngCount(const std::string& text) {
   auto n = ParseUnsigned(text, "--count");
   if (!n.ok()) return n.error();
   if (*n == 0 || *n > kMaxCount) {
@@ -69,7 +69,7 @@ int RunPrandom(const CLI::App& sub, const RngOptions& o) {
                    "rnd_state), --seed U64 (prandom_seed_state) or --selftest-seed U32 "
                    "(self-test seeding + warm-up)"));
   }
-  auto count = ParseCount(o.count);
+  auto count = ParseRngCount(o.count);
   if (!count.ok()) return Fail(count.error());
   rng::PrandomState s;
   if (sub.count("--state") > 0) {
@@ -116,7 +116,7 @@ int RunChacha(const CLI::App& sub, const RngOptions& o) {
   if (!nonce.ok()) return Fail(nonce.error());
   auto counter = ParseUnsigned(o.counter, "--counter", 32);
   if (!counter.ok()) return Fail(counter.error());
-  auto count = ParseCount(o.count);
+  auto count = ParseRngCount(o.count);
   if (!count.ok()) return Fail(count.error());
   rng::ChachaState st;
   rng::ChachaInitRfc(st, key->data(), static_cast<uint32_t>(*counter), nonce->data());
@@ -137,7 +137,7 @@ int RunCrng(const CLI::App& sub, const RngOptions& o) {
   }
   auto key = ParseHexBytes(o.base_key, "--base-key", rng::kChachaKeySize);
   if (!key.ok()) return Fail(key.error());
-  auto count = ParseCount(o.count);
+  auto count = ParseRngCount(o.count);
   if (!count.ok()) return Fail(count.error());
   rng::Crng crng(1, key->data());
   Out out;

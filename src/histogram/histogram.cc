@@ -14,16 +14,33 @@ Histogram::Histogram(int sub_bucket_bits, int max_value_bits)
   KSTACKLAB_CHECK(max_value_bits > sub_bucket_bits && max_value_bits <= 63);
   // Largest index is that of 2^max_value_bits - 1.
   uint64_t top = (uint64_t{1} << max_value_bits) - 1;
-  counts_.assign(IndexOf(top) + 1, 0);
+  bucket_count_ = IndexOf(top) + 1;
+}
+
+void Histogram::Allocate() {
+  if (!counts_.empty()) return;
+  counts_.assign(bucket_count_, 0);
+  fast_limit_ = uint64_t{1} << max_value_bits_;
+}
+
+void Histogram::RecordSlow(uint64_t value, uint64_t n) {
+  if (value >> max_value_bits_) {
+    overflow_ += n;
+    return;
+  }
+  Allocate();
+  counts_[IndexOf(value)] += n;
 }
 
 Histogram::Bucket Histogram::BucketAt(size_t index) const {
+  KSTACKLAB_CHECK(index < bucket_count_);
+  const uint64_t count = counts_.empty() ? 0 : counts_[index];
   const size_t half = size_t{1} << (sub_bucket_bits_ - 1);
-  if (index < 2 * half) return Bucket{index, index + 1, counts_[index]};
+  if (index < 2 * half) return Bucket{index, index + 1, count};
   size_t shift = index / half - 1;
   uint64_t sub = index - shift * half;  // in [half, 2*half)
   uint64_t low = sub << shift;
-  return Bucket{low, low + (uint64_t{1} << shift), counts_[index]};
+  return Bucket{low, low + (uint64_t{1} << shift), count};
 }
 
 Status Histogram::Merge(const Histogram& other) {
@@ -32,7 +49,10 @@ Status Histogram::Merge(const Histogram& other) {
                                   sub_bucket_bits_, max_value_bits_, other.sub_bucket_bits_,
                                   other.max_value_bits_));
   }
-  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  if (!other.counts_.empty()) {
+    Allocate();
+    for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  }
   if (other.count_) {
     min_ = std::min(min_, other.min_);
     max_ = std::max(max_, other.max_);
@@ -103,6 +123,7 @@ Expected<Histogram> Histogram::FromBuckets(int sub_bucket_bits, int max_value_bi
       return UsageError(
           fmt::format("histogram bucket [{}, {}) does not match the layout", b.low, b.high));
     }
+    h.Allocate();
     h.counts_[i] += b.count;
     h.count_ += b.count;
   }

@@ -29,8 +29,6 @@ constexpr std::array<SyscallRow, 6> kSyscalls = {{
     {{"close", SYS_close}, -1},
 }};
 
-constexpr uint64_t kDrainEvery = 16384;  // well below the ring buffer's ~299k records
-
 const SyscallRow* FindRow(int32_t nr) {
   for (const SyscallRow& r : kSyscalls) {
     if (r.def.nr == nr) return &r;
@@ -89,7 +87,7 @@ Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options) {
   records.reserve(options.samples);
   for (uint64_t i = 0; i < options.samples; ++i) {
     RawSyscall3(row->def.nr, row->arg0, 0, 0);
-    if ((i + 1) % kDrainEvery == 0) {
+    if ((i + 1) % Sampler::kDrainEvery == 0) {
       if (Status s = (*sampler)->Drain(&records); !s.ok()) return s.error();
     }
   }

@@ -18,7 +18,6 @@ namespace kstacklab::live {
 namespace {
 
 constexpr uint64_t kMinCalls = 256;
-constexpr uint64_t kDrainEvery = 16384;
 
 // The attacker's clock: lfence; rdtsc; lfence on x86 (what an unprivileged process can read).
 inline uint64_t ReadTsc() { return timing::CycleClock::Now(); }
@@ -95,7 +94,7 @@ Expected<TimerAttackData> CollectTimerAttack(uint64_t calls, int cpu) {
   for (uint64_t i = 0; i < calls; ++i) {
     RawSyscall0(SYS_getpid);
     data.tsc_after[i] = ReadTsc();
-    if ((i + 1) % kDrainEvery == 0) {
+    if ((i + 1) % Sampler::kDrainEvery == 0) {
       if (Status s = (*sampler)->Drain(&data.records); !s.ok()) return s.error();
     }
   }

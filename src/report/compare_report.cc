@@ -66,7 +66,7 @@ std::string Range(int lo, int hi) {
 
 double Rounded(double v) { return RoundSignificant(v, 10); }
 
-Json Num(double v) {
+Json JsonNumber(double v) {
   if (!std::isfinite(v)) return Json(nullptr);
   return Json(Rounded(v));
 }
@@ -117,12 +117,12 @@ std::vector<std::string> ComponentLines(const CompareTable& t) {
 }
 
 Json ComponentsJson(const stats::VarianceComponents& vc) {
-  return Json{{"run", Num(vc.run)},
-              {"session", Num(vc.session)},
-              {"repetition", Num(vc.repetition)},
+  return Json{{"run", JsonNumber(vc.run)},
+              {"session", JsonNumber(vc.session)},
+              {"repetition", JsonNumber(vc.repetition)},
               {"runs", vc.runs},
-              {"sessions_per_run", Num(vc.sessions_per_run)},
-              {"repetitions_per_session", Num(vc.repetitions_per_session)}};
+              {"sessions_per_run", JsonNumber(vc.sessions_per_run)},
+              {"repetitions_per_session", JsonNumber(vc.repetitions_per_session)}};
 }
 
 }  // namespace
@@ -244,21 +244,21 @@ Json CompareToJsonValue(const CompareTable& t) {
     auto cell = [&](const CompareCell& c, const std::string& label, bool variant) {
       Json j;
       j["label"] = label;
-      j["value"] = c.present ? Num(c.value) : Json(nullptr);
+      j["value"] = c.present ? JsonNumber(c.value) : Json(nullptr);
       j["n"] = c.present ? Json(c.n) : Json(nullptr);
       j["repetitions"] = c.present ? Json(c.repetitions) : Json(nullptr);
       j["sessions"] = c.present ? Json(c.sessions) : Json(nullptr);
       j["runs"] = c.present ? Json(c.runs) : Json(nullptr);
       j["sample_unit"] = c.present ? Json(SampleUnitName(c.unit)) : Json(nullptr);
-      j["sd"] = c.present ? Num(c.sd) : Json(nullptr);
+      j["sd"] = c.present ? JsonNumber(c.sd) : Json(nullptr);
       j["variance_components"] = c.present ? ComponentsJson(c.components) : Json(nullptr);
       if (variant) {
-        j["change_pct"] = Num(c.change_pct);
-        j["ci_low_pct"] = Num(c.ci_low_pct);
-        j["ci_high_pct"] = Num(c.ci_high_pct);
-        j["p_value"] = Num(c.p_value);
-        j["p_adjusted"] = Num(c.p_adjusted);
-        j["mdc_pct"] = Num(c.mdc_pct);
+        j["change_pct"] = JsonNumber(c.change_pct);
+        j["ci_low_pct"] = JsonNumber(c.ci_low_pct);
+        j["ci_high_pct"] = JsonNumber(c.ci_high_pct);
+        j["p_value"] = JsonNumber(c.p_value);
+        j["p_adjusted"] = JsonNumber(c.p_adjusted);
+        j["mdc_pct"] = JsonNumber(c.mdc_pct);
         j["too_few"] = c.too_few;
         j["no_run_variance"] = c.no_run_variance;
         j["below_timer_step"] = c.below_timer_step;

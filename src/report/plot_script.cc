@@ -34,7 +34,7 @@ std::string TerminalLines(PlotFormat format, int width, int height) {
       width, height);
 }
 
-std::string Num(double v) { return fmt::format("{:.9g}", v); }
+std::string PlotNumber(double v) { return fmt::format("{:.9g}", v); }
 
 // Benchmark identity across inputs: name plus params.
 std::string BenchmarkKey(const BenchmarkResult& b) {
@@ -155,7 +155,7 @@ std::string CdfXRange(const std::vector<Curve>& curves, std::string& xlabel) {
   for (const Curve& c : curves) x999 = std::max(x999, NsAtFraction(c.points, 0.999));
   if (x999 <= 0) return "set xrange [*:*]\nset xtics autofreq\n";
   xlabel += "; cut at 2 x p99.9, the tail plot shows all";
-  return fmt::format("set xrange [*:{}]\nset xtics 2\n", Num(2 * x999));
+  return fmt::format("set xrange [*:{}]\nset xtics 2\n", PlotNumber(2 * x999));
 }
 
 // Panel `p` (benchmark `key`): its script lines; its data files go to `job`.
@@ -169,7 +169,8 @@ std::string PanelScript(size_t p, const std::string& key, const std::vector<Curv
   for (size_t c = 0; c < curves.size(); ++c) {
     std::string file = fmt::format("p{}_c{}.dat", p, c);
     std::string data = fmt::format("# {} | {}\n# ns fraction\n", key, curves[c].title);
-    for (const CdfPoint& pt : curves[c].points) data += Num(pt.ns) + " " + Num(pt.fraction) + "\n";
+    for (const CdfPoint& pt : curves[c].points)
+      data += PlotNumber(pt.ns) + " " + PlotNumber(pt.fraction) + "\n";
     job.data_files.emplace_back(file, std::move(data));
     plot += fmt::format("{}'{}' using 1:2 with lines lw 2 title {}", c ? ", \\\n     " : "", file,
                         GnuplotQuote(curves[c].title));
@@ -214,16 +215,18 @@ ChartData ChartSeries(const std::vector<ChartLine>& lines, size_t m) {
   const double spread = m > 1 ? 0.6 / static_cast<double>(m - 1) : 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     const double y0 = static_cast<double>(-static_cast<long>(i));  // integer negation: no -0
-    d.ytics += fmt::format("{}{} {}", i ? ", " : "", GnuplotQuote(lines[i].label), Num(y0));
+    d.ytics += fmt::format("{}{} {}", i ? ", " : "", GnuplotQuote(lines[i].label), PlotNumber(y0));
     for (size_t j = 0; j < m && j < lines[i].row->variants.size(); ++j) {
       const CompareCell& c = lines[i].row->variants[j];
       if (!c.present || !std::isfinite(c.change_pct)) continue;
       const double y = y0 + (m > 1 ? 0.3 - spread * static_cast<double>(j) : 0);
       const double lo = std::isfinite(c.ci_low_pct) ? c.ci_low_pct : c.change_pct;
       const double hi = std::isfinite(c.ci_high_pct) ? c.ci_high_pct : c.change_pct;
-      d.points[j] += fmt::format("{} {} {} {}\n", Num(c.change_pct), Num(y), Num(lo), Num(hi));
+      d.points[j] += fmt::format("{} {} {} {}\n", PlotNumber(c.change_pct), PlotNumber(y),
+                                 PlotNumber(lo), PlotNumber(hi));
       if (c.verdict != Verdict::kNone) {
-        d.marks[j] += fmt::format("{} {} ({})\n", Num(hi), Num(y), VerdictCode(c.verdict));
+        d.marks[j] +=
+            fmt::format("{} {} ({})\n", PlotNumber(hi), PlotNumber(y), VerdictCode(c.verdict));
       }
     }
   }
@@ -248,7 +251,7 @@ std::string ChartHeader(const CompareTable& table, PlotFormat format, size_t lin
                                 conf)) +
        "\n";
   s += "set ytics (" + ytics + ") nomirror\n";
-  s += fmt::format("set yrange [{}:0.6]\n", Num(-static_cast<double>(line_count) + 0.4));
+  s += fmt::format("set yrange [{}:0.6]\n", PlotNumber(-static_cast<double>(line_count) + 0.4));
   s += "set grid xtics\nset offsets graph 0.08, graph 0.12, 0, 0\n";
   s += "set arrow 1 from 0, graph 0 to 0, graph 1 nohead lw 1.5 lc rgb 'black'\n";
   s += "set key outside top center horizontal box\n";

@@ -70,7 +70,7 @@ namespace {
 const std::set<std::string> kTimingMetrics = {"mean", "stddev", "min",    "p50", "p90",
                                               "p99",  "p99.9",  "p99.99", "max"};
 
-std::string Num(double v) {
+std::string CellText(double v) {
   if (std::isnan(v)) return "-";
   if (std::fabs(v) >= 1e5) return fmt::format("{:.0f}", v);
   return fmt::format("{:.1f}", v);
@@ -148,8 +148,9 @@ std::string RenderSummary(const RunResult& run) {
   for (const BenchmarkResult& b : run.benchmarks) {
     BenchmarkSummary s = Summarize(b, run.timer.overhead_ns);
     rows.push_back(
-        {RowName(b), Num(s.mean), Num(s.p50), Num(s.p99), Num(s.p999), Num(s.max),
-         std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct), Num(s.stalls_per_million),
+        {RowName(b), CellText(s.mean), CellText(s.p50), CellText(s.p99), CellText(s.p999),
+         CellText(s.max), std::isnan(s.cv_pct) ? "-" : fmt::format("{:.2f}", s.cv_pct),
+         CellText(s.stalls_per_million),
          fmt::format("{} x {}", s.repetitions, s.repetitions ? s.calls / s.repetitions : 0)});
     below_overhead = below_overhead || s.mean < 0 || (s.has_percentiles && s.p50 < 0);
   }
@@ -180,7 +181,7 @@ std::string RenderSummary(const RunResult& run) {
     std::string items;
     for (const auto& [metric, sum_count] : extra) {
       items += fmt::format("{}{} {}", items.empty() ? "" : ", ", metric,
-                           Num(sum_count.first / sum_count.second));
+                           CellText(sum_count.first / sum_count.second));
     }
     const std::string params = ParamsText(b.params);
     out += fmt::format("# {}{}{}: {} (per call, mean of repetitions; times in {})\n", b.name,

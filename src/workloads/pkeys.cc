@@ -153,7 +153,7 @@ Expected<std::shared_ptr<void>> Setup() {
 }
 
 template <auto kCall, size_t kN>
-WorkloadDef Row(const char* name, const char* variant, const char* summary) {
+WorkloadDef PkeysRow(const char* name, const char* variant, const char* summary) {
   WorkloadDef w;
   w.name = name;
   w.variant = variant;
@@ -168,20 +168,20 @@ WorkloadDef Row(const char* name, const char* variant, const char* summary) {
 
 template <size_t kN>
 void AddUpdateRows(std::vector<WorkloadDef>* rows) {
-  WorkloadDef u = Row<CallUnbatched<kN>, kN>(
+  WorkloadDef u = PkeysRow<CallUnbatched<kN>, kN>(
       "pkeys/update", "unbatched", "n stores to a pkey-protected page, a write window each");
   u.baseline = true;
   rows->push_back(std::move(u));
-  rows->push_back(Row<CallBatched<kN>, kN>("pkeys/update", "batched",
-                                           "n stores to a pkey-protected page, one write window"));
+  rows->push_back(PkeysRow<CallBatched<kN>, kN>(
+      "pkeys/update", "batched", "n stores to a pkey-protected page, one write window"));
 }
 
 }  // namespace
 
 std::vector<WorkloadDef> PkeysRows() {
   std::vector<WorkloadDef> rows;
-  rows.push_back(
-      Row<CallWrpkru, 0>("pkeys/wrpkru", "", "one PKRU write (WRPKRU) and read back (RDPKRU)"));
+  rows.push_back(PkeysRow<CallWrpkru, 0>("pkeys/wrpkru", "",
+                                         "one PKRU write (WRPKRU) and read back (RDPKRU)"));
   AddUpdateRows<1>(&rows);
   AddUpdateRows<16>(&rows);
   AddUpdateRows<256>(&rows);

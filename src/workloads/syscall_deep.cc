@@ -186,7 +186,8 @@ Expected<std::shared_ptr<void>> SetupStatDeep() {
 }
 
 template <auto Call>
-WorkloadDef Row(const char* name, const char* summary, Expected<std::shared_ptr<void>> (*setup)()) {
+WorkloadDef DeepRow(const char* name, const char* summary,
+                    Expected<std::shared_ptr<void>> (*setup)()) {
   WorkloadDef w;
   w.name = name;
   // Issued by the inline instruction, like the other rows' `raw` path: the same variant (and
@@ -204,22 +205,22 @@ WorkloadDef Row(const char* name, const char* summary, Expected<std::shared_ptr<
 
 std::vector<WorkloadDef> DeepSyscallRows() {
   return {
-      Row<CallPoll>("syscall/poll-30",
-                    "ppoll of 30 ready eventfds, zero timeout: deep, ~832 bytes of pollfd and "
-                    "wait-queue arrays on the kernel stack (fs/select.c)",
-                    SetupPoll),
-      Row<CallSelect>("syscall/select-64",
-                      "select of 64 ready eventfds, zero timeout: deep, the six fd bitmaps and "
-                      "a poll_wqueues (~832 bytes) on the kernel stack (fs/select.c)",
-                      SetupSelect),
-      Row<CallUname>("syscall/uname",
-                     "uname(2): deep-ish, newuname() copies a 390-byte new_utsname on the "
-                     "kernel stack",
-                     SetupUname),
-      Row<CallStatDeep>("syscall/stat-deep",
-                        "newfstatat of a 16-directory path: a nameidata on the stack and the "
-                        "path walk's call chain per component (fs/namei.c)",
-                        SetupStatDeep),
+      DeepRow<CallPoll>("syscall/poll-30",
+                        "ppoll of 30 ready eventfds, zero timeout: deep, ~832 bytes of pollfd and "
+                        "wait-queue arrays on the kernel stack (fs/select.c)",
+                        SetupPoll),
+      DeepRow<CallSelect>("syscall/select-64",
+                          "select of 64 ready eventfds, zero timeout: deep, the six fd bitmaps and "
+                          "a poll_wqueues (~832 bytes) on the kernel stack (fs/select.c)",
+                          SetupSelect),
+      DeepRow<CallUname>("syscall/uname",
+                         "uname(2): deep-ish, newuname() copies a 390-byte new_utsname on the "
+                         "kernel stack",
+                         SetupUname),
+      DeepRow<CallStatDeep>("syscall/stat-deep",
+                            "newfstatat of a 16-directory path: a nameidata on the stack and the "
+                            "path walk's call chain per component (fs/namei.c)",
+                            SetupStatDeep),
   };
 }
 
