@@ -21,20 +21,6 @@
 namespace kstacklab::cli {
 namespace {
 
-// A finite decimal number (strtod syntax, e.g. 0.5, 24e6) in [lo, hi].
-Expected<double> ParseNumber(const std::string& text, const std::string& flag, double lo,
-                             double hi) {
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(v) ||
-      v < lo || v > hi) {
-    return UsageError(fmt::format("{} '{}' is not a number in [{:g}, {:g}]; give e.g. {:g}", flag,
-                                  text, lo, hi, lo > 0 ? lo : hi / 2));
-  }
-  return v;
-}
-
 Expected<uint64_t> ParseRange(const std::string& text, const std::string& flag, uint64_t lo,
                               uint64_t hi) {
   auto v = ParseUnsigned(text, flag);
@@ -186,11 +172,11 @@ int RunMigrationCmd(const MigrationFlags& f) {
   if (!cpus.ok()) return Fail(cpus.error());
   auto syscalls = ParseRange(f.syscalls, "--syscalls", 100, 100'000'000);
   if (!syscalls.ok()) return Fail(syscalls.error());
-  auto prob = ParseNumber(f.migrate_prob, "--migrate-prob", 0, 1);
+  auto prob = ParseNumber(f.migrate_prob, "--migrate-prob", "0.5", 0, 1);
   if (!prob.ok()) return Fail(prob.error());
-  auto uprob = ParseNumber(f.user_migrate_prob, "--user-migrate-prob", 0, 1);
+  auto uprob = ParseNumber(f.user_migrate_prob, "--user-migrate-prob", "0.5", 0, 1);
   if (!uprob.ok()) return Fail(uprob.error());
-  auto rate = ParseNumber(f.other_rate, "--other-rate", 0, 100);
+  auto rate = ParseNumber(f.other_rate, "--other-rate", "50", 0, 100);
   if (!rate.ok()) return Fail(rate.error());
   const std::vector<std::string> known = analysis::MigrationPolicies();
   for (const std::string& p : f.policies) {
@@ -272,13 +258,13 @@ int RunTimerCmd(const TimerFlags& f) {
       want_tsc = true;
       continue;
     }
-    auto v = ParseNumber(r, "--resolution-hz", 1e3, 1e11);
+    auto v = ParseNumber(r, "--resolution-hz", "24e6", 1e3, 1e11);
     if (!v.ok()) return Fail(v.error());
     o.resolutions_hz.push_back(*v);
   }
   if (f.resolutions.empty()) o.resolutions_hz = {24e6, 125e6, 1e9};
   for (const std::string& j : f.jitters) {
-    auto v = ParseNumber(j, "--jitter-ns", 0, 1e9);
+    auto v = ParseNumber(j, "--jitter-ns", "10", 0, 1e9);
     if (!v.ok()) return Fail(v.error());
     o.jitters_ns.push_back(*v);
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -67,6 +68,22 @@ std::string StorePath(const std::string& store_flag) {
 int PrintStdout(std::string_view text) {
   Status st = WriteStdout(text);
   return st.ok() ? kExitOk : Fail(st.error());
+}
+
+Expected<double> ParseNumber(const std::string& text, const std::string& flag,
+                             const std::string& example, double lo, double hi) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  // errno is not consulted: ERANGE on underflow still returns the nearest double, and on overflow
+  // returns HUGE_VAL, which the isfinite test refuses.
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+    return UsageError(fmt::format("{} '{}' is not a number; give e.g. {}", flag, text, example));
+  }
+  if (v < lo || v > hi) {
+    return UsageError(
+        fmt::format("{} {} is out of range; give a number in [{:g}, {:g}]", flag, text, lo, hi));
+  }
+  return v;
 }
 
 Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& flag, int bits) {

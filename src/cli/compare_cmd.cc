@@ -46,26 +46,16 @@ bool BenchSelected(const BenchmarkResult& b, const std::vector<std::string>& glo
   return false;
 }
 
-Expected<double> ParseDouble(const std::string& text, const std::string& flag,
-                             const std::string& example) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == nullptr || *end != '\0') {
-    return UsageError(fmt::format("{} '{}' is not a number; give e.g. {}", flag, text, example));
-  }
-  return v;
-}
-
 Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
   CompareOptions o;
   auto metrics = ParseMetricList(f.metrics);
   if (!metrics.ok()) return WithFlag("--metrics", metrics.error());
   o.metrics = *metrics;
-  auto alpha = ParseDouble(f.alpha, "--alpha", "0.05");
+  auto alpha = ParseNumber(f.alpha, "--alpha", "0.05");
   if (!alpha.ok()) return alpha.error();
   if (Status st = CheckAlpha(*alpha); !st.ok()) return WithFlag("--alpha", st.error());
   o.alpha = *alpha;
-  auto min_effect = ParseDouble(f.min_effect, "--min-effect", "1 (percent)");
+  auto min_effect = ParseNumber(f.min_effect, "--min-effect", "1 (percent)");
   if (!min_effect.ok()) return min_effect.error();
   if (Status st = CheckMinEffect(*min_effect); !st.ok())
     return WithFlag("--min-effect", st.error());

@@ -64,7 +64,13 @@ expect_stderr "percpu-prng" "valid policies listed"
 expect_exit 2 "--gaps 9" -- "$KSTACKLAB" attack prng-recover --gaps 9
 expect_stderr "--gaps 9 is out of range" "--gaps range named"
 expect_exit 2 "--migrate-prob 2" -- "$KSTACKLAB" attack migration --migrate-prob 2
-expect_stderr "--migrate-prob '2'" "--migrate-prob named"
+expect_stderr "--migrate-prob 2 is out of range; give a number in \[0, 1\]" "--migrate-prob range named"
+expect_exit 2 "--migrate-prob half" -- "$KSTACKLAB" attack migration --migrate-prob half
+expect_stderr "--migrate-prob 'half' is not a number; give e.g. 0.5" "--migrate-prob not a number"
+expect_exit 2 "--migrate-prob 1e999" -- "$KSTACKLAB" attack migration --migrate-prob 1e999
+expect_stderr "not a number" "--migrate-prob overflow is not a number"
+# A probability too small for a normal double is a (subnormal) probability, not a syntax error.
+expect_exit 0 "--migrate-prob 1e-320" -- "$KSTACKLAB" attack migration --migrate-prob 1e-320 --syscalls 5000
 expect_exit 2 "--cpus 1" -- "$KSTACKLAB" attack migration --cpus 1
 expect_exit 2 "--resolution-hz fast" -- "$KSTACKLAB" attack timer --resolution-hz fast
 expect_stderr "--resolution-hz 'fast'" "--resolution-hz named"

@@ -137,6 +137,7 @@ expect 2 "--method 'overlap' is unknown; use one of: ci, fastpath" -- compare ba
 expect 2 "--correct 'bonferroni' is unknown; use one of: none, holm" -- compare base.json --correct bonferroni
 expect 2 "^kstacklab: error: --alpha: alpha 2 is out of range; give a value in \(0, 0.5\)" -- compare base.json --alpha 2
 expect 2 "^kstacklab: error: --min-effect: minimum effect -1 is not a finite percentage >= 0" -- compare base.json --min-effect -1
+expect 2 "^kstacklab: error: --alpha 'nan' is not a number; give e.g. 0.05" -- compare base.json --alpha nan
 expect 2 "^kstacklab: error: --baseline: baseline 'zzz' does not name a column; the columns are: base, plus5" -- compare base.json plus5.json --baseline zzz
 
 finish
