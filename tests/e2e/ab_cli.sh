@@ -137,10 +137,12 @@ expect_stdout "nothing to recover" "recover says there is nothing"
 # The knob breaks mid-run (another tool, or a file replaced): the repetitions measured so far are
 # kept in a partial file, the run exits 1 naming the failure and the failed restore, and the
 # recovery file keeps the original for `recover`.
+# 3 s of CPU, not 1: under ASan the timer calibration and environment capture alone can take
+# a second, and a run stopped before its first repetition rightly writes nothing.
 "$K" run --iterations 200000 --repetitions 1000 --warmup 0 --no-store --bench syscall/getpid:raw \
   --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/broken.json" >/dev/null 2>"$TMP/err" &
 pid=$!
-wait_cpu_time "$pid" 100 || fail "the A/B run ended early"
+wait_cpu_time "$pid" 300 || fail "the A/B run ended early"
 rm -f "$knob" && mkdir "$knob"   # writes now fail (EISDIR)
 wait "$pid"
 rc=$?
