@@ -32,7 +32,7 @@ std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::stri
   const std::string path = StorePath(store_path);
   auto id = RecordInStore(result, path);
   if (!id.ok()) {
-    Warn(fmt::format("not recorded in the store: {} (use --no-store to skip the store)",
+    Warn(fmt::format("not recorded in the store: {} (--store FILE, or --no-store)",
                      id.error().message));
     return std::nullopt;
   }

@@ -155,7 +155,16 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
   if (st.ok() && ::rename(tmpl.c_str(), target.c_str()) != 0) {
     st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   }
-  if (!st.ok()) ::unlink(tmpl.c_str());
+  if (!st.ok()) {
+    ::unlink(tmpl.c_str());
+    return st;
+  }
+  // The rename is durable once the directory is on disk too (best effort: some file systems
+  // cannot fsync a directory, and the file itself is already complete either way).
+  if (const int dfd = ::open(DirOf(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
   return st;
 }
 
