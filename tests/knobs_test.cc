@@ -179,6 +179,104 @@ TEST_F(FakeSysctl, RecoverPendingRestoresAKilledRun) {
   EXPECT_FALSE(fs::exists(Recovery()));
 }
 
+// The recovery file tells `run` (often root) what to write where: a file another user could
+// have written, or a line that points anywhere but the named sysctl, is refused before any write.
+TEST_F(FakeSysctl, RecoverPendingRefusesHostileFiles) {
+  const fs::path victim = dir_ / "victim";
+  std::ofstream(victim) << "precious\n";
+  const std::string ok_line =
+      "sysctl\tkernel.stack_erasing\t" + (dir_ / "sys/kernel/stack_erasing").string() + "\t0\n";
+  std::ofstream(dir_ / "sys/kernel/stack_erasing") << "1\n";
+  struct Case {
+    const char* what;
+    std::string content;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"a path outside the sysctl root",
+       "sysctl\tkernel.stack_erasing\t" + victim.string() + "\tpwned\n", "is not the file of"},
+      {"a path under the root that is not the named sysctl",
+       "sysctl\tkernel.stack_erasing\t" + (dir_ / "sys/kernel/other").string() + "\t0\n",
+       "is not the file of"},
+      {"a name climbing out of the root",
+       "sysctl\t..victim\t" + (dir_ / "sys/..victim").string() + "\t0\n", "not a sysctl name"},
+      {"another kind", "exec\tx\t/bin/sh\t0\n", "not of the form"},
+      {"a value longer than a page",
+       "sysctl\tkernel.stack_erasing\t" + (dir_ / "sys/kernel/stack_erasing").string() + "\t" +
+           std::string(5000, '1') + "\n",
+       "longer than 4096"},
+      // A good line first: still nothing is written when a later line is refused.
+      {"a good line, then a bad one",
+       ok_line + "sysctl\tkernel.stack_erasing\t" + victim.string() + "\tpwned\n", "line 2"},
+  };
+  for (const Case& c : cases) {
+    fs::create_directories(Recovery().parent_path());
+    { std::ofstream(Recovery()) << c.content; }
+    fs::permissions(Recovery(), fs::perms::owner_read | fs::perms::owner_write);
+    auto r = RecoverPending();
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_EQ(r.error().exit_code, kExitUsage) << c.what;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos)
+        << c.what << ": " << r.error().message;
+    EXPECT_NE(r.error().message.find("nothing was written"), std::string::npos) << c.what;
+    EXPECT_EQ(ReadAll(victim), "precious\n") << c.what;
+    EXPECT_EQ(Value(), "1\n") << c.what;
+    EXPECT_TRUE(fs::exists(Recovery())) << c.what << ": the refused file must be kept";
+  }
+
+  // The file itself: writable by others, a symlink, a FIFO -> refused, nothing written.
+  { std::ofstream(Recovery()) << ok_line; }
+  fs::permissions(Recovery(),
+                  fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_write);
+  auto shared = RecoverPending();
+  ASSERT_FALSE(shared.ok());
+  EXPECT_NE(shared.error().message.find("others may write it"), std::string::npos)
+      << shared.error().message;
+  EXPECT_EQ(Value(), "1\n");
+  fs::remove(Recovery());
+  const fs::path real = dir_ / "elsewhere";
+  { std::ofstream(real) << ok_line; }
+  fs::create_symlink(real, Recovery());
+  auto link = RecoverPending();
+  ASSERT_FALSE(link.ok());
+  EXPECT_NE(link.error().message.find("symbolic link"), std::string::npos) << link.error().message;
+  EXPECT_EQ(Value(), "1\n");
+  fs::remove(Recovery());
+  ASSERT_EQ(::mkfifo(Recovery().c_str(), 0600), 0);
+  auto fifo = RecoverPending();  // must not block waiting for a writer
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos)
+      << fifo.error().message;
+  fs::remove(Recovery());
+
+  // A file of another user (root can make one): refused.
+  if (::geteuid() == 0) {
+    { std::ofstream(Recovery()) << ok_line; }
+    fs::permissions(Recovery(), fs::perms::owner_read | fs::perms::owner_write);
+    ASSERT_EQ(::chown(Recovery().c_str(), 65534, 65534), 0);
+    auto foreign = RecoverPending();
+    ASSERT_FALSE(foreign.ok());
+    EXPECT_NE(foreign.error().message.find("belongs to uid 65534"), std::string::npos)
+        << foreign.error().message;
+    EXPECT_EQ(Value(), "1\n");
+    fs::remove(Recovery());
+  }
+
+  // And the good line alone, in a private file, is applied.
+  { std::ofstream(Recovery()) << ok_line; }
+  fs::permissions(Recovery(), fs::perms::owner_read | fs::perms::owner_write);
+  auto good = RecoverPending();
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(Value(), "0\n");
+  EXPECT_FALSE(fs::exists(Recovery()));
+}
+
+TEST(ParseAbSpec, RefusesNamesThatWouldBreakTheRecoveryFile) {
+  EXPECT_FALSE(ParseAbSpec("sysctl:kernel.a\tb=0,1").ok());
+  EXPECT_FALSE(ParseAbSpec("sysctl:.hidden=0,1").ok());
+  EXPECT_FALSE(ParseAbSpec("sysctl:kernel/x=0,1").ok());
+}
+
 // A row whose setup logs the knob's value: the A/B order as the workloads see it.
 struct FakeClock {
   static uint64_t Now() {

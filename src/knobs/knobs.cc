@@ -48,6 +48,29 @@ Status WriteValue(const std::string& path, const std::string& value) {
   return OkStatus();
 }
 
+// Why `name` is not a sysctl name (empty, a '/', a "..", a leading '.'), or nothing.
+std::optional<std::string> SysctlNameProblem(const std::string& name) {
+  if (name.empty()) return "it is empty";
+  if (name.find('/') != std::string::npos) return "it holds a '/'";
+  if (name.find("..") != std::string::npos || name.front() == '.')
+    return "it starts with '.' or holds '..'";
+  if (name.find_first_of("\t\n") != std::string::npos) return "it holds a tab or newline";
+  return std::nullopt;
+}
+
+// The file of sysctl `name` under SysctlRoot(): kernel.stack_erasing ->
+// /proc/sys/kernel/stack_erasing.
+std::string SysctlPathOf(const std::string& name) {
+  std::string rel = name;
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  return SysctlRoot() + "/" + rel;
+}
+
+// The longest value a recovery line may restore (a sysctl file holds at most a page).
+constexpr size_t kMaxSysctlValue = 4096;
+// The largest recovery file read: one line per knob a run held, far below this.
+constexpr size_t kMaxRecoveryFile = 65536;
+
 class SysctlKnob : public Knob {
  public:
   SysctlKnob(std::string name, std::string path) : name_(std::move(name)), path_(std::move(path)) {}
@@ -258,8 +281,7 @@ Expected<AbSpec> ParseAbSpec(std::string_view text) {
         fmt::format("'{}': unknown model knob '{}' (model knobs: model:policy, model:strategy)",
                     text, spec.name));
   }
-  if (spec.name.empty() || spec.name.find('/') != std::string::npos ||
-      spec.name.find("..") != std::string::npos || spec.name.front() == '.') {
+  if (SysctlNameProblem(spec.name)) {
     return UsageError(fmt::format("'{}': '{}' is not a sysctl name (like kernel.stack_erasing)",
                                   text, spec.name));
   }
@@ -298,9 +320,7 @@ std::string RecoveryFilePath() {
 
 Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec) {
   if (spec.kind == "model") return OpenModelKnob(spec);
-  std::string rel = spec.name;
-  std::replace(rel.begin(), rel.end(), '.', '/');
-  const std::string path = SysctlRoot() + "/" + rel;
+  const std::string path = SysctlPathOf(spec.name);
   if (::access(path.c_str(), F_OK) != 0) {
     if (spec.name == "kernel.stack_erasing") {
       return UsageError(fmt::format(
@@ -332,14 +352,46 @@ Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec) {
 
 Expected<std::vector<std::string>> RecoverPending() {
   const std::string file = RecoveryFilePath();
-  std::ifstream in(file);
-  std::vector<std::string> restored;
-  if (!in) return restored;
-  std::string line;
-  bool failed = false;
-  std::string failure;
-  while (std::getline(in, line)) {
-    // sysctl <TAB> name <TAB> path <TAB> value
+  // The file says what to write where, and `run` applies it as whoever runs it (often root): it
+  // is trusted only if it is this user's own regular file that nobody else can write, and only
+  // for lines that restore a sysctl under SysctlRoot(). Every line is checked before any write.
+  const std::string keep =
+      "; nothing was written: check the file, restore any value by hand, and delete it";
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::vector<std::string>{};
+    return UsageError(fmt::format("cannot read the recovery file {}: {}{}", file,
+                                  errno == ELOOP ? "it is a symbolic link" : std::strerror(errno),
+                                  keep));
+  }
+  struct stat st {};
+  std::optional<std::string> untrusted;
+  if (::fstat(fd, &st) != 0) {
+    untrusted = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    untrusted = "it is not a regular file";
+  } else if (st.st_uid != ::geteuid()) {
+    untrusted =
+        fmt::format("it belongs to uid {}, not to this user (uid {})", st.st_uid, ::geteuid());
+  } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    untrusted = fmt::format("others may write it (mode {:04o})", st.st_mode & 07777);
+  }
+  Expected<std::string> text = untrusted ? Expected<std::string>(UsageError(*untrusted))
+                                         : ReadAll(fd, kMaxRecoveryFile, "the recovery file");
+  ::close(fd);
+  if (!text.ok()) {
+    return UsageError(
+        fmt::format("refusing the recovery file {}: {}{}", file, text.error().message, keep));
+  }
+  struct Entry {
+    std::string name, path, value;
+  };
+  std::vector<Entry> entries;
+  int number = 0;
+  for (const std::string& line : Split(*text, '\n', /*keep_empty=*/true)) {
+    ++number;
+    if (line.empty()) continue;
+    // sysctl <TAB> name <TAB> path <TAB> value (the value may itself hold tabs)
     std::vector<std::string> f;
     size_t start = 0;
     for (int i = 0; i < 3; ++i) {
@@ -348,26 +400,37 @@ Expected<std::vector<std::string>> RecoverPending() {
       f.push_back(line.substr(start, tab - start));
       start = tab + 1;
     }
+    std::optional<std::string> problem;
     if (f.size() != 3 || f[0] != "sysctl") {
-      if (!line.empty()) {
-        failed = true;
-        failure = fmt::format("{}: unreadable line '{}'", file, line);
-      }
-      continue;
+      problem = "not of the form sysctl<TAB>NAME<TAB>PATH<TAB>VALUE";
+    } else if (auto p = SysctlNameProblem(f[1])) {
+      problem = fmt::format("'{}' is not a sysctl name: {}", f[1], *p);
+    } else if (f[2] != SysctlPathOf(f[1])) {
+      problem = fmt::format("the path '{}' is not the file of sysctl {} ({})", f[2], f[1],
+                            SysctlPathOf(f[1]));
+    } else if (line.size() - start > kMaxSysctlValue) {
+      problem = fmt::format("the value is longer than {} bytes", kMaxSysctlValue);
     }
-    const std::string value = line.substr(start);
-    if (Status st = WriteValue(f[2], value); !st.ok()) {
-      failed = true;
+    if (problem) {
+      return UsageError(fmt::format("refusing the recovery file {}: line {}: {}{}", file, number,
+                                    EscapeControl(*problem), keep));
+    }
+    entries.push_back({f[1], f[2], line.substr(start)});
+  }
+  std::vector<std::string> restored;
+  std::optional<std::string> failure;
+  for (const Entry& e : entries) {
+    if (Status st = WriteValue(e.path, e.value); !st.ok()) {
       failure = st.error().message;
       continue;
     }
-    restored.push_back(fmt::format("{} restored to {} ({})", f[1], value, f[2]));
+    restored.push_back(fmt::format("{} restored to {} ({})", e.name, e.value, e.path));
   }
-  if (failed) {
+  if (failure) {
     return RuntimeError(fmt::format(
         "recovering from {}: {}; the file is kept: fix the cause and run `kstacklab recover`, or "
         "restore the value by hand and delete the file",
-        file, failure));
+        file, *failure));
   }
   ::unlink(file.c_str());
   return restored;
@@ -383,7 +446,7 @@ Status ScopedKnob::Begin() {
   const std::string file = RecoveryFilePath();
   KSTACKLAB_RETURN_IF_ERROR(MakeParents(file));
   // Appended, and synced before the first change: a kill at any later point leaves it behind.
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     return RuntimeError(
         fmt::format("cannot write the recovery file {}: {}", file, std::strerror(errno)));

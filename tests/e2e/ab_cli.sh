@@ -134,6 +134,19 @@ expect_stdout "kernel.stack_erasing restored to 1" "recover says what it restore
 expect_exit 0 "recover with nothing to do" -- "$K" recover
 expect_stdout "nothing to recover" "recover says there is nothing"
 
+# A recovery file that points anywhere but the named sysctl (written by someone else, or edited)
+# is refused by `recover` and by `run` before anything is written or measured: exit 2.
+echo precious >"$TMP/victim"
+printf 'sysctl\tkernel.stack_erasing\t%s\tpwned\n' "$TMP/victim" >"$KSTACKLAB_RECOVERY_FILE"
+chmod 600 "$KSTACKLAB_RECOVERY_FILE"
+expect_exit 2 "recover refuses a line pointing outside the sysctl root" -- "$K" recover
+expect_stderr "is not the file of sysctl kernel.stack_erasing" "recover names the bad line"
+expect_exit 2 "run refuses it too, before measuring" -- "$K" run "${SMALL[@]}" --bench syscall/invalid -o "$TMP/hostile.json"
+[ "$(cat "$TMP/victim")" = precious ] && pass "the file named in it is untouched" || fail "victim overwritten"
+[ ! -e "$TMP/hostile.json" ] && pass "no result file" || fail "a run measured despite the refusal"
+[ -e "$KSTACKLAB_RECOVERY_FILE" ] && pass "the refused file is kept for a look" || fail "refused file deleted"
+rm -f "$KSTACKLAB_RECOVERY_FILE"
+
 # The knob breaks mid-run (another tool, or a file replaced): the repetitions measured so far are
 # kept in a partial file, the run exits 1 naming the failure and the failed restore, and the
 # recovery file keeps the original for `recover`.
