@@ -80,6 +80,15 @@ class Knob {
 // value that no row of its suite carries -> UsageError listing the valid values.
 Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec);
 
+// One line of the recovery file: write `value` to `path`, the file of sysctl `name`.
+struct RecoveryEntry {
+  std::string name, path, value;
+};
+// The recovery file's lines, `sysctl<TAB>NAME<TAB>PATH<TAB>VALUE` (empty lines skipped). Every
+// line must restore a sysctl: a valid name, PATH exactly its file under SysctlRoot(), a value of
+// at most 4096 bytes; the first line that does not -> UsageError "line N: why".
+Expected<std::vector<RecoveryEntry>> ParseRecoveryFile(std::string_view text);
+
 // Applies and removes the recovery file: every saved value is written back. Returns one line per
 // restored knob ("kernel.stack_erasing restored to 1 (/proc/sys/kernel/stack_erasing)"); an
 // absent file -> empty. A value that cannot be written -> RuntimeError, and the file is kept.

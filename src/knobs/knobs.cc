@@ -350,6 +350,38 @@ Expected<std::unique_ptr<Knob>> OpenKnob(const AbSpec& spec) {
   return std::unique_ptr<Knob>(std::move(knob));
 }
 
+Expected<std::vector<RecoveryEntry>> ParseRecoveryFile(std::string_view text) {
+  std::vector<RecoveryEntry> entries;
+  int number = 0;
+  for (const std::string& line : Split(text, '\n', /*keep_empty=*/true)) {
+    ++number;
+    if (line.empty()) continue;
+    // sysctl <TAB> name <TAB> path <TAB> value (the value may itself hold tabs)
+    std::vector<std::string> f;
+    size_t start = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t tab = line.find('\t', start);
+      if (tab == std::string::npos) break;
+      f.push_back(line.substr(start, tab - start));
+      start = tab + 1;
+    }
+    std::optional<std::string> problem;
+    if (f.size() != 3 || f[0] != "sysctl") {
+      problem = "not of the form sysctl<TAB>NAME<TAB>PATH<TAB>VALUE";
+    } else if (auto p = SysctlNameProblem(f[1])) {
+      problem = fmt::format("'{}' is not a sysctl name: {}", f[1], *p);
+    } else if (f[2] != SysctlPathOf(f[1])) {
+      problem = fmt::format("the path '{}' is not the file of sysctl {} ({})", f[2], f[1],
+                            SysctlPathOf(f[1]));
+    } else if (line.size() - start > kMaxSysctlValue) {
+      problem = fmt::format("the value is longer than {} bytes", kMaxSysctlValue);
+    }
+    if (problem) return UsageError(fmt::format("line {}: {}", number, EscapeControl(*problem)));
+    entries.push_back({f[1], f[2], line.substr(start)});
+  }
+  return entries;
+}
+
 Expected<std::vector<std::string>> RecoverPending() {
   const std::string file = RecoveryFilePath();
   // The file says what to write where, and `run` applies it as whoever runs it (often root): it
@@ -374,7 +406,7 @@ Expected<std::vector<std::string>> RecoverPending() {
     untrusted =
         fmt::format("it belongs to uid {}, not to this user (uid {})", st.st_uid, ::geteuid());
   } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    untrusted = fmt::format("others may write it (mode {:04o})", st.st_mode & 07777);
+    untrusted = fmt::format("group or others may write it (mode {:04o})", st.st_mode & 07777);
   }
   Expected<std::string> text = untrusted ? Expected<std::string>(UsageError(*untrusted))
                                          : ReadAll(fd, kMaxRecoveryFile, "the recovery file");
@@ -383,43 +415,14 @@ Expected<std::vector<std::string>> RecoverPending() {
     return UsageError(
         fmt::format("refusing the recovery file {}: {}{}", file, text.error().message, keep));
   }
-  struct Entry {
-    std::string name, path, value;
-  };
-  std::vector<Entry> entries;
-  int number = 0;
-  for (const std::string& line : Split(*text, '\n', /*keep_empty=*/true)) {
-    ++number;
-    if (line.empty()) continue;
-    // sysctl <TAB> name <TAB> path <TAB> value (the value may itself hold tabs)
-    std::vector<std::string> f;
-    size_t start = 0;
-    for (int i = 0; i < 3; ++i) {
-      const size_t tab = line.find('\t', start);
-      if (tab == std::string::npos) break;
-      f.push_back(line.substr(start, tab - start));
-      start = tab + 1;
-    }
-    std::optional<std::string> problem;
-    if (f.size() != 3 || f[0] != "sysctl") {
-      problem = "not of the form sysctl<TAB>NAME<TAB>PATH<TAB>VALUE";
-    } else if (auto p = SysctlNameProblem(f[1])) {
-      problem = fmt::format("'{}' is not a sysctl name: {}", f[1], *p);
-    } else if (f[2] != SysctlPathOf(f[1])) {
-      problem = fmt::format("the path '{}' is not the file of sysctl {} ({})", f[2], f[1],
-                            SysctlPathOf(f[1]));
-    } else if (line.size() - start > kMaxSysctlValue) {
-      problem = fmt::format("the value is longer than {} bytes", kMaxSysctlValue);
-    }
-    if (problem) {
-      return UsageError(fmt::format("refusing the recovery file {}: line {}: {}{}", file, number,
-                                    EscapeControl(*problem), keep));
-    }
-    entries.push_back({f[1], f[2], line.substr(start)});
+  auto entries = ParseRecoveryFile(*text);
+  if (!entries.ok()) {
+    return UsageError(
+        fmt::format("refusing the recovery file {}: {}{}", file, entries.error().message, keep));
   }
   std::vector<std::string> restored;
   std::optional<std::string> failure;
-  for (const Entry& e : entries) {
+  for (const RecoveryEntry& e : *entries) {
     if (Status st = WriteValue(e.path, e.value); !st.ok()) {
       failure = st.error().message;
       continue;

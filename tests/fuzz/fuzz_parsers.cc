@@ -1,10 +1,12 @@
 // The command-line value parsers and the text checks on arbitrary bytes. The first byte picks
 // the parser; the checks are the parsers' contracts (what they accept round-trips).
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "cli/cli_util.h"
+#include "kstacklab/knobs.h"
 #include "kstacklab/load.h"
 #include "kstacklab/text.h"
 
@@ -12,6 +14,45 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if (data[0] >= 0xF0) {  // the later parsers (the seeds below 0xF0 keep their meaning)
+    switch (data[0] % 3) {
+      case 0: {  // a decimal flag value: accepted -> finite and inside the range asked for
+        auto v = cli::ParseNumber(text, "--x", "0.5", -1e6, 1e6);
+        if (v.ok() && (!std::isfinite(*v) || *v < -1e6 || *v > 1e6)) std::abort();
+        break;
+      }
+      case 1: {  // --ab: accepted -> a known kind, a safe sysctl name, >= 2 distinct values
+        auto spec = knobs::ParseAbSpec(text);
+        if (spec.ok()) {
+          const std::string& n = spec->name;
+          if (spec->values.size() < 2 || n.empty() || n.find('/') != std::string::npos ||
+              n.find("..") != std::string::npos || n.find_first_of("\t\n") != std::string::npos) {
+            std::abort();
+          }
+          for (const std::string& v : spec->values) {
+            if (v.empty() || v.find_first_of("\t\n,") != std::string::npos) std::abort();
+          }
+        }
+        break;
+      }
+      default: {  // the recovery file: accepted -> every write goes to the named sysctl's file
+        auto entries = knobs::ParseRecoveryFile(text);
+        if (entries.ok()) {
+          const std::string root = knobs::SysctlRoot() + "/";
+          for (const knobs::RecoveryEntry& e : *entries) {
+            std::string rel = e.name;
+            for (char& c : rel) c = c == '.' ? '/' : c;
+            if (e.path != root + rel || e.path.find("/../") != std::string::npos ||
+                e.value.size() > 4096 || e.value.find('\n') != std::string::npos) {
+              std::abort();
+            }
+          }
+        }
+        break;
+      }
+    }
+    return 0;
+  }
   switch (data[0] % 6) {
     case 0: {
       auto v = cli::ParseCount(text, "--n", 0, UINT64_MAX);
