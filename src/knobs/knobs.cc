@@ -52,8 +52,9 @@ Status WriteValue(const std::string& path, const std::string& value) {
 std::optional<std::string> SysctlNameProblem(const std::string& name) {
   if (name.empty()) return "it is empty";
   if (name.find('/') != std::string::npos) return "it holds a '/'";
-  if (name.find("..") != std::string::npos || name.front() == '.')
+  if (name.find("..") != std::string::npos || name.front() == '.') {
     return "it starts with '.' or holds '..'";
+  }
   if (name.find_first_of("\t\n") != std::string::npos) return "it holds a tab or newline";
   return std::nullopt;
 }

@@ -15,7 +15,7 @@ is_png() { [ -s "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "8
 
 if ! command -v gnuplot >/dev/null 2>&1; then
   echo "SKIP: gnuplot is not installed (apt-get install gnuplot-nox)"
-  exit 0
+  exit 77
 fi
 
 # 1. CDF to PNG: exit 0, the path on stdout, a real PNG.
@@ -68,5 +68,30 @@ grep -q -- "--kind: plot kind 'pie' is not known" "$tmp/err" || fail "plot --kin
 "$bin" plot "$tmp/missing.json" -o "$tmp/x.png" >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 2 ] || fail "plot of a missing file: exit $rc, want 2"
+
+# 7. Text from the inputs never runs as gnuplot: labels, names and variants reach the script only
+# as single-quoted strings, where gnuplot does no backquote (command) or @macro substitution.
+# Hostile ones in every kind of plot: no command runs, the plot is still drawn.
+python3 - "$base" "$tmp/evil.json" "$tmp/pwned" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = sys.argv[3]
+d["label"] = "x`touch %s-label`' ; system('touch %s-sys') ; '@M" % (p, p)
+for b in d["benchmarks"]:
+    b["name"] = b["name"] + "`touch %s-name`" % p
+json.dump(d, open(sys.argv[2], "w"))
+PY
+for kind in cdf tail compare; do
+  "$bin" plot "$tmp/evil.json" "$base" --kind "$kind" -o "$tmp/evil-$kind.svg" >/dev/null 2>"$tmp/err"
+  rc=$?
+  # compare needs rows in common; the renamed benchmarks have none with the base: exit 2 is fine,
+  # what matters is that nothing ran.
+  [ "$rc" -eq 0 ] || [ "$kind" = compare ] || fail "plot --kind $kind of hostile text: exit $rc ($(cat "$tmp/err"))"
+done
+"$bin" plot "$tmp/evil.json" --kind compare -o "$tmp/evil-self.svg" >/dev/null 2>&1
+ls "$tmp"/pwned* >/dev/null 2>&1 && fail "a command in a label or name ran: $(ls "$tmp"/pwned*)" ||
+  pass "hostile labels and names ran nothing"
+grep -q 'touch' "$tmp/evil-cdf.svg" && pass "the hostile label is drawn as text" ||
+  fail "the label did not reach the plot as text"
 
 finish
