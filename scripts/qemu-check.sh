@@ -139,7 +139,8 @@ for check in default-run micromm-tests micromm-run pkeys-tests pkeys-run pkeys-c
   grep -q "^$check-rc=0\$" "$OUT/log.txt" || failed+=("$check")
 done
 # The pkeys tests must have run, not skipped: the guest's CPU has PKU.
-sed -n "/gtest_filter=Pkeys/,/pkeys-tests-rc=/p" "$OUT/log.txt" | grep -q 'PASSED.* 3 tests\.' \
+# (grep without -q: it reads all of sed's output, so sed never dies of SIGPIPE under pipefail)
+sed -n "/gtest_filter=Pkeys/,/pkeys-tests-rc=/p" "$OUT/log.txt" | grep 'PASSED.* 3 tests\.' >/dev/null \
   || failed+=("pkeys-tests-not-all-run")
 if [[ -f $OUT/pkeys.json ]]; then
   rows=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(1 for b in d["benchmarks"] if b["name"].startswith("pkeys/")))' "$OUT/pkeys.json")

@@ -22,7 +22,11 @@ BUILD=build-tidy
 [ $each = 1 ] && BUILD=build-tidy-each
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKSTACKLAB_UNITY=$([ $each = 1 ] && echo OFF || echo ON) \
   -DKSTACKLAB_BUILD_TESTS=OFF -DKSTACKLAB_BUILD_BENCH=OFF >/dev/null
-if cmake --build "$BUILD" --target help | grep -q '^kstacklab_live_skeleton:'; then
+# The target list is read whole before it is searched: `… | grep -q` would stop reading at the
+# first match, and the build tool's SIGPIPE then fails the pipeline (pipefail), skipping the
+# skeleton so that the sampler cannot be linted (seen in a clean-clone CI run).
+targets=$(cmake --build "$BUILD" --target help)
+if grep -q '^kstacklab_live_skeleton:' <<<"$targets"; then
   cmake --build "$BUILD" --target kstacklab_live_skeleton >/dev/null
 fi
 files=("$@")
