@@ -13,7 +13,9 @@ namespace kstacklab::cli {
 Runner SetupRecoverCommand(CLI::App& sub) {
   sub.footer(
       fmt::format("The recovery file: ${} or $XDG_STATE_HOME/kstacklab/knob-recovery "
-                  "(default ~/.local/state/kstacklab/knob-recovery).",
+                  "(default ~/.local/state/kstacklab/knob-recovery). It is applied only if it is "
+                  "your own regular file that nobody else can write and every line restores the "
+                  "named sysctl's own file; otherwise nothing is written (exit 2).",
                   knobs::kRecoveryFileEnvVar));
   return [] {
     auto restored = knobs::RecoverPending();
