@@ -131,6 +131,46 @@ TEST_F(FileIoTest, SpecialFilesAreWrittenThroughNeverReplaced) {
   EXPECT_EQ(Slurp(target), "new");
 }
 
+// fs.protected_symlinks, enforced by kstacklab itself: another user's link in a sticky,
+// world-writable directory is never written through; this user's own links, and links in a
+// private directory, are.
+TEST_F(FileIoTest, ForeignSymlinksInSharedDirectoriesAreRefused) {
+  const std::string shared = dir_ + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  const std::string victim = dir_ + "/victim";
+  { std::ofstream(victim) << "precious"; }
+  const std::string own = shared + "/own.json";
+  fs::create_symlink(victim, own);
+  EXPECT_TRUE(CheckSymlinkOwner(own).ok());
+  EXPECT_TRUE(CheckSymlinkOwner(victim).ok());  // not a link
+  if (::geteuid() != 0) GTEST_SKIP() << "making a link owned by another user needs root";
+  const std::string foreign = shared + "/out.json";
+  fs::create_symlink(victim, foreign);
+  ASSERT_EQ(::lchown(foreign.c_str(), 65534, 65534), 0);
+  Status check = CheckWritable(foreign);
+  ASSERT_FALSE(check.ok());
+  EXPECT_EQ(check.error().exit_code, kExitUsage);
+  EXPECT_NE(check.error().message.find("made by uid 65534"), std::string::npos)
+      << check.error().message;
+  Status write = WriteFileAtomic(foreign, "pwned");
+  ASSERT_FALSE(write.ok());
+  EXPECT_EQ(Slurp(victim), "precious");
+  // A link to a device is refused the same way (it would be written through).
+  const std::string dev = shared + "/dev.json";
+  fs::create_symlink("/dev/null", dev);
+  ASSERT_EQ(::lchown(dev.c_str(), 65534, 65534), 0);
+  EXPECT_FALSE(WriteFileAtomic(dev, "x").ok());
+  // The directory's owner (root here) may link: the link is followed.
+  ASSERT_EQ(::lchown(foreign.c_str(), 0, 0), 0);
+  ASSERT_TRUE(WriteFileAtomic(foreign, "mine").ok());
+  EXPECT_EQ(Slurp(victim), "mine");
+  // Another user's link in a directory that is not shared is followed (as the kernel does).
+  ASSERT_EQ(::chmod(shared.c_str(), 0755), 0);
+  ASSERT_EQ(::lchown(foreign.c_str(), 65534, 65534), 0);
+  EXPECT_TRUE(CheckSymlinkOwner(foreign).ok());
+}
+
 TEST_F(FileIoTest, FullDeviceIsARuntimeError) {
   if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full";
   Status st = WriteFileAtomic("/dev/full", std::string(100000, 'x'));

@@ -42,10 +42,18 @@ Status WriteFileAtomic(const std::string& path, const std::string& content);
 // /dev/full) -> RuntimeError. The one checked stdout writer every command uses.
 Status WriteStdout(std::string_view text);
 
+// The kernel's fs.protected_symlinks rule, applied whatever that sysctl says: `path` may be a
+// symbolic link in a sticky, world-writable directory (/tmp) only if this user or the
+// directory's owner made it; else UsageError naming the link's owner. Not a link -> Ok. Used by
+// every writer of a user-named path (result files, images, the results store), so another user
+// cannot point /tmp/out.json at a file of ours and have a run replace it.
+Status CheckSymlinkOwner(const std::string& path);
+
 // Checks, before any measurement, that WriteFileAtomic(path, ...) can succeed: the path is not
 // empty, does not end in '/', is not a directory, its directory exists and is writable (a probe
 // file is created and removed; nothing is left behind), and an existing special file is
-// writable. A malformed path -> UsageError; a permission or I/O problem -> RuntimeError.
+// writable, and a symbolic link passes CheckSymlinkOwner. A malformed path -> UsageError; a
+// permission or I/O problem -> RuntimeError.
 // "-" is always writable.
 Status CheckWritable(const std::string& path);
 

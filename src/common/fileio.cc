@@ -66,6 +66,20 @@ Status WriteThrough(const std::string& path, const std::string& content) {
 
 }  // namespace
 
+Status CheckSymlinkOwner(const std::string& path) {
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) return OkStatus();
+  const std::string dir = DirOf(path);
+  struct stat dst {};
+  if (::stat(dir.c_str(), &dst) != 0) return OkStatus();  // reported by the caller's checks
+  const bool shared = (dst.st_mode & S_ISVTX) != 0 && (dst.st_mode & S_IWOTH) != 0;
+  if (!shared || lst.st_uid == ::geteuid() || lst.st_uid == dst.st_uid) return OkStatus();
+  return UsageError(fmt::format(
+      "'{}' is a symbolic link made by uid {} in the shared directory '{}': refusing to write "
+      "through it (it could point at any file of yours); give another path",
+      path, lst.st_uid, dir));
+}
+
 Expected<std::string> ReadAll(int fd, size_t max_bytes, const std::string& what,
                               const std::function<void()>& on_interrupt) {
   std::string out;
@@ -118,6 +132,7 @@ Status WriteStdout(std::string_view text) {
 
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
   if (path == "-") return WriteStdout(content);
+  if (Status st = CheckSymlinkOwner(path); !st.ok()) return RuntimeError(st.error().message);
   if (IsSpecial(path)) return WriteThrough(path, content);
   // A symlink to a regular file: replace the target, keep the link.
   std::string target = path;
@@ -184,6 +199,7 @@ Status CheckWritable(const std::string& path) {
     return UsageError(
         fmt::format("'{}' names a directory; give a file name such as {}out.json", path, path));
   }
+  KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {

@@ -330,6 +330,7 @@ Expected<sqlite3*> OpenHandle(const std::string& path, ResultStore::Mode mode) {
 
 Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
   if (path.empty()) return UsageError("the results store path is empty; give a file path");
+  KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
   struct stat st {};
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
@@ -530,6 +531,7 @@ Expected<int64_t> RecordInStore(const RunResult& result, const std::string& stor
 }
 
 Status CheckStoreLocation(const std::string& path) {
+  KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISREG(st.st_mode)) return OkStatus();

@@ -95,4 +95,27 @@ rc=$?
 [ "$rc" -eq 129 ] && pass "SIGHUP: exit 129" || fail "SIGHUP: exit $rc: $(cat "$TMP/err")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["partial"] is True' "$TMP/hup.json" &&
   pass "SIGHUP: partial file written" || fail "SIGHUP: no partial file"
+# Another user's symbolic link in a sticky, world-writable directory (/tmp) is never written
+# through, whatever fs.protected_symlinks says: refused before measuring (exit 2), the file it
+# points at untouched; the same for the results store. (Needs root to make a link owned by
+# another user.)
+if [ "$(id -u)" -eq 0 ]; then
+  mkdir -m 1777 "$TMP/shared"
+  echo precious >"$TMP/victim"
+  ln -s "$TMP/victim" "$TMP/shared/out.json" && chown -h 65534:65534 "$TMP/shared/out.json"
+  ln -s "$TMP/victim" "$TMP/shared/s.db" && chown -h 65534:65534 "$TMP/shared/s.db"
+  expect_exit 2 "run -o another user's link in a shared directory" -- "$k" run "${quick[@]}" --no-store -o "$TMP/shared/out.json"
+  expect_stderr "made by uid 65534" "foreign link: names its owner"
+  expect_exit 2 "run --store through another user's link" -- "$k" run "${quick[@]}" --store "$TMP/shared/s.db" -o "$TMP/ok.json"
+  expect_exit 2 "results list --store through another user's link" -- "$k" results list --store "$TMP/shared/s.db"
+  [ "$(cat "$TMP/victim")" = precious ] && pass "foreign links: the target is untouched" ||
+    fail "foreign links: the target was written"
+  [ ! -e "$TMP/ok.json" ] && pass "foreign store link: refused before measuring" || fail "measured anyway"
+  ln -s "$TMP/victim" "$TMP/shared/mine.json"
+  expect_exit 0 "run -o one's own link there is followed" -- "$k" run "${quick[@]}" --no-store -o "$TMP/shared/mine.json"
+  [ -L "$TMP/shared/mine.json" ] && grep -q '"schema"' "$TMP/victim" && pass "own link: target replaced, link kept" ||
+    fail "own link not followed"
+else
+  echo "skip: foreign-symlink checks need root"
+fi
 finish
