@@ -209,62 +209,52 @@ TEST_F(FakeSysctl, RecoverPendingRefusesHostileFiles) {
       {"a good line, then a bad one",
        ok_line + "sysctl\tkernel.stack_erasing\t" + victim.string() + "\tpwned\n", "line 2"},
   };
-  for (const Case& c : cases) {
+  const fs::perms private_file = fs::perms::owner_read | fs::perms::owner_write;
+  auto write_recovery = [&](const std::string& content, fs::perms perms) {
     fs::create_directories(Recovery().parent_path());
-    { std::ofstream(Recovery()) << c.content; }
-    fs::permissions(Recovery(), fs::perms::owner_read | fs::perms::owner_write);
+    { std::ofstream(Recovery()) << content; }
+    fs::permissions(Recovery(), perms);
+  };
+  // RecoverPending refuses the file (exit 2, `needle` in the message) and writes nothing.
+  auto expect_refused = [&](const std::string& what, const std::string& needle) {
     auto r = RecoverPending();
-    ASSERT_FALSE(r.ok()) << c.what;
-    EXPECT_EQ(r.error().exit_code, kExitUsage) << c.what;
-    EXPECT_NE(r.error().message.find(c.message), std::string::npos)
-        << c.what << ": " << r.error().message;
-    EXPECT_NE(r.error().message.find("nothing was written"), std::string::npos) << c.what;
-    EXPECT_EQ(ReadAll(victim), "precious\n") << c.what;
-    EXPECT_EQ(Value(), "1\n") << c.what;
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_EQ(r.error().exit_code, kExitUsage) << what;
+    EXPECT_NE(r.error().message.find(needle), std::string::npos)
+        << what << ": " << r.error().message;
+    EXPECT_NE(r.error().message.find("nothing was written"), std::string::npos) << what;
+    EXPECT_EQ(ReadAll(victim), "precious\n") << what;
+    EXPECT_EQ(Value(), "1\n") << what;
+  };
+  for (const Case& c : cases) {
+    write_recovery(c.content, private_file);
+    expect_refused(c.what, c.message);
     EXPECT_TRUE(fs::exists(Recovery())) << c.what << ": the refused file must be kept";
   }
 
   // The file itself: writable by others, a symlink, a FIFO -> refused, nothing written.
-  { std::ofstream(Recovery()) << ok_line; }
-  fs::permissions(Recovery(),
-                  fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_write);
-  auto shared = RecoverPending();
-  ASSERT_FALSE(shared.ok());
-  EXPECT_NE(shared.error().message.find("others may write it"), std::string::npos)
-      << shared.error().message;
-  EXPECT_EQ(Value(), "1\n");
+  write_recovery(ok_line, private_file | fs::perms::others_write);
+  expect_refused("a file others may write", "others may write it");
   fs::remove(Recovery());
   const fs::path real = dir_ / "elsewhere";
   { std::ofstream(real) << ok_line; }
   fs::create_symlink(real, Recovery());
-  auto link = RecoverPending();
-  ASSERT_FALSE(link.ok());
-  EXPECT_NE(link.error().message.find("symbolic link"), std::string::npos) << link.error().message;
-  EXPECT_EQ(Value(), "1\n");
+  expect_refused("a symbolic link", "symbolic link");
   fs::remove(Recovery());
   ASSERT_EQ(::mkfifo(Recovery().c_str(), 0600), 0);
-  auto fifo = RecoverPending();  // must not block waiting for a writer
-  ASSERT_FALSE(fifo.ok());
-  EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos)
-      << fifo.error().message;
+  expect_refused("a FIFO (must not block waiting for a writer)", "not a regular file");
   fs::remove(Recovery());
 
   // A file of another user (root can make one): refused.
   if (::geteuid() == 0) {
-    { std::ofstream(Recovery()) << ok_line; }
-    fs::permissions(Recovery(), fs::perms::owner_read | fs::perms::owner_write);
+    write_recovery(ok_line, private_file);
     ASSERT_EQ(::chown(Recovery().c_str(), 65534, 65534), 0);
-    auto foreign = RecoverPending();
-    ASSERT_FALSE(foreign.ok());
-    EXPECT_NE(foreign.error().message.find("belongs to uid 65534"), std::string::npos)
-        << foreign.error().message;
-    EXPECT_EQ(Value(), "1\n");
+    expect_refused("another user's file", "belongs to uid 65534");
     fs::remove(Recovery());
   }
 
   // And the good line alone, in a private file, is applied.
-  { std::ofstream(Recovery()) << ok_line; }
-  fs::permissions(Recovery(), fs::perms::owner_read | fs::perms::owner_write);
+  write_recovery(ok_line, private_file);
   auto good = RecoverPending();
   ASSERT_TRUE(good.ok()) << good.error().message;
   EXPECT_EQ(Value(), "0\n");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "cli/cli_util.h"
@@ -29,6 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               n.find("..") != std::string::npos || n.find_first_of("\t\n") != std::string::npos) {
             std::abort();
           }
+          const std::set<std::string> distinct(spec->values.begin(), spec->values.end());
+          if (distinct.size() != spec->values.size()) std::abort();
           for (const std::string& v : spec->values) {
             if (v.empty() || v.find_first_of("\t\n,") != std::string::npos) std::abort();
           }
