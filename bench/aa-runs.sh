@@ -4,16 +4,23 @@
 # found.
 #
 # For each settings string (default: the run defaults, and "--repetitions 150 --iterations 20000"):
-#   RUNS runs labelled a and RUNS labelled b, alternating a b a b ... (adjacent, same CPU);
+#   RUNS runs labelled a and RUNS labelled b, in pairs, each pair in a random order (a b, b a, ...;
+#   adjacent, same CPU; a fixed a b a b order can phase-lock with periodic host noise,
+#   docs/reading-tables.md "Order of runs");
 #   compare a_* b_*      -> runs grouped by label, samples = per-run means: fraction flagged;
 #   compare a_1 b_1      -> one run per side: must carry no verdict ('~'); also reports how many
-#                           of those cells the old rule (repetitions as samples) would have marked.
+#                           of those cells the old rule (repetitions as samples) would have marked;
+#   compare a_* p_*      -> when the planted_seccomp helper is built (PLANTED=path, default
+#                           build/tests/planted_seccomp next to KSTACKLAB): a third label p in every
+#                           cycle runs under an allow-everything seccomp filter of PLANT_INSNS
+#                           (default 1024) instructions, a real slowdown of every syscall; counts
+#                           how many of its cells are marked across runs.
 # Then the planted-change check: `run --suite model` (model/kstack and model/rng) in one file,
 # compared within the file against `off` (variants measured round-robin) on mean and p50: the real
 # differences of the designs must still be marked. `compare` gives one table per variant set here
 # ({"tables": [...]} in JSON); the counts are over both. (p50 is shown beside the mean because on a
 # loaded machine a descheduled repetition inflates its mean, not its median.)
-# Usage: [MODEL_FLAGS=...] bench/aa-runs.sh [KSTACKLAB] [RUNS] [SETTINGS...]
+# Usage: [MODEL_FLAGS=...] [PLANTED=...] [PLANT_INSNS=N] bench/aa-runs.sh [KSTACKLAB] [RUNS] [SETTINGS...]
 #   e.g. bench/aa-runs.sh build/src/kstacklab 3 "" "--repetitions 150 --iterations 20000"
 #   SETTINGS are `run` flags (may include --bench); MODEL_FLAGS are extra flags of the model run.
 set -euo pipefail
@@ -23,6 +30,14 @@ shift $(($# > 2 ? 2 : $#))
 if [ $# -eq 0 ]; then set -- "" "--repetitions 150 --iterations 20000"; fi
 CPU=$(($(nproc) - 1))
 METRICS=mean,p99,p99.9
+PLANTED=${PLANTED:-$(dirname "$K")/../tests/planted_seccomp}
+PLANT_INSNS=${PLANT_INSNS:-1024}
+labels="a b"
+if [ -x "$PLANTED" ] && "$PLANTED" 2 true 2>/dev/null; then
+  labels="a b p"
+else
+  echo "no planted change across runs: $PLANTED is not built or cannot install a seccomp filter"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -63,9 +78,11 @@ for settings in "$@"; do
   name=${settings:-default}
   start=$(date +%s)
   for r in $(seq 1 "$RUNS"); do
-    for l in a b; do
-      # shellcheck disable=SC2086 # settings are words by design
-      "$K" run $settings --label "$l" --cpu "$CPU" --no-store -o "$tmp/${l}_$r.json" >/dev/null 2>"$tmp/err" ||
+    # shellcheck disable=SC2086 # labels and settings are words by design
+    for l in $(shuf -e $labels); do
+      plant=()
+      [ "$l" = p ] && plant=("$PLANTED" "$PLANT_INSNS")
+      "${plant[@]}" "$K" run $settings --label "$l" --cpu "$CPU" --no-store -o "$tmp/${l}_$r.json" >/dev/null 2>"$tmp/err" ||
         { cat "$tmp/err" >&2; exit 1; }
     done
   done
@@ -76,11 +93,20 @@ for settings in "$@"; do
   "$K" compare "$tmp/a_1.json" "$tmp/b_1.json" --metrics "$METRICS" --format json >"$tmp/single.json" 2>/dev/null
   read -r gf gd _ _ gt gof got < <(count "$tmp/grouped.json")
   read -r sf _ sn so st sof sot < <(count "$tmp/single.json")
-  echo "settings '$name' ($((2 * RUNS)) runs in ${secs} s):"
+  echo "settings '$name' ($(($(wc -w <<<"$labels") * RUNS)) runs in ${secs} s):"
   echo "  $RUNS vs $RUNS runs, grouped by label: A/A $gf of $gd decided cells flagged ($gt A/A cells);" \
     "other cells (variants inside a label, e.g. libc vs raw): $gof of $got flagged"
   echo "  1 vs 1 run: A/A $sf flagged, $sn of $st marked '~' (no verdict); the old rule (repetitions" \
     "as samples) would have flagged $so of $st; other cells (inside run a): $sof of $sot flagged"
+  if [ "$labels" = "a b p" ]; then
+    p=()
+    for r in $(seq 1 "$RUNS"); do p+=("$tmp/p_$r.json"); done
+    "$K" compare "${a[@]}" "${p[@]}" --metrics "$METRICS" --format json >"$tmp/planted.json" 2>/dev/null
+    read -r pf pd _ _ pt _ _ < <(count "$tmp/planted.json")
+    echo "  planted across runs (p: seccomp filter of $PLANT_INSNS instructions), $RUNS vs $RUNS runs:" \
+      "$pf of $pd decided cells flagged ($pt cells)"
+    "$K" compare "${a[@]}" "${p[@]}" --metrics mean,p50 2>/dev/null | grep '^| ' | sed 's/^/    /'
+  fi
 done
 
 # shellcheck disable=SC2086 # MODEL_FLAGS are words by design

@@ -544,8 +544,8 @@ void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& tab
         table.warnings.push_back(fmt::format(
             "{}: {} drifts over its {} repetitions{}: fitted change over the run {} — larger than "
             "the spread, so runs measured at different times are not comparable; measure the "
-            "configurations in one run (variants, interleaved) or alternate runs A B A B and "
-            "compare adjacent ones",
+            "configurations in one run (variants, interleaved) or alternate runs in pairs, each "
+            "pair in a random order (A B, B A, ...), and compare adjacent ones",
             in.source, what, b.repetitions.size(), where, fmt::join(parts, ", ")));
       }
     }
