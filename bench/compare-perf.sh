@@ -22,7 +22,7 @@ set -euo pipefail
 K=${1:-build/src/kstacklab}
 ROUNDS=${2:-9}
 N=${3:-1000000}
-CPU=$(($(nproc) - 1))
+CPU=$(python3 -c "import os; print(max(os.sched_getaffinity(0)))")  # the last CPU this process may use
 command -v perf >/dev/null || {
   echo "perf not found: apt-get install linux-perf" >&2
   exit 1
