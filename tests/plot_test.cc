@@ -168,6 +168,37 @@ TEST(BuildComparePlot, OnePointPerCellWithWhiskersAndVerdicts) {
   EXPECT_NE(job->script.find("title 'prng'"), std::string::npos);
   ASSERT_EQ(job->notes.size(), 1u);
   EXPECT_NE(job->notes[0].find("syscall/getpid mean"), std::string::npos);
+  EXPECT_NE(job->notes[0].find("(missing in a column)"), std::string::npos) << job->notes[0];
+}
+
+// A row whose baseline cannot be resolved (a p50 below one timer step) is left out with that
+// reason, not "missing in a column".
+TEST(BuildComparePlot, UnresolvedBaselineIsNamedAsTheReason) {
+  CompareTable t;
+  t.columns = {{"off", "a", "off", "", {}}, {"legacy-x86", "a", "legacy-x86", "", {}}};
+  CompareRow drawn;
+  drawn.benchmark = "model/kstack";
+  drawn.metric = "mean";
+  CompareCell up;
+  up.present = true;
+  up.change_pct = 300;
+  drawn.variants = {up};
+  t.rows.push_back(drawn);
+  CompareRow p50 = drawn;
+  p50.metric = "p50";
+  CompareCell unresolved;
+  unresolved.present = true;
+  unresolved.value = 20;
+  unresolved.baseline_below_timer_step = true;
+  p50.variants = {unresolved};
+  t.rows.push_back(p50);
+  auto job = BuildComparePlot(t, PlotFormat::kSvg);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  ASSERT_EQ(job->notes.size(), 1u);
+  EXPECT_NE(job->notes[0].find("model/kstack p50: no % change computable (the baseline's value is "
+                               "<= 0 or below one timer step)"),
+            std::string::npos)
+      << job->notes[0];
 }
 
 }  // namespace

@@ -322,6 +322,53 @@ TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {
   EXPECT_FALSE(t2->rows[1].variants[0].below_timer_step);
 }
 
+// A per-call baseline above 0 but below one timer step (a p50 that is 0 in almost every
+// repetition) has no % change: the real case made +1 230 000 % (R). The cell shows the
+// variant's own value with '#', no CI or verdict, and a note says why; the mean of the same
+// rows is compared as usual, and a baseline of one step or more is compared too.
+TEST(CompareTable, PercentileBaselineBelowOneTimerStepHasNoChange) {
+  // p99 = 1.5 x mean: base p99 1.5 x 0.002 = 0.003 ns, var p99 1.5 x 20 = 30 ns.
+  CompareInput in = OneRun(
+      {{"base", {0.001, 0.003, 0.002, 0.002, 0.002}}, {"var", {19.0, 21.0, 20.0, 20.0, 20.0}}});
+  in.run.timer.resolution_ns = 10.0;
+  CompareOptions o;
+  o.metrics = {"mean", "p99"};
+  auto t = BuildCompareTable({in}, o);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  const CompareCell& mean = t->rows[0].variants[0];
+  EXPECT_FALSE(mean.baseline_below_timer_step);
+  EXPECT_EQ(mean.verdict, Verdict::kRegression);
+  const CompareCell& p99 = t->rows[1].variants[0];
+  EXPECT_TRUE(p99.baseline_below_timer_step);
+  EXPECT_FALSE(p99.baseline_not_positive);
+  EXPECT_FALSE(p99.below_timer_step);
+  EXPECT_TRUE(std::isnan(p99.change_pct));
+  EXPECT_TRUE(std::isnan(p99.p_value));
+  EXPECT_EQ(p99.verdict, Verdict::kNone);
+  bool noted = false;
+  for (const std::string& n : t->notes)
+    noted = noted || n.rfind("# the baseline's value is above 0 but below one timer step", 0) == 0;
+  EXPECT_TRUE(noted);
+  const std::string grid = RenderCompareGrid(*t);
+  EXPECT_NE(grid.find("30.00 ns #"), std::string::npos) << grid;
+  const std::string json = RenderCompare(*t, CompareFormat::kJson);
+  EXPECT_NE(json.find("\"baseline_below_timer_step\": true"), std::string::npos) << json;
+
+  // No step known (an old file): nothing to judge by, compared as before.
+  in.run.timer.resolution_ns.reset();
+  auto unknown = BuildCompareTable({in}, o);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_FALSE(unknown->rows[1].variants[0].baseline_below_timer_step);
+  EXPECT_EQ(unknown->rows[1].variants[0].verdict, Verdict::kRegression);
+  // A baseline of one step or more is resolved: compared as usual.
+  in.run.timer.resolution_ns = 0.003;
+  auto resolved = BuildCompareTable({in}, o);
+  ASSERT_TRUE(resolved.ok());
+  EXPECT_FALSE(resolved->rows[1].variants[0].baseline_below_timer_step);
+  EXPECT_EQ(resolved->rows[1].variants[0].verdict, Verdict::kRegression);
+}
+
 TEST(CompareTable, FastpathVersusCiOnKnownData) {
   // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) =
   // [10.037, 13.963]. var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p =

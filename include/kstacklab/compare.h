@@ -133,6 +133,10 @@ struct CompareCell {
   // The baseline's value is <= 0 (an overhead-corrected per-call value at or below the timer
   // overhead): a % change of it means nothing, so the cell has no change, CI or verdict.
   bool baseline_not_positive = false;
+  // A per-call metric whose baseline value is above 0 but below one timer step
+  // (timing::BaselineBelowTimerStep): unresolved by the counter, so, as for a baseline <= 0, the
+  // cell has no change, CI or verdict and shows the column's own value.
+  bool baseline_below_timer_step = false;
   Verdict verdict = Verdict::kNone;
 };
 

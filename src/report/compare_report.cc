@@ -27,9 +27,11 @@ std::string BaselineCellText(const CompareRow& r) {
 
 std::string VariantCellText(const CompareCell& c, const std::string& unit) {
   if (!c.present) return "";
-  // No change to show (no baseline for this row, or a baseline <= 0): the column's own value.
+  // No change to show (no baseline for this row, or a baseline <= 0 or below one timer step):
+  // the column's own value.
   if (std::isnan(c.change_pct)) {
-    return ValueText(c.value) + " " + unit + (c.baseline_not_positive ? " #" : "");
+    const bool unresolved = c.baseline_not_positive || c.baseline_below_timer_step;
+    return ValueText(c.value) + " " + unit + (unresolved ? " #" : "");
   }
   std::string s = fmt::format("{:.2f}%", c.change_pct);
   if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
@@ -263,6 +265,7 @@ Json CompareToJsonValue(const CompareTable& t) {
         j["no_run_variance"] = c.no_run_variance;
         j["below_timer_step"] = c.below_timer_step;
         j["baseline_not_positive"] = c.baseline_not_positive;
+        j["baseline_below_timer_step"] = c.baseline_below_timer_step;
         j["verdict"] = VerdictCode(c.verdict);
       }
       return j;

@@ -195,7 +195,15 @@ std::vector<ChartLine> ChartLines(const CompareTable& table, std::vector<std::st
     std::string label =
         row.benchmark + (row.params_text.empty() ? "" : " " + row.params_text) + " " + row.metric;
     if (!any) {
-      notes.push_back(label + ": no % change computable (missing in a column), not drawn");
+      const auto unresolved = [](const CompareCell& c) {
+        return c.baseline_not_positive || c.baseline_below_timer_step;
+      };
+      const bool base_unresolved =
+          std::any_of(row.variants.begin(), row.variants.end(), unresolved);
+      notes.push_back(label + ": no % change computable (" +
+                      (base_unresolved ? "the baseline's value is <= 0 or below one timer step"
+                                       : "missing in a column") +
+                      "), not drawn");
       continue;
     }
     lines.push_back({label, &row});

@@ -210,6 +210,7 @@ struct NoteState {
   bool any_no_run_variance = false;
   bool any_below_timer_step = false;
   bool any_not_positive = false;
+  bool any_base_below_step = false;
   double mwu_min_p = 0;  // the largest smallest-attainable MWU p among cells at or above alpha
   // Tail metrics whose per-repetition value rests on fewer than kMinTailCalls calls above it:
   // metric -> the fewest calls in a repetition.
@@ -335,10 +336,18 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       if (samples[k].unit == SampleUnit::kRun)
         notes.run_cols[col] = std::max(notes.run_cols[col], samples[k].runs);
     }
+    const double ns = NsPerUnit(row.unit);
     for (size_t k = 1; k < order.size(); ++k) {
       CompareCell& v = cells[k];
-      CompareWithBaseline(cells[0], samples[0].samples, v, samples[k].samples,
-                          set.runs[order[0]] == set.runs[order[k]], options);
+      v.baseline_below_timer_step =
+          v.present && cells[0].present &&
+          timing::BaselineBelowTimerStep(metric, cells[0].value * ns, set.step_ns[order[0]],
+                                         set.step_ns[order[k]]);
+      notes.any_base_below_step = notes.any_base_below_step || v.baseline_below_timer_step;
+      if (!v.baseline_below_timer_step) {
+        CompareWithBaseline(cells[0], samples[0].samples, v, samples[k].samples,
+                            set.runs[order[0]] == set.runs[order[k]], options);
+      }
       notes.any_too_few = notes.any_too_few || v.too_few;
       notes.any_no_run_variance = notes.any_no_run_variance || v.no_run_variance;
       notes.any_not_positive = notes.any_not_positive || v.baseline_not_positive;
@@ -348,9 +357,8 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
             stats::MannWhitneyMinP(static_cast<size_t>(cells[0].n), static_cast<size_t>(v.n));
         if (min_p >= options.alpha) notes.mwu_min_p = std::max(notes.mwu_min_p, min_p);
       }
-      const double ns = NsPerUnit(row.unit);
       v.below_timer_step =
-          v.present && cells[0].present &&
+          v.present && cells[0].present && !v.baseline_below_timer_step &&
           timing::ChangeBelowTimerStep(metric, cells[0].value * ns, v.value * ns,
                                        set.step_ns[order[0]], set.step_ns[order[k]]);
       notes.any_below_timer_step = notes.any_below_timer_step || v.below_timer_step;
@@ -449,6 +457,12 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
         "# the baseline's value is <= 0 (an overhead-corrected per-call value at or below the "
         "timer's overhead), so a % change means nothing: the cell shows the column's own value; "
         "compare the absolute values, or the mean in --timing loop, which needs no correction");
+  }
+  if (s.any_base_below_step) {
+    table.notes.push_back(
+        "# the baseline's value is above 0 but below one timer step (timer.resolution_ns), so a "
+        "% change means nothing: the cell shows the column's own value; compare the absolute "
+        "values, or the mean, which averages the step out (or --timing loop)");
   }
   if (s.mwu_min_p > 0) {
     table.notes.push_back(fmt::format(
