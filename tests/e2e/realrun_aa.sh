@@ -6,7 +6,9 @@
 #     PLANT_INSNS instructions (tests/tools/planted_seccomp.cc), a real slowdown of every syscall
 #     entry (+25-40 % on getpid on the AMD EPYC guest with 1024), which must be (R) on mean and
 #     p50 of every syscall;
-#   - one run per side carries no verdict ('~'), even for the planted change.
+#   - one run per side carries no verdict ('~'), even for the planted change;
+#   - within one run (columns compared on repetitions) the same: A/A through `run --ab` on a
+#     sysctl that does nothing, and a planted model design (section at the end).
 # A trial is RUNS cycles of (a, b, p), each cycle in a new random order, on one CPU: 3 syscalls x
 # 4 metrics = 12 cells per comparison. The A/A bound (<= AA_MAX of 12 marked) cannot prove the 5 % promise in one trial
 # (bench/aa-runs.sh measures it, docs/benchmarks.md); it catches a rule that marks noise (the old
@@ -104,5 +106,42 @@ elif trial 2; then
   pass "A/A quiet and planted change found (second trial; the first was noisy, printed above)"
 else
   fail "two trials in a row: A/A marked more than $AA_MAX of 12 cells or the planted change was missed"
+fi
+
+# Within one run (columns compared on repetitions): `run --ab` on a sysctl that does nothing — a
+# file under a fake sysctl root (KSTACKLAB_SYSCTL_ROOT) — measures the same calls under two
+# "values" in ABBA order: A/A through the --ab path. The planted change within a run: the
+# model/kstack(handler:empty) rows off and legacy-x86 (an rdtsc and a rotate per call, +200 % and
+# more on a ~5-10 ns baseline), which must be (R) on the mean.
+mkdir -p "$TMP/sysroot/kernel"
+echo 0 >"$TMP/sysroot/kernel/kstacklab_aa_noop"
+within_trial() {
+  local d=$TMP/w$1 ok=0 aa_marked aa_decided aa_total _w
+  mkdir -p "$d"
+  KSTACKLAB_SYSCTL_ROOT=$TMP/sysroot KSTACKLAB_RECOVERY_FILE=$d/recovery \
+    "$K" run "${BENCH[@]}" "${SMALL[@]}" --ab sysctl:kernel.kstacklab_aa_noop=0,1 -o "$d/ab.json" \
+    >/dev/null 2>"$d/err" || { fail "within trial $1: run --ab failed: $(head -c 300 "$d/err")"; return 1; }
+  "$K" run --bench 'model/kstack(handler:empty):off' --bench 'model/kstack(handler:empty):legacy-x86' \
+    "${SMALL[@]}" -o "$d/model.json" >/dev/null 2>"$d/err" ||
+    { fail "within trial $1: model run failed: $(head -c 300 "$d/err")"; return 1; }
+  "$K" compare "$d/ab.json" --metrics "$METRICS" "${COMPARE_FLAGS[@]}" --format json >"$d/aa.json" 2>/dev/null ||
+    { fail "within trial $1: compare failed"; return 1; }
+  read -r aa_marked aa_decided aa_total _w < <(judge "$d/aa.json" aa)
+  local verdict change
+  read -r verdict change < <("$K" compare "$d/model.json" --metrics mean "${COMPARE_FLAGS[@]}" --format json 2>/dev/null |
+    python3 -c 'import json,sys; v=json.load(sys.stdin)["rows"][0]["variants"][0]; print(v["verdict"], "%+.1f" % v["change_pct"])')
+  echo "within trial $1: A/A (--ab on a no-op sysctl) $aa_marked of $aa_total cells marked ($aa_decided decided);" \
+    "planted: legacy-x86 vs off, handler:empty mean ${change}% ${verdict}"
+  [ "$aa_decided" -eq "$aa_total" ] || { echo "  A/A: cells without a verdict rule: $((aa_total - aa_decided))"; ok=1; }
+  [ "$aa_marked" -le "$AA_MAX" ] || { echo "  A/A: $aa_marked cells marked, more than $AA_MAX"; ok=1; }
+  [ "$verdict" = R ] || { echo "  planted change within a run missed"; ok=1; }
+  return $ok
+}
+if within_trial 1; then
+  pass "within one run: A/A quiet and planted change found (first trial)"
+elif within_trial 2; then
+  pass "within one run: A/A quiet and planted change found (second trial; the first was noisy, printed above)"
+else
+  fail "within one run, two trials in a row: A/A marked more than $AA_MAX of 12 cells or the planted change was missed"
 fi
 finish
