@@ -2,7 +2,10 @@
 // file (knobs::RecoverPending). `run` does the same at its start, with a warning.
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <string>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -18,10 +21,14 @@ Runner SetupRecoverCommand(CLI::App& sub) {
                   "named sysctl's own file; otherwise nothing is written (exit 2).",
                   knobs::kRecoveryFileEnvVar));
   return [] {
+    const std::string file = knobs::RecoveryFilePath();
+    struct stat st {};
+    const bool existed = ::lstat(file.c_str(), &st) == 0;  // only for the message below
     auto restored = knobs::RecoverPending();
     if (!restored.ok()) return Fail(restored.error());
     if (restored->empty()) {
-      std::printf("nothing to recover (%s does not exist)\n", knobs::RecoveryFilePath().c_str());
+      std::printf("nothing to recover (%s %s)\n", file.c_str(),
+                  existed ? "held no saved values; removed" : "does not exist");
     }
     for (const std::string& line : *restored) std::printf("%s\n", line.c_str());
     return PrintStdout("");  // the checked flush: a failed write to stdout exits 1

@@ -132,7 +132,12 @@ expect_exit 0 "recover after SIGKILL" -- "$K" recover
 expect_stdout "kernel.stack_erasing restored to 1" "recover says what it restored"
 [ "$(cat "$knob")" = 1 ] && pass "value restored by recover" || fail "value $(cat "$knob") after recover"
 expect_exit 0 "recover with nothing to do" -- "$K" recover
-expect_stdout "nothing to recover" "recover says there is nothing"
+expect_stdout "nothing to recover (.* does not exist)" "recover says there is nothing"
+: >"$KSTACKLAB_RECOVERY_FILE"
+chmod 600 "$KSTACKLAB_RECOVERY_FILE"
+expect_exit 0 "recover with an empty recovery file" -- "$K" recover
+expect_stdout "nothing to recover (.* held no saved values; removed)" "recover tells an empty file from none"
+[ -e "$KSTACKLAB_RECOVERY_FILE" ] && fail "the empty recovery file was not removed"
 
 # A recovery file that points anywhere but the named sysctl (written by someone else, or edited)
 # is refused by `recover` and by `run` before anything is written or measured: exit 2.
