@@ -1,7 +1,6 @@
 // `kstacklab recover`: writes back every knob value a killed `run --ab` saved in the recovery
 // file (knobs::RecoverPending). `run` does the same at its start, with a warning.
 #include <fmt/format.h>
-
 #include <sys/stat.h>
 
 #include <cstdio>
