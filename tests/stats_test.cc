@@ -369,6 +369,57 @@ TEST(CompareTable, PercentileBaselineBelowOneTimerStepHasNoChange) {
   EXPECT_EQ(resolved->rows[1].variants[0].verdict, Verdict::kRegression);
 }
 
+// Runs of two labels measured in blocks (all of one before all of the other) get a note naming
+// both spans; runs measured in cycles, one run per side, a missing or foreign time, or a shared
+// second get none.
+TEST(CompareTable, RunsMeasuredInBlocksAreNoted) {
+  const auto runs = [](const std::vector<std::pair<std::string, std::string>>& label_time) {
+    std::vector<CompareInput> in;
+    double m = 100;
+    for (const auto& [label, created] : label_time) {
+      in.push_back(Input(label, {Bench("s/x", {m - 1, m, m + 1})}));
+      in.back().run.created = created;
+      m += 0.5;
+    }
+    return in;
+  };
+  const auto block_notes = [](const std::vector<CompareInput>& in) {
+    auto t = BuildCompareTable(in, MeanOnly());
+    EXPECT_TRUE(t.ok());
+    std::vector<std::string> found;
+    if (!t.ok()) return found;
+    for (const std::string& n : t->notes)
+      if (n.find("were all measured") != std::string::npos) found.push_back(n);
+    return found;
+  };
+  const std::string t1 = "2026-11-30T10:00:01Z", t2 = "2026-11-30T10:00:02Z",
+                    t3 = "2026-11-30T10:00:03Z", t4 = "2026-11-30T10:00:04Z",
+                    t5 = "2026-11-30T10:00:05Z", t6 = "2026-11-30T10:00:06Z";
+  auto blocks =
+      block_notes(runs({{"a", t1}, {"a", t2}, {"a", t3}, {"b", t4}, {"b", t5}, {"b", t6}}));
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_EQ(blocks[0].rfind("the runs of 'b' were all measured after those of 'a' (3 runs " + t1 +
+                                " to " + t3 + ", then 3 runs " + t4 + " to " + t6 + ")",
+                            0),
+            0u)
+      << blocks[0];
+  // The baseline measured last: "before".
+  blocks = block_notes(runs({{"a", t4}, {"a", t5}, {"b", t1}, {"b", t2}}));
+  ASSERT_EQ(blocks.size(), 1u);
+  EXPECT_NE(blocks[0].find("the runs of 'b' were all measured before those of 'a'"),
+            std::string::npos);
+  // Cycles (a b, b a, a b): the spans overlap.
+  EXPECT_TRUE(block_notes(runs({{"a", t1}, {"b", t2}, {"b", t3}, {"a", t4}, {"a", t5}, {"b", t6}}))
+                  .empty());
+  // One run a side: nothing (no verdict there anyway).
+  EXPECT_TRUE(block_notes(runs({{"a", t1}, {"b", t2}})).empty());
+  // A shared second, a missing time, a time in another form: the order is unknown.
+  EXPECT_TRUE(block_notes(runs({{"a", t1}, {"a", t2}, {"b", t2}, {"b", t3}})).empty());
+  EXPECT_TRUE(block_notes(runs({{"a", t1}, {"a", ""}, {"b", t3}, {"b", t4}})).empty());
+  EXPECT_TRUE(
+      block_notes(runs({{"a", t1}, {"a", "2026-11-30 10:00:02"}, {"b", t3}, {"b", t4}})).empty());
+}
+
 TEST(CompareTable, FastpathVersusCiOnKnownData) {
   // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) =
   // [10.037, 13.963]. var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p =

@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "kstacklab/stats.h"
 #include "kstacklab/text.h"
@@ -524,6 +527,68 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
 // benchmark entry listing its drifting metrics. Columns of one file were measured round-robin
 // by repetition (`run` interleaves its rows), so there the drift is shared and only widens the
 // CIs; across files it biases the comparison, and a warning says so.
+// True for the form RunResult::created is written in ("2026-11-30T23:40:01Z"), whose text order
+// is time order.
+bool IsUtcTimestamp(const std::string& t) {
+  static constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:ddZ";
+  if (t.size() != kShape.size()) return false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const bool ok = kShape[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == kShape[i];
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Runs of two labels measured in blocks — every run of one before every run of the other — leave
+// whatever changed on the machine between the blocks in the change. One note per label whose
+// runs (>= 2, each side) and the baseline's do not overlap in time; nothing when a run's time is
+// missing or not in the written form, or two runs share a second (the order is then unknown).
+void AddBlockNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
+                   const std::vector<size_t>& order, CompareTable& table) {
+  struct Span {
+    std::string first, last;
+    size_t runs = 0;
+  };
+  const auto span_of = [&](size_t col) -> std::optional<Span> {
+    Span s;
+    for (size_t i : set.runs[col]) {
+      const std::string& t = inputs[i].run.created;
+      if (!IsUtcTimestamp(t)) return std::nullopt;
+      if (s.runs == 0 || t < s.first) s.first = t;
+      if (s.runs == 0 || t > s.last) s.last = t;
+      ++s.runs;
+    }
+    if (s.runs < 2) return std::nullopt;
+    return s;
+  };
+  const auto name_of = [&](size_t col) {
+    const CompareColumn& c = set.columns[col];
+    return c.label.empty() ? c.name : c.label;
+  };
+  const size_t base = order[0];
+  const std::optional<Span> b = span_of(base);
+  if (!b) return;
+  std::set<size_t> noted_groups;
+  for (size_t k = 1; k < order.size(); ++k) {
+    const size_t col = order[k];
+    if (set.group[col] == set.group[base] || noted_groups.count(set.group[col]) != 0) continue;
+    const std::optional<Span> v = span_of(col);
+    if (!v) continue;
+    const bool after = b->last < v->first;
+    if (!after && !(v->last < b->first)) continue;
+    noted_groups.insert(set.group[col]);
+    const Span& early = after ? *b : *v;
+    const Span& late = after ? *v : *b;
+    table.notes.push_back(fmt::format(
+        "the runs of '{}' were all measured {} those of '{}' ({} runs {} to {}, then {} runs {} to "
+        "{}): whatever changed on the machine between the two blocks is in the change; measure "
+        "the configurations in cycles, one run of each per cycle, each cycle in a random order "
+        "(docs/reading-tables.md, \"Order of runs\")",
+        name_of(col), after ? "after" : "before", name_of(base), early.runs, early.first,
+        early.last, late.runs, late.first, late.last));
+  }
+}
+
 void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& table) {
   std::vector<std::string> shared_drift;
   for (const CompareInput& in : inputs) {
@@ -735,6 +800,7 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   if (options.correction == Correction::kHolm) ApplyHolm(table);
   ApplyVerdicts(table);
   AddNotes(inputs, set, keys.names, notes, table);
+  AddBlockNotes(inputs, set, order, table);
   AddDriftWarnings(inputs, table);
   return table;
 }
