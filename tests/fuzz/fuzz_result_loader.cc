@@ -1,13 +1,41 @@
 // The result-file loader on arbitrary bytes: never crashes, never throws, stays within
-// ResultLimits; whatever it accepts serialises and reads back to the same document.
+// ResultLimits; whatever it accepts serialises and reads back to the same document. Whatever it
+// accepts also goes through `compare` as the CLI drives it — alone (its variants) and against a
+// copy under another label with every value scaled by 1.05 (runs across labels; the two runs'
+// `created` apart, so the block check runs too) — and through every renderer: `compare` answers
+// a table or a usage error, never crashes.
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "kstacklab/compare.h"
+#include "kstacklab/compare_report.h"
 #include "kstacklab/results.h"
 
+namespace {
+
+using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point
+
+void CompareAndRender(const std::vector<CompareInput>& inputs) {
+  CompareOptions options;
+  options.metrics = {"mean", "p50", "p99"};
+  for (const std::vector<CompareInput>& part : SplitByVariantSet(inputs)) {
+    auto table = BuildCompareTable(part, options);
+    if (!table.ok()) {
+      if (table.error().exit_code != kExitUsage) std::abort();
+      continue;
+    }
+    for (CompareFormat f : {CompareFormat::kGrid, CompareFormat::kMarkdown, CompareFormat::kCsv})
+      (void)RenderCompare(*table, f);
+    if (RenderCompare(*table, CompareFormat::kJson).empty()) std::abort();
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point
   const std::string text(reinterpret_cast<const char*>(data), size);
   auto r = ResultFromJson(text, "fuzz");
   if (!r.ok()) return 0;
@@ -20,5 +48,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string once = ResultToJson(*r);
   auto again = ResultFromJson(once, "fuzz round trip");
   if (!again.ok() || ResultToJson(*again) != once) std::abort();
+
+  CompareInput a{"a.json", *r};
+  a.run.created = "2026-11-30T10:00:01Z";
+  CompareInput b{"b.json", *r};
+  b.run.label = r->label + "-other";
+  b.run.created = "2026-11-30T10:00:02Z";
+  for (BenchmarkResult& bench : b.run.benchmarks)
+    for (Repetition& rep : bench.repetitions)
+      for (auto& [metric, value] : rep.metrics)
+        if (std::isfinite(value * 1.05)) value *= 1.05;
+  CompareAndRender({a});
+  CompareAndRender({a, b, a, b});
   return 0;
 }
