@@ -14,7 +14,8 @@
 #   kstacklab run --bench syscall/getppid:libc --timing loop   (one batch of N calls, mean)
 #   kstacklab run --bench syscall/getppid:libc --timing percall (every call timed, corrected mean)
 #   kstacklab run --bench syscall/getppid:raw --timing loop    (the same with the raw instruction)
-# back to back on the same CPU, the order reversed every other round (alternated pairs), and we
+# back to back on the same CPU, in a new random order every round (until 2026-12-01: the order
+# reversed every other round, which the figures in docs/benchmarks.md used), and we
 # report the median over rounds of the per-round ratios. Targets: median libc/perf and median
 # percall/loop (libc row) within +-5 %.
 # Usage: bench/compare-perf.sh [KSTACKLAB] [ROUNDS] [CALLS]
@@ -39,18 +40,17 @@ k_ns() { # $1 = call path (raw|libc), $2 = timing mode (loop|percall)
 echo "round  perf_ns  libc_ns   raw_ns  percall_ns  libc/perf  raw/libc  percall/loop"
 : >"$tmp/ratios"
 for r in $(seq 1 "$ROUNDS"); do
-  # Alternate the order so that neither tool always runs first (start-up / drift bias).
-  if [ $((r % 2)) -eq 1 ]; then
-    p=$(perf_ns)
-    l=$(k_ns libc loop)
-    c=$(k_ns libc percall)
-    w=$(k_ns raw loop)
-  else
-    w=$(k_ns raw loop)
-    c=$(k_ns libc percall)
-    l=$(k_ns libc loop)
-    p=$(perf_ns)
-  fi
+  # A new random order in every round, so that neither tool always runs first (start-up, drift)
+  # and no fixed cycle can line up with periodic host noise (docs/reading-tables.md "Order of
+  # runs").
+  for m in $(shuf -e perf libc-loop libc-percall raw-loop); do
+    case $m in
+      perf) p=$(perf_ns) ;;
+      libc-loop) l=$(k_ns libc loop) ;;
+      libc-percall) c=$(k_ns libc percall) ;;
+      raw-loop) w=$(k_ns raw loop) ;;
+    esac
+  done
   python3 - "$r" "$p" "$l" "$w" "$c" >>"$tmp/ratios" <<'PY'
 import sys
 r, p, l, w, c = sys.argv[1], *map(float, sys.argv[2:])
