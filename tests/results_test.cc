@@ -77,6 +77,17 @@ TEST(Results, TimerResolutionStallsAndBaselineRoundTripAndAreOptional) {
   EXPECT_FALSE(ResultFromJson(j.dump(), "bad").ok());
 }
 
+// The shape `compare` orders runs by: exactly what UtcTimestamp() writes, nothing near it.
+TEST(Results, UtcTimestampShape) {
+  EXPECT_TRUE(IsUtcTimestamp(UtcTimestamp()));
+  EXPECT_TRUE(IsUtcTimestamp("2026-11-30T23:40:01Z"));
+  for (const char* bad :
+       {"", "2026-11-30T23:40:01", "2026-11-30 23:40:01Z", "2026-11-30T23:40:01+00:00",
+        "2026-11-30T23:4a:01Z", "02026-11-30T23:40:01Z", "2026-11-30T23:40:01Z\n"}) {
+    EXPECT_FALSE(IsUtcTimestamp(bad)) << bad;
+  }
+}
+
 TEST(Results, SchemaFieldsPresent) {
   Json j = ResultToJsonValue(Sample());
   EXPECT_EQ(j["schema"], "kstacklab-result/1");

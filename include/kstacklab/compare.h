@@ -138,6 +138,9 @@ struct CompareCell {
   // cell has no change, CI or verdict and shows the column's own value.
   bool baseline_below_timer_step = false;
   Verdict verdict = Verdict::kNone;
+
+  // Either of the two above: the baseline cannot carry a % change (shown with '#').
+  bool BaselineUnresolved() const { return baseline_not_positive || baseline_below_timer_step; }
 };
 
 struct CompareRow {

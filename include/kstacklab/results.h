@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kstacklab/error.h"
@@ -117,6 +118,9 @@ std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench
 
 // The current time as ISO 8601 UTC ("2026-11-29T20:10:00Z"), the form of RunResult::created.
 std::string UtcTimestamp();
+// True when `t` has exactly that form ("dddd-dd-ddTdd:dd:ddZ"), in which text order is time
+// order (`compare` orders runs by it).
+bool IsUtcTimestamp(std::string_view t);
 
 // "syscall/getpid" + {"h":1} -> "h:1" (empty without params), the lists' params notation.
 std::string ParamsText(const Json& params);

@@ -30,8 +30,7 @@ std::string VariantCellText(const CompareCell& c, const std::string& unit) {
   // No change to show (no baseline for this row, or a baseline <= 0 or below one timer step):
   // the column's own value.
   if (std::isnan(c.change_pct)) {
-    const bool unresolved = c.baseline_not_positive || c.baseline_below_timer_step;
-    return ValueText(c.value) + " " + unit + (unresolved ? " #" : "");
+    return ValueText(c.value) + " " + unit + (c.BaselineUnresolved() ? " #" : "");
   }
   std::string s = fmt::format("{:.2f}%", c.change_pct);
   if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);

@@ -195,11 +195,9 @@ std::vector<ChartLine> ChartLines(const CompareTable& table, std::vector<std::st
     std::string label =
         row.benchmark + (row.params_text.empty() ? "" : " " + row.params_text) + " " + row.metric;
     if (!any) {
-      const auto unresolved = [](const CompareCell& c) {
-        return c.baseline_not_positive || c.baseline_below_timer_step;
-      };
       const bool base_unresolved =
-          std::any_of(row.variants.begin(), row.variants.end(), unresolved);
+          std::any_of(row.variants.begin(), row.variants.end(),
+                      [](const CompareCell& c) { return c.BaselineUnresolved(); });
       notes.push_back(label + ": no % change computable (" +
                       (base_unresolved ? "the baseline's value is <= 0 or below one timer step"
                                        : "missing in a column") +

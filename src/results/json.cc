@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <string>
+#include <string_view>
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/results.h"
@@ -486,6 +488,16 @@ std::string UtcTimestamp() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+bool IsUtcTimestamp(std::string_view t) {
+  static constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:ddZ";
+  if (t.size() != kShape.size()) return false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const bool ok = kShape[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == kShape[i];
+    if (!ok) return false;
+  }
+  return true;
 }
 
 std::string ParamsText(const Json& params) {

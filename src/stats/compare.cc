@@ -13,7 +13,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 
 #include "kstacklab/stats.h"
 #include "kstacklab/text.h"
@@ -523,22 +522,6 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
   AddMdcNotes(names, s, table);
 }
 
-// Drift of each file's repetitions (per session), for the requested metrics: one line per
-// benchmark entry listing its drifting metrics. Columns of one file were measured round-robin
-// by repetition (`run` interleaves its rows), so there the drift is shared and only widens the
-// CIs; across files it biases the comparison, and a warning says so.
-// True for the form RunResult::created is written in ("2026-11-30T23:40:01Z"), whose text order
-// is time order.
-bool IsUtcTimestamp(const std::string& t) {
-  static constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:ddZ";
-  if (t.size() != kShape.size()) return false;
-  for (size_t i = 0; i < t.size(); ++i) {
-    const bool ok = kShape[i] == 'd' ? (t[i] >= '0' && t[i] <= '9') : t[i] == kShape[i];
-    if (!ok) return false;
-  }
-  return true;
-}
-
 // Runs of two labels measured in blocks — every run of one before every run of the other — leave
 // whatever changed on the machine between the blocks in the change. One note per label whose
 // runs (>= 2, each side) and the baseline's do not overlap in time; nothing when a run's time is
@@ -589,6 +572,10 @@ void AddBlockNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set
   }
 }
 
+// Drift of each file's repetitions (per session), for the requested metrics: one line per
+// benchmark entry listing its drifting metrics. Columns of one file were measured round-robin
+// by repetition (`run` interleaves its rows), so there the drift is shared and only widens the
+// CIs; across files it biases the comparison, and a warning says so.
 void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& table) {
   std::vector<std::string> shared_drift;
   for (const CompareInput& in : inputs) {
