@@ -83,13 +83,42 @@ TEST(Histogram, PercentileErrorBoundAgainstSortedSamples) {
   }
   std::sort(v.begin(), v.end());
   for (double p : {0.1, 1.0, 10.0, 25.0, 50.0, 75.0, 90.0, 99.0, 99.9, 99.99}) {
-    size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
+    const size_t rank = PercentileRank(p, v.size());
     double exact = static_cast<double>(v[rank - 1]);
     double got = h.ValueAtPercentile(p);
     EXPECT_LE(std::fabs(got - exact), exact * std::ldexp(1.0, -11)) << "p" << p;
   }
   EXPECT_DOUBLE_EQ(h.ValueAtPercentile(0), static_cast<double>(v.front()));
   EXPECT_DOUBLE_EQ(h.ValueAtPercentile(100), static_cast<double>(v.back()));
+}
+
+TEST(Histogram, PercentileRankIsTheExactNearestRank) {
+  // ceil(P/10000 * n) in integers, P = the percentile in hundredths. In doubles, 99.9/100 * n is
+  // one ulp above an integer for every n that is a multiple of 1000 (the usual iteration counts),
+  // and a plain ceil took the rank one too high: a p99.9 of 2000 calls was the 2nd-largest call.
+  for (const uint64_t hundredths : {5000, 9000, 9900, 9990, 9999}) {
+    const double pct = static_cast<double>(hundredths) / 100.0;
+    for (uint64_t n = 1; n <= 200000; ++n) {
+      const uint64_t exact = std::max<uint64_t>(1, (hundredths * n + 9999) / 10000);
+      ASSERT_EQ(PercentileRank(pct, n), exact) << "p" << pct << " of " << n;
+    }
+  }
+  EXPECT_EQ(PercentileRank(99.9, 2000), 1998u);  // the 3rd-largest of 2000 calls
+  EXPECT_EQ(PercentileRank(99.9, 50000), 49950u);
+  EXPECT_EQ(PercentileRank(0, 10), 1u);
+  EXPECT_EQ(PercentileRank(100, 10), 10u);
+  EXPECT_EQ(PercentileRank(50, 0), 0u);
+  EXPECT_EQ(PercentileRank(std::nan(""), 10), 0u);
+  // Large counts: the rank stays exact where the tolerance is largest.
+  EXPECT_EQ(PercentileRank(99.9, 1000000000), 999000000u);
+  EXPECT_EQ(PercentileRank(99.99, 999999999), 999900000u);
+}
+
+TEST(Histogram, PercentileOfTwoThousandCallsIsTheThirdLargestAtP999) {
+  Histogram h;
+  for (uint64_t v = 1; v <= 2000; ++v) h.Record(v);  // below 2^11: one exact bucket per value
+  EXPECT_EQ(h.ValueAtPercentile(99.9), 1998.0);
+  EXPECT_EQ(h.ValueAtPercentile(99), 1980.0);
 }
 
 TEST(Histogram, ErrorBoundHoldsFromOneNanosecondToTenSeconds) {

@@ -135,6 +135,18 @@ TEST(MannWhitney, TiesUseNormalApproximation) {
   EXPECT_NEAR(r.p, 0.04343396310576022, 1e-12);
 }
 
+TEST(MannWhitney, TiedSmallSamplesAreFlooredAtTheExactMinimum) {
+  // 3 tied vs 3 tied: the normal approximation says p = 0.0469 (R's wilcox.test, scipy
+  // mannwhitneyu asymptotic), below 2 / C(6, 3) = 0.1, the smallest p any arrangement of six
+  // values into 3 + 3 can give; per-repetition percentiles tie in whole timer steps like this.
+  auto r = MannWhitneyU({100, 100, 100}, {110, 110, 110});
+  EXPECT_FALSE(r.exact);
+  EXPECT_DOUBLE_EQ(r.p, 0.1);
+  // 3 vs 4 with ties (0.0357 unfloored): floored at 2 / C(7, 3) = 0.0571.
+  EXPECT_DOUBLE_EQ(MannWhitneyU({881.85, 881.85, 881.85}, {891.87, 891.87, 891.87, 901.89}).p,
+                   2.0 / 35);
+}
+
 TEST(MannWhitney, EdgeCases) {
   EXPECT_TRUE(std::isnan(MannWhitneyU({}, {1, 2}).p));
   EXPECT_TRUE(std::isnan(MannWhitneyU({1, kNan}, {1, 2}).p));
@@ -874,6 +886,11 @@ TEST(CompareTable, MannWhitneyTooFewSamplesIsExplained) {
   for (const std::string& n : t->notes)
     noted = noted || n.find("smallest attainable p is 0.1") != std::string::npos;
   EXPECT_TRUE(noted);
+  // Tied values (per-repetition percentiles move in whole timer steps) take the normal
+  // approximation, which must not slip under the note's promise: still no mark.
+  t = BuildCompareTable({OneRun({{"b", {100, 100, 100}}, {"v", {110, 110, 110}}})}, o);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
   // 4 vs 4 can (p = 0.0286): marked, no note.
   t = BuildCompareTable(
       {OneRun({{"b", {100, 100.1, 99.9, 100.2}}, {"v", {105, 105.1, 104.9, 105.2}}})}, o);
@@ -895,16 +912,103 @@ TEST(CompareTable, ThinTailsAreNoted) {
   for (const std::string& n : t->notes)
     noted = noted || n.find(
                          "p99: a cell is the mean of per-repetition p99s, and a repetition "
-                         "of 500 calls has only 5.0 calls above its p99") == 0;
+                         "of 500 calls has only 5 calls above its p99: the value rests on a "
+                         "few extreme calls; measure tails with more iterations per repetition "
+                         "(>= 1000 for p99)") == 0;
   EXPECT_TRUE(noted);
   t = BuildCompareTable({Input("run", {Bench("s/x", {100, 101, 99, 100})})}, o);
   ASSERT_TRUE(t.ok());
   for (const std::string& n : t->notes) EXPECT_EQ(n.find("calls above its"), std::string::npos);
+  // p99.9 of 10000 calls has exactly 10 above it: quiet (it was noted as "10.0 calls ... >=
+  // 10000" while 1 - 99.9/100 was 0.000999999999999889); 9000 calls have 9 and are noted.
+  o.metrics = {"p99.9"};
+  auto reps_of = [](uint64_t calls) {
+    auto b = Bench("s/x", {100, 101, 99, 100});
+    for (Repetition& r : b.repetitions) {
+      r.iterations = calls;
+      r.metrics["p99.9"] = r.metrics["mean"];
+    }
+    return b;
+  };
+  t = BuildCompareTable({Input("run", {reps_of(10000)})}, o);
+  ASSERT_TRUE(t.ok());
+  for (const std::string& n : t->notes) EXPECT_EQ(n.find("calls above its"), std::string::npos);
+  t = BuildCompareTable({Input("run", {reps_of(9000)})}, o);
+  ASSERT_TRUE(t.ok());
+  noted = false;
+  for (const std::string& n : t->notes)
+    noted = noted || (n.find("repetition of 9000 calls has only 9 calls above its p99.9") !=
+                          std::string::npos &&
+                      n.find("(>= 10000 for p99.9)") != std::string::npos);
+  EXPECT_TRUE(noted);
 }
 
-TEST(Welch, OverflowingVarianceGivesNaNNotP1) {
+TEST(Welch, HugeValuesAreTestedAtScaleOne) {
+  // Squaring deviations of 1e300 overflows: scipy's ttest_ind says p = 1 here. At scale 1
+  // (stats.h) the test is the one on {1, -1, 0.5} vs {~0}: scipy gives 0.8075499102701248.
   const stats::WelchResult r = stats::WelchTTest({1e300, -1e300, 5e299}, {1, 2, 3});
-  EXPECT_TRUE(std::isnan(r.p));
+  EXPECT_NEAR(r.p, 0.8075499102701248, 1e-12);
+  EXPECT_NEAR(r.se / 6.009252125773316e299, 1, 1e-12);
+}
+
+// A statistic that does not depend on the scale gives the same answer at 1e-170 and 1e300 as at
+// 1 (the variance underflowed to 0 at 1e-170, p = 0 and --method fastpath marked +50 %; at 1e300
+// it overflowed and the cell lost its p and CI). scipy: ttest_ind([2,3,4],[1,2,3]).pvalue =
+// 0.2878641347266908, ([1.3,1.4,1.5],[1.0,1.1,1.2]) = 0.021311641128756657.
+TEST(Stats, ScaleInvariantStatisticsHoldAtExtremeMagnitudes) {
+  auto times = [](std::vector<double> x, double k) {
+    for (double& v : x) v *= k;
+    return x;
+  };
+  for (const double k : {1e-170, 1e-310, 1.0, 1e300}) {
+    SCOPED_TRACE(k);
+    const std::vector<double> a = times({2, 3, 4}, k), b = times({1, 2, 3}, k);
+    EXPECT_NEAR(stats::WelchTTest(a, b).p, 0.2878641347266908, 1e-9);
+    const stats::RatioInterval ci = stats::FiellerRatioCi(a, b, 0.05);
+    const stats::RatioInterval ci1 = stats::FiellerRatioCi({2, 3, 4}, {1, 2, 3}, 0.05);
+    EXPECT_EQ(ci.bounded, ci1.bounded);
+    EXPECT_NEAR(ci.ratio, 1.5, 1e-9);
+    EXPECT_NEAR(stats::StdDev(a) / k, 1, 1e-9);
+  }
+  for (const double k : {1e-170, 1e300}) {
+    SCOPED_TRACE(k);
+    const std::vector<double> a = times({1.3, 1.4, 1.5}, k), b = times({1.0, 1.1, 1.2}, k);
+    EXPECT_NEAR(stats::WelchTTest(a, b).p, 0.021311641128756657, 1e-9);
+    const stats::RatioInterval ci = stats::FiellerRatioCi(a, b, 0.05);
+    ASSERT_TRUE(ci.bounded);
+    EXPECT_GT(ci.low, 1);
+  }
+  EXPECT_DOUBLE_EQ(stats::Mean({1.5e308, 1.7e308}), 1.6e308);  // the sum overflows
+  // Ordinary magnitudes are bit-identical to the unscaled formulas (scaling by 2^e is exact).
+  const std::vector<double> x = {101.25, 99.5, 100.75, 98.0};
+  double m = 0, ss = 0;
+  for (double v : x) m += v;
+  m /= 4;
+  for (double v : x) ss += (v - m) * (v - m);
+  EXPECT_EQ(stats::StdDev(x), std::sqrt(ss / 3));
+}
+
+TEST(CompareTable, ExtremeMagnitudesKeepTheirVerdict) {
+  // 1e-170: no verdict (p 0.29; fastpath used to mark (R) 50 %). 1e300: (R) with p 0.021 (the
+  // cell used to lose its p and CI without a note).
+  for (const VerdictMethod method : {VerdictMethod::kCi, VerdictMethod::kFastpath}) {
+    CompareOptions o = MeanOnly();
+    o.method = method;
+    auto t = BuildCompareTable(
+        {OneRun({{"b", {1e-170, 2e-170, 3e-170}}, {"v", {2e-170, 3e-170, 4e-170}}})}, o);
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+    EXPECT_NEAR(t->rows[0].variants[0].p_value, 0.2878641347266908, 1e-9);
+  }
+  auto t = BuildCompareTable(
+      {OneRun({{"b", {1.0e300, 1.1e300, 1.2e300}}, {"v", {1.3e300, 1.4e300, 1.5e300}}})},
+      MeanOnly());
+  ASSERT_TRUE(t.ok());
+  const CompareCell& v = t->rows[0].variants[0];
+  EXPECT_NEAR(v.p_value, 0.021311641128756657, 1e-9);
+  EXPECT_EQ(v.verdict, Verdict::kRegression);
+  EXPECT_TRUE(std::isfinite(v.ci_low_pct) && std::isfinite(v.mdc_pct));
+  EXPECT_NEAR(t->rows[0].baseline.sd / 1e299, 1, 1e-9);
 }
 
 TEST(CompareTable, PlantedChangeAcrossRunsIsFound) {

@@ -23,6 +23,11 @@ namespace kstacklab {
 inline constexpr double PsToNs(double ps) { return ps / 1000.0; }
 inline constexpr double NsToPs(double ns) { return ns * 1000.0; }
 
+// The nearest rank of the pct-th percentile of `count` values: ceil(pct/100 * count), clamped to
+// [1, count] (0 when count is 0), computed so that an exact product is not pushed up by binary
+// rounding (99.9/100 * 2000 is 1998.0000000000002 in doubles; its rank is 1998, not 1999).
+uint64_t PercentileRank(double pct, uint64_t count);
+
 class Histogram {
  public:
   static constexpr int kDefaultSubBucketBits = 11;  // 0.049 % worst-case midpoint error
@@ -67,7 +72,7 @@ class Histogram {
   int max_value_bits() const { return max_value_bits_; }
 
   // Nearest-rank percentile, pct in [0, 100]: the midpoint of the bucket holding the
-  // ceil(pct/100 * count)-th smallest value, clamped to [min, max]; pct 0 -> min, 100 -> max.
+  // PercentileRank(pct, count)-th smallest value, clamped to [min, max]; pct 0 -> min, 100 -> max.
   // Overflowed values rank above every bucket and are represented by max(). NaN when empty.
   double ValueAtPercentile(double pct) const;
 

@@ -12,9 +12,16 @@
 
 namespace kstacklab::stats {
 
-double Mean(const std::vector<double>& x);      // NaN when empty
+// Scale: the binary exponent e of the largest |value| in a and b (0 when all are 0 or one is not
+// finite), and x / 2^e, which is exact. The scale-invariant statistics below (Welch's t and p,
+// Fieller's CI, the standard deviation) work on values near 1 this way, so squares neither
+// overflow (values near 1e300) nor underflow (1e-170) and the result is the same at any scale.
+int MagnitudeExponent(const std::vector<double>& a, const std::vector<double>& b = {});
+std::vector<double> ScaledByPowerOfTwo(std::vector<double> x, int e);
+
+double Mean(const std::vector<double>& x);      // NaN when empty; no overflow of the sum
 double Variance(const std::vector<double>& x);  // sample variance (n - 1); NaN when n < 2
-double StdDev(const std::vector<double>& x);    // sqrt(Variance)
+double StdDev(const std::vector<double>& x);    // sqrt(Variance), computed at scale 1
 
 // Quantiles of Student's t (df > 0, may be fractional) and the standard normal. p in (0, 1).
 double StudentTQuantile(double p, double df);
@@ -52,7 +59,9 @@ RatioInterval FiellerRatioCi(const std::vector<double>& num, const std::vector<d
 // Two-sided Mann-Whitney U test of a vs b (R's wilcox.test(a, b) conventions): U = W =
 // rank-sum(a) - n_a(n_a+1)/2. Exact null distribution when n_a < 50, n_b < 50 and there are no
 // ties (p = min(1, 2 min(P[U <= u], P[U >= u]))); otherwise the normal approximation with tie
-// correction and a 0.5 continuity correction. NaN p when a side is empty.
+// correction and a 0.5 continuity correction, floored at MannWhitneyMinP (below that floor only
+// when ties meet few samples, where the approximation claims more than any permutation of the
+// data can show). NaN p when a side is empty.
 struct MannWhitneyResult {
   double u = 0;
   double p = 0;

@@ -76,13 +76,26 @@ double Histogram::Mean() const {
   return sum_ / static_cast<double>(count_);
 }
 
+uint64_t PercentileRank(double pct, uint64_t count) {
+  if (count == 0 || std::isnan(pct)) return 0;
+  const double x = std::clamp(pct, 0.0, 100.0) / 100.0 * static_cast<double>(count);
+  // pct/100 is inexact in binary (99.9/100 = 0.9990000000000001), so a product that is an integer
+  // in decimal arithmetic can land an ulp or two above it, and ceil would add one. A true
+  // fractional part of pct * count / 100 is a multiple of 1e-6 when pct has at most 4 decimals
+  // (p99.99), which is above this tolerance of 4 ulps for every count up to 10^9.
+  const double tolerance = 4 * std::numeric_limits<double>::epsilon() * x;
+  const double rank = std::ceil(x - tolerance);
+  if (rank <= 1) return 1;
+  if (rank >= static_cast<double>(count)) return count;
+  return static_cast<uint64_t>(rank);
+}
+
 double Histogram::ValueAtPercentile(double pct) const {
   if (count_ == 0 || std::isnan(pct)) return std::numeric_limits<double>::quiet_NaN();
   pct = std::clamp(pct, 0.0, 100.0);
   if (pct == 0.0) return static_cast<double>(min_);
   if (pct == 100.0) return static_cast<double>(max_);
-  auto rank = static_cast<uint64_t>(std::ceil(pct / 100.0 * static_cast<double>(count_)));
-  rank = std::clamp<uint64_t>(rank, 1, count_);
+  const uint64_t rank = PercentileRank(pct, count_);
   uint64_t seen = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     if (counts_[i] == 0) continue;

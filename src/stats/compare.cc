@@ -28,12 +28,14 @@ constexpr int kMinSamples = 3;
 // p99.9 of 2000 calls is its 3rd-largest call): noted under the table.
 constexpr double kMinTailCalls = 10;
 
-// The share of a repetition's calls above the percentile a metric names ("p99.9" -> 0.001), NaN
-// for metrics that are not percentiles.
-double TailShare(const std::string& metric) {
+// The percentile a metric names ("p99.9" -> 99.9), NaN for metrics that are not percentiles.
+double PercentileOf(const std::string& metric) {
   if (metric.size() < 2 || metric[0] != 'p') return kCompareNaN;
-  return 1 - std::strtod(metric.c_str() + 1, nullptr) / 100;
+  return std::strtod(metric.c_str() + 1, nullptr);
 }
+
+// How many of a repetition's `calls` lie above its `pct`-th percentile (2 for p99.9 of 2000).
+uint64_t CallsAbove(double pct, uint64_t calls) { return calls - PercentileRank(pct, calls); }
 // Drift is tested on every (file, benchmark, variant, metric, session) series; a fixed strict
 // level keeps false alarms rare (0.1 % per series) whatever --alpha is.
 constexpr double kDriftAlpha = 0.001;
@@ -265,9 +267,14 @@ void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, Co
   v.p_value = options.test == SignificanceTest::kWelch ? stats::WelchTTest(vs, bs).p
                                                        : stats::MannWhitneyU(vs, bs).p;
   v.p_adjusted = v.no_run_variance ? kCompareNaN : v.p_value;
-  double mdd = stats::MinimalDetectableDifference(
-      stats::Variance(vs), vs.size(), stats::Variance(bs), bs.size(), options.alpha, options.power);
-  v.mdc_pct = 100 * mdd / std::fabs(b.value);
+  // At scale 1 (stats.h), so that the variances neither overflow nor underflow.
+  const int e = stats::MagnitudeExponent(vs, bs);
+  const std::vector<double> vs1 = stats::ScaledByPowerOfTwo(vs, e);
+  const std::vector<double> bs1 = stats::ScaledByPowerOfTwo(bs, e);
+  double mdd =
+      stats::MinimalDetectableDifference(stats::Variance(vs1), vs1.size(), stats::Variance(bs1),
+                                         bs1.size(), options.alpha, options.power);
+  v.mdc_pct = 100 * mdd / std::ldexp(b.value, -e);
 }
 
 std::string ResultClass(const Key& key, const std::string& params_text, const std::string& metric,
@@ -302,14 +309,14 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       samples.push_back(SamplesOf(e.by_column[k], metric));
       any = any || !samples.back().samples.empty();
     }
-    if (const double tail = TailShare(metric); !std::isnan(tail)) {
+    if (const double pct = PercentileOf(metric); !std::isnan(pct)) {
       uint64_t fewest = UINT64_MAX;
       for (const auto& column : e.by_column)
         for (const auto& run : column)
           for (const BenchmarkResult* b : run)
             for (const Repetition& r : b->repetitions)
               if (r.metrics.count(metric) != 0) fewest = std::min(fewest, r.iterations);
-      if (fewest != UINT64_MAX && static_cast<double>(fewest) * tail < kMinTailCalls) {
+      if (fewest != UINT64_MAX && CallsAbove(pct, fewest) < kMinTailCalls) {
         auto [it, added] = notes.thin_tails.emplace(metric, fewest);
         if (!added) it->second = std::min(it->second, fewest);
       }
@@ -511,13 +518,13 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
   }
   for (const std::string& n : s.no_metric) table.notes.push_back(n);
   for (const auto& [metric, calls] : s.thin_tails) {
-    const double tail = TailShare(metric);
+    const double pct = PercentileOf(metric);
     table.notes.push_back(fmt::format(
         "{}: a cell is the mean of per-repetition {}s, and a repetition of {} calls has only "
-        "{:.1f} calls above its {}: the value rests on a few extreme calls; measure tails with "
-        "more iterations per repetition (>= {:.0f} for {})",
-        metric, metric, calls, static_cast<double>(calls) * tail, metric, kMinTailCalls / tail,
-        metric));
+        "{} calls above its {}: the value rests on a few extreme calls; measure tails with "
+        "more iterations per repetition (>= {} for {})",
+        metric, metric, calls, CallsAbove(pct, calls), metric,
+        std::llround(kMinTailCalls * 100 / (100 - pct)), metric));
   }
   AddMdcNotes(names, s, table);
 }
