@@ -43,8 +43,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 # count FILE: "flagged decided no_run_variance old_rule_flagged total other_flagged other" where
 # the first five count the A/A cells only — a column of label b against the baseline column of
-# label a with the same variant (e.g. b:raw vs a:raw) — and the last two the other cells
-# (e.g. a:libc vs a:raw: a real difference inside one run, which should be flagged).
+# label a with the same variant — and the last two the other cells (a:libc vs a:raw: a real
+# difference inside one run, which should be flagged). Across labels `compare` makes each variant
+# a row of its own (docs/reading-tables.md, "Columns"), so there every cell is an A/A cell and
+# "other" counts cells only in the one-file model table.
 count() {
   python3 - "$1" <<'PY'
 import json, sys

@@ -312,6 +312,59 @@ TEST(CompareTable, MixedSuitesGetOneTablePerVariantSet) {
   ASSERT_EQ(SplitByVariantSet(same).size(), 1u);
 }
 
+// Two kernels, each measured with raw and libc call paths: the libc path costs +50 % in both.
+// Across labels each variant is a row of its own and b's libc row is compared with a's libc
+// row: no change. (As columns, b:libc was compared with a:raw and showed the wrapper's +50 %.)
+TEST(CompareTable, AcrossLabelsEachVariantIsARowComparedLikeWithLike) {
+  auto runs_of = [](const std::string& label, double scale) {
+    std::vector<CompareInput> in;
+    for (int r = 0; r < 3; ++r) {
+      const double d = 0.2 * r;
+      BenchmarkResult raw = Bench("syscall/getpid", {100 + d, 100.1 + d, 99.9 + d}, "raw");
+      raw.baseline = true;
+      std::vector<double> libc = {150 + d, 150.1 + d, 149.9 + d};
+      for (double& v : libc) v *= scale;
+      in.push_back(Input(label, {raw, Bench("syscall/getpid", libc, "libc")}));
+      in.back().source = label + std::to_string(r) + ".json";
+    }
+    return in;
+  };
+  std::vector<CompareInput> inputs = runs_of("a", 1.0);
+  for (CompareInput& in : runs_of("b", 1.1)) inputs.push_back(std::move(in));  // b's libc +10 %
+  ASSERT_TRUE(VariantsAreRows(inputs, ""));
+  const auto parts = CompareParts(inputs, "");
+  ASSERT_EQ(parts.size(), 1u);
+  auto t = BuildCompareTable(parts[0], MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->columns.size(), 2u);
+  EXPECT_EQ(t->columns[0].name, "a");
+  EXPECT_EQ(t->columns[1].name, "b");
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw]");
+  EXPECT_NEAR(t->rows[0].variants[0].change_pct, 0.0, 0.01);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [libc]");
+  EXPECT_NEAR(t->rows[1].variants[0].change_pct, 10.0, 0.01);
+  EXPECT_EQ(t->rows[1].variants[0].verdict, Verdict::kRegression);
+  // --baseline LABEL is a column in this layout (it named no column before: the columns were
+  // a:raw, a:libc, b:raw, b:libc).
+  ASSERT_TRUE(CheckBaseline(inputs, "b").ok());
+  CompareOptions o = MeanOnly();
+  o.baseline = "b";
+  t = BuildCompareTable(CompareParts(inputs, "b")[0], o);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->columns[0].name, "b");
+  EXPECT_NEAR(t->rows[1].variants[0].change_pct, 100 * (1 / 1.1 - 1), 0.01);
+  // A baseline naming a variant keeps the variants as columns, on purpose.
+  EXPECT_FALSE(VariantsAreRows(inputs, "a:raw"));
+  o.baseline = "a:raw";
+  t = BuildCompareTable(CompareParts(inputs, "a:raw")[0], o);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->columns.size(), 4u);
+  // One label: variants stay columns (compared within the run).
+  EXPECT_FALSE(VariantsAreRows(runs_of("a", 1.0), ""));
+}
+
 // Per-call percentiles move in whole timer steps: a p99 change below one step is marked and
 // footnoted; the mean (a per-repetition average) never is. p99 = 1.5 x mean in Bench().
 TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {

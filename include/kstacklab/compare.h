@@ -187,6 +187,20 @@ Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string&
 // (syscall raw/libc with the erase strategies) has every row compared.
 std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<CompareInput>& inputs);
 
+// Configurations measured in separate runs compare like with like. With two or more labels and a
+// baseline that is empty or a label, each variant of a benchmark (the raw/libc call path, a model
+// design, an --ab value) becomes a row of its own, named "name [variant]" as `show` names it, and
+// the columns are the labels: b's libc row is compared with a's libc row, never with a's raw.
+// One label, or a baseline naming a variant (LABEL:VARIANT, VARIANT), keeps the variants as
+// columns, compared within their runs.
+bool VariantsAreRows(const std::vector<CompareInput>& inputs, const std::string& baseline);
+std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs);
+
+// The tables `compare` prints for these inputs and baseline: the variants as rows (above), else
+// one table per variant set without a named baseline (SplitByVariantSet), else one table.
+std::vector<std::vector<CompareInput>> CompareParts(const std::vector<CompareInput>& inputs,
+                                                    const std::string& baseline);
+
 // Builds the table. UsageErrors: no inputs, an unknown baseline, an unknown metric (naming the
 // stored ones), the same benchmark with different units (naming it), bad alpha/power.
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,

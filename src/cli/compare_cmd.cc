@@ -145,11 +145,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
       return Fail(WithFlag("--metrics", st.error()));
     if (Status st = CheckBaseline(inputs, options->baseline); !st.ok())
       return Fail(WithFlag("--baseline", st.error()));
-    // One table per set of variants, each with its own baseline; a named baseline is one column
-    // of one table.
-    const std::vector<std::vector<CompareInput>> parts =
-        options->baseline.empty() ? SplitByVariantSet(inputs)
-                                  : std::vector<std::vector<CompareInput>>{inputs};
+    const std::vector<std::vector<CompareInput>> parts = CompareParts(inputs, options->baseline);
     std::vector<CompareTable> tables;
     for (const std::vector<CompareInput>& part : parts) {
       auto table = BuildCompareTable(part, *options);

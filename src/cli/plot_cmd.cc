@@ -63,9 +63,7 @@ int RunPlot(const PlotArgs& a) {
       return Fail(WithFlag("--baseline", st.error()));
     // One chart is one table: without --baseline, the first variant set's (as `compare` prints
     // it first); the other sets are named with the baseline that plots them.
-    const std::vector<std::vector<PlotInput>> parts =
-        options.baseline.empty() ? SplitByVariantSet(inputs)
-                                 : std::vector<std::vector<PlotInput>>{inputs};
+    const std::vector<std::vector<PlotInput>> parts = CompareParts(inputs, options.baseline);
     auto table = BuildCompareTable(parts.front(), options);
     if (!table.ok()) return Fail(table.error());
     for (const std::string& w : table->warnings) Warn(w);

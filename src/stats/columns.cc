@@ -21,12 +21,15 @@ std::string FileStem(const std::string& source) {
 
 }  // namespace
 
+std::string EffectiveLabel(const CompareInput& input) {
+  return input.run.label.empty() ? FileStem(input.source) : input.run.label;
+}
+
 ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
   std::vector<std::string> labels;
   std::map<std::string, std::vector<size_t>> members;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const RunResult& run = inputs[i].run;
-    std::string label = run.label.empty() ? FileStem(inputs[i].source) : run.label;
+    std::string label = EffectiveLabel(inputs[i]);
     if (!members.count(label)) labels.push_back(label);
     members[label].push_back(i);
   }

@@ -24,5 +24,6 @@ struct ColumnSet {
 // ("-" -> "stdin"). Inputs with the same effective label are runs of one configuration. Column
 // names: the label, label:variant, or the variant alone when all inputs share one label.
 ColumnSet GroupColumns(const std::vector<CompareInput>& inputs);
+std::string EffectiveLabel(const CompareInput& input);
 
 }  // namespace kstacklab

@@ -684,9 +684,36 @@ Status CheckTargetEffect(double pct) {
 }
 
 Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string& baseline) {
-  auto base = PickBaseline(GroupColumns(inputs), inputs, baseline);
+  const std::vector<CompareInput> folded =
+      VariantsAreRows(inputs, baseline) ? VariantsAsRows(inputs) : inputs;
+  auto base = PickBaseline(GroupColumns(folded), folded, baseline);
   if (!base.ok()) return base.error();
   return {};
+}
+
+bool VariantsAreRows(const std::vector<CompareInput>& inputs, const std::string& baseline) {
+  std::set<std::string> labels;
+  for (const CompareInput& in : inputs) labels.insert(EffectiveLabel(in));
+  return labels.size() >= 2 && (baseline.empty() || labels.count(baseline) != 0);
+}
+
+std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs) {
+  for (CompareInput& in : inputs) {
+    for (BenchmarkResult& b : in.run.benchmarks) {
+      if (b.variant.empty()) continue;
+      b.name += " [" + b.variant + "]";
+      b.variant.clear();
+      b.baseline = false;
+    }
+  }
+  return inputs;
+}
+
+std::vector<std::vector<CompareInput>> CompareParts(const std::vector<CompareInput>& inputs,
+                                                    const std::string& baseline) {
+  if (VariantsAreRows(inputs, baseline)) return {VariantsAsRows(inputs)};
+  if (baseline.empty()) return SplitByVariantSet(inputs);
+  return {inputs};
 }
 
 namespace {
