@@ -365,6 +365,21 @@ TEST(CompareTable, AcrossLabelsEachVariantIsARowComparedLikeWithLike) {
   EXPECT_FALSE(VariantsAreRows(runs_of("a", 1.0), ""));
 }
 
+TEST(CompareTable, OneRunGivenTwiceIsRefused) {
+  const CompareInput a = Input("a", {Bench("s/x", {100, 101, 99})});
+  CompareInput again = a;
+  again.source = "7";  // the same run from the store
+  const Status st = CheckInputsCompare({a, Input("b", {Bench("s/x", {100, 101, 99.5})}), again});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_NE(st.error().message.find("'a.json' and '7' are the same run"), std::string::npos)
+      << st.error().message;
+  CompareInput other_time = a;
+  other_time.run.created = "2026-01-02T03:04:05Z";  // another run with the same values: fine
+  EXPECT_TRUE(CheckInputsCompare({a, other_time}).ok());
+  EXPECT_FALSE(CheckInputsCompare({Input("a", {})}).ok());  // no benchmark at all
+}
+
 // Per-call percentiles move in whole timer steps: a p99 change below one step is marked and
 // footnoted; the mean (a per-repetition average) never is. p99 = 1.5 x mean in Bench().
 TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {

@@ -171,6 +171,10 @@ Status CheckAlpha(double alpha);       // in (0, 0.5)
 Status CheckPower(double power);       // in (0, 1)
 Status CheckMinEffect(double pct);     // finite, >= 0
 Status CheckTargetEffect(double pct);  // finite, > 0
+// The inputs can be compared: each is a different run (a file given twice, or a file and its own
+// store id, would count one run's values as two independent runs and fake a run-to-run
+// agreement), and some input holds a benchmark. Usage errors naming the inputs.
+Status CheckInputsCompare(const std::vector<CompareInput>& inputs);
 // Every metric is stored by some input; the error names the stored ones (MetricNames() order,
 // then others).
 Status CheckMetricsStored(const std::vector<CompareInput>& inputs,

@@ -141,6 +141,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
       return Fail(
           UsageError("--bench matches no benchmark in the inputs (see `kstacklab show FILE`)"));
     }
+    if (Status st = CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
     if (Status st = CheckMetricsStored(inputs, options->metrics); !st.ok())
       return Fail(WithFlag("--metrics", st.error()));
     if (Status st = CheckBaseline(inputs, options->baseline); !st.ok())

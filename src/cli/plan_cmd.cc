@@ -185,6 +185,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
       if (!run.ok()) return Fail(run.error());
       inputs.push_back({spec, std::move(*run)});
     }
+    if (Status st = CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
     if (Status st = CheckMetricsStored(inputs, o.metrics); !st.ok())
       return Fail(WithFlag("--metrics", st.error()));
     auto rows = BuildPlan(inputs, o);

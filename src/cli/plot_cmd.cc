@@ -57,6 +57,7 @@ int RunPlot(const PlotArgs& a) {
     if (Status st = CheckAlpha(a.alpha); !st.ok()) return Fail(WithFlag("--alpha", st.error()));
     options.alpha = a.alpha;
     options.baseline = a.baseline;
+    if (Status st = CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
     if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok())
       return Fail(WithFlag("--metrics", st.error()));
     if (Status st = CheckBaseline(inputs, options.baseline); !st.ok())

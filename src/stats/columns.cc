@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "kstacklab/results.h"
+
 namespace kstacklab {
 namespace {
 
@@ -68,6 +70,25 @@ ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
     }
   }
   return set;
+}
+
+Status CheckInputsCompare(const std::vector<CompareInput>& inputs) {
+  std::map<std::string, size_t> seen;  // a run's whole result, as written -> its first input
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto [it, fresh] = seen.emplace(ResultToJsonValue(inputs[i].run).dump(), i);
+    if (fresh) continue;
+    return UsageError(fmt::format(
+        "'{}' and '{}' are the same run (identical results): one run counted twice would look "
+        "like two runs that agree; give each run once",
+        inputs[it->second].source, inputs[i].source));
+  }
+  const bool any = std::any_of(inputs.begin(), inputs.end(),
+                               [](const CompareInput& in) { return !in.run.benchmarks.empty(); });
+  if (!any) {
+    return UsageError(fmt::format("{} no benchmark; give result files of `kstacklab run`",
+                                  inputs.size() == 1 ? "the input holds" : "the inputs hold"));
+  }
+  return {};
 }
 
 Status CheckMetricsStored(const std::vector<CompareInput>& inputs,

@@ -39,8 +39,16 @@ grep -q 'Lower is better' "$TMP/out" || fail "footer does not state the directio
 grep -q 'Method: ci' "$TMP/out" || fail "footer does not state the method"
 grep -q 'Samples per side' "$TMP/out" || fail "footer does not state the samples per side"
 # Two files with one label (the default label is the kernel release) and variants: the files
-# merge into one configuration, which the user is told.
-expect 0 "all 2 inputs have the label 'model', so they are runs of one configuration" -- compare variants.json variants.json --metrics mean
+# merge into one configuration, which the user is told. (A second run: a copy with another time.)
+sed 's/"created": "[^"]*"/"created": "2026-01-02T03:04:05Z"/' variants.json >"$TMP/variants2.json"
+expect 0 "all 2 inputs have the label 'model', so they are runs of one configuration" -- compare variants.json "$TMP/variants2.json" --metrics mean
+# One run given twice (or a file and its store id) would count as two runs that agree exactly.
+expect 2 "'variants.json' and 'variants.json' are the same run" -- compare variants.json variants.json --metrics mean
+expect 2 "are the same run" -- compare kbase_1.json kbase_2.json kbase_1.json kplus5_1.json kplus5_2.json kplus5_3.json
+expect 2 "are the same run" -- plan kbase_1.json kbase_1.json kbase_2.json --target-effect 2
+# A run without benchmarks is named as such, not blamed on --metrics.
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["benchmarks"]=[]; json.dump(d,open(sys.argv[2],"w"))' kbase_1.json "$TMP/empty.json"
+expect 2 "the input holds no benchmark" -- compare "$TMP/empty.json"
 # A target no design of <= 10000 runs reaches is said to be unreachable, not printed as a plan.
 expect 0 "" -- plan kbase_1.json kbase_2.json kbase_3.json --target-effect 0.001 --metrics mean
 grep -q '> 10000 runs' "$TMP/out" || fail "plan: unreachable target not said: $(cat "$TMP/out")"

@@ -65,7 +65,7 @@ if [ -w /dev/full ]; then
   expect_exit 1 "results export -o /dev/full is ENOSPC, exit 1" -- "$k" results export 1 -o /dev/full --store "$TMP/full.db"
   [ -c /dev/full ] || fail "/dev/full is no longer a character device"
   # item 8: stdout errors are reported.
-  for cmd in "show $tiny" "results list --store $TMP/full.db" "entropy --samples 1000" "compare $tiny $tiny" "env"; do
+  for cmd in "show $tiny" "results list --store $TMP/full.db" "entropy --samples 1000" "compare $tiny" "env"; do
     # shellcheck disable=SC2086
     "$k" $cmd >/dev/full 2>"$TMP/err"
     rc=$?
