@@ -720,7 +720,9 @@ TEST(CompareTable, ValueChecksNameTheValueNotAFlag) {
   }
   EXPECT_EQ(errors[0].error().message,
             "alpha 0.5 is out of range; give a value in (0, 0.5), e.g. 0.05");
-  EXPECT_EQ(errors[2].error().message, "power 1 is out of range; give a value in (0, 1), e.g. 0.8");
+  EXPECT_EQ(errors[2].error().message,
+            "power 1 is out of range; give a value in [0.5, 1), e.g. 0.8 (the chance that the "
+            "planned runs detect the target effect)");
   EXPECT_EQ(errors[8].error().message, "baseline 'zzz' does not name a column; the columns are: b");
   EXPECT_EQ(errors[9].error().message.rfind("unknown metric 'p95'; the inputs store: mean", 0), 0u);
   for (const Status& st : {CheckAlpha(0.05), CheckAlpha(0.49), CheckPower(0.8), CheckMinEffect(0),

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,7 +191,7 @@ TEST_F(StoreTest, RefusesAStoreFromANewerVersionWithoutTouchingIt) {
   for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
     auto s = ResultStore::Open(path_, mode);
     ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.error().exit_code, kExitRuntime);
+    EXPECT_EQ(s.error().exit_code, kExitUsage);
     EXPECT_NE(s.error().message.find("schema version 2, newer than this kstacklab understands (1)"),
               std::string::npos)
         << s.error().message;
@@ -204,8 +205,11 @@ TEST_F(StoreTest, RefusesFilesThatAreNotAStore) {
   { std::ofstream(path_) << "this is not a database, just text that is long enough to matter\n"; }
   auto s = ResultStore::Open(path_, ResultStore::Mode::kCreate);
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().exit_code, kExitUsage);
   EXPECT_NE(s.error().message.find("not a SQLite database"), std::string::npos)
       << s.error().message;
+  // `run` refuses it before measuring, as it does someone else's database (below).
+  EXPECT_EQ(CheckStoreLocation(path_).error().exit_code, kExitUsage);
 
   std::string other = dir_ + "/other.db";
   RawExec(other, "CREATE TABLE t(x)");
@@ -213,6 +217,15 @@ TEST_F(StoreTest, RefusesFilesThatAreNotAStore) {
   ASSERT_FALSE(o.ok());
   EXPECT_NE(o.error().message.find("not a kstacklab results store"), std::string::npos);
   EXPECT_EQ(RawQuery(other, "SELECT count(*) FROM sqlite_master"), "1");  // left untouched
+  EXPECT_FALSE(CheckStoreLocation(other).ok());
+  // A FIFO at the store path would block the open forever: refused, for readers too.
+  const std::string fifo = dir_ + "/fifo.db";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+    auto f = ResultStore::Open(fifo, mode);
+    ASSERT_FALSE(f.ok());
+    EXPECT_NE(f.error().message.find("is not a regular file"), std::string::npos);
+  }
 }
 
 TEST_F(StoreTest, UnwritableLocationIsARuntimeErrorWithTheRemedy) {

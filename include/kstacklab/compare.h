@@ -168,7 +168,7 @@ struct CompareTable {
 // Their UsageErrors name the value, never a command-line flag (issue 9): a caller that wants its
 // own name for the value (the CLI: its flag) checks first and words the error itself.
 Status CheckAlpha(double alpha);       // in (0, 0.5)
-Status CheckPower(double power);       // in (0, 1)
+Status CheckPower(double power);       // in [0.5, 1)
 Status CheckMinEffect(double pct);     // finite, >= 0
 Status CheckTargetEffect(double pct);  // finite, > 0
 // The inputs can be compared: each is a different run (a file given twice, or a file and its own

@@ -28,6 +28,9 @@ struct ResultLimits {
   static constexpr size_t kMaxBenchmarks = 512;
   static constexpr size_t kMaxRepetitions = 100000;  // per benchmark
   static constexpr size_t kMaxTotalRepetitions = 1000000;
+  // Calls per repetition (`run --iterations`): ~10^12, so the sums over a file's repetitions
+  // (1e6 x 2^40 < 2^64) cannot wrap.
+  static constexpr uint64_t kMaxIterations = uint64_t{1} << 40;
   static constexpr int kMinSubBucketBits = 2;    // histogram layout: what Histogram can produce,
   static constexpr int kMaxSubBucketBits = 11;   // at most the default 11/50 (about 330 KB of
   static constexpr int kMaxValueBits = 50;       // counts per benchmark)

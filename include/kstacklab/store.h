@@ -50,9 +50,10 @@ class ResultStore {
   // is no store yet (what list/show/export and store ids use). Insert on such a handle fails.
   enum class Mode { kCreate, kExisting };
 
-  // Errors: a missing store (kExisting) -> UsageError; an unwritable directory, a file that is
-  // not a SQLite database, or a store written by a newer kstacklab (schema version above
-  // kStoreSchemaVersion) -> RuntimeError naming the path and the remedy.
+  // Errors: a missing store (kExisting), a path that is not a regular file, a file that is not
+  // a SQLite database, someone else's database, or a store written by a newer kstacklab (schema
+  // version above kStoreSchemaVersion) -> UsageError; an unwritable directory or a failing read
+  // -> RuntimeError. Both name the path and the remedy.
   static Expected<ResultStore> Open(const std::string& path, Mode mode);
 
   ResultStore(ResultStore&& other) noexcept;

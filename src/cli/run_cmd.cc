@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -54,7 +56,7 @@ struct RunArgs {
   int sessions = 1;
 };
 
-constexpr uint64_t kMaxIterations = uint64_t{1} << 40;  // ~10^12 calls per repetition
+constexpr uint64_t kMaxIterations = ResultLimits::kMaxIterations;
 constexpr uint64_t kMaxSessions = 100;
 
 std::string DefaultOutputPath(const std::string& label);
@@ -101,6 +103,16 @@ Status Validate(RunArgs& a) {
     e.message = (a.output_given ? "-o: " : "the default output name (from --label; or give -o): ") +
                 e.message;
     return e;
+  }
+  if (!a.no_store && a.output != "-") {
+    std::error_code ec1, ec2;
+    const auto out = std::filesystem::weakly_canonical(a.output, ec1);
+    const auto db = std::filesystem::weakly_canonical(StorePath(a.store), ec2);
+    if (!ec1 && !ec2 && out == db) {
+      return UsageError(fmt::format(
+          "-o: '{}' is also the results store (--store); give the result file another name",
+          a.output));
+    }
   }
   return OkStatus();
 }

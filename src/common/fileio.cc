@@ -208,7 +208,8 @@ Status CheckWritable(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {
       if (::access(path.c_str(), W_OK) != 0) {
-        return RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+        return UsageError(fmt::format("cannot write '{}': {}; give a file you can write", path,
+                                      std::strerror(errno)));
       }
       return OkStatus();
     }
@@ -251,8 +252,9 @@ Status CheckWritable(const std::string& path) {
   }
   std::string tmpl = dir + "/.kstacklab-probe-XXXXXX";
   int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) {
-    return RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  if (fd < 0) {  // checked before any work: the path given is the problem, so a usage error
+    return UsageError(fmt::format("cannot write '{}': {}; give a path in a directory you can write",
+                                  path, std::strerror(errno)));
   }
   ::close(fd);
   ::unlink(tmpl.c_str());

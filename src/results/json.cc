@@ -349,6 +349,10 @@ Expected<Repetition> ReadRepetition(const Reader& r, const Json& jr, const std::
   Repetition rep;
   KSTACKLAB_ASSIGN_OR_RETURN(rep.iterations, r.Unsigned(jr, "iterations", rpath));
   if (rep.iterations == 0) return r.Bad(rpath + ".iterations", "must be at least 1");
+  if (rep.iterations > ResultLimits::kMaxIterations) {
+    return r.Bad(rpath + ".iterations",
+                 fmt::format("must be at most {} (2^40)", ResultLimits::kMaxIterations));
+  }
   uint64_t session = 0;
   KSTACKLAB_ASSIGN_OR_RETURN(session, r.Unsigned(jr, "session", rpath, false));
   if (session > 1000000) return r.Bad(rpath + ".session", "must be at most 1000000");
@@ -356,11 +360,13 @@ Expected<Repetition> ReadRepetition(const Reader& r, const Json& jr, const std::
   if (jr.contains("stalls")) {
     uint64_t stalls = 0;
     KSTACKLAB_ASSIGN_OR_RETURN(stalls, r.Unsigned(jr, "stalls", rpath));
+    if (stalls > rep.iterations) return r.Bad(rpath + ".stalls", "must be at most iterations");
     rep.stalls = stalls;
   }
   if (jr.contains("stall_ns")) {
     double stall_ns = 0;
     KSTACKLAB_ASSIGN_OR_RETURN(stall_ns, r.Number(jr, "stall_ns", rpath));
+    if (stall_ns < 0) return r.Bad(rpath + ".stall_ns", "must be at least 0");
     rep.stall_ns = stall_ns;
   }
   for (auto it = jr.begin(); it != jr.end(); ++it) {

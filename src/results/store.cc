@@ -203,7 +203,7 @@ Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
   Statement v(db, "PRAGMA user_version");
   if (!v.prepared() || v.Step() != SQLITE_ROW) {
     if (Primary(sqlite3_errcode(db)) == SQLITE_NOTADB) {
-      return RuntimeError(fmt::format(
+      return UsageError(fmt::format(
           "{} is not a kstacklab results store (not a SQLite database); move it away or choose "
           "another store path",
           path));
@@ -224,15 +224,16 @@ Expected<int64_t> SchemaObjects(sqlite3* db, const std::string& path) {
   return count.Int(0);
 }
 
+// The wrong kind of file at the store path is the path's fault, so these are usage errors.
 Error TooNew(const std::string& path, int version) {
-  return RuntimeError(fmt::format(
+  return UsageError(fmt::format(
       "results store {} has schema version {}, newer than this kstacklab understands ({}); use a "
       "newer kstacklab, or another store",
       path, version, kStoreSchemaVersion));
 }
 
 Error Foreign(const std::string& path) {
-  return RuntimeError(fmt::format(
+  return UsageError(fmt::format(
       "{} is a SQLite database but not a kstacklab results store; choose another store path",
       path));
 }
@@ -336,6 +337,9 @@ Expected<ResultStore> ResultStore::Open(const std::string& path, Mode mode) {
   if (exists && S_ISDIR(st.st_mode)) {
     return UsageError(fmt::format(
         "results store {} is a directory; give a file path such as {}/results.db", path, path));
+  }
+  if (exists && !S_ISREG(st.st_mode)) {  // a FIFO would block the open forever
+    return UsageError(fmt::format("the results store {} is not a regular file; {}", path, kRemedy));
   }
   if (!exists && mode != Mode::kCreate) {
     return UsageError(fmt::format(
@@ -534,8 +538,17 @@ Status CheckStoreLocation(const std::string& path) {
   KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISREG(st.st_mode)) return OkStatus();
-    return UsageError(fmt::format("the results store {} is not a regular file; {}", path, kRemedy));
+    if (!S_ISREG(st.st_mode)) {
+      return UsageError(
+          fmt::format("the results store {} is not a regular file; {}", path, kRemedy));
+    }
+    // Not SQLite, someone else's database, or a newer schema (usage errors) are refused now,
+    // not after measuring. A store that cannot be read right now (a full or failing disk) is
+    // left to the insert after the run, which keeps the measurement in the file and warns.
+    if (st.st_size == 0) return OkStatus();
+    auto store = ResultStore::Open(path, ResultStore::Mode::kExisting);
+    if (!store.ok() && store.error().exit_code == kExitUsage) return store.error();
+    return OkStatus();
   }
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   while (!dir.empty() && ::stat(dir.c_str(), &st) != 0) dir = dir.parent_path();

@@ -666,9 +666,13 @@ Status CheckAlpha(double alpha) {
 }
 
 Status CheckPower(double power) {
-  if (power > 0 && power < 1) return {};
-  return UsageError(
-      fmt::format("power {:g} is out of range; give a value in (0, 1), e.g. 0.8", power));
+  // Below 0.5 the MDC's t(power) term turns negative, and at alpha/2 the MDC is 0 %: a "plan"
+  // that is more likely to miss the effect than to find it is not one.
+  if (power >= 0.5 && power < 1) return {};
+  return UsageError(fmt::format(
+      "power {:g} is out of range; give a value in [0.5, 1), e.g. 0.8 (the chance that the "
+      "planned runs detect the target effect)",
+      power));
 }
 
 Status CheckMinEffect(double pct) {

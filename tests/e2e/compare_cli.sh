@@ -126,7 +126,8 @@ grep -q 'assumes it is 0' "$TMP/out" && fail "plan of 3 runs still says the run 
 expect 2 "--cost-run 'soon' is not a duration" -- plan base.json --target-effect 1 --cost-run soon
 expect 2 "^kstacklab: error: --target-effect: target effect 0 is not a finite percentage > 0" -- plan base.json --target-effect 0
 expect 2 "^kstacklab: error: --alpha: alpha 0.5 is out of range" -- plan base.json --target-effect 1 --alpha 0.5
-expect 2 "^kstacklab: error: --power: power 1 is out of range; give a value in \(0, 1\)" -- plan base.json --target-effect 1 --power 1
+expect 2 "^kstacklab: error: --power: power 1 is out of range; give a value in \[0.5, 1\)" -- plan base.json --target-effect 1 --power 1
+expect 2 "^kstacklab: error: --power: power 0.01 is out of range; give a value in \[0.5, 1\)" -- plan base.json --target-effect 1 --power 0.01
 expect 2 "^kstacklab: error: --metrics: unknown metric 'p95'.*p99" -- plan base.json --target-effect 1 --metrics p95
 expect 2 "" -- plan base.json
 

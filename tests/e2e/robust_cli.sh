@@ -118,11 +118,24 @@ expect_exit 2 "import good + deep" -- "$k" results import --store "$TMP/an.db" "
 # item 10: reading commands never write the store.
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$TMP/foreign.db"
 before=$(md5sum <"$TMP/foreign.db")
-expect_exit 1 "results list of a foreign SQLite file" -- "$k" results list --store "$TMP/foreign.db"
+expect_exit 2 "results list of a foreign SQLite file (the wrong file: a usage error)" -- "$k" results list --store "$TMP/foreign.db"
 [ "$before" = "$(md5sum <"$TMP/foreign.db")" ] || fail "listing changed the foreign database"
 [ -e "$TMP/foreign.db-wal" ] && fail "listing switched the foreign database to WAL"
 : >"$TMP/zero.db"
 expect_exit 0 "results list of a 0-byte file" -- "$k" results list --store "$TMP/zero.db"
+# The wrong kind of store is refused before measuring (exit 2, no result file), not after.
+quick=(--bench 'syscall/getpid:raw' --repetitions 2 --iterations 100)
+echo "not a database" >"$TMP/text.db"
+expect_exit 2 "run --store on a text file" -- "$k" run "${quick[@]}" -o "$TMP/t.json" --store "$TMP/text.db"
+expect_stderr "not a SQLite database" "the text store is named as such"
+[ -e "$TMP/t.json" ] && fail "run measured before refusing a text store"
+expect_exit 2 "run --store on a foreign database" -- "$k" run "${quick[@]}" -o "$TMP/t.json" --store "$TMP/foreign.db"
+expect_exit 2 "run -o the same new file as --store" -- "$k" run "${quick[@]}" -o "$TMP/same.db" --store "$TMP/same.db"
+expect_stderr "is also the results store" "-o = --store is named"
+# A FIFO as the store would block every reader's open forever.
+mkfifo "$TMP/fifo.db"
+expect_exit 2 "results list --store FIFO" -- timeout 10 "$k" results list --store "$TMP/fifo.db"
+expect_stderr "not a regular file" "the FIFO store is named as such"
 [ -s "$TMP/zero.db" ] && fail "listing created tables in a 0-byte file"
 "$k" results import --store "$TMP/ro/r.db" "$tiny" >/dev/null 2>&1 || fail "import into a new store"
 chmod 444 "$TMP/ro/r.db"; chmod 555 "$TMP/ro"
