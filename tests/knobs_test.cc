@@ -205,6 +205,17 @@ TEST_F(FakeSysctl, RecoverPendingRefusesHostileFiles) {
        "sysctl\tkernel.stack_erasing\t" + (dir_ / "sys/kernel/stack_erasing").string() + "\t" +
            std::string(5000, '1') + "\n",
        "longer than 4096"},
+      // A directory under the root passes the name and path checks; it is no sysctl file.
+      {"a good line, then a directory of the root",
+       ok_line + "sysctl\tkernel\t" + (dir_ / "sys/kernel").string() + "\t3\n",
+       "is not a sysctl file"},
+      {"a value with a carriage return",
+       "sysctl\tkernel.stack_erasing\t" + (dir_ / "sys/kernel/stack_erasing").string() + "\t0\r\n",
+       "control character"},
+      {"a value with an escape sequence",
+       "sysctl\tkernel.stack_erasing\t" + (dir_ / "sys/kernel/stack_erasing").string() +
+           "\t\x1b[2J0\n",
+       "control character"},
       // A good line first: still nothing is written when a later line is refused.
       {"a good line, then a bad one",
        ok_line + "sysctl\tkernel.stack_erasing\t" + victim.string() + "\tpwned\n", "line 2"},

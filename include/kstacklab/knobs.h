@@ -92,7 +92,11 @@ Expected<std::vector<RecoveryEntry>> ParseRecoveryFile(std::string_view text);
 // Applies and removes the recovery file: every saved value is written back. Returns one line per
 // restored knob ("kernel.stack_erasing restored to 1 (/proc/sys/kernel/stack_erasing)"); an
 // absent file -> empty. A value that cannot be written -> RuntimeError, and the file is kept.
+// A file a live run holds (RecoveryInUse) -> RuntimeError, nothing written.
 Expected<std::vector<std::string>> RecoverPending();
+// True when the recovery file exists and a live run holds its lock (a run with a knob changed
+// right now, whose file it is): it must not be applied or removed.
+bool RecoveryInUse();
 
 // Holds a knob changed: Begin() saves the original value in the recovery file and installs the
 // signal handlers; the destructor (or Restore()) writes the original back, removes the file and
@@ -112,6 +116,7 @@ class ScopedKnob {
   Knob& knob_;
   std::string original_;
   bool active_ = false;
+  int lock_fd_ = -1;  // the recovery lock (flock), held from Begin() to Restore()
 };
 
 // The order of the values in repetition r: as given for even r, reversed for odd r (A B, B A,

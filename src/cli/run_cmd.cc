@@ -134,10 +134,16 @@ void OnSignal(int sig) {
 
 // Installs SIGINT/SIGTERM/SIGHUP handlers for its lifetime and restores the previous ones: each
 // ends the run after the current repetition with a partial file (exit 128 + signal). SIGHUP (a
-// dropped ssh session) is left alone when it was ignored (`nohup`).
+// dropped ssh session) is left alone when it was ignored (`nohup`). SIGPIPE is ignored: a reader
+// that goes away (`run | head`) makes stdout fail with EPIPE, reported after the file is written
+// and the run recorded, instead of killing the run before either.
 class ScopedSignals {
  public:
   ScopedSignals() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
     struct sigaction sa {};
     sa.sa_handler = OnSignal;
     sigemptyset(&sa.sa_mask);
@@ -152,6 +158,7 @@ class ScopedSignals {
     for (size_t i = 0; i < std::size(kSignals); ++i) {
       if (installed_[i]) sigaction(kSignals[i], &old_[i], nullptr);
     }
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
   }
   ScopedSignals(const ScopedSignals&) = delete;
   ScopedSignals& operator=(const ScopedSignals&) = delete;
@@ -159,6 +166,7 @@ class ScopedSignals {
  private:
   static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction old_[3]{};
+  struct sigaction old_pipe_ {};
   bool installed_[3] = {false, false, false};
 };
 

@@ -11,7 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
 
 namespace kstacklab {
 namespace {
@@ -45,16 +50,73 @@ mode_t CurrentUmask() {
   return old;
 }
 
-// True when `path` exists and is not a regular file once symlinks are followed (a device node,
-// FIFO, socket, or a /proc/self/fd/N link to a pipe or terminal): such files are written
-// through. A symlink to a regular file is not special: its target is replaced atomically.
+// The names `path` passes through, itself and then each symlink's target in turn (at most 40,
+// as the kernel follows), made absolute lexically: so.svg -> /dev/stdout -> /proc/self/fd/1.
+std::vector<std::string> LinkChain(const std::string& path) {
+  std::vector<std::string> chain;
+  std::string cur = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    if (cur.empty() || cur[0] != '/') {
+      std::error_code ec;
+      cur = (std::filesystem::current_path(ec) / cur).lexically_normal().string();
+    }
+    chain.push_back(cur);
+    struct stat lst {};
+    if (::lstat(cur.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) break;
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlink(cur.c_str(), target.data(), target.size());
+    if (n <= 0) break;
+    target.resize(static_cast<size_t>(n));
+    if (target[0] != '/') target = DirOf(cur) + "/" + target;
+    cur = std::filesystem::path(target).lexically_normal().string();
+  }
+  return chain;
+}
+
+// The descriptor of this process that a name in the chain stands for: /dev/stdout, /dev/stderr,
+// /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N, /proc/<this pid>/fd/N.
+std::optional<int> DescriptorOf(const std::vector<std::string>& chain) {
+  const std::string own = fmt::format("/proc/{}/fd/", ::getpid());
+  for (const std::string& name : chain) {
+    if (name == "/dev/stdout") return 1;
+    if (name == "/dev/stderr") return 2;
+    for (const std::string& dir : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                   std::string("/proc/thread-self/fd/"), own}) {
+      if (name.size() <= dir.size() || name.compare(0, dir.size(), dir) != 0) continue;
+      const std::string n = name.substr(dir.size());
+      if (n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) continue;
+      return std::stoi(n);
+    }
+  }
+  return std::nullopt;
+}
+
+// True when `path` is written through rather than replaced: it exists and is not a regular file
+// once symlinks are followed (a device node, FIFO, socket, a /proc/self/fd/N link to a pipe or
+// terminal), or it names a descriptor or reaches /proc on the way (/dev/stdout or
+// /proc/self/fd/3 onto a regular file: the caller's descriptor, whose other content must
+// survive). A symlink to a regular file elsewhere (/dev/shm included) is not special: its
+// target is replaced atomically.
 bool IsSpecial(const std::string& path) {
+  const std::vector<std::string> chain = LinkChain(path);
+  if (DescriptorOf(chain)) return true;
+  for (const std::string& name : chain) {
+    if (name.rfind("/proc/", 0) == 0) return true;
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
   return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 Status WriteThrough(const std::string& path, const std::string& content) {
+  // A descriptor of ours is written as it stands (its offset, O_APPEND), as `>&N` would be;
+  // reopening /proc/self/fd/N would start at offset 0 over what the caller wrote before.
+  if (const std::optional<int> own = DescriptorOf(LinkChain(path))) {
+    const int flags = ::fcntl(*own, F_GETFL);
+    if (flags >= 0 && (flags & O_ACCMODE) != O_RDONLY) {
+      return WriteAll(*own, content, fmt::format("'{}'", path));
+    }
+  }
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return RuntimeError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   Status st = WriteAll(fd, content, fmt::format("'{}'", path));
@@ -200,6 +262,14 @@ Status CheckWritable(const std::string& path) {
         fmt::format("'{}' names a directory; give a file name such as {}out.json", path, path));
   }
   KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
+  if (const std::optional<int> own = DescriptorOf(LinkChain(path))) {  // written through
+    const int flags = ::fcntl(*own, F_GETFL);
+    if (flags >= 0 && (flags & O_ACCMODE) != O_RDONLY) return OkStatus();
+    return UsageError(fmt::format(
+        "'{}' is descriptor {} of this process, which is not open for writing; redirect it "
+        "(e.g. {}>FILE) or give a file name",
+        path, *own, *own));
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {

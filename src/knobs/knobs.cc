@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,9 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/text.h"
@@ -92,23 +95,32 @@ class SysctlKnob : public Knob {
 };
 
 // --- signal-time restore --------------------------------------------------------------------
-// Prepared before the handlers are installed; the handler only reads them.
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// Prepared before the handlers are installed; the handler only reads them. Every signal whose
+// default action ends the process is covered, faults included (a crash restores the value, then
+// dies of its signal as it would have), except those the process ignores: `run` leaves SIGHUP
+// ignored under nohup and ignores SIGPIPE, and a restore there would put the original value back
+// under a run that goes on measuring the changed one.
+constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+                            SIGPIPE, SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGABRT, SIGSEGV,
+                            SIGBUS,  SIGFPE,  SIGILL,    SIGTRAP, SIGSYS};
+constexpr size_t kSignalCount = std::size(kSignals);
+constexpr size_t kTermIndex = 1;  // SIGTERM in kSignals
 char g_restore_path[4096];
 char g_restore_text[1024];
 size_t g_restore_len = 0;
-struct sigaction g_old_actions[3];
+struct sigaction g_old_actions[kSignalCount];
+bool g_handled[kSignalCount];
 std::atomic<bool> g_installed{false};
 
-void CallOld(int index, int sig) {
+void CallOld(size_t index, int sig, siginfo_t* info, void* context) {
   const struct sigaction& old = g_old_actions[index];
   if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
     old.sa_handler(sig);
   } else if ((old.sa_flags & SA_SIGINFO) != 0 && old.sa_sigaction != nullptr) {
-    old.sa_sigaction(sig, nullptr, nullptr);
+    old.sa_sigaction(sig, info, context);
   } else if (old.sa_handler == SIG_DFL) {
     // SIGHUP with no handler of its own ends the run the way SIGTERM does when that is handled.
-    const struct sigaction& term = g_old_actions[1];
+    const struct sigaction& term = g_old_actions[kTermIndex];
     if (sig == SIGHUP && (term.sa_flags & SA_SIGINFO) == 0 && term.sa_handler != SIG_DFL &&
         term.sa_handler != SIG_IGN) {
       term.sa_handler(SIGTERM);
@@ -119,7 +131,7 @@ void CallOld(int index, int sig) {
   }
 }
 
-void OnSignal(int sig) {
+void OnSignal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const int fd = ::open(g_restore_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd >= 0) {
@@ -127,8 +139,8 @@ void OnSignal(int sig) {
     (void)ignored;
     ::close(fd);
   }
-  for (int i = 0; i < 3; ++i) {
-    if (kSignals[i] == sig) CallOld(i, sig);
+  for (size_t i = 0; i < kSignalCount; ++i) {
+    if (kSignals[i] == sig) CallOld(i, sig, info, context);
   }
   errno = saved_errno;
 }
@@ -141,15 +153,23 @@ void InstallHandlers(const std::string& path, const std::string& value) {
   g_restore_text[value.size()] = '\n';
   g_restore_len = value.size() + 1;
   struct sigaction sa {};
-  sa.sa_handler = OnSignal;
+  sa.sa_sigaction = OnSignal;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   for (int s : kSignals) sigaddset(&sa.sa_mask, s);  // one restore at a time
-  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &g_old_actions[i]);
+  for (size_t i = 0; i < kSignalCount; ++i) {
+    sigaction(kSignals[i], nullptr, &g_old_actions[i]);
+    g_handled[i] =
+        (g_old_actions[i].sa_flags & SA_SIGINFO) != 0 || g_old_actions[i].sa_handler != SIG_IGN;
+    if (g_handled[i]) sigaction(kSignals[i], &sa, nullptr);
+  }
 }
 
 void RemoveHandlers() {
   if (!g_installed.exchange(false)) return;
-  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_old_actions[i], nullptr);
+  for (size_t i = 0; i < kSignalCount; ++i) {
+    if (g_handled[i]) sigaction(kSignals[i], &g_old_actions[i], nullptr);
+  }
 }
 
 // --- model knobs ------------------------------------------------------------------------------
@@ -376,6 +396,9 @@ Expected<std::vector<RecoveryEntry>> ParseRecoveryFile(std::string_view text) {
                             SysctlPathOf(f[1]));
     } else if (line.size() - start > kMaxSysctlValue) {
       problem = fmt::format("the value is longer than {} bytes", kMaxSysctlValue);
+    } else if (std::any_of(line.begin() + static_cast<std::ptrdiff_t>(start), line.end(),
+                           [](char c) { return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7f; })) {
+      problem = "the value holds a control character (a sysctl value is text, tabs allowed)";
     }
     if (problem) return UsageError(fmt::format("line {}: {}", number, EscapeControl(*problem)));
     entries.push_back({f[1], f[2], line.substr(start)});
@@ -383,8 +406,70 @@ Expected<std::vector<RecoveryEntry>> ParseRecoveryFile(std::string_view text) {
   return entries;
 }
 
+// The lock that marks the recovery file as a live run's: held (flock) from ScopedKnob::Begin()
+// to Restore(), and released by the kernel however the run ends, SIGKILL included. It sits next
+// to the recovery file and is never removed (removing it would let two runs lock two files).
+namespace {
+std::string RecoveryLockPath() { return RecoveryFilePath() + ".lock"; }
+
+class RecoveryLock {
+ public:
+  RecoveryLock() = default;
+  ~RecoveryLock() { Release(); }
+  RecoveryLock(const RecoveryLock&) = delete;
+  RecoveryLock& operator=(const RecoveryLock&) = delete;
+  // Takes the lock without waiting: true when taken, false when a live run holds it.
+  Expected<bool> TryTake() {
+    const std::string path = RecoveryLockPath();
+    if (Status st = MakeParents(path); !st.ok()) return st.error();
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ < 0) {
+      return RuntimeError(
+          fmt::format("cannot open the recovery lock {}: {}", path, std::strerror(errno)));
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return true;
+    const int err = errno;
+    Release();
+    if (err == EWOULDBLOCK) return false;
+    return RuntimeError(fmt::format("cannot lock {}: {}", path, std::strerror(err)));
+  }
+  void Release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int Detach() { return std::exchange(fd_, -1); }  // the caller closes it to release the lock
+
+ private:
+  int fd_ = -1;
+};
+
+std::string InUseMessage() {
+  return fmt::format(
+      "the recovery file {} belongs to a kstacklab run that is still running with a knob "
+      "changed (it holds {}); that run restores the knob when it ends",
+      RecoveryFilePath(), RecoveryLockPath());
+}
+
+}  // namespace
+
+bool RecoveryInUse() {
+  struct stat st {};
+  if (::lstat(RecoveryFilePath().c_str(), &st) != 0) return false;
+  RecoveryLock lock;
+  auto taken = lock.TryTake();
+  return taken.ok() && !*taken;
+}
+
 Expected<std::vector<std::string>> RecoverPending() {
   const std::string file = RecoveryFilePath();
+  struct stat exists {};
+  if (::lstat(file.c_str(), &exists) != 0 && errno == ENOENT) return std::vector<std::string>{};
+  // A live run's file is its own: restoring from it would undo that run's knob mid-measurement
+  // and delete the record it needs if it is killed.
+  RecoveryLock lock;
+  auto taken = lock.TryTake();
+  if (!taken.ok()) return taken.error();
+  if (!*taken) return RuntimeError(InUseMessage() + "; nothing was written");
   // The file says what to write where, and `run` applies it as whoever runs it (often root): it
   // is trusted only if it is this user's own regular file that nobody else can write, and only
   // for lines that restore a sysctl under SysctlRoot(). Every line is checked before any write.
@@ -421,6 +506,13 @@ Expected<std::vector<std::string>> RecoverPending() {
     return UsageError(
         fmt::format("refusing the recovery file {}: {}{}", file, entries.error().message, keep));
   }
+  for (const RecoveryEntry& e : *entries) {  // every line checked before any write
+    struct stat target {};
+    if (::stat(e.path.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) {
+      return UsageError(fmt::format("refusing the recovery file {}: {} is not a sysctl file{}",
+                                    file, e.path, keep));
+    }
+  }
   std::vector<std::string> restored;
   std::optional<std::string> failure;
   for (const RecoveryEntry& e : *entries) {
@@ -444,6 +536,16 @@ ScopedKnob::~ScopedKnob() { (void)Restore(); }
 
 Status ScopedKnob::Begin() {
   KSTACKLAB_CHECK(!active_ && knob_.changes_machine());
+  // Held until Restore(): another run must neither recover from our file nor change a knob too
+  // (it would save our changed value as its original).
+  RecoveryLock lock;
+  auto taken = lock.TryTake();
+  if (!taken.ok()) return taken.error();
+  if (!*taken) {
+    return RuntimeError(InUseMessage() +
+                        "; wait for it to finish: two runs changing knobs at once would each "
+                        "measure, and save as original, the other's value");
+  }
   auto current = knob_.Read();
   if (!current.ok()) return current.error();
   original_ = *current;
@@ -462,6 +564,7 @@ Status ScopedKnob::Begin() {
   ::close(fd);
   if (!ok) return RuntimeError(fmt::format("cannot write the recovery file {}", file));
   InstallHandlers(knob_.path(), original_);
+  lock_fd_ = lock.Detach();
   active_ = true;
   return OkStatus();
 }
@@ -482,6 +585,15 @@ Status ScopedKnob::Restore() {
   Status st = knob_.Write(original_);
   RemoveHandlers();
   active_ = false;
+  // Released after the recovery file is removed (below), or kept for `recover` when the write
+  // failed: either way another run may take it from here on.
+  struct CloseLock {
+    int& fd;
+    ~CloseLock() {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+  } close_lock{lock_fd_};
   if (!st.ok()) {
     return RuntimeError(
         fmt::format("{}; the original value {} is kept in {} for `kstacklab "
@@ -584,10 +696,19 @@ Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const Run
                                  const ProgressFn& progress,
                                  const std::vector<std::string>& ab_specs,
                                  const std::function<void(const std::string&)>& warn) {
-  auto recovered = RecoverPending();
-  if (!recovered.ok()) return recovered.error();
-  for (const std::string& line : *recovered) {
-    warn(fmt::format("a previous run was killed with a knob changed: {}", line));
+  if (RecoveryInUse()) {
+    if (!ab_specs.empty()) {
+      return RuntimeError(InUseMessage() + "; wait for it to finish before an A/B of your own");
+    }
+    warn(InUseMessage() +
+         ": this run measures the machine with that knob changed, and disturbs that run's "
+         "measurement");
+  } else {
+    auto recovered = RecoverPending();
+    if (!recovered.ok()) return recovered.error();
+    for (const std::string& line : *recovered) {
+      warn(fmt::format("a previous run was killed with a knob changed: {}", line));
+    }
   }
   if (ab_specs.empty()) return RunWorkloads(rows, options, clock, stop, progress);
   if (ab_specs.size() > 1) {

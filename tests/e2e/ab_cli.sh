@@ -126,6 +126,42 @@ expect_exit 0 "next run after SIGKILL" -- "$K" run "${SMALL[@]}" --bench syscall
 expect_stderr "kernel.stack_erasing restored to 1" "the next run warns and restores"
 [ "$(cat "$knob")" = 1 ] && pass "value restored by the next run" || fail "value $(cat "$knob") after the next run"
 
+# A live run's recovery file is its own: another run, or `recover`, must not undo its knob or
+# delete the file it needs if it is killed; a second A/B must not take its value for an original.
+long_run
+expect_exit 0 "a plain run beside a live A/B" -- "$K" run "${SMALL[@]}" --bench syscall/invalid -o "$TMP/beside.json"
+expect_stderr "belongs to a kstacklab run that is still running" "it says another run holds a knob"
+[ "$(cat "$knob")" = 0 ] && pass "the live run's value was left alone" || fail "value $(cat "$knob"): the live run's knob was undone"
+expect_exit 1 "recover beside a live A/B" -- "$K" recover
+expect_stderr "still running with a knob changed.*nothing was written" "recover says the file is a live run's"
+expect_exit 1 "a second A/B beside a live one" -- "$K" run "${SMALL[@]}" --bench syscall/invalid \
+  --ab sysctl:kernel.stack_erasing=1,0 -o "$TMP/second.json"
+[ -s "$KSTACKLAB_RECOVERY_FILE" ] && pass "the live run's recovery file is still there" || fail "recovery file deleted under a live run"
+kill -KILL "$pid"; wait "$pid" 2>/dev/null
+expect_exit 0 "recover once the run is dead" -- "$K" recover
+[ "$(cat "$knob")" = 1 ] && pass "value restored after the live run died" || fail "value $(cat "$knob") after recover"
+
+# Every signal that ends the process restores the value, not only INT/TERM/HUP.
+# (Not SIGQUIT or SIGINT here: a non-interactive shell starts background jobs with both ignored.)
+for sig in USR1 USR2 ALRM; do
+  long_run
+  kill -"$sig" "$pid"; wait "$pid" 2>/dev/null
+  [ "$(cat "$knob")" = 1 ] && pass "value restored after SIG$sig" || fail "value $(cat "$knob") after SIG$sig"
+  "$K" recover >/dev/null 2>&1  # the file is left (the process died of the signal): idempotent
+done
+# Under nohup SIGHUP is ignored and the run goes on: the knob must stay as the run measures it.
+(
+  trap '' HUP
+  exec "$K" run --iterations 10000000 --repetitions 100 --warmup 100 --no-store --bench syscall/getpid:raw \
+    --ab sysctl:kernel.stack_erasing=0,1 -o "$TMP/nohup.json" >/dev/null 2>&1
+) &
+pid=$!
+for _ in $(seq 1 600); do [ "$(cat "$knob")" = 0 ] && break; sleep 0.05; done
+kill -HUP "$pid"; sleep 0.3
+[ "$(cat "$knob")" = 0 ] && pass "an ignored SIGHUP leaves the knob as measured" || fail "an ignored SIGHUP restored the knob under a running A/B"
+kill -TERM "$pid"; wait "$pid" 2>/dev/null
+[ "$(cat "$knob")" = 1 ] && pass "value restored after the nohup run's SIGTERM" || fail "value $(cat "$knob") after SIGTERM"
+
 long_run
 kill -KILL "$pid"; wait "$pid" 2>/dev/null
 expect_exit 0 "recover after SIGKILL" -- "$K" recover

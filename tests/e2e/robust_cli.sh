@@ -132,6 +132,26 @@ expect_stderr "not a SQLite database" "the text store is named as such"
 expect_exit 2 "run --store on a foreign database" -- "$k" run "${quick[@]}" -o "$TMP/t.json" --store "$TMP/foreign.db"
 expect_exit 2 "run -o the same new file as --store" -- "$k" run "${quick[@]}" -o "$TMP/same.db" --store "$TMP/same.db"
 expect_stderr "is also the results store" "-o = --store is named"
+# A reader that goes away (`run | head`) must not kill the run before its file and store row:
+# stdout fails with EPIPE (exit 1) after both are done.
+"$k" run "${quick[@]}" -o "$TMP/pipe.json" --store "$TMP/pipe.db" 2>"$TMP/err" | true
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 1 ] || fail "run | true: exit $rc, want 1 (EPIPE reported, not death by SIGPIPE)"
+"$k" show "$TMP/pipe.json" >/dev/null 2>&1 || fail "run | true: the result file was not written"
+"$k" results show 1 --store "$TMP/pipe.db" >/dev/null 2>&1 || fail "run | true: the run was not recorded"
+"$k" run "${quick[@]}" -o - --store "$TMP/pipe.db" 2>"$TMP/err" | true
+grep -q "kept as store id 2" "$TMP/err" || fail "run -o - | true: the measurement was not kept: $(cat "$TMP/err")"
+# -o /proc/self/fd/N (or /dev/stdout) onto a regular file writes through the caller's
+# descriptor, at its offset, as `>&N` would; it never replaces the file the descriptor is open on.
+echo BEFORE >"$TMP/fd.txt"
+inode=$(stat -c %i "$TMP/fd.txt")
+"$k" run "${quick[@]}" --no-store -o /proc/self/fd/3 3>>"$TMP/fd.txt" >/dev/null 2>&1 || fail "run -o /proc/self/fd/3 failed"
+[ "$(stat -c %i "$TMP/fd.txt")" = "$inode" ] || fail "-o /proc/self/fd/3 replaced the file"
+python3 -c 'import json,sys; t=open(sys.argv[1]).read(); assert t.startswith("BEFORE\n"); json.loads(t[7:])' "$TMP/fd.txt" \
+  || fail "-o /proc/self/fd/3: not the old line followed by the result"
+{ echo BEFORE; "$k" run "${quick[@]}" --no-store -o /dev/stdout 2>/dev/null; echo AFTER; } >"$TMP/fd2.txt"
+[ "$(head -1 "$TMP/fd2.txt")" = BEFORE ] && [ "$(tail -1 "$TMP/fd2.txt")" = AFTER ] \
+  || fail "-o /dev/stdout replaced the caller's output file: $(head -c 200 "$TMP/fd2.txt")"
 # A FIFO as the store would block every reader's open forever.
 mkfifo "$TMP/fifo.db"
 expect_exit 2 "results list --store FIFO" -- timeout 10 "$k" results list --store "$TMP/fifo.db"
