@@ -49,11 +49,15 @@ Status WriteStdout(std::string_view text);
 // cannot point /tmp/out.json at a file of ours and have a run replace it.
 Status CheckSymlinkOwner(const std::string& path);
 
+// True when both paths exist and are the same file (device and inode, symlinks followed).
+bool SameFile(const std::string& a, const std::string& b);
+
 // Checks, before any measurement, that WriteFileAtomic(path, ...) can succeed: the path is not
 // empty, does not end in '/', is not a directory, its directory exists and is writable (a probe
 // file is created and removed; nothing is left behind), and an existing special file is
-// writable, and a symbolic link passes CheckSymlinkOwner. A malformed path -> UsageError; a
-// permission or I/O problem -> RuntimeError.
+// writable, and a symbolic link passes CheckSymlinkOwner. Every failure is a UsageError naming
+// the fix (the path given is the problem; nothing has been done yet). A descriptor path
+// (/dev/stdout, /proc/self/fd/N) must be open for writing.
 // "-" is always writable.
 Status CheckWritable(const std::string& path);
 

@@ -1,8 +1,11 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,12 +56,49 @@ const std::vector<CommandDef>& Commands() {
 
 namespace {
 
-// "The following arguments were not expected: bogus" -> "'bogus'".
+// "The following arguments were not expected: json --format" -> "'--format json'": CLI11
+// lists the left-over words last first.
 std::string Unexpected(const CLI::ExtrasError& e) {
   std::string what = e.what();
   auto colon = what.rfind(": ");
-  std::string words = colon == std::string::npos ? what : what.substr(colon + 2);
-  return "'" + words + "'";
+  std::vector<std::string> words =
+      Split(colon == std::string::npos ? what : what.substr(colon + 2), ' ');
+  std::reverse(words.begin(), words.end());
+  return fmt::format("'{}'", fmt::join(words, " "));
+}
+
+// CLI11's "Could not convert: --alpha = 0.05x" -> "--alpha: '0.05x' is not a number"; other
+// messages unchanged.
+std::string ConversionMessage(const std::string& what) {
+  constexpr std::string_view kPrefix = "Could not convert: ";
+  const size_t eq = what.find(" = ");
+  if (what.rfind(kPrefix, 0) != 0 || eq == std::string::npos) return what;
+  const std::string name = what.substr(kPrefix.size(), eq - kPrefix.size());
+  return fmt::format("{}: '{}' is not a number", name, what.substr(eq + 3));
+}
+
+// An empty argument ("" or --opt=) means nothing to any option here, but CLI11 reads it as 0 or
+// as the default (--alpha '' -> "alpha 0 is out of range", --label '' -> the default label).
+// `rng … --message ""` is the one exception: the empty message is a SipHash test vector.
+std::optional<std::string> EmptyArgument(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    std::string option;
+    if (arg.empty()) {
+      if (i > 1 && argv[i - 1][0] == '-') option = argv[i - 1];
+    } else if (arg.size() > 3 && arg.rfind("--", 0) == 0 && arg.back() == '=') {
+      option = std::string(arg.substr(0, arg.size() - 1));
+    } else {
+      continue;
+    }
+    if (option == "--message") continue;
+    if (option.empty())
+      return std::string("an argument is empty (\"\"); give a file name or store id");
+    const bool path = option == "-o" || option == "--output" || option == "--store";
+    return fmt::format("{}: is empty; give {}, or leave {} out", option,
+                       path ? "a file path" : "a value", option);
+  }
+  return std::nullopt;
 }
 
 // The parsed commands below the top, in order: {attack, timer} for `kstacklab attack timer …`.
@@ -117,6 +157,10 @@ int Main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(def.name, def.summary);
     runners.emplace_back(sub, def.setup(*sub));
   }
+  if (std::optional<std::string> empty = EmptyArgument(argc, argv)) {
+    std::fprintf(stderr, "kstacklab: error: %s\n", EscapeControl(*empty).c_str());
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -132,7 +176,7 @@ int Main(int argc, char** argv) {
         EscapeControl(Unexpected(e)).c_str(), ParsedPath(app).c_str());
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
+    std::string what = ConversionMessage(e.what());
     if (argc < 2) what = "no command given; try `kstacklab --help`";
     const std::string path = ParsedPath(app);
     if (what.find("subcommand") != std::string::npos) {  // CLI11: "A subcommand is required"

@@ -17,23 +17,11 @@
 namespace kstacklab::cli {
 namespace {
 
-// "120s", "2min", "1h", "500ms", "250us" or a bare number of seconds -> seconds.
+// "120s", "2min", "1h", "500ms", "250us" or a bare number of seconds -> seconds (up to a year).
 Expected<double> ParseDuration(const std::string& text, const std::string& flag) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  std::string suffix = end ? std::string(end) : "";
-  double scale = suffix.empty() || suffix == "s"    ? 1
-                 : suffix == "ms"                   ? 1e-3
-                 : suffix == "us"                   ? 1e-6
-                 : suffix == "min" || suffix == "m" ? 60
-                 : suffix == "h"                    ? 3600
-                                                    : -1;
-  if (text.empty() || end == text.c_str() || scale < 0 || !(v >= 0) || !std::isfinite(v)) {
-    return UsageError(fmt::format(
-        "{} '{}' is not a duration; give a number >= 0 with s, ms, us, min or h, e.g. 120s", flag,
-        text));
-  }
-  return v * scale;
+  auto ns = ParseDurationNs(text, flag, /*bare_seconds=*/true, 0, 365 * 24 * 3600e9, "120s");
+  if (!ns.ok()) return ns.error();
+  return *ns / 1e9;
 }
 
 std::string Pct(double v) { return std::isfinite(v) ? fmt::format("{:.2f}%", v) : "?"; }

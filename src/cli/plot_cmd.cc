@@ -40,6 +40,13 @@ int RunPlot(const PlotArgs& a) {
   }
   Status writable = CheckWritable(a.output);
   if (!writable.ok()) return Fail(writable.error());
+  for (const std::string& spec : a.inputs) {
+    if (SameFile(spec, a.output)) {
+      return Fail(UsageError(fmt::format(
+          "-o: '{}' is also an input, which the plot would replace; give the plot another name",
+          a.output)));
+    }
+  }
 
   std::vector<PlotInput> inputs;
   for (const std::string& spec : a.inputs) {

@@ -37,6 +37,7 @@ struct RunArgs {
   std::string warmup_text = "10000";
   std::string cpu_text;  // "" = the CPU we start on
   std::string sessions_text = "1";
+  std::string stall_threshold_text;  // --stall-threshold as given; parsed in Validate
   double stall_threshold_ns = kDefaultStallThresholdNs;
   std::string timing = "percall";
   std::string sched = "normal";
@@ -73,6 +74,11 @@ Status Validate(RunArgs& a) {
   uint64_t sessions = 0;
   KSTACKLAB_ASSIGN_OR_RETURN(sessions, count(a.sessions_text, "--sessions", 1, kMaxSessions));
   a.sessions = static_cast<int>(sessions);
+  if (!a.stall_threshold_text.empty()) {
+    KSTACKLAB_ASSIGN_OR_RETURN(a.stall_threshold_ns,
+                               ParseDurationNs(a.stall_threshold_text, "--stall-threshold",
+                                               /*bare_seconds=*/false, 1, 1e10, "10us"));
+  }
   if (a.repetitions * sessions > ResultLimits::kMaxRepetitions) {
     return UsageError(fmt::format(
         "--repetitions {} x --sessions {} is more than the {} repetitions a result file holds",
@@ -386,7 +392,9 @@ int Publish(const RunArgs& a, bool child, const RunResult& result) {
       std::fputs(table.c_str(), stderr);
     } else {
       printed = PrintStdout(table);
-      if (written.ok()) std::fprintf(stderr, "kstacklab: wrote %s\n", a.output.c_str());
+      if (written.ok()) {
+        std::fprintf(stderr, "kstacklab: wrote %s\n", EscapeControl(a.output).c_str());
+      }
     }
     const std::optional<int64_t> id = a.no_store ? std::nullopt : RecordRunInStore(result, a.store);
     if (!written.ok()) {
@@ -475,18 +483,9 @@ Runner SetupRunCommand(CLI::App& sub) {
   sub.add_option("--warmup", a->warmup_text, "Untimed calls before each repetition")
       ->capture_default_str();
   sub.add_option("--cpu", a->cpu_text, "CPU to pin to (default: the one we start on)");
-  sub.add_option("--stall-threshold", a->stall_threshold_ns,
-                 "Count a call above this as a host stall (e.g. 10us, 500ns, 1ms)")
-      ->transform(CLI::AsNumberWithUnit(
-          std::map<std::string, double>{{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}},
-          CLI::AsNumberWithUnit::UNIT_REQUIRED, "DURATION"))
-      ->check(CLI::Validator(
-          [](std::string& ns) {
-            const double v = std::strtod(ns.c_str(), nullptr);
-            return v >= 1 && v <= 1e10 ? std::string()
-                                       : std::string("must be from 1ns to 10s, e.g. 10us");
-          },
-          "DURATION"))
+  sub.add_option("--stall-threshold", a->stall_threshold_text,
+                 "Count a call above this as a host stall (e.g. 10us, 500ns, 1ms; 1ns to 10s)")
+      ->type_name("DURATION")
       ->default_str("10us");
   sub.add_option("--timing", a->timing,
                  "percall: time every call (tails); loop: time the batch (mean only)")

@@ -254,6 +254,13 @@ std::string HomeDir() {
   return "/";
 }
 
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 Status CheckWritable(const std::string& path) {
   if (path == "-") return OkStatus();
   if (path.empty()) return UsageError("the output path is empty; give a file name or '-'");

@@ -559,10 +559,20 @@ Status ScopedKnob::Begin() {
   }
   const std::string line =
       fmt::format("sysctl\t{}\t{}\t{}\n", knob_.name(), knob_.path(), original_);
-  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
-                  ::fsync(fd) == 0;
+  struct stat before {};
+  const bool was_empty = ::fstat(fd, &before) == 0 && before.st_size == 0;
+  const ssize_t n = ::write(fd, line.data(), line.size());
+  const bool ok = n == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  const int err = errno;
   ::close(fd);
-  if (!ok) return RuntimeError(fmt::format("cannot write the recovery file {}", file));
+  if (!ok) {
+    if (was_empty) ::unlink(file.c_str());  // ours, and holding nothing: leave no empty file
+    return RuntimeError(fmt::format(
+        "cannot write the recovery file {}: {}; nothing was changed: free space there, or point "
+        "KSTACKLAB_RECOVERY_FILE (or XDG_STATE_HOME) at a writable place",
+        file,
+        n >= 0 && n < static_cast<ssize_t>(line.size()) ? "short write" : std::strerror(err)));
+  }
   InstallHandlers(knob_.path(), original_);
   lock_fd_ = lock.Detach();
   active_ = true;

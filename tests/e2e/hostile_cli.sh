@@ -81,7 +81,13 @@ expect_exit 2 "attack bogus" -- "$k" attack bogus
 expect_stderr "'bogus' is not a subcommand here; \`attack\` needs a subcommand, one of: prng-recover" "names the word"
 # A duration out of range says the range, in one line.
 expect_exit 2 "--stall-threshold -1us" -- "$k" run "${quick[@]}" --stall-threshold -1us
-expect_stderr "must be from 1ns to 10s" "stall threshold range"
+expect_stderr "not a duration; give a number >= 0" "a negative duration"
+expect_exit 2 "--stall-threshold just above 10s" -- "$k" run "${quick[@]}" --stall-threshold 10.000000001s
+expect_stderr "out of range; give 1ns to 10s" "stall threshold range"
+# An exact value is recorded exactly (CLI11's unit transform kept 6 digits: 123457000).
+expect_exit 0 "--stall-threshold 123456789ns" -- "$k" run "${quick[@]}" --stall-threshold 123456789ns --no-store -o "$TMP/st.json"
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["run"]["stall_threshold_ns"]; assert v == 123456789, v' "$TMP/st.json" \
+  || fail "--stall-threshold 123456789ns not recorded exactly"
 
 # SIGHUP (a dropped ssh session) ends a run like SIGINT/SIGTERM: partial file, exit 129.
 # Short repetitions (2000 calls), and 3 s of CPU before the signal, so that some have completed

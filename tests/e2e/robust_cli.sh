@@ -42,6 +42,19 @@ expect_exit 2 "--store '' refused" -- "$k" run --bench syscall/getpid --iteratio
 expect_exit 2 "--store X --no-store refused" -- "$k" "${quick[@]}" --store "$TMP/s.db" -o "$TMP/x.json"
 expect_exit 2 "results export -o '' is a usage error" -- "$k" results export 1 -o "" --store "$TMP/none.db"
 ls "$TMP"/x.json "$TMP"/.kstacklab-* "$TMP"/dir/* 2>/dev/null | grep -q . && fail "refused runs left files: $(ls -a "$TMP")"
+# Empty values are refused, not read as 0 or as the default; the messages name the option.
+expect_exit 2 "--alpha '' refused" -- "$k" compare "$tiny" --alpha ""
+expect_stderr "^kstacklab: error: --alpha: is empty; give a value, or leave --alpha out$" "names the empty option"
+expect_exit 2 "--label= refused" -- "$k" run --label= --no-store -o "$TMP/x.json"
+expect_exit 2 "an empty file name refused" -- "$k" compare ""
+expect_stderr 'an argument is empty' "says which argument"
+expect_exit 2 "a number with junk" -- "$k" plan "$tiny" --target-effect 10x
+expect_stderr "^kstacklab: error: --target-effect: '10x' is not a number" "names the option and the value"
+expect_exit 2 "a stray option" -- "$k" list --format json
+expect_stderr "'--format json': not a command or argument here" "the stray words in the order given"
+cp "$tiny" "$TMP/in.svg"
+expect_exit 2 "plot -o its own input" -- "$k" plot "$TMP/in.svg" -o "$TMP/in.svg"
+cmp -s "$tiny" "$TMP/in.svg" || fail "plot -o its own input replaced it"
 
 # item 3: special files are written through, never replaced.
 expect_exit 0 "run -o /dev/null" -- "$k" "${quick[@]}" -o /dev/null
