@@ -23,6 +23,7 @@
 #include "kstacklab/sessions.h"
 #include "kstacklab/store.h"
 #include "kstacklab/summary.h"
+#include "kstacklab/text.h"
 #include "kstacklab/timing.h"
 
 namespace kstacklab::cli {

@@ -67,7 +67,7 @@ std::vector<std::string> LinkChain(const std::string& path) {
     const ssize_t n = ::readlink(cur.c_str(), target.data(), target.size());
     if (n <= 0) break;
     target.resize(static_cast<size_t>(n));
-    if (target[0] != '/') target = DirOf(cur) + "/" + target;
+    if (target[0] != '/') target = DirOf(cur).append("/").append(target);
     cur = std::filesystem::path(target).lexically_normal().string();
   }
   return chain;
