@@ -268,6 +268,16 @@ TEST(ResultLimits, NonsenseFieldsAreRefused) {
   j["benchmarks"][0]["params"]["h"] = Json::array({1});
   EXPECT_NE(Refusal(j).find("params.h' must be a number, string or bool"), std::string::npos);
   j = SampleJson();
+  j["benchmarks"][0]["params"]["h"] = nullptr;
+  EXPECT_NE(Refusal(j).find("params.h' must be a number, string or bool"), std::string::npos);
+  // Limits that keep sums and rates meaningful (found by review: 2^64 - 1 iterations wrapped).
+  j = SampleJson();
+  j["benchmarks"][0]["repetitions"][0]["iterations"] = ResultLimits::kMaxIterations + 1;
+  EXPECT_NE(Refusal(j).find("iterations' must be at most"), std::string::npos) << Refusal(j);
+  j = SampleJson();
+  j["benchmarks"][0]["repetitions"][0]["stall_ns"] = -5.0;
+  EXPECT_NE(Refusal(j).find("stall_ns' must be at least 0"), std::string::npos) << Refusal(j);
+  j = SampleJson();
   j["environment"] = Json::array();
   EXPECT_NE(Refusal(j).find("'environment' must be an object"), std::string::npos) << Refusal(j);
   j = SampleJson();

@@ -82,7 +82,8 @@ Status Validate(RunArgs& a) {
   }
   if (a.repetitions * sessions > ResultLimits::kMaxRepetitions) {
     return UsageError(fmt::format(
-        "--repetitions {} x --sessions {} is more than the {} repetitions a result file holds",
+        "--repetitions {} x --sessions {} is more than the {} repetitions a result file holds; "
+        "give fewer repetitions per session, or split the measurement over several runs",
         a.repetitions, sessions, ResultLimits::kMaxRepetitions));
   }
   if (!a.cpu_text.empty()) {

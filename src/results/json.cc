@@ -228,7 +228,9 @@ Status CheckParams(const Reader& r, const Json& params, const std::string& path)
   for (auto it = params.begin(); it != params.end(); ++it) {
     const std::string where = path + "." + it.key();
     if (auto problem = TextProblem(it.key())) return r.Bad(where, "key " + *problem);
-    if (it.value().is_structured()) return r.Bad(where, "must be a number, string or bool");
+    if (it.value().is_structured() || it.value().is_null()) {
+      return r.Bad(where, "must be a number, string or bool");
+    }
     if (it.value().is_string()) {
       if (auto problem = TextProblem(it.value().get_ref<const std::string&>())) {
         return r.Bad(where, *problem);
