@@ -158,8 +158,7 @@ int Main(int argc, char** argv) {
     runners.emplace_back(sub, def.setup(*sub));
   }
   if (std::optional<std::string> empty = EmptyArgument(argc, argv)) {
-    std::fprintf(stderr, "kstacklab: error: %s\n", EscapeControl(*empty).c_str());
-    return kExitUsage;
+    return Fail(UsageError(*empty));
   }
   try {
     app.parse(argc, argv);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -73,14 +74,22 @@ ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
 }
 
 Status CheckInputsCompare(const std::vector<CompareInput>& inputs) {
-  std::map<std::string, size_t> seen;  // a run's whole result, as written -> its first input
+  // A run's whole result as written, kept as a hash (inputs may be tens of MB each); a hash
+  // match is confirmed on the text.
+  std::multimap<size_t, size_t> seen;  // hash -> input
+  auto text = [&](size_t i) { return ResultToJsonValue(inputs[i].run).dump(); };
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto [it, fresh] = seen.emplace(ResultToJsonValue(inputs[i].run).dump(), i);
-    if (fresh) continue;
-    return UsageError(fmt::format(
-        "'{}' and '{}' are the same run (identical results): one run counted twice would look "
-        "like two runs that agree; give each run once",
-        inputs[it->second].source, inputs[i].source));
+    const std::string mine = text(i);
+    const size_t hash = std::hash<std::string>{}(mine);
+    auto [first, last] = seen.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+      if (text(it->second) != mine) continue;
+      return UsageError(fmt::format(
+          "'{}' and '{}' are the same run (identical results): one run counted twice would look "
+          "like two runs that agree; give each run once",
+          inputs[it->second].source, inputs[i].source));
+    }
+    seen.emplace(hash, i);
   }
   const bool any = std::any_of(inputs.begin(), inputs.end(),
                                [](const CompareInput& in) { return !in.run.benchmarks.empty(); });

@@ -688,9 +688,9 @@ Status CheckTargetEffect(double pct) {
 }
 
 Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string& baseline) {
-  const std::vector<CompareInput> folded =
-      VariantsAreRows(inputs, baseline) ? VariantsAsRows(inputs) : inputs;
-  auto base = PickBaseline(GroupColumns(folded), folded, baseline);
+  // With the variants as rows the columns are the labels, and the baseline is empty or a label.
+  if (VariantsAreRows(inputs, baseline)) return {};
+  auto base = PickBaseline(GroupColumns(inputs), inputs, baseline);
   if (!base.ok()) return base.error();
   return {};
 }
