@@ -174,6 +174,41 @@ TEST_F(StoreTest, MissingIdIsAUsageError) {
             "no result with id 17 in " + path_ + " (see `kstacklab results list`)");
 }
 
+// A store whose file was damaged (a bad disk, a copy cut short): every way of reading it says
+// so and what to do, and a lookup that finds no row in a damaged table does not claim the id
+// was never stored.
+TEST_F(StoreTest, ADamagedStoreSaysSoAndWhatToDo) {
+  {
+    ResultStore store = OpenOrDie();
+    for (int i = 0; i < 3; ++i) InsertOrDie(store, Sample("a"));
+  }
+  ASSERT_EQ(RawQuery(path_, "PRAGMA wal_checkpoint(TRUNCATE)"), "0");
+  {  // page 2 (the first table's root) overwritten, as a bad sector would
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    const std::string junk(4096, '\xab');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+    ASSERT_TRUE(f.good());
+  }
+  auto store = ResultStore::Open(path_, ResultStore::Mode::kExisting);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto list = store->List();
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.error().exit_code, kExitRuntime);
+  EXPECT_NE(list.error().message.find("database disk image is malformed; the store file is "
+                                      "damaged: keep a copy, then move it away"),
+            std::string::npos)
+      << list.error().message;
+  for (int64_t id : {int64_t{1}, int64_t{2}}) {
+    auto got = store->Get(id);
+    ASSERT_FALSE(got.ok()) << id;
+    EXPECT_EQ(got.error().exit_code, kExitRuntime) << got.error().message;
+    EXPECT_NE(got.error().message.find("the store file is damaged"), std::string::npos)
+        << got.error().message;
+    EXPECT_EQ(got.error().message.find('\n'), std::string::npos) << "one line";
+  }
+}
+
 TEST_F(StoreTest, OpeningAMissingStoreForReadingCreatesNothing) {
   auto s = ResultStore::Open(path_, ResultStore::Mode::kExisting);
   ASSERT_FALSE(s.ok());

@@ -398,7 +398,12 @@ int Publish(const RunArgs& a, bool child, const RunResult& result) {
         std::fprintf(stderr, "kstacklab: wrote %s\n", EscapeControl(a.output).c_str());
       }
     }
-    const std::optional<int64_t> id = a.no_store ? std::nullopt : RecordRunInStore(result, a.store);
+    std::error_code ec;
+    const bool importable =
+        written.ok() && a.output != "-" && std::filesystem::is_regular_file(a.output, ec);
+    const std::optional<int64_t> id =
+        a.no_store ? std::nullopt
+                   : RecordRunInStore(result, a.store, importable ? a.output : std::string());
     if (!written.ok()) {
       Error e = written.error();
       e.message += id ? fmt::format(

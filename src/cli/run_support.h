@@ -21,7 +21,9 @@ Json CaptureRunEnvironment(std::vector<std::string>* warnings);
 void PrintWarnings(const std::vector<std::string>& warnings);
 
 // Records the result in the store ("" = default path). A store failure is a warning: the
-// result file is already written.
-std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path);
+// result file `written_file` ("" = none was written) keeps the measurement, and the warning
+// says how to add it to the store later.
+std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
+                                        const std::string& written_file);
 
 }  // namespace kstacklab::cli

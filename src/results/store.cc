@@ -26,11 +26,39 @@
 #include <utility>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab {
 namespace {
 
 constexpr const char* kRemedy = "choose a writable store location, or skip the store";
+
+constexpr const char* kDamaged =
+    "the store file is damaged: keep a copy, then move it away (a new store is started there) "
+    "and add your result files back with `kstacklab results import`; `sqlite3 FILE .recover` "
+    "(Debian package sqlite3) may save the runs only the store held";
+
+int Primary(int rc) { return rc & 0xff; }
+
+// Why the last call on `db` failed, in words a user can act on: SQLite's message, the system's
+// reason when a system call failed (a full disk shows as "disk I/O error" otherwise), and the
+// fix for the failures a user can mend.
+std::string Reason(sqlite3* db) {
+  std::string why = sqlite3_errmsg(db);
+  const int primary = Primary(sqlite3_extended_errcode(db));
+  const int sys = (primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN || primary == SQLITE_FULL)
+                      ? sqlite3_system_errno(db)
+                      : 0;
+  if (sys != 0) why += fmt::format(" ({})", std::strerror(sys));
+  if (primary == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT) {
+    why += "; free space on the store's filesystem, or choose another store";
+  } else if (primary == SQLITE_CORRUPT) {
+    why += std::string("; ") + kDamaged;
+  } else if (primary == SQLITE_READONLY || sys == EACCES || sys == EROFS) {
+    why += std::string("; ") + kRemedy;
+  }
+  return why;
+}
 
 // One prepared statement, finalized on scope exit.
 class Statement {
@@ -125,29 +153,35 @@ std::string StoredHost(const RunResult& result) {
 }
 
 namespace {
-// Binds `id` to a by-id lookup and steps onto its row: a missing id is the user's error.
+// A by-id lookup found no row: the user's error, unless the store is damaged (SQLite can miss a
+// row in a damaged table without noticing), which PRAGMA quick_check then tells.
+Error MissingId(sqlite3* db, int64_t id, const std::string& path) {
+  Statement check(db, "PRAGMA quick_check(1)");
+  if (check.prepared() && check.Step() == SQLITE_ROW && check.Text(0) != "ok") {
+    return RuntimeError(fmt::format("results store {}: no result with id {}, and {} ({})", path,
+                                    id, kDamaged, EscapeControl(check.Text(0))));
+  }
+  return UsageError(
+      fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path));
+}
+
+// Binds `id` to a by-id lookup and steps onto its row.
 Status StepToRun(Statement& s, int64_t id, sqlite3* db, const std::string& path) {
   s.BindInt(1, id);
   int rc = s.Step();
-  if (rc == SQLITE_DONE) {
-    return UsageError(
-        fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path));
-  }
+  if (rc == SQLITE_DONE) return MissingId(db, id, path);
   if (rc != SQLITE_ROW) {
     return RuntimeError(
-        fmt::format("results store {}: cannot read id {}: {}", path, id, sqlite3_errmsg(db)));
+        fmt::format("results store {}: cannot read id {}: {}", path, id, Reason(db)));
   }
   return OkStatus();
 }
 }  // namespace
 
-Error ResultStore::NoSuchId(int64_t id) const {
-  return UsageError(
-      fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path_));
-}
+Error ResultStore::NoSuchId(int64_t id) const { return MissingId(db_, id, path_); }
 
 Error ResultStore::DbError(const std::string& what) const {
-  return RuntimeError(fmt::format("results store {}: {}: {}", path_, what, sqlite3_errmsg(db_)));
+  return RuntimeError(fmt::format("results store {}: {}: {}", path_, what, Reason(db_)));
 }
 
 ResultStore::ResultStore(ResultStore&& other) noexcept
@@ -173,7 +207,7 @@ class Transaction {
   // kind: "BEGIN" (deferred: a read snapshot) or "BEGIN IMMEDIATE" (takes the write lock).
   static Expected<Transaction> Begin(sqlite3* db, const char* kind) {
     if (sqlite3_exec(db, kind, nullptr, nullptr, nullptr) != SQLITE_OK) {
-      return RuntimeError(sqlite3_errmsg(db));
+      return RuntimeError(Reason(db));
     }
     return Transaction(db);
   }
@@ -196,8 +230,6 @@ class Transaction {
   sqlite3* db_;
 };
 
-int Primary(int rc) { return rc & 0xff; }
-
 // PRAGMA user_version, or the error of a file that is not a database.
 Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
   Statement v(db, "PRAGMA user_version");
@@ -209,7 +241,7 @@ Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
           path));
     }
     return RuntimeError(fmt::format("results store {}: cannot read the schema version: {}", path,
-                                    sqlite3_errmsg(db)));
+                                    Reason(db)));
   }
   return static_cast<int>(v.Int(0));
 }
@@ -219,7 +251,7 @@ Expected<int64_t> SchemaObjects(sqlite3* db, const std::string& path) {
   Statement count(db, "SELECT count(*) FROM sqlite_master");
   if (!count.prepared() || count.Step() != SQLITE_ROW) {
     return RuntimeError(
-        fmt::format("results store {}: cannot read the table list: {}", path, sqlite3_errmsg(db)));
+        fmt::format("results store {}: cannot read the table list: {}", path, Reason(db)));
   }
   return count.Int(0);
 }
@@ -248,8 +280,8 @@ Status EnableWal(sqlite3* db, const std::string& path) {
     int rc = wal.prepared() ? wal.Step() : sqlite3_errcode(db);
     if (rc == SQLITE_ROW || rc == SQLITE_DONE) return OkStatus();
     if (Primary(rc) != SQLITE_BUSY && Primary(rc) != SQLITE_LOCKED) {
-      return RuntimeError(fmt::format("results store {}: cannot switch to WAL mode: {}; {}", path,
-                                      sqlite3_errmsg(db), kRemedy));
+      return RuntimeError(
+          fmt::format("results store {}: cannot switch to WAL mode: {}", path, Reason(db)));
     }
     if (std::chrono::steady_clock::now() > deadline) {
       return RuntimeError(fmt::format(
@@ -278,12 +310,12 @@ Status CreateTables(sqlite3* db, const std::string& path) {
     if (*objects != 0) return Foreign(path);
     if (sqlite3_exec(db, kCreateSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
       return RuntimeError(
-          fmt::format("results store {}: cannot create the tables: {}", path, sqlite3_errmsg(db)));
+          fmt::format("results store {}: cannot create the tables: {}", path, Reason(db)));
     }
   }
   if (!tx->Commit()) {
     return RuntimeError(fmt::format("results store {}: cannot commit the new tables: {}", path,
-                                    sqlite3_errmsg(db)));
+                                    Reason(db)));
   }
   return OkStatus();
 }
@@ -297,10 +329,10 @@ Expected<sqlite3*> OpenHandle(const std::string& path, ResultStore::Mode mode) {
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
     if (rc != SQLITE_OK) {
-      std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+      std::string msg = db ? Reason(db) : sqlite3_errstr(rc);
       sqlite3_close_v2(db);
-      return RuntimeError(fmt::format("cannot open the results store {}: {}{}", path, msg,
-                                      read_only ? "" : std::string("; ") + kRemedy));
+      if (!read_only && msg.find(kRemedy) == std::string::npos) msg += std::string("; ") + kRemedy;
+      return RuntimeError(fmt::format("cannot open the results store {}: {}", path, msg));
     }
     sqlite3_busy_timeout(db, ResultStore::kBusyTimeoutMs);
     sqlite3_extended_result_codes(db, 1);

@@ -97,11 +97,20 @@ fill "$TMP/fulldb"
 expect_exit 0 "run with the store on a full file system" -- "$k" run "${quick[@]}" -o "$TMP/r2.json" --store "$TMP/fulldb/store.db"
 expect_stderr "not recorded in the store" "full store: says the run is not recorded"
 expect_stderr "no-store" "full store: names the way out"
+expect_stderr "No space left on device" "full store: the cause is named, not just 'disk I/O error'"
+expect_stderr "free space on the store's filesystem" "full store: says what to do"
+expect_stderr "kstacklab results import $TMP/r2.json --store $TMP/fulldb/store.db" \
+  "full store: says how to add the run later"
 expect_exit 0 "the result file was written" -- "$k" show "$TMP/r2.json"
 # The earlier run in the store is intact and readable.
 rm -f "$TMP/fulldb/filler"
 expect_exit 0 "the full store still lists its old run" -- "$k" results list --store "$TMP/fulldb/store.db"
 expect_stdout "old" "full store: the old run is still there"
+expect_exit 0 "the run it refused is imported once there is room" -- \
+  "$k" results import "$TMP/r2.json" --store "$TMP/fulldb/store.db"
+expect_exit 0 "the store lists both runs" -- "$k" results list --store "$TMP/fulldb/store.db"
+[ "$(grep -c '^| *[0-9]' "$TMP/out")" -eq 2 ] && pass "imported: old run and the refused one" ||
+  fail "imported: store rows: $(cat "$TMP/out")"
 [ "$(integrity "$TMP/fulldb/store.db")" = ok ] && pass "store integrity_check ok" ||
   fail "store integrity_check: $(integrity "$TMP/fulldb/store.db")"
 
@@ -112,7 +121,7 @@ expect_exit 0 "run with a store that fills up during the insert" -- "$k" run "${
 expect_stderr "not recorded in the store" "store fills mid-insert: says the run is not recorded"
 rm -f "$TMP/fulldb/filler"
 expect_exit 0 "the store lists its runs after a failed insert" -- "$k" results list --store "$TMP/fulldb/store.db"
-[ "$(grep -c '^| *[0-9]' "$TMP/out")" -eq 1 ] && pass "failed insert: still exactly the one old run" ||
+[ "$(grep -c '^| *[0-9]' "$TMP/out")" -eq 2 ] && pass "failed insert: still exactly the two runs" ||
   fail "failed insert: store rows: $(cat "$TMP/out")"
 [ "$(integrity "$TMP/fulldb/store.db")" = ok ] && pass "failed insert: integrity_check ok" ||
   fail "failed insert: integrity_check: $(integrity "$TMP/fulldb/store.db")"
