@@ -158,8 +158,8 @@ namespace {
 Error MissingId(sqlite3* db, int64_t id, const std::string& path) {
   Statement check(db, "PRAGMA quick_check(1)");
   if (check.prepared() && check.Step() == SQLITE_ROW && check.Text(0) != "ok") {
-    return RuntimeError(fmt::format("results store {}: no result with id {}, and {} ({})", path,
-                                    id, kDamaged, EscapeControl(check.Text(0))));
+    return RuntimeError(fmt::format("results store {}: no result with id {}, and {} ({})", path, id,
+                                    kDamaged, EscapeControl(check.Text(0))));
   }
   return UsageError(
       fmt::format("no result with id {} in {} (see `kstacklab results list`)", id, path));
@@ -240,8 +240,8 @@ Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
           "another store path",
           path));
     }
-    return RuntimeError(fmt::format("results store {}: cannot read the schema version: {}", path,
-                                    Reason(db)));
+    return RuntimeError(
+        fmt::format("results store {}: cannot read the schema version: {}", path, Reason(db)));
   }
   return static_cast<int>(v.Int(0));
 }
@@ -314,8 +314,8 @@ Status CreateTables(sqlite3* db, const std::string& path) {
     }
   }
   if (!tx->Commit()) {
-    return RuntimeError(fmt::format("results store {}: cannot commit the new tables: {}", path,
-                                    Reason(db)));
+    return RuntimeError(
+        fmt::format("results store {}: cannot commit the new tables: {}", path, Reason(db)));
   }
   return OkStatus();
 }
