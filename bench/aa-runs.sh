@@ -16,7 +16,7 @@
 #                           (default 1024) instructions, a real slowdown of every syscall; counts
 #                           how many of its cells are marked across runs.
 # Then the planted-change check: `run --suite model` (model/kstack and model/rng) in one file,
-# compared within the file against `off` (variants measured round-robin) on mean and p50: the real
+# compared within the file against `off` (variants measured interleaved) on mean and p50: the real
 # differences of the designs must still be marked. `compare` gives one table per variant set here
 # ({"tables": [...]} in JSON); the counts are over both. (p50 is shown beside the mean because on a
 # loaded machine a descheduled repetition inflates its mean, not its median.)

@@ -88,13 +88,6 @@ TEST(ParseAbSpec, AcceptsModelKnobs) {
   EXPECT_EQ(s->values.size(), 3u);
 }
 
-TEST(AbOrder, AlternatesDirection) {
-  EXPECT_EQ(AbOrder(2, 0), (std::vector<size_t>{0, 1}));
-  EXPECT_EQ(AbOrder(2, 1), (std::vector<size_t>{1, 0}));
-  EXPECT_EQ(AbOrder(3, 2), (std::vector<size_t>{0, 1, 2}));
-  EXPECT_EQ(AbOrder(3, 3), (std::vector<size_t>{2, 1, 0}));
-}
-
 TEST_F(FakeSysctl, OpenChecksWithoutChanging) {
   auto k = OpenKnob(*ParseAbSpec("sysctl:kernel.stack_erasing=0,1"));
   ASSERT_TRUE(k.ok()) << k.error().message;
@@ -493,6 +486,29 @@ TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
   EXPECT_EQ(*(*k)->Read(), "off");  // the last value set (repetition 3: percpu-prng, off)
   EXPECT_FALSE(fs::exists(Recovery()));
   EXPECT_EQ(Value(), "1\n");
+}
+
+// A row that caps its repetitions (a fork of 1 GiB) is measured in the first A/B repetitions
+// only, as in a run without --ab: each A/B repetition counts, not just the one in progress.
+TEST_F(FakeSysctl, RunAbHonoursARowsRepetitionCap) {
+  std::vector<std::string> seen;
+  const Json empty = Json{{"handler", "empty"}};
+  std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
+                                   ModelRow("model/kstack", "percpu-prng", empty, &seen)};
+  rows[1].max_repetitions = 2;
+  RunOptions opt;
+  opt.repetitions = 4;
+  opt.sampler.iterations = 10;
+  opt.sampler.warmup = 0;
+  opt.sampler.chunk = 10;
+  const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
+  auto k = OpenKnob(spec);
+  ASSERT_TRUE(k.ok());
+  auto r = RunAb(rows, opt, ClockParams{}, nullptr, nullptr, spec, **k);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->benchmarks.size(), 2u);
+  EXPECT_EQ(r->benchmarks[0].repetitions.size(), 4u);
+  EXPECT_EQ(r->benchmarks[1].repetitions.size(), 2u);
 }
 
 // RunWithKnobs: the selected rows a model knob does not take are named in one warning; with no

@@ -182,7 +182,15 @@ WorkloadDef FakeRow(const std::string& variant, Script* s) {
   return w;
 }
 
-TEST(Runner, RoundRobinRepetitionsAndSession) {
+TEST(RoundOrder, AlternatesDirection) {
+  EXPECT_EQ(RoundOrder(2, 0), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(RoundOrder(2, 1), (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(RoundOrder(3, 2), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(RoundOrder(3, 3), (std::vector<size_t>{2, 1, 0}));
+  EXPECT_TRUE(RoundOrder(0, 1).empty());
+}
+
+TEST(Runner, InterleavedRepetitionsAndSession) {
   Script a{{10}}, b{{20}};
   RunOptions opt;
   opt.repetitions = 3;
@@ -203,10 +211,46 @@ TEST(Runner, RoundRobinRepetitionsAndSession) {
   EXPECT_EQ(r->benchmarks[0].repetitions.size(), 3u);
   EXPECT_EQ(r->benchmarks[1].repetitions[2].session, 2);
   EXPECT_DOUBLE_EQ(r->benchmarks[1].repetitions[0].metrics.at("mean"), 20.0);
+  // Repetition r of every row before r+1 of any, the direction alternating (RoundOrder).
   std::vector<std::string> expect = {
-      "fake/call:a", "fake/call:b", "fake/call:a", "fake/call:b", "fake/call:a", "fake/call:b", ""};
+      "fake/call:a", "fake/call:b", "fake/call:b", "fake/call:a", "fake/call:a", "fake/call:b", ""};
   EXPECT_EQ(order, expect);
   EXPECT_FALSE(r->partial);
+}
+
+// A machine that slows down steadily (every call costs 1 ns more than the one before, whoever
+// makes it): two identical rows must come out alike. In a fixed order the second row would pay
+// for the first's calls in every round (here 400 ns more per call); in RoundOrder each row's
+// calls sit at the same mean time over every two repetitions, so the means are equal.
+uint64_t g_drift_calls = 0;
+void DriftingCall(void*) { FakeClock::now += 1000 + g_drift_calls++; }
+
+TEST(Runner, LinearDriftHitsIdenticalRowsAlike) {
+  g_drift_calls = 0;
+  std::vector<WorkloadDef> rows(2);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].name = "fake/drift";
+    rows[i].variant = i == 0 ? "a" : "b";
+    rows[i].setup = []() -> Expected<std::shared_ptr<void>> { return std::shared_ptr<void>(); };
+    rows[i].percall = &TimePerCall<FakeClock, DriftingCall>;
+    rows[i].loop = &TimeLoop<FakeClock, DriftingCall>;
+  }
+  RunOptions opt;
+  opt.repetitions = 4;
+  opt.sampler.iterations = 400;
+  opt.sampler.warmup = 0;
+  opt.sampler.chunk = 64;
+  auto r = RunWorkloads(rows, opt, ClockParams{1e9, FakeClock::kReadTicks}, nullptr, nullptr);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(g_drift_calls, 4u * 2u * 400u);
+  auto mean_of = [](const BenchmarkResult& b) {
+    double sum = 0;
+    for (const Repetition& rep : b.repetitions) sum += rep.metrics.at("mean");
+    return sum / static_cast<double>(b.repetitions.size());
+  };
+  // Calls 0..3199 cost 1000..4199 ns: the mean over all is 2599.5 ns, and each row gets it.
+  EXPECT_DOUBLE_EQ(mean_of(r->benchmarks[0]), 2599.5);
+  EXPECT_DOUBLE_EQ(mean_of(r->benchmarks[1]), 2599.5);
 }
 
 TEST(Runner, SetupFailureNamesTheRowBeforeMeasuring) {

@@ -7,7 +7,7 @@
 //  * `model:policy` (the kstack offset design of the model/kstack rows) and `model:strategy` (the
 //    poison strategy of the erase/poison and erase/syscall rows) change nothing on the machine: a
 //    value selects the rows of the selected benchmarks that carry it, so the chosen designs are
-//    measured in the ABBA order of a sysctl rather than all in one round-robin.
+//    measured in the ABBA order of a sysctl rather than all in one run's order.
 //
 // Anything a sysctl knob changes is restored: on return and on error (RAII), from a SIGINT, SIGTERM
 // or SIGHUP handler (an async-signal-safe write of the saved value), and — because SIGKILL cannot
@@ -118,10 +118,6 @@ class ScopedKnob {
   bool active_ = false;
   int lock_fd_ = -1;  // the recovery lock (flock), held from Begin() to Restore()
 };
-
-// The order of the values in repetition r: as given for even r, reversed for odd r (A B, B A,
-// A B, ...: a linear drift hits every value equally over two repetitions).
-std::vector<size_t> AbOrder(size_t values, int repetition);
 
 // The interleaved A/B: for each repetition, for each value in AbOrder, sets the knob and runs
 // one repetition of the value's rows (Knob::RowsFor, then RunWorkloads). A sysctl knob writes

@@ -372,9 +372,9 @@ void StampRun(const RunArgs& a, const std::vector<std::string>& warnings, RunRes
                      {"sessions", a.sessions},
                      {"suites", a.suites},
                      {"benches", a.benches},
-                     {"order", a.ab.empty() ? "round-robin by repetition"
-                                            : "ABBA by repetition over the --ab values, "
-                                              "round-robin over the rows within a value"}};
+                     {"order", a.ab.empty() ? "interleaved by repetition, alternating direction"
+                                            : "ABBA by repetition over the --ab values, the rows "
+                                              "within a value alternating direction too"}};
   result->run["stall_threshold_ns"] = a.stall_threshold_ns;
   if (!a.params.empty()) result->run["params"] = a.params;
   if (!a.ab.empty()) result->run["ab"] = a.ab;

@@ -614,13 +614,6 @@ Status ScopedKnob::Restore() {
   return OkStatus();
 }
 
-std::vector<size_t> AbOrder(size_t values, int repetition) {
-  std::vector<size_t> order(values);
-  for (size_t i = 0; i < values; ++i) order[i] = i;
-  if (repetition % 2 == 1) std::reverse(order.begin(), order.end());
-  return order;
-}
-
 Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
                           const ClockParams& clock, const std::atomic<bool>* stop,
                           const ProgressFn& progress, const AbSpec& spec, Knob& knob) {
@@ -648,7 +641,8 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
   one.repetitions = 1;
   const double total = static_cast<double>(options.repetitions) * nv;
   for (int r = 0; r < options.repetitions && !merged.partial; ++r) {
-    const std::vector<size_t> order = AbOrder(nv, r);
+    const std::vector<size_t> order = RoundOrder(nv, r);
+    one.first_repetition = r;
     for (size_t k = 0; k < nv; ++k) {
       if (stop != nullptr && stop->load()) {
         merged.partial = true;

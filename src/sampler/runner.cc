@@ -31,6 +31,13 @@ void ToRowUnit(const WorkloadDef& w, void* state, std::map<std::string, double>*
 
 }  // namespace
 
+std::vector<size_t> RoundOrder(size_t n, int repetition) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (repetition % 2 != 0) std::reverse(order.begin(), order.end());
+  return order;
+}
+
 Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const RunOptions& options,
                                  const ClockParams& clock, const std::atomic<bool>* stop,
                                  const ProgressFn& progress) {
@@ -59,14 +66,16 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
   const auto t0 = std::chrono::steady_clock::now();
   const double total = static_cast<double>(rows.size()) * options.repetitions;
   for (int r = 0; r < options.repetitions; ++r) {
-    for (size_t i = 0; i < rows.size(); ++i) {
+    const std::vector<size_t> order = RoundOrder(rows.size(), options.first_repetition + r);
+    for (size_t k = 0; k < order.size(); ++k) {
+      const size_t i = order[k];
       if (progress) {
         double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        progress((r * rows.size() + i) / total, elapsed, WorkloadId(rows[i]));
+        progress((r * rows.size() + k) / total, elapsed, WorkloadId(rows[i]));
       }
       const WorkloadDef& w = rows[i];
-      if (w.max_repetitions > 0 && r >= w.max_repetitions) continue;
+      if (w.max_repetitions > 0 && options.first_repetition + r >= w.max_repetitions) continue;
       TimedBody body{w.percall, w.loop, states[i].get()};
       auto rep = RunRepetition(body, RowConfig(w, options.sampler), clock, scratch,
                                result.benchmarks[i].histogram, stop);

@@ -452,7 +452,7 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
               const std::vector<std::string>& names, const NoteState& s, CompareTable& table) {
   if (inputs.size() == 1 && set.columns.size() > 1) {
     table.notes.push_back(fmt::format(
-        "columns are the variants of one run: '{}' ({}), measured round-robin by repetition",
+        "columns are the variants of one run: '{}' ({}), measured interleaved by repetition",
         inputs[0].run.label, inputs[0].source));
   }
   if (s.any_too_few) {
@@ -580,7 +580,7 @@ void AddBlockNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set
 }
 
 // Drift of each file's repetitions (per session), for the requested metrics: one line per
-// benchmark entry listing its drifting metrics. Columns of one file were measured round-robin
+// benchmark entry listing its drifting metrics. Columns of one file were measured interleaved
 // by repetition (`run` interleaves its rows), so there the drift is shared and only widens the
 // CIs; across files it biases the comparison, and a warning says so.
 void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& table) {
@@ -625,7 +625,7 @@ void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& tab
   }
   if (!shared_drift.empty()) {
     table.notes.push_back(fmt::format(
-        "the machine drifted during the run ({}): the columns were measured round-robin in one "
+        "the machine drifted during the run ({}): the columns were measured interleaved in one "
         "run, so the drift is shared and does not bias the changes, but it widens the CIs",
         fmt::join(shared_drift, "; ")));
   }
