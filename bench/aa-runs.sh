@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/A promise of `kstacklab compare` (issue 7, DESIGN.md "Statistics"): adjacent runs of one
+# A/A promise of `kstacklab compare` (docs/reading-tables.md): adjacent runs of one
 # configuration under two labels must mark <= 5 % of cells, and a real difference must still be
 # found.
 #

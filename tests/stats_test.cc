@@ -361,8 +361,86 @@ TEST(CompareTable, AcrossLabelsEachVariantIsARowComparedLikeWithLike) {
   t = BuildCompareTable(CompareParts(inputs, "a:raw")[0], o);
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->columns.size(), 4u);
+  // A variant both labels hold is ambiguous: the error lists the columns it matches and asks
+  // for LABEL:VARIANT.
+  const Status ambiguous = CheckBaseline(inputs, "libc");
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_EQ(ambiguous.error().exit_code, kExitUsage);
+  EXPECT_EQ(ambiguous.error().message,
+            "baseline 'libc' matches 2 columns; name one as LABEL:VARIANT: a:libc, b:libc");
   // One label: variants stay columns (compared within the run).
   EXPECT_FALSE(VariantsAreRows(runs_of("a", 1.0), ""));
+}
+
+// An --ab file of the syscall suite: raw and libc rows under kernel.stack_erasing=0 and =1, the
+// libc wrapper +50 % under both values and the knob doing nothing. The knob's values are the
+// columns and each call path a row, so the knob's change is 0 on both rows; as plain variants
+// libc,=1 was compared with raw,=0 and showed the wrapper's +50 % as the knob's effect.
+TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
+  const std::vector<double> raw = {100, 100.1, 99.9, 100.2, 99.8};
+  const std::vector<double> libc = {150, 150.1, 149.9, 150.2, 149.8};
+  std::vector<BenchmarkResult> benches;
+  for (const char* value : {"0", "1"}) {
+    const std::string tag = std::string("kernel.stack_erasing=") + value;
+    benches.push_back(Bench("syscall/getpid", raw, AbVariant("raw", tag)));
+    benches.back().baseline = tag.back() == '0';
+    benches.push_back(Bench("syscall/getpid", libc, AbVariant("libc", tag)));
+  }
+  std::vector<CompareInput> inputs = {Input("ab", benches)};
+  inputs[0].run.run["ab"] = Json::array({"sysctl:kernel.stack_erasing=0,1"});
+  ASSERT_TRUE(CheckBaseline(inputs, "").ok());
+  const auto parts = CompareParts(inputs, "");
+  ASSERT_EQ(parts.size(), 1u);
+  auto t = BuildCompareTable(parts[0], MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->columns.size(), 2u);
+  EXPECT_EQ(t->columns[0].name, "kernel.stack_erasing=0");
+  EXPECT_EQ(t->columns[1].name, "kernel.stack_erasing=1");
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw]");
+  EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [libc]");
+  for (const CompareRow& row : t->rows) {
+    EXPECT_NEAR(row.variants[0].change_pct, 0.0, 1e-9) << row.benchmark;
+    EXPECT_EQ(row.variants[0].verdict, Verdict::kNone) << row.benchmark;
+  }
+  // The second value as the baseline, by its tag.
+  ASSERT_TRUE(CheckBaseline(inputs, "kernel.stack_erasing=1").ok());
+  // A file without --ab keeps "raw"/"libc" as its columns even if a variant holds '='.
+  inputs[0].run.run.erase("ab");
+  t = BuildCompareTable(CompareParts(inputs, "")[0], MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->columns.size(), 4u);
+}
+
+TEST(AbVariant, JoinsAndSplits) {
+  EXPECT_EQ(AbVariant("raw", "kernel.stack_erasing=0"), "raw,kernel.stack_erasing=0");
+  EXPECT_EQ(AbVariant("", "kernel.stack_erasing=0"), "kernel.stack_erasing=0");
+  using Parts = std::pair<std::string, std::string>;
+  EXPECT_EQ(SplitAbVariant("raw,kernel.stack_erasing=0"), (Parts{"raw", "kernel.stack_erasing=0"}));
+  EXPECT_EQ(SplitAbVariant("generic,x,k=v"), (Parts{"generic,x", "k=v"}));
+  EXPECT_EQ(SplitAbVariant("kernel.stack_erasing=1"), (Parts{"", "kernel.stack_erasing=1"}));
+  EXPECT_EQ(SplitAbVariant("percpu-prng"), (Parts{"percpu-prng", ""}));
+  EXPECT_EQ(SplitAbVariant("a=b,raw"), (Parts{"a=b,raw", ""}));
+  EXPECT_EQ(SplitAbVariant(""), (Parts{"", ""}));
+}
+
+// One glob rule for `run --bench` and `compare --bench`: the full id, or with the params or the
+// variant left out.
+TEST(BenchGlob, MatchesTheIdAndItsShortForms) {
+  const Json params = {{"depth", 256}};
+  auto m = [&](const char* g) { return MatchesBenchGlob(g, "erase/poison", params, "generic"); };
+  EXPECT_TRUE(m("erase/poison(depth:256):generic"));
+  EXPECT_TRUE(m("erase/poison(depth:256)"));
+  EXPECT_TRUE(m("erase/poison:generic"));
+  EXPECT_TRUE(m("erase/poison"));
+  EXPECT_TRUE(m("erase/*"));
+  EXPECT_TRUE(m("*:gen*"));
+  EXPECT_FALSE(m("erase/poison:simd"));
+  EXPECT_FALSE(m("erase/poison(depth:512)"));
+  EXPECT_FALSE(m("erase"));
+  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid", "syscall/getpid", Json::object(), ""));
+  EXPECT_EQ(BenchmarkId("model/kstack", {{"handler", "getpid"}}, "percpu-prng"),
+            "model/kstack(handler:getpid):percpu-prng");
 }
 
 TEST(CompareTable, OneRunGivenTwiceIsRefused) {

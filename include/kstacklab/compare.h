@@ -200,8 +200,16 @@ std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<Compa
 bool VariantsAreRows(const std::vector<CompareInput>& inputs, const std::string& baseline);
 std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs);
 
-// The tables `compare` prints for these inputs and baseline: the variants as rows (above), else
-// one table per variant set without a named baseline (SplitByVariantSet), else one table.
+// An --ab file (`run.ab` set) compares its knob's values, each row keeping its own variant: a row
+// measured as "raw,kernel.stack_erasing=0" (AbVariant) becomes the row "name [raw]" under the
+// column "kernel.stack_erasing=0", so raw is compared with raw and libc with libc, never the C
+// library wrapper's cost with the knob's effect. The value of the flagged baseline rows stays
+// the baseline. Inputs without --ab, and rows without a tag (a model knob's), are unchanged.
+std::vector<CompareInput> AbValuesAsColumns(std::vector<CompareInput> inputs);
+
+// The tables `compare` prints for these inputs and baseline, after AbValuesAsColumns: the
+// variants as rows (above), else one table per variant set without a named baseline
+// (SplitByVariantSet), else one table.
 std::vector<std::vector<CompareInput>> CompareParts(const std::vector<CompareInput>& inputs,
                                                     const std::string& baseline);
 

@@ -128,6 +128,23 @@ bool IsUtcTimestamp(std::string_view t);
 // "syscall/getpid" + {"h":1} -> "h:1" (empty without params), the lists' params notation.
 std::string ParamsText(const Json& params);
 
+// A benchmark row's id: "name", "name(k:v, ...)" with params, then ":variant" when there is one,
+// e.g. "model/kstack(handler:getpid):percpu-prng". Unique per row of the workload table.
+std::string BenchmarkId(const std::string& name, const Json& params, const std::string& variant);
+
+// The one rule of `--bench GLOB` (run, compare): the glob (fnmatch) matches the row as its
+// BenchmarkId, or with the params or the variant left out ("name:variant" selects every params
+// row of it, "name" every row).
+bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
+                      const std::string& variant);
+
+// The variant of a row measured under an --ab value: the row's own variant and the value's tag
+// ("NAME=VALUE"), joined by a comma ("raw,kernel.stack_erasing=0"; the tag alone for a row
+// without a variant). SplitAbVariant takes one apart: {own variant, tag}; {variant, ""} when the
+// variant carries no tag (its last comma-separated piece has no '=').
+std::string AbVariant(const std::string& own, const std::string& tag);
+std::pair<std::string, std::string> SplitAbVariant(const std::string& variant);
+
 // Nanoseconds in one `BenchmarkResult::unit` of time ("ns" 1, "us" 1e3, "ms" 1e6, "s" 1e9); 1 for
 // any other unit. Repetition metrics are stored in the row's unit; histograms always in ps.
 inline double NsPerUnit(const std::string& unit) {

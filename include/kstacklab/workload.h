@@ -62,10 +62,7 @@ const std::vector<SuiteDef>& Suites();
 // "name", "name(k:v, ...)" with params, then ":variant" when there is one, e.g.
 // "model/kstack(handler:getpid):percpu-prng". Unique per row.
 inline std::string WorkloadId(const WorkloadDef& w) {
-  std::string id = w.name;
-  if (!w.params.empty()) id.append("(").append(ParamsText(w.params)).append(")");
-  if (!w.variant.empty()) id.append(":").append(w.variant);
-  return id;
+  return BenchmarkId(w.name, w.params, w.variant);
 }
 
 // Selects rows: all rows of the given suites, plus rows one of the globs (fnmatch) matches as

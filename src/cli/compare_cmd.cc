@@ -1,7 +1,6 @@
 // `kstacklab compare BASE VARIANT...`: the comparison table (issue 3; docs/reading-tables.md).
 // Glue only: parse flags -> load inputs -> BuildCompareTable -> render; drift warnings to stderr.
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -32,18 +31,11 @@ struct CompareFlags {
   bool verbose = false;
 };
 
-// Keeps the benchmarks matching one of the globs (on "name", "name:variant" or the params form
-// "name(k:v)"), as `run --bench` selects them.
+// Keeps the benchmarks matching one of the globs, as `run --bench` selects them.
 bool BenchSelected(const BenchmarkResult& b, const std::vector<std::string>& globs) {
-  if (globs.empty()) return true;
-  std::string with_params = b.name;
-  if (!b.params.empty()) with_params += "(" + ParamsText(b.params) + ")";
-  for (const std::string& g : globs) {
-    for (const std::string& id : {b.name, b.name + ":" + b.variant, with_params}) {
-      if (fnmatch(g.c_str(), id.c_str(), 0) == 0) return true;
-    }
-  }
-  return false;
+  return globs.empty() || std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
+           return MatchesBenchGlob(g, b.name, b.params, b.variant);
+         });
 }
 
 Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
@@ -141,30 +133,15 @@ Runner SetupCompareCommand(CLI::App& sub) {
       return Fail(
           UsageError("--bench matches no benchmark in the inputs (see `kstacklab show FILE`)"));
     }
-    if (Status st = CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
-    if (Status st = CheckMetricsStored(inputs, options->metrics); !st.ok())
-      return Fail(WithFlag("--metrics", st.error()));
-    if (Status st = CheckBaseline(inputs, options->baseline); !st.ok())
-      return Fail(WithFlag("--baseline", st.error()));
-    const std::vector<std::vector<CompareInput>> parts = CompareParts(inputs, options->baseline);
-    std::vector<CompareTable> tables;
-    for (const std::vector<CompareInput>& part : parts) {
-      auto table = BuildCompareTable(part, *options);
-      if (!table.ok()) return Fail(table.error());
-      tables.push_back(std::move(*table));
-    }
+    auto built = BuildCompareTables(inputs, *options);
+    if (!built.ok()) return Fail(built.error());
+    const std::vector<CompareTable>& tables = *built;
     for (const CompareTable& t : tables) {
       for (const std::string& w : t.warnings) Warn(w);
     }
-    if (std::all_of(tables.begin(), tables.end(),
-                    [](const CompareTable& t) { return t.columns.size() < 2; })) {
-      Warn(
-          "only one configuration given: the table shows the baseline alone; name a second "
-          "file, or a file holding several variants");
-    } else if (inputs.size() > 1 &&
-               std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
-                 return in.run.label == inputs[0].run.label;
-               })) {
+    if (inputs.size() > 1 && std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
+          return in.run.label == inputs[0].run.label;
+        })) {
       // The default label is the kernel release, so two runs on one kernel made without --label
       // merge silently: only their variants are compared, never the files.
       Warn(fmt::format(
@@ -172,6 +149,11 @@ Runner SetupCompareCommand(CLI::App& sub) {
           "their variants are compared; if the files are different configurations, give each "
           "its own --label when running (the default label is the kernel release)",
           inputs.size(), inputs[0].run.label));
+    } else if (std::all_of(tables.begin(), tables.end(),
+                           [](const CompareTable& t) { return t.columns.size() < 2; })) {
+      Warn(
+          "only one configuration given: the table shows the baseline alone; name a second "
+          "file, or a file holding several variants");
     }
     return PrintStdout(RenderCompareTables(tables, *format));
   };

@@ -64,30 +64,24 @@ int RunPlot(const PlotArgs& a) {
     if (Status st = CheckAlpha(a.alpha); !st.ok()) return Fail(WithFlag("--alpha", st.error()));
     options.alpha = a.alpha;
     options.baseline = a.baseline;
-    if (Status st = CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
-    if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok())
-      return Fail(WithFlag("--metrics", st.error()));
-    if (Status st = CheckBaseline(inputs, options.baseline); !st.ok())
-      return Fail(WithFlag("--baseline", st.error()));
     // One chart is one table: without --baseline, the first variant set's (as `compare` prints
     // it first); the other sets are named with the baseline that plots them.
-    const std::vector<std::vector<PlotInput>> parts = CompareParts(inputs, options.baseline);
-    auto table = BuildCompareTable(parts.front(), options);
-    if (!table.ok()) return Fail(table.error());
-    for (const std::string& w : table->warnings) Warn(w);
-    for (size_t p = 1; p < parts.size(); ++p) {
-      auto other = BuildCompareTable(parts[p], options);
-      if (!other.ok()) return Fail(other.error());
+    auto tables = BuildCompareTables(inputs, options);
+    if (!tables.ok()) return Fail(tables.error());
+    const CompareTable& table = tables->front();
+    for (const std::string& w : table.warnings) Warn(w);
+    for (size_t p = 1; p < tables->size(); ++p) {
+      const CompareTable& other = (*tables)[p];
       std::vector<std::string> names;
-      for (const CompareRow& r : other->rows) {
+      for (const CompareRow& r : other.rows) {
         if (r.first_in_group) names.push_back(r.benchmark);
       }
       Warn(
           fmt::format("not plotted: {} (compared against '{}' in a table of their own); plot "
                       "them with --baseline {}",
-                      fmt::join(names, ", "), other->columns[0].name, other->columns[0].name));
+                      fmt::join(names, ", "), other.columns[0].name, other.columns[0].name));
     }
-    job = BuildComparePlot(*table, *format);
+    job = BuildComparePlot(table, *format);
   } else {
     job = BuildLatencyPlot(inputs, *kind, *format);
   }

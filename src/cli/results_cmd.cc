@@ -1,5 +1,6 @@
 // `kstacklab results list|show|export|import`: the SQLite results store (docs/store.md).
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -86,7 +87,10 @@ int RunList(const ResultsArgs& a) {
   auto store = ResultStore::Open(path, ResultStore::Mode::kExisting);
   std::vector<StoredRunInfo> runs;
   if (!store.ok()) {
-    if (store.error().exit_code != kExitUsage || access(path.c_str(), F_OK) == 0) {
+    // Nothing at the path at all (lstat: a dangling link, e.g. another user's in /tmp, is
+    // something, and its refusal stands).
+    struct stat st {};
+    if (store.error().exit_code != kExitUsage || lstat(path.c_str(), &st) == 0) {
       return Fail(store.error());
     }
     // No store yet is not an error for listing: there is simply nothing stored.

@@ -1,5 +1,6 @@
 // JSON form of the result schema. Field list: docs/result-schema.md.
 #include <fmt/format.h>
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -516,6 +517,35 @@ std::string ParamsText(const Json& params) {
            (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
   }
   return out;
+}
+
+std::string BenchmarkId(const std::string& name, const Json& params, const std::string& variant) {
+  std::string id = name;
+  if (!params.empty()) id.append("(").append(ParamsText(params)).append(")");
+  if (!variant.empty()) id.append(":").append(variant);
+  return id;
+}
+
+bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
+                      const std::string& variant) {
+  const Json none = Json::object();
+  for (const std::string& id :
+       {BenchmarkId(name, params, variant), BenchmarkId(name, none, variant),
+        BenchmarkId(name, params, ""), name}) {
+    if (fnmatch(glob.c_str(), id.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string AbVariant(const std::string& own, const std::string& tag) {
+  return own.empty() ? tag : own + "," + tag;
+}
+
+std::pair<std::string, std::string> SplitAbVariant(const std::string& variant) {
+  const size_t comma = variant.rfind(',');
+  const size_t start = comma == std::string::npos ? 0 : comma + 1;
+  if (variant.find('=', start) == std::string::npos) return {variant, ""};
+  return {comma == std::string::npos ? "" : variant.substr(0, comma), variant.substr(start)};
 }
 
 }  // namespace kstacklab

@@ -128,9 +128,17 @@ Expected<size_t> PickBaseline(const ColumnSet& set, const std::vector<CompareInp
   if (hits.size() != 1) {
     std::vector<std::string> names;
     for (const CompareColumn& c : columns) names.push_back(c.name);
-    return UsageError(fmt::format("baseline '{}' {} a column; the columns are: {}", want,
-                                  hits.empty() ? "does not name" : "names more than one",
-                                  fmt::join(names, ", ")));
+    if (hits.empty()) {
+      return UsageError(fmt::format("baseline '{}' does not name a column; the columns are: {}",
+                                    want, fmt::join(names, ", ")));
+    }
+    std::vector<std::string> matched;
+    for (size_t c : hits) {
+      const CompareColumn& col = columns[c];
+      matched.push_back(col.variant.empty() ? col.label : col.label + ":" + col.variant);
+    }
+    return UsageError(fmt::format("baseline '{}' matches {} columns; name one as LABEL:VARIANT: {}",
+                                  want, hits.size(), fmt::join(matched, ", ")));
   }
   return hits[0];
 }
@@ -687,9 +695,10 @@ Status CheckTargetEffect(double pct) {
       "target effect {:g} is not a finite percentage > 0; give e.g. 2 for a 2 % change", pct));
 }
 
-Status CheckBaseline(const std::vector<CompareInput>& inputs, const std::string& baseline) {
+Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& baseline) {
   // With the variants as rows the columns are the labels, and the baseline is empty or a label.
-  if (VariantsAreRows(inputs, baseline)) return {};
+  if (VariantsAreRows(given, baseline)) return {};
+  const std::vector<CompareInput> inputs = AbValuesAsColumns(given);
   auto base = PickBaseline(GroupColumns(inputs), inputs, baseline);
   if (!base.ok()) return base.error();
   return {};
@@ -713,8 +722,27 @@ std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs) {
   return inputs;
 }
 
-std::vector<std::vector<CompareInput>> CompareParts(const std::vector<CompareInput>& inputs,
+std::vector<CompareInput> AbValuesAsColumns(std::vector<CompareInput> inputs) {
+  for (CompareInput& in : inputs) {
+    if (!in.run.run.contains("ab")) continue;
+    std::set<std::string> baseline_tags;
+    for (const BenchmarkResult& b : in.run.benchmarks) {
+      if (b.baseline) baseline_tags.insert(SplitAbVariant(b.variant).second);
+    }
+    for (BenchmarkResult& b : in.run.benchmarks) {
+      auto [own, tag] = SplitAbVariant(b.variant);
+      if (tag.empty() || own.empty()) continue;
+      b.name += " [" + own + "]";
+      b.variant = tag;
+      b.baseline = baseline_tags.count(tag) != 0;
+    }
+  }
+  return inputs;
+}
+
+std::vector<std::vector<CompareInput>> CompareParts(const std::vector<CompareInput>& given,
                                                     const std::string& baseline) {
+  const std::vector<CompareInput> inputs = AbValuesAsColumns(given);
   if (VariantsAreRows(inputs, baseline)) return {VariantsAsRows(inputs)};
   if (baseline.empty()) return SplitByVariantSet(inputs);
   return {inputs};

@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <set>
 
@@ -68,10 +67,7 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
     bool matched = false;
     for (const SuiteDef& def : Suites()) {
       for (const WorkloadDef& w : def.rows()) {
-        const std::string short_id = w.variant.empty() ? w.name : w.name + ":" + w.variant;
-        if (fnmatch(g.c_str(), WorkloadId(w).c_str(), 0) == 0 ||
-            fnmatch(g.c_str(), short_id.c_str(), 0) == 0 ||
-            fnmatch(g.c_str(), w.name.c_str(), 0) == 0) {
+        if (MatchesBenchGlob(g, w.name, w.params, w.variant)) {
           matched = true;
           add(w);
         }

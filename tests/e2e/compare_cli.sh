@@ -42,6 +42,11 @@ grep -q 'Samples per side' "$TMP/out" || fail "footer does not state the samples
 # merge into one configuration, which the user is told. (A second run: a copy with another time.)
 sed 's/"created": "[^"]*"/"created": "2026-01-02T03:04:05Z"/' variants.json >"$TMP/variants2.json"
 expect 0 "all 2 inputs have the label 'model', so they are runs of one configuration" -- compare variants.json "$TMP/variants2.json" --metrics mean
+# Two runs of one benchmark with one label: one column, and the warning names the shared label,
+# not "only one configuration given ... name a second file" (a second file was given).
+sed 's/"created": "[^"]*"/"created": "2026-01-02T03:04:05Z"/' kbase_1.json >"$TMP/kbase_again.json"
+expect 0 "all 2 inputs have the label 'kbase'" -- compare kbase_1.json "$TMP/kbase_again.json" --metrics mean
+grep -q 'only one configuration given' "$TMP/err" && fail "same label: the wrong warning too: $(cat "$TMP/err")"
 # One run given twice (or a file and its store id) would count as two runs that agree exactly.
 expect 2 "'variants.json' and 'variants.json' are the same run" -- compare variants.json variants.json --metrics mean
 expect 2 "are the same run" -- compare kbase_1.json kbase_2.json kbase_1.json kplus5_1.json kplus5_2.json kplus5_3.json

@@ -114,6 +114,10 @@ if [ "$(id -u)" -eq 0 ]; then
   expect_stderr "made by uid 65534" "foreign link: names its owner"
   expect_exit 2 "run --store through another user's link" -- "$k" run "${quick[@]}" --store "$TMP/shared/s.db" -o "$TMP/ok.json"
   expect_exit 2 "results list --store through another user's link" -- "$k" results list --store "$TMP/shared/s.db"
+  # A dangling one (pointing where no store is yet) is refused too, not taken for "no store yet".
+  ln -s "$TMP/nothing-here.db" "$TMP/shared/dangling.db" && chown -h 65534:65534 "$TMP/shared/dangling.db"
+  expect_exit 2 "results list --store through another user's dangling link" -- "$k" results list --store "$TMP/shared/dangling.db"
+  expect_stderr "made by uid 65534" "dangling foreign link: names its owner"
   [ "$(cat "$TMP/victim")" = precious ] && pass "foreign links: the target is untouched" ||
     fail "foreign links: the target was written"
   [ ! -e "$TMP/ok.json" ] && pass "foreign store link: refused before measuring" || fail "measured anyway"
