@@ -1271,6 +1271,31 @@ TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
   EXPECT_LE(r.plan.mdc, 0.02);
 }
 
+// The cost of a repetition is iterations x mean in the row's unit: 1000 calls of 2 s are
+// 2000 s whatever the unit is called (plan once took "s" for ns and planned 1e9 times too
+// cheap); and a configuration whose runs disagree on the unit is refused, as compare refuses it.
+TEST(Plan, RepetitionCostFollowsTheUnitAndUnitsMustAgree) {
+  std::vector<CompareInput> in;
+  for (double m : {2.0, 2.1, 2.2}) in.push_back(Input("k", {Bench("s/build", {m - 0.1, m + 0.1})}));
+  for (CompareInput& i : in) i.run.benchmarks[0].unit = "s";
+  PlanOptions o;
+  o.metrics = {"mean"};
+  o.target_pct = 5;
+  auto rows = BuildPlan(in, o);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_NEAR((*rows)[0].cost_repetition_s, 1000 * 2.1, 1e-9);
+  for (CompareInput& i : in) i.run.benchmarks[0].unit = "ms";
+  rows = BuildPlan(in, o);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_NEAR((*rows)[0].cost_repetition_s, 1000 * 2.1e-3, 1e-12);
+  in[1].run.benchmarks[0].unit = "s";
+  rows = BuildPlan(in, o);
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.error().exit_code, kExitUsage);
+  EXPECT_NE(rows.error().message.find("has unit 'ms'"), std::string::npos) << rows.error().message;
+}
+
 TEST(Metrics, ParseMetricList) {
   auto m = ParseMetricList("mean,,p99");
   ASSERT_TRUE(m.ok());

@@ -121,4 +121,57 @@ Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
   return {};
 }
 
+Keys RowKeys(const ColumnSet& set, const std::vector<size_t>& order,
+             const std::vector<CompareInput>& inputs) {
+  Keys keys;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (size_t c : order) {
+    for (size_t i : set.runs[c]) {
+      for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
+        if (b.variant != set.columns[c].variant) continue;
+        if (!seen.insert({b.name, b.params.dump()}).second) continue;
+        if (!keys.by_name.count(b.name)) keys.names.push_back(b.name);
+        keys.by_name[b.name].push_back({b.name, b.params});
+      }
+    }
+  }
+  return keys;
+}
+
+Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
+                               const std::vector<size_t>& order,
+                               const std::vector<CompareInput>& inputs) {
+  KeyEntries e;
+  std::string params_dump = key.params.dump(), unit_col;
+  for (size_t c : order) {
+    e.by_column.emplace_back();
+    for (size_t i : set.runs[c]) {
+      e.by_column.back().emplace_back();
+      for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
+        if (b.name != key.name || b.variant != set.columns[c].variant ||
+            b.params.dump() != params_dump)
+          continue;
+        if (unit_col.empty()) {
+          e.unit = b.unit;
+          e.lower_is_better = b.lower_is_better;
+          unit_col = set.columns[c].name;
+        } else if (b.unit != e.unit) {
+          return UsageError(fmt::format(
+              "benchmark '{}' has unit '{}' in '{}' but '{}' in '{}'; compare results measured "
+              "in the same unit",
+              key.name, e.unit, unit_col, b.unit, set.columns[c].name));
+        } else if (b.lower_is_better != e.lower_is_better) {
+          return UsageError(fmt::format(
+              "benchmark '{}' is lower-is-better in '{}' but higher-is-better in '{}', so (R) and "
+              "(I) would contradict each other; fix lower_is_better in the edited file",
+              key.name, e.lower_is_better ? unit_col : set.columns[c].name,
+              e.lower_is_better ? set.columns[c].name : unit_col));
+        }
+        e.by_column.back().back().push_back(&b);
+      }
+    }
+  }
+  return e;
+}
+
 }  // namespace kstacklab

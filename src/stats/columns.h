@@ -2,6 +2,7 @@
 // column per label x variant (DESIGN.md "Statistics": a configuration is a label).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,5 +26,29 @@ struct ColumnSet {
 // names: the label, label:variant, or the variant alone when all inputs share one label.
 ColumnSet GroupColumns(const std::vector<CompareInput>& inputs);
 std::string EffectiveLabel(const CompareInput& input);
+
+// Row keys: (name, params) in order of first appearance over the columns in `order`, grouped
+// by name.
+struct Key {
+  std::string name;
+  Json params;
+};
+struct Keys {
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<Key>> by_name;
+};
+Keys RowKeys(const ColumnSet& set, const std::vector<size_t>& order,
+             const std::vector<CompareInput>& inputs);
+
+// Entries of one row key: per column in `order`, per run of the column. UsageError when the key
+// has two units, or both directions (lower/higher is better), among them.
+struct KeyEntries {
+  std::vector<std::vector<std::vector<const BenchmarkResult*>>> by_column;
+  std::string unit;
+  bool lower_is_better = true;
+};
+Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
+                               const std::vector<size_t>& order,
+                               const std::vector<CompareInput>& inputs);
 
 }  // namespace kstacklab

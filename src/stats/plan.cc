@@ -37,8 +37,7 @@ double RepetitionSeconds(const std::vector<std::vector<const BenchmarkResult*>>&
       for (const Repetition& r : b->repetitions) {
         auto it = r.metrics.find("mean");
         if (it == r.metrics.end()) continue;
-        double scale = b->unit == "us" ? 1e-6 : b->unit == "ms" ? 1e-3 : 1e-9;
-        sum += static_cast<double>(r.iterations) * it->second * scale;
+        sum += static_cast<double>(r.iterations) * it->second * NsPerUnit(b->unit) * 1e-9;
         ++n;
       }
     }
@@ -93,30 +92,23 @@ Expected<std::vector<PlanRow>> BuildPlan(const std::vector<CompareInput>& inputs
   ColumnSet set = GroupColumns(inputs);
   std::vector<PlanRow> rows;
   for (size_t c = 0; c < set.columns.size(); ++c) {
-    // Row keys of this column: (name, params) of its first run holding them, in order.
+    // The rows of this column, grouped as compare groups them (one unit per row).
     const CompareColumn& col = set.columns[c];
-    std::vector<const BenchmarkResult*> keys;
-    for (size_t i : set.runs[c]) {
-      for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
-        if (b.variant != col.variant) continue;
-        bool seen = false;
-        for (const BenchmarkResult* k : keys)
-          seen = seen || (k->name == b.name && k->params == b.params);
-        if (!seen) keys.push_back(&b);
-      }
-    }
-    for (const BenchmarkResult* key : keys) {
-      std::vector<std::vector<const BenchmarkResult*>> runs;
-      for (size_t i : set.runs[c]) {
-        runs.emplace_back();
-        for (const BenchmarkResult& b : inputs[i].run.benchmarks)
-          if (b.variant == col.variant && b.name == key->name && b.params == key->params)
-            runs.back().push_back(&b);
-      }
-      for (const std::string& m : options.metrics) {
-        CellSamples s = SamplesOf(runs, m);
-        if (s.samples.empty()) continue;
-        rows.push_back(PlanCell(col, *key, runs, m, options, s));
+    const Keys keys = RowKeys(set, {c}, inputs);
+    for (const std::string& name : keys.names) {
+      for (const Key& key : keys.by_name.at(name)) {
+        auto entries = EntriesOf(key, set, {c}, inputs);
+        if (!entries.ok()) return entries.error();
+        const std::vector<std::vector<const BenchmarkResult*>>& runs = entries->by_column[0];
+        const BenchmarkResult* first = nullptr;
+        for (const auto& run : runs) {
+          if (first == nullptr && !run.empty()) first = run.front();
+        }
+        for (const std::string& m : options.metrics) {
+          CellSamples s = SamplesOf(runs, m);
+          if (s.samples.empty()) continue;
+          rows.push_back(PlanCell(col, *first, runs, m, options, s));
+        }
       }
     }
   }
