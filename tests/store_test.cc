@@ -418,7 +418,7 @@ TEST_F(StoreTest, LoadResultInputResolvesStoreIds) {
 
 TEST(StoreFields, KernelAndHostComeFromTheCapture) {
   RunResult r;
-  r.environment = Json{{"kernel", {{"release", "6.18.44"}, {"nodename", "box"}}}};
+  r.environment = Json{{"kernel", {{"release", "6.18.44"}, {"hostname", "box"}}}};
   EXPECT_EQ(StoredKernelRelease(r), "6.18.44");
   EXPECT_EQ(StoredHost(r), "box");
   r.environment = Json{{"kernel", {{"release", nullptr}}}};

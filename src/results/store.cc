@@ -143,13 +143,7 @@ std::string StoredKernelRelease(const RunResult& result) {
 }
 
 std::string StoredHost(const RunResult& result) {
-  // Where the environment capture keeps the node name; the first string found wins.
-  for (const char* p : {"/host/hostname", "/host/name", "/kernel/hostname", "/kernel/nodename",
-                        "/hostname", "/host"}) {
-    std::string s = StringAt(result.environment, p);
-    if (!s.empty()) return s;
-  }
-  return std::string();
+  return StringAt(result.environment, "/kernel/hostname");  // where the capture keeps it
 }
 
 namespace {
