@@ -492,6 +492,27 @@ TEST(EnvironmentWarnings, EachCodeAndRemedy) {
   EXPECT_TRUE(EnvironmentWarnings(release).empty());
 }
 
+// The clocksource remedy depends on whether the kernel offers the TSC: a guest listing only its
+// paravirtual clock cannot switch, and is told so instead of a boot option that does nothing.
+TEST(EnvironmentWarnings, ClocksourceRemedyFollowsWhatTheKernelOffers) {
+  auto remedy = [](const char* available) {
+    Json env = {{"cpu",
+                 {{"flags", {{"constant_tsc", true}, {"nonstop_tsc", true}}},
+                  {"clocksource", "kvm-clock"},
+                  {"clocksources_available", available}}}};
+    for (const EnvWarning& w : EnvironmentWarnings(env)) {
+      if (w.code == "clocksource") return w.remedy;
+    }
+    return std::string("(no clocksource warning)");
+  };
+  EXPECT_NE(remedy("kvm-clock tsc hpet").find("write tsc to"), std::string::npos);
+  const std::string only_pv = remedy("kvm-clock");
+  EXPECT_NE(only_pv.find("offers no TSC clocksource here (available: kvm-clock)"),
+            std::string::npos)
+      << only_pv;
+  EXPECT_EQ(only_pv.find("tsc=reliable"), std::string::npos) << only_pv;
+}
+
 TEST(EnvironmentSummary, GroupedAlignedLines) {
   Json env = Capture("x86_vm_gz");
   std::string text = EnvironmentSummary(env);

@@ -717,7 +717,9 @@ Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const Run
   if (ab_specs.empty()) return RunWorkloads(rows, options, clock, stop, progress);
   if (ab_specs.size() > 1) {
     return UsageError(
-        fmt::format("one A/B knob per run, got {}: {}", ab_specs.size(), fmt::join(ab_specs, ",")));
+        fmt::format("--ab: one A/B knob per run, got {}: {}; give --ab once (measure the other "
+                    "knob in a run of its own)",
+                    ab_specs.size(), fmt::join(ab_specs, " ")));
   }
   auto spec = ParseAbSpec(ab_specs[0]);
   if (!spec.ok()) return spec.error();

@@ -112,8 +112,8 @@ std::string StepAndStallNotes(const RunResult& run) {
   if (!coarse.empty()) {
     out += fmt::format(
         "# timer step {:.1f} ns: p50 below {:g} steps in {}: their per-call percentiles move in "
-        "steps of {:.1f} ns and show the timer, not the call; measure their cost in loop timing "
-        "mode (a mean over a batch) or by batching calls inside the timed region\n",
+        "steps of {:.1f} ns and show the timer, not the call; compare their means, or measure "
+        "them with --timing loop (a mean over a batch)\n",
         step, kTimerStepNoteSteps, fmt::join(coarse, ", "), step);
   }
   if (!beyond.empty()) {

@@ -81,13 +81,24 @@ std::vector<EnvWarning> EnvironmentWarnings(const Json& env) {
   }
   const std::string* clocksource = Str(Find(env, {"cpu", "clocksource"}));
   if (clocksource && *clocksource != "tsc" && constant != nullptr && !constant->is_null()) {
-    out.push_back({"clocksource",
-                   fmt::format("the clocksource is '{}', not 'tsc': clock_gettime() is slower "
-                               "and coarser",
-                               *clocksource),
-                   "check dmesg for why the TSC was rejected; with a stable TSC boot with "
-                   "tsc=reliable or write tsc to "
-                   "/sys/devices/system/clocksource/clocksource0/current_clocksource"});
+    // The remedy depends on whether the kernel offers the TSC at all: a guest whose hypervisor
+    // hides a stable TSC lists only its paravirtual clock, and no boot option brings the TSC back.
+    const std::string* available = Str(Find(env, {"cpu", "clocksources_available"}));
+    const bool tsc_offered =
+        available == nullptr || (" " + *available + " ").find(" tsc ") != std::string::npos;
+    out.push_back(
+        {"clocksource",
+         fmt::format("the clocksource is '{}', not 'tsc': clock_gettime() is slower and coarser",
+                     *clocksource),
+         tsc_offered ? "check dmesg for why the TSC was rejected; with a stable TSC write tsc to "
+                       "/sys/devices/system/clocksource/clocksource0/current_clocksource, or "
+                       "boot with tsc=reliable"
+                     : fmt::format("the kernel offers no TSC clocksource here (available: {}), "
+                                   "so nothing on this guest can switch it; kstacklab's timed "
+                                   "calls read the TSC directly (timer.source) and are not "
+                                   "affected; for clock_gettime-based peers use a host that "
+                                   "exposes a stable TSC",
+                                   *available)});
   }
   const std::string* governor = Str(Find(env, {"cpu", "governor"}));
   if (governor && *governor != "performance") {

@@ -66,7 +66,8 @@ std::string PkeysUnavailableReason() {
   }
   if (!CpuHasOspke()) {
     return "this CPU or kernel has no PKU (CPUID OSPKE clear; `pku`/`ospke` absent from "
-           "/proc/cpuinfo)";
+           "/proc/cpuinfo); run the pkeys rows on an Intel Xeon (Skylake-SP or later) or AMD Zen 3 "
+           "or later host with a kernel built with CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS";
   }
   int key = ::pkey_alloc(0, 0);
   if (key < 0) return fmt::format("pkey_alloc failed: {}", std::strerror(errno));
