@@ -133,10 +133,10 @@ inline bool ChangeBelowTimerStep(std::string_view metric, double base_ns, double
 }
 
 // For `compare`: true when `metric` is a PerCallMetric and the baseline's value lies in
-// (0, step) — above zero but below one timer step (less the tolerance above) (the larger of the two runs' steps): the
-// counter cannot resolve it, so a % change against it means nothing (a p50 of 0.0004 ns, the
-// mean of per-repetition p50s that are almost all 0, made a change of +1 230 000 %). False when
-// neither step is known or the value is NaN or <= 0 (that case has its own mark). Pure.
+// (0, step) — above zero but below one timer step (less the tolerance above) (the larger of the two
+// runs' steps): the counter cannot resolve it, so a % change against it means nothing (a p50 of
+// 0.0004 ns, the mean of per-repetition p50s that are almost all 0, made a change of +1 230 000 %).
+// False when neither step is known or the value is NaN or <= 0 (that case has its own mark). Pure.
 inline bool BaselineBelowTimerStep(std::string_view metric, double base_ns,
                                    std::optional<double> base_step_ns,
                                    std::optional<double> variant_step_ns) {
