@@ -329,6 +329,15 @@ TEST(DiagnoseInputsTest, CounterInputsIncreaseRandomOnesDoNot) {
   EXPECT_EQ(InferDesign(false, false, true, t).state, "per-cpu-counter");
 }
 
+// A per-CPU counter is both the plain-XOR era (v5.13-v6.8) and the ror32 era: BTF cannot tell
+// them apart, so the design line must not claim ror32 for both; the offset geometry tells.
+TEST(InferDesignTest, PerCpuCounterNamesBothMixings) {
+  const std::string s = InferDesign(false, false, true, InputDiagnosis{}).summary;
+  EXPECT_NE(s.find("ror32(state, 5) ^ input"), std::string::npos) << s;
+  EXPECT_NE(s.find("state ^ input"), std::string::npos) << s;
+  EXPECT_NE(s.find("offset geometry"), std::string::npos) << s;
+}
+
 TEST(RecordsCsvTest, RoundTripAndErrors) {
   std::vector<LiveRecord> recs = {At(16, 7, 1), At(0, 8, 0)};
   recs[0].task_state = 0xdeadbeef;

@@ -300,8 +300,9 @@ KernelDesign InferDesign(bool btf_task_field, bool btf_prng_state, bool btf_perc
         k.input == "tsc-like" ? "increases like a time-stamp counter (rdtsc)" : k.input);
   } else if (k.state == "per-cpu-counter") {
     k.summary =
-        "per-CPU counter (kstack_offset): state = ror32(state, 5) ^ input at each return "
-        "to user mode";
+        "per-CPU counter (kstack_offset): state = ror32(state, 5) ^ input at each return to user "
+        "mode since v6.9 (and stable 5.15.155, 6.1.86, 6.6.27), state = state ^ input before; "
+        "the offset geometry tells which";
   } else {
     k.summary = "design not identified from BTF";
   }
