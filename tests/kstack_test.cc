@@ -429,6 +429,64 @@ TEST(KstackApply, HandlerFrameMovesByTheMaskedOffset) {
   EXPECT_EQ(p.exits, 67);
 }
 
+// The plain-XOR era (v5.13-v6.8): the state is the XOR of pre-masked inputs, so only the input
+// mask's bits reach the alloca; the compiler then rounds up (kernel-facts §5.4-5.5, apply.h).
+TEST(OffsetGeometryTest, PlainXorEraGeometries) {
+  const OffsetGeometry& x86 = kGeometryPreV69X86;  // rdtsc() & 0xFF, rounded up to 8 (GCC)
+  EXPECT_EQ(x86.Apply(0), 0u);
+  EXPECT_EQ(x86.Apply(1), 8u);
+  EXPECT_EQ(x86.Apply(0xF8), 248u);
+  EXPECT_EQ(x86.Apply(0xF9), 256u);
+  EXPECT_EQ(x86.Apply(0xFFFFFF01u), 8u);  // bits 8 and up never reach the alloca
+  EXPECT_EQ(x86.max(), 256u);
+  EXPECT_EQ(x86.count(), 33u);
+  // Of the 256 values of x & 0xFF (each 4 times in 1024): 1 gives 0, 8 each offset 8..248, 7 give
+  // 256.
+  EXPECT_DOUBLE_EQ(x86.Probability(0), 4.0 / 1024);
+  EXPECT_DOUBLE_EQ(x86.Probability(1), 32.0 / 1024);
+  EXPECT_DOUBLE_EQ(x86.Probability(32), 28.0 / 1024);
+  const OffsetGeometry& clang = kGeometryPreV69X86Clang;  // the same, rounded up to 16 (clang)
+  EXPECT_EQ(clang.Apply(1), 16u);
+  EXPECT_EQ(clang.Apply(0xFF), 256u);
+  EXPECT_EQ(clang.count(), 17u);
+  EXPECT_DOUBLE_EQ(clang.Probability(0), 4.0 / 1024);
+  EXPECT_DOUBLE_EQ(clang.Probability(16), 60.0 / 1024);
+  const OffsetGeometry& arm64 = kGeometryPreV69Arm64;  // random & 0x1FF, rounded up to 16
+  EXPECT_EQ(arm64.Apply(0x1F0), 496u);
+  EXPECT_EQ(arm64.Apply(0x1F1), 512u);
+  EXPECT_EQ(arm64.Apply(0x200), 0u);
+  EXPECT_EQ(arm64.count(), 33u);
+  EXPECT_DOUBLE_EQ(arm64.Probability(0), 2.0 / 1024);
+  EXPECT_DOUBLE_EQ(arm64.Probability(1), 32.0 / 1024);
+  EXPECT_DOUBLE_EQ(arm64.Probability(32), 30.0 / 1024);
+}
+
+// One row per distinct distribution of offsets: two eras or arches that give the same offsets
+// share a row (named in it), since no sample could tell them apart; and every row's
+// probabilities add up to 1.
+TEST(OffsetGeometryTest, TableHasOneRowPerDistinctDistribution) {
+  std::set<std::vector<uint32_t>> seen;
+  for (const OffsetGeometry& g : kGeometries) {
+    std::vector<uint32_t> offsets;
+    for (uint32_t x = 0; x < 1024; ++x) offsets.push_back(g.Apply(x));
+    EXPECT_TRUE(seen.insert(offsets).second) << g.name;
+    EXPECT_LE(g.count(), kMaxOffsetCount) << g.name;
+    double total = 0;
+    for (uint32_t b = 0; b < g.count(); ++b) {
+      EXPECT_GT(g.Probability(b), 0.0) << g.name << " bin " << b;
+      total += g.Probability(b);
+    }
+    EXPECT_DOUBLE_EQ(total, 1.0) << g.name;
+    EXPECT_NE(std::string(g.name).find(std::to_string(g.count()) + " offsets"), std::string::npos)
+        << g.name;
+  }
+  EXPECT_EQ(seen.size(), std::size(kGeometries));
+  // The row both arm64 and clang-built x86-64 give in the ror32 era names both.
+  const std::string shared = kGeometryPreV611Align16.name;
+  EXPECT_NE(shared.find("arm64"), std::string::npos);
+  EXPECT_NE(shared.find("x86-64 built with clang"), std::string::npos);
+}
+
 TEST(KstackApply, TableSyscallRunsEveryPolicy) {
   for (const PolicyDef& def : Policies()) {
     SCOPED_TRACE(def.name);

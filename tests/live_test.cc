@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -112,6 +113,105 @@ TEST(DeriveOffsetsTest, OlderKernelMissingOffsetZeroIsAnchoredAtOffset1024) {
   EXPECT_EQ(d->offsets, (std::vector<uint32_t>{8, 1024, 16}));
   EXPECT_EQ(d->anchor_height, kAnchor);
   EXPECT_EQ(d->state_agreeing, 3u);  // geometry.Apply(task_state), rounding included
+}
+
+// Records whose offsets are g.Apply of every state 0..1023 `reps` times: exactly g's ideal
+// distribution.
+std::vector<LiveRecord> IdealRecords(const kstack::OffsetGeometry& g, int reps,
+                                     std::vector<uint32_t>* offsets) {
+  std::vector<LiveRecord> recs;
+  for (int rep = 0; rep < reps; ++rep) {
+    for (uint32_t x = 0; x < 1024; ++x) {
+      offsets->push_back(g.Apply(x));
+      recs.push_back(At(g.Apply(x)));
+    }
+  }
+  return recs;
+}
+
+// Synthetic samples of every era and arch: the fit names the geometry that made them, with its
+// number of offsets, and gets every offset right — also the plain-XOR era (v5.13-v6.8), which
+// has fewer offsets than any later kernel.
+TEST(DeriveOffsetsTest, NamesTheEraOfEveryGeometry) {
+  for (const kstack::OffsetGeometry& g : kstack::kGeometries) {
+    std::vector<uint32_t> offsets;
+    const std::vector<LiveRecord> recs = IdealRecords(g, 16, &offsets);
+    auto d = DeriveOffsets(recs);
+    ASSERT_TRUE(d.ok()) << g.name << ": " << d.error().message;
+    EXPECT_STREQ(d->geometry.name, g.name);
+    EXPECT_EQ(d->geometry.count(), g.count()) << g.name;
+    EXPECT_EQ(d->offsets, offsets) << g.name;
+    EXPECT_EQ(d->spread, g.max()) << g.name;
+    EXPECT_TRUE(d->also_consistent.empty()) << g.name << " also: " << d->also_consistent[0].name;
+    // Random states instead of every state: the same answer.
+    std::mt19937 gen(7);
+    std::vector<LiveRecord> drawn;
+    std::vector<uint32_t> drawn_offsets;
+    for (int i = 0; i < 4096; ++i) {
+      drawn_offsets.push_back(g.Apply(static_cast<uint32_t>(gen())));
+      drawn.push_back(At(drawn_offsets.back()));
+    }
+    auto r = DeriveOffsets(drawn);
+    ASSERT_TRUE(r.ok()) << g.name << ": " << r.error().message;
+    EXPECT_STREQ(r->geometry.name, g.name);
+    EXPECT_EQ(r->offsets, drawn_offsets) << g.name;
+  }
+  // The x86-64 plain-XOR era by hand: 33 offsets {0, 8, ..., 256}, about 5 bits (1/256 for 0,
+  // 8/256 for 8..248, 7/256 for 256).
+  std::vector<uint32_t> offsets;
+  auto x86 = DeriveOffsets(IdealRecords(kstack::kGeometryPreV69X86, 1, &offsets));
+  ASSERT_TRUE(x86.ok());
+  EXPECT_EQ(x86->geometry.mask, 0xFFu);
+  EXPECT_EQ(x86->geometry.align, 8u);
+  EXPECT_EQ(x86->geometry.count(), 33u);
+  EXPECT_NE(std::string(x86->geometry.name).find("v5.13-v6.8"), std::string::npos);
+  const double bits = -(1.0 / 256 * std::log2(1.0 / 256) + 31 * 8.0 / 256 * std::log2(8.0 / 256) +
+                        7.0 / 256 * std::log2(7.0 / 256));
+  EXPECT_NEAR(analysis::IdealShannonBits(x86->geometry), bits, 1e-12);
+  EXPECT_NEAR(bits, 5.017, 0.001);
+  // ... and arm64's: 33 offsets {0, 16, ..., 512}.
+  offsets.clear();
+  auto arm64 = DeriveOffsets(IdealRecords(kstack::kGeometryPreV69Arm64, 1, &offsets));
+  ASSERT_TRUE(arm64.ok());
+  EXPECT_EQ(arm64->geometry.max(), 512u);
+  EXPECT_EQ(arm64->geometry.count(), 33u);
+  EXPECT_EQ(arm64->offsets, offsets);
+}
+
+TEST(DeriveOffsetsTest, PlainXorEraMissingOffsetZeroIsAnchoredAtItsLargestOffset) {
+  // x86-64 before v6.9: heights spanning 248 bytes in steps of 8. Offset 0 (1 in 256 draws) is
+  // the end not seen, not 256 (7 in 256).
+  auto d = DeriveOffsets(std::vector<LiveRecord>{At(8), At(256), At(128), At(16)});
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->geometry.count(), 33u);
+  EXPECT_EQ(d->offsets, (std::vector<uint32_t>{8, 256, 128, 16}));
+  EXPECT_EQ(d->anchor_height, kAnchor);
+}
+
+// Where the heights fit two geometries about as well, both are named; more samples decide.
+TEST(DeriveOffsetsTest, NamesTheGeometriesTheHeightsCannotTellApart) {
+  // Offsets 16..1024 once each: the ror32 era rounded to 16 with offset 0 (1 in 1024) not drawn,
+  // or v6.11+ shifted by 16 — 15/16 as likely. v6.11+ (fewer offsets) is taken, the other named.
+  std::vector<LiveRecord> few;
+  for (uint32_t o = 16; o <= 1024; o += 16) few.push_back(At(o));
+  auto d = DeriveOffsets(few);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_STREQ(d->geometry.name, kstack::kGeometryV611.name);
+  ASSERT_EQ(d->also_consistent.size(), 1u);
+  EXPECT_STREQ(d->also_consistent[0].name, kstack::kGeometryPreV611Align16.name);
+  // 100 draws of each: (15/16)^100 < 0.002, below kAlsoConsistentLikelihood.
+  std::vector<LiveRecord> many;
+  for (int rep = 0; rep < 100; ++rep) many.insert(many.end(), few.begin(), few.end());
+  auto m = DeriveOffsets(many);
+  ASSERT_TRUE(m.ok());
+  EXPECT_STREQ(m->geometry.name, kstack::kGeometryV611.name);
+  EXPECT_TRUE(m->also_consistent.empty());
+  // Every height equal (randomization off): nothing to fit; the first row, offset 0.
+  auto same = DeriveOffsets(std::vector<LiveRecord>{At(0), At(0), At(0)});
+  ASSERT_TRUE(same.ok());
+  EXPECT_STREQ(same->geometry.name, kstack::kGeometries[0].name);
+  EXPECT_EQ(same->offsets, (std::vector<uint32_t>{0, 0, 0}));
+  EXPECT_TRUE(same->also_consistent.empty());
 }
 
 TEST(MutualInformationTest, HandComputed) {
@@ -227,6 +327,15 @@ TEST(DiagnoseInputsTest, CounterInputsIncreaseRandomOnesDoNot) {
   EXPECT_EQ(InferDesign(false, false, false, InputDiagnosis{}).state, "unknown");
   EXPECT_EQ(InferDesign(true, true, false, t).state, "per-cpu-prng");
   EXPECT_EQ(InferDesign(false, false, true, t).state, "per-cpu-counter");
+}
+
+// A per-CPU counter is both the plain-XOR era (v5.13-v6.8) and the ror32 era: BTF cannot tell
+// them apart, so the design line must not claim ror32 for both; the offset geometry tells.
+TEST(InferDesignTest, PerCpuCounterNamesBothMixings) {
+  const std::string s = InferDesign(false, false, true, InputDiagnosis{}).summary;
+  EXPECT_NE(s.find("ror32(state, 5) ^ input"), std::string::npos) << s;
+  EXPECT_NE(s.find("state ^ input"), std::string::npos) << s;
+  EXPECT_NE(s.find("offset geometry"), std::string::npos) << s;
 }
 
 TEST(RecordsCsvTest, RoundTripAndErrors) {

@@ -46,24 +46,34 @@ inline constexpr uint32_t kHasTaskState = 1;
 // the same call path to sys_exit, height = H0 - offset where H0 is the height at offset 0 (a
 // constant of the kernel build).
 //
-// The kernel's offset geometry (kstack::OffsetGeometry) is read off the heights: a spread of at
-// most 1008 bytes in steps of 16 is v6.11+ (x & 0x3F0); a spread of at most 1024 in steps of 8
-// (x86-64) or 16 is v5.13-v6.10 (x & 0x3FF rounded up to the stack alignment), as on Debian 12's
-// 6.1 kernel. H0 is the largest height seen — exact once offset 0 has been drawn: 1 - (63/64)^n
-// for v6.11+ (n = 4096: 1 - 1e-28) — except for an older kernel whose heights span 1016 bytes:
-// there offset 0 (1 draw in 1024) is the end most likely missing, so the smallest height is taken
-// as offset 1024 (7 draws in 1024).
+// The kernel's offset geometry is read off the heights: the row of kstack::kGeometries, with H0,
+// under whose ideal distribution the heights are most likely (maximum likelihood). So a spread of
+// 1008 bytes in steps of 16 is v6.11+, 1024 in steps of 8 the ror32 era on x86-64, 256 in steps of
+// 8 the plain-XOR era on x86-64 (v5.13-v6.8, and stable kernels before April 2024), and so on.
+// H0 is the largest height seen plus the offset the fit gives it: 0 whenever the heights span the
+// whole geometry (for v6.11+, once offset 0 has been drawn: 1 - (63/64)^n, n = 4096: 1 - 1e-28).
+// When they span one step less, the likelier missing end is taken: for v6.11+ (uniform) offset
+// 1008, for the older geometries offset 0 (1 draw in 1024 for x86-64 in the ror32 era, against 7
+// for its largest offset). Every height equal (randomization off, or one record): the first row,
+// offset 0.
 struct DerivedOffsets {
   std::vector<uint32_t> offsets;  // one per record, same order: H0 - height
   kstack::OffsetGeometry geometry = kstack::kGeometryV611;
   uint64_t anchor_height = 0;  // H0
   uint64_t spread = 0;         // max height - min height (<= geometry.max() for one call path)
+  // Other rows of kstack::kGeometries under which the heights are at least
+  // kAlsoConsistentLikelihood as likely as under `geometry`: the samples cannot tell them apart
+  // (few samples, or an end offset not drawn); more samples can.
+  std::vector<kstack::OffsetGeometry> also_consistent;
   // Records whose kernel-side state was available (kHasTaskState) and whose offset equals
   // geometry.Apply(task_state) — the independent check of the derivation, and how many were
   // checkable.
   uint64_t state_checked = 0;
   uint64_t state_agreeing = 0;
 };
+
+// The likelihood ratio above which DerivedOffsets names another geometry as also consistent.
+inline constexpr double kAlsoConsistentLikelihood = 0.05;
 
 // RuntimeError when there are no records, a local is not above its stack base or more than
 // 64 KiB above it (not on the task stack), or the heights fit no geometry: a spread over 1024

@@ -45,13 +45,20 @@ std::string Verdict(uint64_t correct, uint64_t predicted, double p) {
 }
 
 // The chance level of a live report: `chance` for the kernel's offset geometry, and what it is.
-void SetChance(const kstack::OffsetGeometry& g, double chance, const char* what,
+void SetChance(const live::DerivedOffsets& d, double chance, const char* what,
                analysis::AttackReport* rep) {
+  const kstack::OffsetGeometry& g = d.geometry;
   rep->chance = chance;
   rep->chance_meaning = fmt::format("{}; offsets of this kernel: {}, {:.2f} bits ideal", what,
                                     g.name, analysis::IdealShannonBits(g));
   rep->notes.push_back(
       fmt::format("offset geometry (read off the sampled stack heights): {}", g.name));
+  for (const kstack::OffsetGeometry& alt : d.also_consistent) {
+    rep->notes.push_back(fmt::format(
+        "also consistent with the heights (more samples tell them apart; chance level above is "
+        "for the first): {}",
+        alt.name));
+  }
 }
 
 }  // namespace
@@ -66,7 +73,7 @@ Expected<analysis::AttackReport> TimerLiveReport(uint64_t calls) {
   analysis::AttackReport rep;
   rep.attack = "timer";
   rep.mode = "live";
-  SetChance(derived->geometry, analysis::BestBlindGuess(derived->geometry),
+  SetChance(*derived, analysis::BestBlindGuess(derived->geometry),
             "the best guess with no knowledge of the state", &rep);
   rep.claim =
       "the x86 counter design mixes rdtsc() into the offset at every return to user mode; an "
@@ -124,7 +131,7 @@ Expected<analysis::AttackReport> MigrationLiveReport(uint64_t rounds) {
   analysis::AttackReport rep;
   rep.attack = "migration";
   rep.mode = "live";
-  SetChance(derived->geometry, analysis::ChanceOfEqualOffsets(derived->geometry),
+  SetChance(*derived, analysis::ChanceOfEqualOffsets(derived->geometry),
             "two independent offsets equal", &rep);
   rep.claim =
       "a task migrated in the middle of a syscall never updates the old CPU's offset, so the "

@@ -124,8 +124,15 @@ void PrintKernelTable(const KernelReport& r) {
   }
   out += fmt::format(
       "\ngeometry (read off the heights): {}; ideal {:.4f} bits (Shannon), chi2 against that "
-      "ideal distribution\n\n",
+      "ideal distribution\n",
       g.name, analysis::IdealShannonBits(g));
+  for (const kstack::OffsetGeometry& alt : r.derived.also_consistent) {
+    out += fmt::format(
+        "also consistent with these heights (likelihood ratio >= {:g} against the geometry above; "
+        "more samples tell them apart): {}\n",
+        live::kAlsoConsistentLikelihood, alt.name);
+  }
+  out += "\n";
   out += RenderGrid(StatsTable(r));
   out +=
       "\nserial dependence: mutual information between offsets i and i+lag of the same thread "
@@ -152,6 +159,13 @@ void PrintKernelTable(const KernelReport& r) {
   std::fputs(out.c_str(), stdout);
 }
 
+// The names of the other geometries the heights fit about as well (DerivedOffsets).
+Json AlsoConsistentJson(const live::DerivedOffsets& d) {
+  Json names = Json::array();
+  for (const kstack::OffsetGeometry& g : d.also_consistent) names.push_back(g.name);
+  return names;
+}
+
 void PrintKernelJson(const KernelReport& r) {
   Json j = Json::object();
   j["mode"] = "kernel";
@@ -169,6 +183,7 @@ void PrintKernelJson(const KernelReport& r) {
                     {"max", g.max()},
                     {"count", g.count()},
                     {"ideal_shannon_bits", analysis::IdealShannonBits(g)}}},
+                  {"also_consistent", AlsoConsistentJson(r.derived)},
                   {"state_checked", r.derived.state_checked},
                   {"state_agreeing", r.derived.state_agreeing}};
   const analysis::EntropyStats& s = r.stats;

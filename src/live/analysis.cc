@@ -54,26 +54,67 @@ void Shuffle(std::vector<uint8_t>* v, uint64_t* state) {
   }
 }
 
-// The geometry the heights fit and the offset of the largest height (DerivedOffsets explains the
-// rules); RuntimeError when they fit none.
-Expected<std::pair<kstack::OffsetGeometry, uint64_t>> FitGeometry(uint64_t spread, uint64_t step) {
-  if (spread <= kstack::kGeometryV611.max() && step % kstack::kGeometryV611.align == 0) {
-    return {{kstack::kGeometryV611, 0}};
+// One geometry's explanation of the heights: the largest height is offset `top`, and the heights'
+// log-likelihood under the geometry's ideal distribution (kstack::OffsetGeometry::Probability).
+struct GeometryFit {
+  kstack::OffsetGeometry geometry;
+  uint64_t top = 0;
+  double log_likelihood = 0;
+};
+
+// The best `top` for g, given each depth below the largest height (a multiple of `step`) with its
+// number of records; nullopt when g cannot give these heights.
+std::optional<GeometryFit> FitOne(const kstack::OffsetGeometry& g,
+                                  const std::map<uint64_t, uint64_t>& depths, uint64_t spread,
+                                  uint64_t step) {
+  if (spread > g.max() || step % g.align != 0) return std::nullopt;
+  std::vector<double> log_p(g.count());
+  for (uint32_t bin = 0; bin < g.count(); ++bin) log_p[bin] = std::log(g.Probability(bin));
+  std::optional<GeometryFit> best;
+  for (uint64_t top = 0; top + spread <= g.max(); top += g.align) {
+    double ll = 0;
+    for (const auto& [depth, n] : depths) {
+      ll += static_cast<double>(n) * log_p[(top + depth) / g.align];
+    }
+    if (!best || ll > best->log_likelihood) best = GeometryFit{g, top, ll};  // ties: smaller top
   }
-  if (spread <= kstack::kGeometryPreV611X86.max() &&
-      step % kstack::kGeometryPreV611X86.align == 0) {
-    const kstack::OffsetGeometry g = step % kstack::kGeometryPreV611Align16.align == 0
-                                         ? kstack::kGeometryPreV611Align16
-                                         : kstack::kGeometryPreV611X86;
-    // Only the end at offset 0 missing: the smallest height is offset g.max().
-    const uint64_t top = spread == g.max() - g.align ? g.align : 0;
-    return {{g, top}};
+  return best;
+}
+
+struct FittedGeometry {
+  GeometryFit best;
+  std::vector<kstack::OffsetGeometry> also_consistent;
+};
+
+// The row of kstack::kGeometries that explains the heights best (DerivedOffsets explains the
+// rules; ties go to the earlier row); RuntimeError when no row can give them.
+Expected<FittedGeometry> FitGeometry(const std::map<uint64_t, uint64_t>& depths, uint64_t spread,
+                                     uint64_t step) {
+  if (spread == 0) return FittedGeometry{{kstack::kGeometries[0], 0, 0}, {}};
+  std::vector<GeometryFit> fits;
+  uint32_t widest = 0;
+  uint32_t finest = UINT32_MAX;
+  for (const kstack::OffsetGeometry& g : kstack::kGeometries) {
+    widest = std::max(widest, g.max());
+    finest = std::min(finest, g.align);
+    if (auto f = FitOne(g, depths, spread, step)) fits.push_back(*f);
   }
-  return RuntimeError(fmt::format(
-      "sampled stack heights span {} bytes in steps of {}: no kernel's KSTACK_OFFSET_MAX gives "
-      "that (v6.11+: at most 1008 in steps of 16; v5.13-v6.10: at most 1024 in steps of 8 or "
-      "16), so the records come from more than one call path to sys_exit; sample one syscall",
-      spread, step));
+  if (fits.empty()) {
+    return RuntimeError(fmt::format(
+        "sampled stack heights span {} bytes in steps of {}: no kernel's offsets give that (at "
+        "most {} bytes in steps of a multiple of {}), so the records come from more than one call "
+        "path to sys_exit; sample one syscall",
+        spread, step, widest, finest));
+  }
+  const auto best = std::max_element(fits.begin(), fits.end(), [](const auto& a, const auto& b) {
+    return a.log_likelihood < b.log_likelihood;
+  });
+  FittedGeometry out{*best, {}};
+  const double floor = best->log_likelihood + std::log(kAlsoConsistentLikelihood);
+  for (auto f = fits.begin(); f != fits.end(); ++f) {
+    if (f != best && f->log_likelihood >= floor) out.also_consistent.push_back(f->geometry);
+  }
+  return out;
 }
 
 }  // namespace
@@ -94,14 +135,20 @@ Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records) {
     lo = std::min(lo, h);
     hi = std::max(hi, h);
   }
-  uint64_t step = 0;  // gcd of the differences (0 when every height is the same)
-  for (const LiveRecord& r : records) step = std::gcd(step, r.local_addr - r.stack_base - lo);
-  auto fit = FitGeometry(hi - lo, step);
+  uint64_t step = 0;                    // gcd of the differences (0 when every height is the same)
+  std::map<uint64_t, uint64_t> depths;  // hi - height -> records
+  for (const LiveRecord& r : records) {
+    const uint64_t h = r.local_addr - r.stack_base;
+    step = std::gcd(step, h - lo);
+    ++depths[hi - h];
+  }
+  auto fit = FitGeometry(depths, hi - lo, step);
   if (!fit.ok()) return fit.error();
   DerivedOffsets d;
-  d.geometry = fit->first;
-  d.anchor_height = hi + fit->second;
+  d.geometry = fit->best.geometry;
+  d.anchor_height = hi + fit->best.top;
   d.spread = hi - lo;
+  d.also_consistent = std::move(fit->also_consistent);
   d.offsets.reserve(records.size());
   for (const LiveRecord& r : records) {
     const auto off = static_cast<uint32_t>(d.anchor_height - (r.local_addr - r.stack_base));
@@ -253,8 +300,9 @@ KernelDesign InferDesign(bool btf_task_field, bool btf_prng_state, bool btf_perc
         k.input == "tsc-like" ? "increases like a time-stamp counter (rdtsc)" : k.input);
   } else if (k.state == "per-cpu-counter") {
     k.summary =
-        "per-CPU counter (kstack_offset): state = ror32(state, 5) ^ input at each return "
-        "to user mode";
+        "per-CPU counter (kstack_offset): state = ror32(state, 5) ^ input at each return to user "
+        "mode since v6.9 (and stable 5.15.155, 6.1.86, 6.6.27), state = state ^ input before; "
+        "the offset geometry tells which";
   } else {
     k.summary = "design not identified from BTF";
   }

@@ -32,6 +32,49 @@ assert d["offsets"]["state_agreeing"] == 4096, d["offsets"]
 PY
 then pass "json parses and has the fields"; else fail "json: $(head -c 400 "$TMP/out")"; fi
 
+# A kernel of the plain-XOR era (x86-64, v5.13-v6.8): synthetic records whose offsets are
+# (x & 0xFF) rounded up to 8 for every x in 0..1023. The geometry, its 33 offsets and its ideal
+# (about 5.02 bits, not the 7.00 of the ror32 era) must follow.
+python3 - "$TMP/plain-xor.csv" <<'PY'
+import sys
+base, h0 = 0xffffc90000000000, 16032
+with open(sys.argv[1], "w") as f:
+    f.write("local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n")
+    for i in range(1024):
+        off = ((i & 0xFF) + 7) & ~7
+        f.write(f"{base + h0 - off:#x},{base:#x},{i},0,1,39,0,0\n")
+PY
+expect_exit 0 "entropy --kernel --records plain-XOR era" -- \
+  "$KSTACKLAB" entropy --kernel --records "$TMP/plain-xor.csv" --lags 1
+expect_stdout "plain-XOR era x86-64 (v5.13-v6.8" "plain-XOR era named"
+expect_stdout "33 offsets {0, 8, ..., 256}" "its 33 offsets named"
+expect_exit 0 "plain-XOR era --format json" -- \
+  "$KSTACKLAB" entropy --kernel --records "$TMP/plain-xor.csv" --lags 1 --format json
+if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["offsets"]["geometry"]
+assert g["count"] == 33 and g["max"] == 256 and g["align"] == 8 and g["mask"] == 255, g
+assert abs(g["ideal_shannon_bits"] - 5.017) < 0.001, g
+assert d["offsets"]["also_consistent"] == [], d["offsets"]
+assert d["entropy"]["distinct"] == 33 and d["entropy"]["chi_square_p"] > 0.99, d["entropy"]
+PY
+then pass "plain-XOR era json: 33 offsets, 5.02-bit ideal"; else fail "plain-XOR json: $(head -c 400 "$TMP/out")"; fi
+
+# Heights the samples cannot pin to one geometry: offsets 16..1024 once each fit v6.11+ and the
+# 65-offset ror32 geometry with offset 0 not drawn about equally; both are named.
+python3 - "$TMP/ambiguous.csv" <<'PY'
+import sys
+base, h0 = 0xffffc90000000000, 16032
+with open(sys.argv[1], "w") as f:
+    f.write("local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n")
+    for i, off in enumerate(range(16, 1025, 16)):
+        f.write(f"{base + h0 - off:#x},{base:#x},{i},0,1,39,0,0\n")
+PY
+expect_exit 0 "entropy --kernel --records ambiguous heights" -- \
+  "$KSTACKLAB" entropy --kernel --records "$TMP/ambiguous.csv" --lags 1
+expect_stdout "also consistent with these heights.*65 offsets" "the other geometry named"
+
 expect_exit 2 "--kernel with a policy" -- "$KSTACKLAB" entropy --kernel percpu-prng
 expect_stderr "drop the policy names" "policy with --kernel named"
 expect_exit 2 "--syscall unknown" -- "$KSTACKLAB" entropy --kernel --syscall nosuch
