@@ -88,6 +88,11 @@ Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, 
   return v;
 }
 
+Status CheckTableOrJson(const std::string& format) {
+  if (format == "table" || format == "json") return OkStatus();
+  return UsageError(fmt::format("--format {} is unknown; give table or json", format));
+}
+
 Error WithFlag(std::string_view flag, Error error) {
   error.message = fmt::format("{}: {}", flag, error.message);
   return error;

@@ -47,7 +47,12 @@ std::string StorePath(const std::string& store_flag);
 // Writes `text` to stdout, checked (WriteStdout); returns kExitOk or the Fail() exit code.
 int PrintStdout(std::string_view text);
 
-// Decimal or 0x-prefixed hexadecimal unsigned integer that fits in `bits` bits.
+// --format of the commands that print a table or JSON (attack, entropy): anything else is a
+// UsageError naming the two.
+Status CheckTableOrJson(const std::string& format);
+
+// Decimal or 0x-prefixed hexadecimal unsigned integer that fits in `bits` bits: for seeds, state
+// words and counters, which are bit patterns. Counts go through ParseCount.
 Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& flag, int bits = 64);
 
 // A finite decimal number (strtod syntax: 0.5, 24e6, 1e-320) within [lo, hi]. Two errors: "not a

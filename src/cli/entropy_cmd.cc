@@ -96,15 +96,9 @@ void PrintJson(const std::vector<Row>& rows, uint64_t samples) {
 
 int RunEntropy(const EntropyOptions& o) {
   if (o.kernel.kernel) return RunKernelEntropy(o.kernel, o.policies, o.samples, o.format);
-  auto samples = ParseUnsigned(o.samples, "--samples");
+  auto samples = ParseCount(o.samples, "--samples", kMinEntropySamples, kMaxSamples);
   if (!samples.ok()) return Fail(samples.error());
-  if (*samples < kMinEntropySamples || *samples > kMaxSamples) {
-    return Fail(UsageError(fmt::format("--samples {} is out of range; give {}..{}", o.samples,
-                                       kMinEntropySamples, kMaxSamples)));
-  }
-  if (o.format != "table" && o.format != "json") {
-    return Fail(UsageError(fmt::format("--format {} is unknown; give table or json", o.format)));
-  }
+  if (Status st = CheckTableOrJson(o.format); !st.ok()) return Fail(st.error());
   std::vector<const kstack::PolicyDef*> chosen;
   for (const std::string& name : o.policies) {
     const kstack::PolicyDef* def = kstack::FindPolicy(name);

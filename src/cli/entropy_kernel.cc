@@ -253,21 +253,13 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
         policies.front()));
   }
   KernelPlan plan;
-  auto samples = ParseUnsigned(samples_text, "--samples");
+  auto samples =
+      ParseCount(samples_text, "--samples (with --kernel)", kMinEntropySamples, kMaxKernelSamples);
   if (!samples.ok()) return samples.error();
-  if (*samples < kMinEntropySamples || *samples > kMaxKernelSamples) {
-    return UsageError(fmt::format("--samples {} is out of range with --kernel; give {}..{}",
-                                  samples_text, kMinEntropySamples, kMaxKernelSamples));
-  }
   plan.samples = *samples;
-  if (format != "table" && format != "json") {
-    return UsageError(fmt::format("--format {} is unknown; give table or json", format));
-  }
-  auto lags = ParseUnsigned(flags.lags, "--lags");
+  if (Status st = CheckTableOrJson(format); !st.ok()) return st.error();
+  auto lags = ParseCount(flags.lags, "--lags", 1, kMaxLags);
   if (!lags.ok()) return lags.error();
-  if (*lags < 1 || *lags > kMaxLags) {
-    return UsageError(fmt::format("--lags {} is out of range; give 1..{}", flags.lags, kMaxLags));
-  }
   plan.lags = *lags;
   for (const live::CollectableSyscall& s : live::CollectableSyscalls()) {
     if (flags.syscall == s.name) plan.syscall = &s;

@@ -52,12 +52,7 @@ class Out {
 };
 
 Expected<uint64_t> ParseRngCount(const std::string& text) {
-  auto n = ParseUnsigned(text, "--count");
-  if (!n.ok()) return n.error();
-  if (*n == 0 || *n > kMaxCount) {
-    return UsageError(fmt::format("--count {} is out of range; give 1..{}", text, kMaxCount));
-  }
-  return *n;
+  return ParseCount(text, "--count", 1, kMaxCount);
 }
 
 int RunPrandom(const CLI::App& sub, const RngOptions& o) {

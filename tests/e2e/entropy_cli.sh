@@ -40,8 +40,11 @@ expect_exit 2 "unknown policy" -- "$KSTACKLAB" entropy no-such-policy
 expect_stderr "unknown policy 'no-such-policy'" "unknown policy named"
 expect_stderr "percpu-prng" "valid names listed"
 expect_exit 2 "--samples 10" -- "$KSTACKLAB" entropy --samples 10
-expect_stderr "--samples 10 is out of range" "--samples range named"
+expect_stderr "--samples '10' is out of range: give a decimal integer from 64" "--samples range named"
 expect_exit 2 "--samples 100000001" -- "$KSTACKLAB" entropy off --samples 100000001
+# A count is decimal, as `run --iterations` takes it (0x40 is a bit pattern's notation).
+expect_exit 2 "--samples 0x40" -- "$KSTACKLAB" entropy off --samples 0x40
+expect_stderr "is not a plain decimal number" "--samples 0x40: refused as run refuses it"
 expect_exit 2 "--format xml" -- "$KSTACKLAB" entropy off --format xml
 expect_stderr "--format xml" "--format named"
 

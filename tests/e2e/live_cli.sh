@@ -80,7 +80,7 @@ expect_stderr "drop the policy names" "policy with --kernel named"
 expect_exit 2 "--syscall unknown" -- "$KSTACKLAB" entropy --kernel --syscall nosuch
 expect_stderr "--syscall nosuch is not supported" "unknown syscall named"
 expect_exit 2 "--lags 0" -- "$KSTACKLAB" entropy --kernel --lags 0
-expect_stderr "--lags 0 is out of range" "lags range named"
+expect_stderr "--lags '0' is out of range: give a decimal integer from 1 to 64" "lags range named"
 expect_exit 2 "--cpu 4096" -- "$KSTACKLAB" entropy --kernel --cpu 4096
 expect_stderr "--cpu '4096' is out of range" "cpu named"
 expect_exit 2 "--records missing file" -- "$KSTACKLAB" entropy --kernel --records "$TMP/nope.csv"

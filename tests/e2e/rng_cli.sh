@@ -112,7 +112,7 @@ expect_usage "prandom without seeding" "exactly one seeding" prandom --count 3
 expect_usage "prandom two seedings" "exactly one seeding" prandom --seed 1 --selftest-seed 1
 expect_usage "prandom bad state" "4 comma-separated" prandom --state 1,2,3
 expect_usage "prandom state word too big" "--state word" prandom --state 1,2,3,0x100000000
-expect_usage "count 0" "--count 0" prandom --seed 1 --count 0
+expect_usage "count 0" "--count '0' is out of range" prandom --seed 1 --count 0
 expect_usage "count huge" "--count" prandom --seed 1 --count 10000001
 expect_usage "count not a number" "--count" prandom --seed 1 --count ten
 expect_usage "chacha20 short key" "--key needs exactly 64 hex digits" chacha20 --key 0011 --nonce 000000000000000000000000
