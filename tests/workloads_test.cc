@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "kstacklab/erase.h"
 #include "kstacklab/workload.h"
 
 namespace kstacklab {
@@ -68,6 +69,28 @@ TEST(Workloads, GlobSelectsAndUnknownNamesAreUsageErrors) {
   EXPECT_NE(none.error().message.find("'nosuch/*'"), std::string::npos);
   EXPECT_EQ(bad_suite.error().message.find("--"), std::string::npos) << bad_suite.error().message;
   EXPECT_NE(bad_suite.error().message.find("'nosuch'"), std::string::npos);
+}
+
+// The erase suite is built from erase::kStrategies by index: every strategy of the table is a
+// row of erase/poison and of erase/syscall at every depth, with its own summary, and no other.
+TEST(Workloads, EraseRowsFollowTheStrategyTable) {
+  auto rows = SelectWorkloads({"erase"}, {});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  std::map<std::string, std::multiset<std::string>> variants;  // name -> variants over depths
+  for (const WorkloadDef& w : *rows) variants[w.name].insert(w.variant);
+  for (const erase::Strategy& st : erase::kStrategies) {
+    EXPECT_GE(variants["erase/poison"].count(st.name), 1u) << st.name;
+    EXPECT_EQ(variants["erase/poison"].count(st.name), variants["erase/poison"].count("memset"))
+        << st.name << ": one row per depth";
+    EXPECT_GE(variants["erase/syscall"].count(st.name), 1u) << st.name;
+    for (const WorkloadDef& w : *rows) {
+      if (w.name == "erase/poison" && w.variant == st.name) {
+        EXPECT_NE(w.summary.find(st.summary), std::string::npos) << w.summary;
+      }
+    }
+  }
+  const size_t depths = variants["erase/poison"].count("memset");
+  EXPECT_EQ(variants["erase/poison"].size(), depths * (std::size(erase::kStrategies) + 1));
 }
 
 TEST(Workloads, EveryRowIsCompleteAndItsCheckPasses) {

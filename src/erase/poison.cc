@@ -16,11 +16,6 @@
 #endif
 
 namespace kstacklab::erase {
-namespace {
-
-bool Always() { return true; }
-
-}  // namespace
 
 // The kernel's generic __stackleak_poison(): one 8-byte store per iteration. The store is
 // volatile so the compiler can neither vectorise the loop, unroll it into wider stores, nor
@@ -144,26 +139,6 @@ bool SimdAvailable() {
   return false;
 #endif
 }
-
-namespace {
-
-constexpr Strategy kStrategies[] = {
-    {"generic", "the kernel's generic loop: one 8-byte store per iteration (baseline)",
-     &PoisonGeneric, &Always},
-    {"unrolled", "memset64-style: eight scalar 8-byte stores per iteration", &PoisonUnrolled,
-     &Always},
-#if defined(__x86_64__)
-    {"rep-stos", "x86-64 `rep stosq` (fast-string microcode)", &PoisonRepStos, &Always},
-    {"simd", "AVX2 aligned 32-byte stores, 128 bytes per iteration (needs avx2)", &PoisonSimd,
-     &SimdAvailable},
-    {"nt", "SSE2 non-temporal 16-byte stores (movntdq) + sfence, bypassing the cache", &PoisonNt,
-     &Always},
-#elif defined(__aarch64__)
-    {"simd", "NEON 16-byte stores, 64 bytes per iteration", &PoisonSimd, &Always},
-#endif
-};
-
-}  // namespace
 
 std::span<const Strategy> Strategies() { return kStrategies; }
 

@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kstacklab/raw_syscall.h"
@@ -156,9 +158,11 @@ Expected<std::shared_ptr<void>> SetupSyscall(size_t depth, const char* name, boo
 
 // --- rows ---------------------------------------------------------------------------------------
 
-template <PoisonFn Fill>
-void AddPoison(std::vector<WorkloadDef>& rows, size_t depth, const char* name) {
-  const erase::Strategy* st = erase::FindStrategy(name);
+template <size_t I>
+void AddPoison(std::vector<WorkloadDef>& rows, size_t depth) {
+  constexpr const erase::Strategy* st = &erase::kStrategies[I];
+  constexpr PoisonFn Fill = st->fill;
+  const char* name = st->name;
   WorkloadDef w;
   w.name = "erase/poison";
   w.variant = name;
@@ -171,9 +175,11 @@ void AddPoison(std::vector<WorkloadDef>& rows, size_t depth, const char* name) {
   rows.push_back(std::move(w));
 }
 
-template <PoisonFn Fill>
-void AddSyscall(std::vector<WorkloadDef>& rows, size_t depth, const char* name) {
-  const erase::Strategy* st = erase::FindStrategy(name);
+template <size_t I>
+void AddSyscall(std::vector<WorkloadDef>& rows, size_t depth) {
+  constexpr const erase::Strategy* st = &erase::kStrategies[I];
+  constexpr PoisonFn Fill = st->fill;
+  const char* name = st->name;
   WorkloadDef w;
   w.name = "erase/syscall";
   w.variant = name;
@@ -186,39 +192,24 @@ void AddSyscall(std::vector<WorkloadDef>& rows, size_t depth, const char* name) 
   rows.push_back(std::move(w));
 }
 
-// Every strategy of this architecture, by direct call (one template instantiation each).
-template <template <PoisonFn> class Add>
-void ForEachStrategy(std::vector<WorkloadDef>& rows, size_t depth) {
-  Add<&erase::PoisonGeneric>::Do(rows, depth, "generic");
-  Add<&erase::PoisonUnrolled>::Do(rows, depth, "unrolled");
-#if defined(__x86_64__)
-  Add<&erase::PoisonRepStos>::Do(rows, depth, "rep-stos");
-  Add<&erase::PoisonSimd>::Do(rows, depth, "simd");
-  Add<&erase::PoisonNt>::Do(rows, depth, "nt");
-#elif defined(__aarch64__)
-  Add<&erase::PoisonSimd>::Do(rows, depth, "simd");
-#endif
+// The rows of every strategy of erase::kStrategies, in table order, each timing its fill by
+// direct call (one template instantiation per index).
+template <size_t... I>
+void AddPoisonRows(std::vector<WorkloadDef>& rows, size_t depth, std::index_sequence<I...>) {
+  (AddPoison<I>(rows, depth), ...);
 }
-
-template <PoisonFn Fill>
-struct PoisonAdder {
-  static void Do(std::vector<WorkloadDef>& rows, size_t depth, const char* name) {
-    AddPoison<Fill>(rows, depth, name);
-  }
-};
-template <PoisonFn Fill>
-struct SyscallAdder {
-  static void Do(std::vector<WorkloadDef>& rows, size_t depth, const char* name) {
-    AddSyscall<Fill>(rows, depth, name);
-  }
-};
+template <size_t... I>
+void AddSyscallRows(std::vector<WorkloadDef>& rows, size_t depth, std::index_sequence<I...>) {
+  (AddSyscall<I>(rows, depth), ...);
+}
+constexpr auto kStrategyIndices = std::make_index_sequence<std::size(erase::kStrategies)>();
 
 }  // namespace
 
 std::vector<WorkloadDef> EraseRows() {
   std::vector<WorkloadDef> rows;
   for (size_t depth : kPoisonDepths) {
-    ForEachStrategy<PoisonAdder>(rows, depth);
+    AddPoisonRows(rows, depth, kStrategyIndices);
     WorkloadDef m;
     m.name = "erase/poison";
     m.variant = "memset";
@@ -240,7 +231,7 @@ std::vector<WorkloadDef> EraseRows() {
     off.percall = &TimePerCall<Clock, CallSyscallOff>;
     off.loop = &TimeLoop<Clock, CallSyscallOff>;
     rows.push_back(std::move(off));
-    ForEachStrategy<SyscallAdder>(rows, depth);
+    AddSyscallRows(rows, depth, kStrategyIndices);
   }
   return rows;
 }
