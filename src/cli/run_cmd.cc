@@ -411,6 +411,9 @@ int Publish(const RunArgs& a, bool child, const RunResult& result) {
                             "export {} -o FILE` writes the file)",
                             *id, *id)
                       : std::string("; the summary above is all that is left of the measurement");
+      // A signal that cut the write short (SIGINT while a FIFO waits for its reader) ends the
+      // run as a signal does: 128 + its number, not a runtime failure.
+      if (g_stop.load()) e.exit_code = SignalExit();
       return Fail(e);
     }
     if (printed != kExitOk) return printed;

@@ -67,6 +67,19 @@ expect_exit 0 "run -o FIFO" -- "$k" "${quick[@]}" -o "$TMP/fifo"
 wait "$reader"
 [ -p "$TMP/fifo" ] || fail "the FIFO was replaced"
 grep -q '"schema": "kstacklab-result/1"' "$TMP/fifo.out" || fail "nothing came through the FIFO"
+# A FIFO nobody reads: the run waits in open(); a SIGTERM then ends it as a signal does (143),
+# not as a runtime failure (1), and the error says the summary is what is left.
+"$k" "${quick[@]}" -o "$TMP/fifo" >"$TMP/out" 2>"$TMP/err" &
+waiter=$!
+for _ in $(seq 100); do grep -q 'syscall/getpid' "$TMP/out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -TERM "$waiter"
+wait "$waiter"
+rc=$?
+[ "$rc" -eq 143 ] && pass "SIGTERM while -o FIFO waits for a reader: exit 143" ||
+  fail "SIGTERM while -o FIFO waits: exit $rc ($(cat "$TMP/err"))"
+grep -q 'the summary above is all that is left' "$TMP/err" && pass "FIFO wait: says what is left" ||
+  fail "FIFO wait: stderr: $(cat "$TMP/err")"
 ln -s /proc/self/fd/1 "$TMP/stdout-link"
 "$k" "${quick[@]}" -o "$TMP/stdout-link" >"$TMP/via-link" 2>"$TMP/err"
 rc=$?
