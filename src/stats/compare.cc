@@ -628,7 +628,13 @@ Status CheckTargetEffect(double pct) {
 Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& baseline) {
   // With the variants as rows the columns are the labels, and the baseline is empty or a label.
   if (VariantsAreRows(given, baseline)) return {};
-  const std::vector<CompareInput> inputs = AbValuesAsColumns(given);
+  // Only an --ab file changes its columns: the others are checked without a copy.
+  std::vector<CompareInput> relaid;
+  if (std::any_of(given.begin(), given.end(),
+                  [](const CompareInput& in) { return in.run.run.contains("ab"); })) {
+    relaid = AbValuesAsColumns(given);
+  }
+  const std::vector<CompareInput>& inputs = relaid.empty() ? given : relaid;
   auto base = PickBaseline(GroupColumns(inputs), inputs, baseline);
   if (!base.ok()) return base.error();
   return {};
