@@ -160,35 +160,35 @@ Expected<std::shared_ptr<void>> SetupSyscall(size_t depth, const char* name, boo
 
 template <size_t I>
 void AddPoison(std::vector<WorkloadDef>& rows, size_t depth) {
-  constexpr const erase::Strategy* st = &erase::kStrategies[I];
-  constexpr PoisonFn Fill = st->fill;
-  const char* name = st->name;
+  constexpr PoisonFn kFill = erase::kStrategies[I].fill;
+  const erase::Strategy& st = erase::kStrategies[I];
+  const char* name = st.name;
   WorkloadDef w;
   w.name = "erase/poison";
   w.variant = name;
   w.params = Json{{"depth", depth}};
-  w.summary = fmt::format("poison fill of `depth` bytes: {}", st->summary);
-  w.baseline = Fill == &erase::PoisonGeneric;
-  w.setup = [depth, name] { return SetupPoison<Fill>(depth, name); };
-  w.percall = &TimePerCall<Clock, CallPoison<Fill>>;
-  w.loop = &TimeLoop<Clock, CallPoison<Fill>>;
+  w.summary = fmt::format("poison fill of `depth` bytes: {}", st.summary);
+  w.baseline = kFill == &erase::PoisonGeneric;
+  w.setup = [depth, name] { return SetupPoison<kFill>(depth, name); };
+  w.percall = &TimePerCall<Clock, CallPoison<kFill>>;
+  w.loop = &TimeLoop<Clock, CallPoison<kFill>>;
   rows.push_back(std::move(w));
 }
 
 template <size_t I>
 void AddSyscall(std::vector<WorkloadDef>& rows, size_t depth) {
-  constexpr const erase::Strategy* st = &erase::kStrategies[I];
-  constexpr PoisonFn Fill = st->fill;
-  const char* name = st->name;
+  constexpr PoisonFn kFill = erase::kStrategies[I].fill;
+  const erase::Strategy& st = erase::kStrategies[I];
+  const char* name = st.name;
   WorkloadDef w;
   w.name = "erase/syscall";
   w.variant = name;
   w.params = Json{{"depth", depth}};
   w.summary = fmt::format(
-      "model syscall (use `depth` bytes, real getpid, scan + erase) with the {} fill", st->name);
-  w.setup = [depth, name] { return SetupSyscall<Fill>(depth, name, true); };
-  w.percall = &TimePerCall<Clock, CallSyscall<Fill>>;
-  w.loop = &TimeLoop<Clock, CallSyscall<Fill>>;
+      "model syscall (use `depth` bytes, real getpid, scan + erase) with the {} fill", st.name);
+  w.setup = [depth, name] { return SetupSyscall<kFill>(depth, name, true); };
+  w.percall = &TimePerCall<Clock, CallSyscall<kFill>>;
+  w.loop = &TimeLoop<Clock, CallSyscall<kFill>>;
   rows.push_back(std::move(w));
 }
 
