@@ -51,11 +51,9 @@ int DistinctCount(std::span<const uint64_t> h);
 double ShannonBits(std::span<const uint64_t> h);
 // Min-entropy -log2(max p), bits (0 when empty).
 double MinEntropyBits(std::span<const uint64_t> h);
-// Pearson chi-square statistic against the uniform distribution over the bins:
-// sum (O - E)^2 / E with E = n / bins (0 when empty).
-double ChiSquareUniform(std::span<const uint64_t> h);
-// The same against a geometry's ideal distribution (E = n * g.Probability(bin), h has g.count()
-// bins): the uniform one for v6.11+, the uneven one of the older kernels.
+// Pearson chi-square statistic sum (O - E)^2 / E against a geometry's ideal distribution
+// (E = n * g.Probability(bin), h has g.count() bins): the uniform one for v6.11+, the uneven one
+// of the older kernels. 0 when empty.
 double ChiSquareIdeal(std::span<const uint64_t> h, const kstack::OffsetGeometry& g);
 // Shannon entropy of a geometry's ideal distribution, bits (6 for v6.11+; 7.004 for
 // pre-v6.11 x86-64).

@@ -38,18 +38,6 @@ double MinEntropyBits(std::span<const uint64_t> h) {
   return -std::log2(static_cast<double>(max) / static_cast<double>(n)) + 0.0;
 }
 
-double ChiSquareUniform(std::span<const uint64_t> h) {
-  const uint64_t n = SampleCount(h);
-  if (n == 0) return 0;
-  const double expected = static_cast<double>(n) / static_cast<double>(h.size());
-  double chi2 = 0;
-  for (uint64_t c : h) {
-    const double d = static_cast<double>(c) - expected;
-    chi2 += d * d / expected;
-  }
-  return chi2;
-}
-
 double ChiSquareIdeal(std::span<const uint64_t> h, const kstack::OffsetGeometry& g) {
   KSTACKLAB_CHECK(h.size() == g.count());
   const uint64_t n = SampleCount(h);
