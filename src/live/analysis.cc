@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "kstacklab/dice.h"
 #include "kstacklab/live.h"
 #include "kstacklab/text.h"
 
@@ -38,18 +39,10 @@ std::pair<double, uint64_t> EntropyNats(std::span<const uint64_t> counts, uint64
   return {h, occupied};
 }
 
-// splitmix64: a small deterministic generator for the shuffles (same sequence on every platform,
-// unlike std::shuffle).
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-void Shuffle(std::vector<uint8_t>* v, uint64_t* state) {
+// Fisher-Yates with the dice (the same permutation on every platform, unlike std::shuffle).
+void Shuffle(std::vector<uint8_t>* v, Dice* dice) {
   for (size_t i = v->size(); i > 1; --i) {
-    const size_t j = static_cast<size_t>(SplitMix64(state) % i);  // bias < i / 2^64: negligible
+    const size_t j = static_cast<size_t>(dice->Below(i));
     std::swap((*v)[i - 1], (*v)[j]);
   }
 }
@@ -181,11 +174,11 @@ Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord
     auto mi = MutualInformationBits(x, y, geometry.count());
     if (!mi.ok()) return mi.error();
     d.mi = *mi;
-    uint64_t state = seed ^ static_cast<uint64_t>(lag);
+    Dice dice(seed ^ static_cast<uint64_t>(lag));
     double sum = 0;
     for (int s = 0; s < shuffles; ++s) {
       std::vector<uint8_t> ys = y;
-      Shuffle(&ys, &state);
+      Shuffle(&ys, &dice);
       auto base = MutualInformationBits(x, ys, geometry.count());
       if (!base.ok()) return base.error();
       sum += base->plugin_bits;
