@@ -61,10 +61,6 @@ void AddEvidence(AttackRow& row, std::string key, std::string text);
 // accuracy = correct / predicted (0 when nothing was predicted).
 void SetAccuracy(AttackRow& row);
 
-// Plug-in conditional entropy H(X | Y) in bits of a joint count table counts[y][x] (rows may
-// differ in length; empty rows ignored). 0 for an empty table.
-double ConditionalEntropyBits(const std::vector<std::vector<uint64_t>>& counts);
-
 // --- 1. prng-recover -----------------------------------------------------------------------
 
 struct PrngRecoverOptions {

@@ -18,6 +18,7 @@
 
 #include "analysis/attack_util.h"
 #include "kstacklab/attack.h"
+#include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/raw_syscall.h"
 #include "kstacklab/rng/counter.h"
@@ -60,7 +61,7 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
   kstack::CpuScript script;
   kstack::PerCpuLegacyPolicy<ValueRand, kstack::InjectedCpu> policy(1, ValueRand{&counter_value},
                                                                     kstack::InjectedCpu{&script});
-  std::vector<std::vector<uint64_t>> counts(64, std::vector<uint64_t>(64, 0));
+  std::vector<uint64_t> counts(size_t{64} * 64, 0);  // [guess / 16][actual / 16]
   AttackRow row;
   row.design = label;
   uint64_t t_ps = 1'000'000'000'000 + dice.Below(kPicoHz);  // start 1..2 s after "boot"
@@ -82,11 +83,11 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
     const uint32_t actual = kstack::KstackOffsetMax(policy.Entry());  // the next entry
     ++row.predicted;
     row.correct += guess == actual ? 1 : 0;
-    ++counts[guess / 16][actual / 16];
+    ++counts[guess / 16 * 64 + actual / 16];
   }
   row.observations = samples;
   SetAccuracy(row);
-  row.remaining_bits = ConditionalEntropyBits(counts);
+  row.remaining_bits = ConditionalEntropyBits(counts, 64);
   if (row.accuracy >= 0.9) {
     row.verdict = "predictable";
   } else if (row.accuracy <= 2 * kChanceAccuracy) {
@@ -120,7 +121,8 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       "\"a 24 MHz counter gives too few bits\" (legacy-x86 and the counter-fed arches: "
       "offset = ror32(old, 5) ^ counter at syscall exit)";
   r.remaining_bits_meaning =
-      "conditional entropy H(next offset | attacker's prediction), plug-in estimate, bits";
+      "conditional entropy H(next offset | attacker's prediction), bits (Miller-Madow "
+      "corrected estimate)";
   uint64_t row_seed = o.seed;
   for (const auto& [hz, label] : res) {
     for (double j : o.jitters_ns) {

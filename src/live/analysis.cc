@@ -7,7 +7,6 @@
 #include <bit>
 #include <charconv>
 #include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <numeric>
@@ -16,6 +15,7 @@
 #include <utility>
 
 #include "kstacklab/dice.h"
+#include "kstacklab/entropy.h"
 #include "kstacklab/live.h"
 #include "kstacklab/text.h"
 
@@ -25,19 +25,6 @@ namespace {
 
 constexpr uint64_t kMaxHeight =
     uint64_t{64} * 1024;  // larger than any x86-64 THREAD_SIZE (16/32 KiB)
-
-// Entropy in nats of counts summing to n, and the number of occupied cells.
-std::pair<double, uint64_t> EntropyNats(std::span<const uint64_t> counts, uint64_t n) {
-  double h = 0;
-  uint64_t occupied = 0;
-  for (uint64_t c : counts) {
-    if (c == 0) continue;
-    ++occupied;
-    const double p = static_cast<double>(c) / static_cast<double>(n);
-    h -= p * std::log(p);
-  }
-  return {h, occupied};
-}
 
 // Fisher-Yates with the dice (the same permutation on every platform, unlike std::shuffle).
 void Shuffle(std::vector<uint8_t>* v, Dice* dice) {
@@ -130,19 +117,11 @@ Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
     ++cy[y[i]];
     ++cxy[static_cast<size_t>(x[i]) * bins + y[i]];
   }
-  const uint64_t n = x.size();
-  const auto [hx, mx] = EntropyNats(cx, n);
-  const auto [hy, my] = EntropyNats(cy, n);
-  const auto [hxy, mxy] = EntropyNats(cxy, n);
-  const double ln2 = std::log(2.0);
-  const double two_n = 2.0 * static_cast<double>(n);
-  mi.plugin_bits = (hx + hy - hxy) / ln2 + 0.0;
-  // Miller–Madow: H_MM = H + (m - 1) / 2N for each of the three entropies.
-  const double correction =
-      (static_cast<double>(mx) - 1 + static_cast<double>(my) - 1 - (static_cast<double>(mxy) - 1)) /
-      two_n;
-  mi.miller_madow_bits = (hx + hy - hxy + correction) / ln2 + 0.0;
-  mi.conditional_bits = (hxy - hx) / ln2 + 0.0;
+  mi.plugin_bits =
+      analysis::ShannonBits(cx) + analysis::ShannonBits(cy) - analysis::ShannonBits(cxy) + 0.0;
+  mi.miller_madow_bits = analysis::MillerMadowBits(cx) + analysis::MillerMadowBits(cy) -
+                         analysis::MillerMadowBits(cxy) + 0.0;
+  mi.conditional_bits = analysis::ConditionalEntropyBits(cxy, bins);  // rows: x
   return mi;
 }
 
