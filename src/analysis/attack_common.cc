@@ -13,11 +13,15 @@ void AddEvidence(AttackRow& row, std::string key, double value) {
   row.evidence.push_back(
       {std::move(key),
        integral ? fmt::format("{}", static_cast<int64_t>(value)) : fmt::format("{:.6g}", value),
-       true});
+       true, std::nullopt});
 }
 
 void AddEvidence(AttackRow& row, std::string key, std::string text) {
-  row.evidence.push_back({std::move(key), std::move(text), false});
+  row.evidence.push_back({std::move(key), std::move(text), false, std::nullopt});
+}
+
+void AddCountEvidence(AttackRow& row, std::string key, uint64_t count, bool lower_bound) {
+  row.evidence.push_back({std::move(key), fmt::format("{}", count), true, lower_bound});
 }
 
 void SetAccuracy(AttackRow& row) {
