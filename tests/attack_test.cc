@@ -419,6 +419,55 @@ TEST(TimerTest, CoarseCounterPredictableUniformAtChance) {
   EXPECT_NEAR(r->rows[1].remaining_bits, 6.0, 0.03);
 }
 
+// The measured row's `jitter ns` is the measurement's robust sigma (one place computes it:
+// MeasureSyscallJitter), and an IQR of one counter step is said to be the counter's resolution.
+TEST(TimerTest, MeasuredJitterAtTheCounterStepIsSaidToBe) {
+  TimerOptions o;
+  o.resolutions_hz = {1e9};
+  o.uniform_row = false;
+  o.samples = 2000;
+  // Durations in whole 10 ns steps; quartiles 0 and +10: IQR one step, robust sigma 10 / 1.349.
+  o.measured.errors_ns = {-10, 0, 0, 0, 0, 10, 10, 10};
+  o.measured.robust_sigma_ns = 10 / 1.349;
+  o.measured.counter_step_ns = 10;
+  auto r = RunTimer(o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->rows.size(), 1u);
+  EXPECT_EQ(r->rows[0].setting, "jitter measured here");
+  EXPECT_EQ(Evidence(r->rows[0], "jitter ns"), "7.4129");
+  auto says = [](const AttackReport& rep) {
+    return std::any_of(rep.notes.begin(), rep.notes.end(), [](const std::string& n) {
+      return n.find("at the counter's resolution: IQR 10 ns is one step") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(says(*r));
+  // Five steps: the jitter is the call's, nothing to say.
+  o.measured.robust_sigma_ns = 50 / 1.349;
+  auto wide = RunTimer(o);
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(Evidence(wide->rows[0], "jitter ns"), "37.0645");
+  EXPECT_FALSE(says(*wide));
+  // Counter step unknown: nothing to say either.
+  o.measured.robust_sigma_ns = 10 / 1.349;
+  o.measured.counter_step_ns = 0;
+  auto unknown = RunTimer(o);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_FALSE(says(*unknown));
+}
+
+// The robust sigma is IQR / 1.349 of the durations it returns (as errors around their median),
+// and the counter's step comes with it. No timing threshold: only how the figures relate.
+TEST(TimerTest, MeasuredRobustSigmaIsTheIqrOfItsErrors) {
+  auto m = MeasureSyscallJitter(1000);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->errors_ns.size(), 1000u);
+  std::vector<double> sorted = m->errors_ns;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NEAR(m->robust_sigma_ns, (sorted[750] - sorted[250]) / 1.349, 1e-9);
+  EXPECT_DOUBLE_EQ(sorted[500], 0.0);  // errors are around the median
+  EXPECT_GT(m->counter_step_ns, 0.0);
+}
+
 // Issue 9: the library names the value; `attack timer` adds --measure-calls.
 TEST(TimerTest, TooFewJitterCallsIsAUsageErrorNamingNoFlag) {
   auto m = MeasureSyscallJitter(99);

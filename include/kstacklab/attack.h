@@ -136,12 +136,24 @@ Expected<AttackReport> RunMigration(const MigrationOptions& options);
 
 // --- 3. timer ------------------------------------------------------------------------------
 
+// --measure: per-call durations (ns) of a raw getpid(2) timed by the engine's CycleClock here;
+// the attacker's error is each duration minus their median.
+struct JitterMeasurement {
+  std::vector<double> errors_ns;  // duration - median, per call
+  double robust_sigma_ns = 0;     // IQR / 1.349 of the durations (a normal law's sd for that IQR)
+  // The counter's effective step (timing::Calibration::resolution_ns): every duration is a
+  // multiple of it, so an IQR of one step is the counter's resolution, not the call's jitter.
+  double counter_step_ns = 0;
+};
+// UsageError below 100 calls; RuntimeError if the counter fails.
+Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls);
+
 struct TimerOptions {
   std::vector<double> resolutions_hz;  // empty = 24 MHz, 125 MHz, 1 GHz and this TSC
   std::vector<double> jitters_ns;      // standard deviations of the attacker's read error
-  // Measured jitter samples (ns, attacker's error around its median estimate); when not empty
-  // a row per resolution draws the error from these samples instead of a normal law.
-  std::vector<double> measured_errors_ns;
+  // Measured jitter (errors_ns empty: none); when given, a row per resolution draws the error
+  // from its samples instead of a normal law.
+  JitterMeasurement measured;
   double tsc_hz = 0;        // this machine's counter rate (0 = leave the TSC row out)
   bool uniform_row = true;  // a reference row: the design fed by a uniform source
   uint64_t samples = 200000;
@@ -149,15 +161,5 @@ struct TimerOptions {
 };
 
 Expected<AttackReport> RunTimer(const TimerOptions& options);
-
-// --measure: per-call durations (ns) of a raw getpid(2) timed by the engine's CycleClock here;
-// the attacker's error is each duration minus their median. RuntimeError if the counter fails.
-struct JitterMeasurement {
-  double counter_hz = 0;
-  std::vector<double> errors_ns;  // duration - median, per call
-  double median_ns = 0;
-  double robust_sigma_ns = 0;  // IQR / 1.349
-};
-Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls);
 
 }  // namespace kstacklab::analysis

@@ -29,6 +29,14 @@ namespace kstacklab::analysis {
 namespace {
 
 constexpr uint64_t kPicoHz = 1'000'000'000'000;  // the simulation's time base
+// IQR of a normal law in standard deviations (2 x 0.6745): robust sigma = IQR / kIqrPerSigma.
+constexpr double kIqrPerSigma = 1.349;
+
+// The measured IQR rounds to at most one counter step: it then reflects the counter's
+// resolution (durations are whole steps) rather than the call's jitter.
+bool AtCounterResolution(const JitterMeasurement& m) {
+  return m.counter_step_ns > 0 && m.robust_sigma_ns * kIqrPerSigma < 1.5 * m.counter_step_ns;
+}
 
 struct ValueRand {
   const uint64_t* value;
@@ -131,13 +139,10 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       AddEvidence(row, "jitter ns", j);
       r.rows.push_back(std::move(row));
     }
-    if (!o.measured_errors_ns.empty()) {
-      std::vector<double> sorted = o.measured_errors_ns;
-      std::sort(sorted.begin(), sorted.end());
-      const double iqr = sorted[sorted.size() * 3 / 4] - sorted[sorted.size() / 4];
-      AttackRow row = RunRow(hz, label, 0, &o.measured_errors_ns, o.samples, row_seed++);
+    if (!o.measured.errors_ns.empty()) {
+      AttackRow row = RunRow(hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++);
       row.setting = "jitter measured here";
-      AddEvidence(row, "jitter ns", iqr / 1.349);
+      AddEvidence(row, "jitter ns", o.measured.robust_sigma_ns);
       r.rows.push_back(std::move(row));
     }
   }
@@ -150,12 +155,24 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       "bit-4 step ns: how long counter bit 4 (the offset's lowest bit, 16 ticks) takes; an error "
       "well below it leaves the offset predictable, one well above leaves 6 bits.",
   };
-  if (!o.measured_errors_ns.empty()) {
+  if (!o.measured.errors_ns.empty()) {
     r.notes.push_back(fmt::format(
         "jitter measured here: {} per-call durations of a raw getpid(2) timed by the engine's "
         "CycleClock, each minus their median (an upper-bound proxy for the error of timing the "
-        "kernel's exit read from user space); `jitter ns` = IQR / 1.349.",
-        o.measured_errors_ns.size()));
+        "kernel's exit read from user space); `jitter ns` = robust sigma = IQR / 1.349 (the sd "
+        "of a normal law with that IQR).",
+        o.measured.errors_ns.size()));
+    if (AtCounterResolution(o.measured)) {
+      const double step = o.measured.counter_step_ns;
+      r.notes.push_back(fmt::format(
+          "The measured jitter is at the counter's resolution: IQR {:.4g} ns {} one step of the "
+          "counter ({:.4g} ns; every duration is a multiple of it), so `jitter ns` {:.4g} = "
+          "IQR / 1.349 shows how coarse the counter is, not how large the error is: the true "
+          "error is not resolved below one step and may be smaller.",
+          o.measured.robust_sigma_ns * kIqrPerSigma,
+          o.measured.robust_sigma_ns * kIqrPerSigma < 0.5 * step ? "is below" : "is", step,
+          o.measured.robust_sigma_ns));
+    }
   }
   return r;
 }
@@ -175,15 +192,15 @@ Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
   for (int i = 0; i < 1000; ++i) GetpidCall(nullptr);  // warm-up
   TimePerCall<timing::CycleClock, &GetpidCall>(nullptr, calls, ticks.data());
   JitterMeasurement m;
-  m.counter_hz = cal->freq_hz;
+  m.counter_step_ns = cal->resolution_ns;
   std::vector<double> ns(calls);
   for (uint64_t i = 0; i < calls; ++i) ns[i] = static_cast<double>(ticks[i]) * 1e9 / cal->freq_hz;
   std::vector<double> sorted = ns;
   std::sort(sorted.begin(), sorted.end());
-  m.median_ns = sorted[calls / 2];
-  m.robust_sigma_ns = (sorted[calls * 3 / 4] - sorted[calls / 4]) / 1.349;
+  const double median_ns = sorted[calls / 2];
+  m.robust_sigma_ns = (sorted[calls * 3 / 4] - sorted[calls / 4]) / kIqrPerSigma;
   m.errors_ns.reserve(calls);
-  for (double d : ns) m.errors_ns.push_back(d - m.median_ns);
+  for (double d : ns) m.errors_ns.push_back(d - median_ns);
   return m;
 }
 
