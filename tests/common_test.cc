@@ -1,5 +1,6 @@
-// common/: the text checks for labels and names, and file output with the CLI's guarantees
-// (special files written through, modes kept, umask honoured, paths checked before measuring).
+// common/: the text checks for labels and names, file output with the CLI's guarantees
+// (special files written through, modes kept, umask honoured, paths checked before measuring),
+// and the header-only pieces every module shares (moments, the dice).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "kstacklab/dice.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/moments.h"
 #include "kstacklab/text.h"
@@ -33,6 +35,23 @@ TEST(Moments, SampleVarianceFromRunningSums) {
   EXPECT_TRUE(std::isnan(SampleVarianceFromSums(1, 5, 25)));
   EXPECT_TRUE(std::isnan(SampleVariance(RunningMoments{})));
   EXPECT_EQ(SampleVarianceFromSums(2, 2, 1.9999999), 0.0);
+}
+
+// The published SplitMix64 outputs for seed 0 (Vigna's splitmix64.c): the attacks' simulations
+// and live's shuffles draw from this one generator.
+TEST(Dice, SplitMix64ReferenceOutputs) {
+  Dice d(0);
+  EXPECT_EQ(d.Next(), 0xE220A8397B1DCDAFull);
+  EXPECT_EQ(d.Next(), 0x6E789E6AA1B965F4ull);
+  EXPECT_EQ(d.Next(), 0x06C45D188009454Full);
+  EXPECT_EQ(d.Next(), 0xF88BB8A8724C81ECull);
+  Dice u(42);
+  for (int i = 0; i < 1000; ++i) {
+    const double x = u.Unit();
+    ASSERT_GE(x, 0.0);
+    ASSERT_LT(x, 1.0);
+    ASSERT_LT(u.Below(7), 7u);
+  }
 }
 
 TEST(Text, Utf8Validation) {

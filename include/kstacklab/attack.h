@@ -8,10 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/rng/prandom.h"
 
 namespace kstacklab::analysis {
 
@@ -21,10 +24,13 @@ inline constexpr double kOffsetEntropyBits = 6.0;
 
 // One extra measured quantity of a row ("rank" = 113, "candidates" = 1, "jitter_ns" = 20.5).
 // number: the value is a JSON number (text holds its decimal form); else a string.
+// lower_bound: set for a count that a search can cut short; true = the true value is at least
+// this (the table shows ">=N", the JSON adds "<key>_lower_bound": true), false = exact.
 struct Evidence {
   std::string key;
   std::string text;
   bool number = false;
+  std::optional<bool> lower_bound;
 };
 
 // One row: one design (or counter resolution) under one setting.
@@ -58,12 +64,10 @@ struct AttackReport {
 // Adds a numeric / text evidence field to a row.
 void AddEvidence(AttackRow& row, std::string key, double value);
 void AddEvidence(AttackRow& row, std::string key, std::string text);
+// A count that may be a lower bound (Evidence::lower_bound).
+void AddCountEvidence(AttackRow& row, std::string key, uint64_t count, bool lower_bound);
 // accuracy = correct / predicted (0 when nothing was predicted).
 void SetAccuracy(AttackRow& row);
-
-// Plug-in conditional entropy H(X | Y) in bits of a joint count table counts[y][x] (rows may
-// differ in length; empty rows ignored). 0 for an empty table.
-double ConditionalEntropyBits(const std::vector<std::vector<uint64_t>>& counts);
 
 // --- 1. prng-recover -----------------------------------------------------------------------
 
@@ -79,6 +83,38 @@ struct PrngRecoverOptions {
 
 // Policies prng-recover can be run against ("uniform" = a ChaCha20 stream, the reference).
 std::vector<std::string> PrngRecoverPolicies();
+
+// What the prng-recover attacker concludes from observed offsets of one CPU's stream, assuming
+// LFSR113 (the offset model of `policy`: buffered-prng's 5 offsets per output, else percpu-prng's
+// one), with 0..gaps unseen outputs between two observations (the first observation is stream
+// index 0). Every gap pattern is searched depth first; a "candidate" is a distinct (state, last
+// position) that fits every observation.
+struct PrandomRecovery {
+  // "recovered", "full rank, unverified", "rank below 113: not recovered", "several candidate
+  // states: not recovered", "no LFSR113 state fits: not recovered" or "search budget exhausted:
+  // not recovered" (then the candidates found are not all there are).
+  std::string outcome;
+  bool recovered = false;   // a unique state of rank 113 with >= 12 redundant equations
+  int rank = 0;             // of the first candidate (no candidate: the deepest consistent prefix)
+  uint64_t check_bits = 0;  // redundant equations of the same system
+  uint64_t candidates = 0;  // distinct candidates found
+  bool candidates_complete = true;  // false: the search budget ran out first
+  // Entropy of the next offset, bits: the posterior over every fitting gap pattern (each weighted
+  // 2^-rank, uniform over the offsets its system allows); over the candidates found when the
+  // search was cut short; 6 when nothing fits.
+  double next_bits = 6;
+  // The first candidate's state before the first observed output (the 15 bits no output depends
+  // on are 0) and the stream index of the last observation under it: the attacker predicts from
+  // them (no candidate: the deepest consistent prefix).
+  rng::PrandomState state;
+  uint64_t last_pos = 0;
+  uint64_t nodes = 0;  // search nodes visited
+};
+// UsageError for an unknown policy, no observations, or an offset that is not a multiple of 16
+// below 1024.
+Expected<PrandomRecovery> RecoverPrandomState(const std::string& policy,
+                                              std::span<const uint32_t> observed, uint64_t gaps,
+                                              uint64_t search_budget);
 
 // The attack; UsageError (no flag names) for an unknown policy or out-of-range numbers.
 Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& options);
@@ -100,12 +136,24 @@ Expected<AttackReport> RunMigration(const MigrationOptions& options);
 
 // --- 3. timer ------------------------------------------------------------------------------
 
+// --measure: per-call durations (ns) of a raw getpid(2) timed by the engine's CycleClock here;
+// the attacker's error is each duration minus their median.
+struct JitterMeasurement {
+  std::vector<double> errors_ns;  // duration - median, per call
+  double robust_sigma_ns = 0;     // IQR / 1.349 of the durations (a normal law's sd for that IQR)
+  // The counter's effective step (timing::Calibration::resolution_ns): every duration is a
+  // multiple of it, so an IQR of one step is the counter's resolution, not the call's jitter.
+  double counter_step_ns = 0;
+};
+// UsageError below 100 calls; RuntimeError if the counter fails.
+Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls);
+
 struct TimerOptions {
   std::vector<double> resolutions_hz;  // empty = 24 MHz, 125 MHz, 1 GHz and this TSC
   std::vector<double> jitters_ns;      // standard deviations of the attacker's read error
-  // Measured jitter samples (ns, attacker's error around its median estimate); when not empty
-  // a row per resolution draws the error from these samples instead of a normal law.
-  std::vector<double> measured_errors_ns;
+  // Measured jitter (errors_ns empty: none); when given, a row per resolution draws the error
+  // from its samples instead of a normal law.
+  JitterMeasurement measured;
   double tsc_hz = 0;        // this machine's counter rate (0 = leave the TSC row out)
   bool uniform_row = true;  // a reference row: the design fed by a uniform source
   uint64_t samples = 200000;
@@ -113,15 +161,5 @@ struct TimerOptions {
 };
 
 Expected<AttackReport> RunTimer(const TimerOptions& options);
-
-// --measure: per-call durations (ns) of a raw getpid(2) timed by the engine's CycleClock here;
-// the attacker's error is each duration minus their median. RuntimeError if the counter fails.
-struct JitterMeasurement {
-  double counter_hz = 0;
-  std::vector<double> errors_ns;  // duration - median, per call
-  double median_ns = 0;
-  double robust_sigma_ns = 0;  // IQR / 1.349
-};
-Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls);
 
 }  // namespace kstacklab::analysis

@@ -89,7 +89,8 @@ struct MutualInformation {
   double plugin_bits = 0;        // H(X) + H(Y) - H(X,Y) of the empirical distribution
   double miller_madow_bits = 0;  // plug-in with each entropy Miller–Madow corrected: + (m-1)/2N
                                  // nats, m = occupied cells (can go below 0 when independent)
-  double conditional_bits = 0;   // H(Y|X) plug-in = H(X,Y) - H(X), bits
+  double conditional_bits = 0;   // H(Y|X), bits, Miller–Madow corrected
+                                 // (analysis::ConditionalEntropyBits)
 };
 
 // RuntimeError when a bin is not below `bins` (at most kstack::kMaxOffsetCount) or the lengths
@@ -234,7 +235,7 @@ struct AttackerScore {
   uint64_t predictions = 0;
   uint64_t correct = 0;
   double correct_fraction = 0;
-  double conditional_entropy_bits = 0;  // plug-in H(actual | predicted), bits (biased low)
+  double conditional_entropy_bits = 0;  // H(actual | predicted), bits, Miller–Madow corrected
 };
 
 struct TimerAttackReport {
@@ -292,7 +293,7 @@ struct MigrationScore {
   uint64_t migrated = 0;  // rounds whose read exited on another CPU than it entered
   uint64_t stale = 0;     // of those, C's next offset on X == A's read offset
   double stale_fraction = 0;
-  double conditional_entropy_bits = 0;  // H(C's offset | A's read offset), plug-in
+  double conditional_entropy_bits = 0;  // H(C's offset | A's read offset), Miller–Madow
 };
 
 // Pure.

@@ -13,39 +13,21 @@ void AddEvidence(AttackRow& row, std::string key, double value) {
   row.evidence.push_back(
       {std::move(key),
        integral ? fmt::format("{}", static_cast<int64_t>(value)) : fmt::format("{:.6g}", value),
-       true});
+       true, std::nullopt});
 }
 
 void AddEvidence(AttackRow& row, std::string key, std::string text) {
-  row.evidence.push_back({std::move(key), std::move(text), false});
+  row.evidence.push_back({std::move(key), std::move(text), false, std::nullopt});
+}
+
+void AddCountEvidence(AttackRow& row, std::string key, uint64_t count, bool lower_bound) {
+  row.evidence.push_back({std::move(key), fmt::format("{}", count), true, lower_bound});
 }
 
 void SetAccuracy(AttackRow& row) {
   row.accuracy = row.predicted == 0
                      ? 0
                      : static_cast<double>(row.correct) / static_cast<double>(row.predicted);
-}
-
-double ConditionalEntropyBits(const std::vector<std::vector<uint64_t>>& counts) {
-  uint64_t total = 0;
-  for (const auto& row : counts) {
-    for (uint64_t c : row) total += c;
-  }
-  if (total == 0) return 0;
-  double bits = 0;
-  for (const auto& row : counts) {
-    uint64_t n = 0;
-    for (uint64_t c : row) n += c;
-    if (n == 0) continue;
-    double h = 0;
-    for (uint64_t c : row) {
-      if (c == 0) continue;
-      const double p = static_cast<double>(c) / static_cast<double>(n);
-      h -= p * std::log2(p);
-    }
-    bits += static_cast<double>(n) / static_cast<double>(total) * h;
-  }
-  return bits + 0.0;
 }
 
 }  // namespace kstacklab::analysis

@@ -23,6 +23,7 @@
 
 #include "analysis/attack_util.h"
 #include "kstacklab/attack.h"
+#include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"
 
 namespace kstacklab::analysis {
@@ -171,7 +172,7 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
   const auto cpus = static_cast<uint64_t>(o.cpus);
   std::vector<std::optional<uint32_t>> known(cpus);
   // counts[class][offset/16]: class = believed offset/16, or 64 = nothing known.
-  std::vector<std::vector<uint64_t>> counts(65, std::vector<uint64_t>(64, 0));
+  std::vector<uint64_t> counts(size_t{65} * 64, 0);
   const double continue_p = o.other_rate / (1 + o.other_rate);  // geometric, mean other_rate
   int cur = 0;
   uint64_t migrations = 0;
@@ -196,7 +197,7 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
     } else {
       guesses_right += offset == 0 ? 1 : 0;
     }
-    ++counts[belief ? *belief / 16 : 64][offset / 16];
+    ++counts[(belief ? *belief / 16 : 64) * 64 + offset / 16];
     const int from = cur;
     if (dice.Unit() < o.migrate_prob) {
       cur = static_cast<int>((static_cast<uint64_t>(from) + 1 + dice.Below(cpus - 1)) % cpus);
@@ -217,7 +218,7 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
   }
   row.observations = o.syscalls;
   SetAccuracy(row);
-  row.remaining_bits = ConditionalEntropyBits(counts);
+  row.remaining_bits = ConditionalEntropyBits(counts, 64);
   const double overall =
       static_cast<double>(row.correct + guesses_right) / static_cast<double>(o.syscalls);
   if (row.predicted == 0) {
@@ -258,8 +259,8 @@ Expected<AttackReport> RunMigration(const MigrationOptions& o) {
       "\"an attacker forced to migrate mid-syscall leaves the old CPU's offset unchanged, so "
       "knows the next one\" (the per-CPU designs before 37beb4256016)";
   r.remaining_bits_meaning =
-      "conditional entropy H(offset | attacker's belief) over all attacker syscalls, plug-in "
-      "estimate, bits";
+      "conditional entropy H(offset | attacker's belief) over all attacker syscalls, bits "
+      "(Miller-Madow corrected estimate)";
   for (const std::string& name : names) {
     auto row = Simulate(name, o);
     if (!row.ok()) return row.error();

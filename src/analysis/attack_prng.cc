@@ -7,25 +7,35 @@
 //
 // The linear map is not re-derived from the algorithm: column v of "state -> output n" is the
 // output of the real rng::PrandomU32State() started from the state with only bit v set (the
-// step is XORs, shifts and constant masks, hence linear; a test checks it on random states).
+// step is XORs, shifts and constant masks, hence linear; a test checks it on random states, and
+// another recovers the state kernel-facts §1.4 derives from known seeds).
 //
 // Gaps (--gaps G): between two observations up to G outputs the attacker does not see (other
 // tasks' syscalls on that CPU), their number unknown to it. The attacker searches the gap
 // patterns depth first: every node adds one observation at one candidate position to an
 // incremental elimination and is pruned as soon as the system is inconsistent. The cost is about
 // (G+1)^(observations needed for full rank, 19) nodes before pruning starts: G = 1 is ~10^6
-// nodes, G >= 2 exceeds any practical --search-budget, and the attack then says so.
+// nodes, G >= 2 exceeds any practical --search-budget, and the attack then says so. The search
+// does not stop at the first few fits: with too few observations thousands of gap patterns fit
+// (G = 1, 20 observations: ~2^19 patterns, 7 check bits, ~4000 fit), and the next offset's
+// entropy over all of them is what the attacker is left with.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <span>
+#include <utility>
 
 #include "analysis/attack_util.h"
 #include "analysis/gf2.h"
 #include "kstacklab/attack.h"
+#include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/prandom.h"
 
@@ -148,8 +158,14 @@ struct Leaf {
   int rank = 0;
   uint64_t check_bits = 0;
   uint64_t last_pos = 0;
-  int next_bits = 6;  // bits of the next offset not fixed by the system
+  uint64_t next_values = ~uint64_t{0};  // bit v: the next offset can be 16 v under the system
 };
+
+bool Parity(const Row& r, const std::vector<uint64_t>& x) {
+  int p = 0;
+  for (int w = 0; w < kWords; ++w) p ^= std::popcount(r[w] & x[w]) & 1;
+  return p != 0;
+}
 
 class Search {
  public:
@@ -164,17 +180,29 @@ class Search {
 
   void Run() { Visit(0, 0); }
 
-  std::vector<Leaf> leaves;
+  // Entropy of the next offset over every fitting gap pattern found, bits: each pattern's
+  // likelihood is 2^-rank (a uniform state satisfies rank independent equations with that
+  // probability; the patterns are equally likely a priori), and given the pattern the next
+  // offset is uniform over the values its system allows. 6 when nothing fits.
+  double NextOffsetBits() const {
+    if (next_by_rank_.empty()) return kOffsetEntropyBits;
+    const int min_rank = next_by_rank_.begin()->first;
+    std::array<double, 64> mass{};
+    for (const auto& [rank, by_value] : next_by_rank_) {
+      const double w = std::exp2(min_rank - rank);
+      for (size_t v = 0; v < mass.size(); ++v) mass[v] += w * by_value[v];
+    }
+    return ShannonBits(std::span<const double>(mass));
+  }
+
+  std::optional<Leaf> first;  // the first candidate found: the attacker predicts from it
+  uint64_t candidates = 0;    // distinct (solution, last position) among the fitting patterns
   uint64_t nodes = 0;
   bool exhausted = false;
   size_t best_depth = 0;
   Leaf best;  // the deepest consistent prefix (what the attacker predicts from without a leaf)
 
  private:
-  static constexpr size_t kMaxLeaves = 8;
-
-  bool Stop() const { return exhausted || leaves.size() >= kMaxLeaves; }
-
   // Equations of offset `offset` at stream index k; false when they made it inconsistent.
   bool AddOffset(uint64_t k, uint32_t offset) {
     const auto [n, shift] = Locate(model_, k);
@@ -187,23 +215,59 @@ class Search {
     return true;
   }
 
-  Leaf Snapshot(uint64_t pos) {
+  // The values the next offset (index pos + 1) can take under the current system: v0 (the
+  // solution's) plus whatever the system leaves free. A combination c of the offset's 6 bit rows
+  // is fixed iff their residuals XOR to 0; v is possible iff it agrees with v0 on every such c.
+  uint64_t NextValues(uint64_t pos, const std::vector<uint64_t>& solution) const {
+    const auto [n, shift] = Locate(model_, pos + 1);
+    uint32_t v0 = 0;
+    std::array<std::vector<uint64_t>, 6> residual;
+    for (int j = 0; j < 6; ++j) {
+      const Row& r = map_.At(n, shift + j);
+      if (Parity(r, solution)) v0 |= 1u << j;
+      residual[j] = system_.Residual(r);
+    }
+    std::vector<uint32_t> fixed;  // the combinations c the system fixes
+    for (uint32_t c = 1; c < 64; ++c) {
+      Row sum{};
+      for (int j = 0; j < 6; ++j) {
+        if ((c >> j & 1) == 0) continue;
+        for (int w = 0; w < kWords; ++w) sum[w] ^= residual[j][w];
+      }
+      if (sum == Row{}) fixed.push_back(c);
+    }
+    uint64_t values = 0;
+    for (uint32_t v = 0; v < 64; ++v) {
+      const bool ok = std::all_of(fixed.begin(), fixed.end(), [&](uint32_t c) {
+        return (std::popcount(c & (v ^ v0)) & 1) == 0;
+      });
+      if (ok) values |= uint64_t{1} << v;
+    }
+    return values;
+  }
+
+  Leaf Snapshot(uint64_t pos) const {
     Leaf l;
     l.solution = system_.Solve();
     l.rank = system_.rank();
     l.check_bits = system_.equations() - static_cast<uint64_t>(system_.rank());
     l.last_pos = pos;
-    const Gf2System::Mark m = system_.GetMark();
-    const auto [n, shift] = Locate(model_, pos + 1);
-    int added = 0;
-    for (int j = 0; j < 6; ++j) {
-      if (system_.Add(map_.At(n, shift + j), false) == Gf2System::AddResult::kIndependent) {
-        ++added;
-      }
-    }
-    system_.Rollback(m);
-    l.next_bits = added;
+    l.next_values = NextValues(pos, l.solution);
     return l;
+  }
+
+  void AddLeaf(Leaf leaf) {
+    std::array<double, 64>& by_value = next_by_rank_[leaf.rank];
+    const double share = 1.0 / std::popcount(leaf.next_values);
+    for (size_t v = 0; v < by_value.size(); ++v) {
+      if ((leaf.next_values >> v & 1) != 0) by_value[v] += share;
+    }
+    // Two gap patterns can embed the observations in the same stream (two equal adjacent
+    // offsets): one candidate, though both patterns count in the posterior above. At full rank
+    // the solution is canonical (the 15 bits no output depends on are free columns, set to 0).
+    if (!seen_.emplace(leaf.solution, leaf.last_pos).second) return;
+    ++candidates;
+    if (!first) first = std::move(leaf);
   }
 
   void Visit(size_t i, uint64_t pos) {
@@ -218,16 +282,9 @@ class Search {
         best = Snapshot(pos);
       }
       if (i + 1 == observed_.size()) {
-        // Two gap patterns can embed the observations in the same stream (two equal adjacent
-        // offsets): one state, one candidate. At full rank the solution is canonical (the 15
-        // bits no output depends on are free columns, set to 0).
-        Leaf leaf = Snapshot(pos);
-        const bool seen = std::any_of(leaves.begin(), leaves.end(), [&](const Leaf& l) {
-          return l.solution == leaf.solution && l.last_pos == leaf.last_pos;
-        });
-        if (!seen) leaves.push_back(std::move(leaf));
+        AddLeaf(Snapshot(pos));
       } else {
-        for (uint64_t g = 0; g <= gaps_ && !Stop(); ++g) Visit(i + 1, pos + 1 + g);
+        for (uint64_t g = 0; g <= gaps_ && !exhausted; ++g) Visit(i + 1, pos + 1 + g);
       }
     }
     system_.Rollback(mark);
@@ -239,7 +296,49 @@ class Search {
   uint64_t gaps_;
   uint64_t budget_;
   Gf2System system_;
+  std::set<std::pair<std::vector<uint64_t>, uint64_t>> seen_;
+  std::map<int, std::array<double, 64>> next_by_rank_;  // rank -> summed next-offset shares
 };
+
+// The attacker on `observed` (RecoverPrandomState without the checks), against a map that
+// reaches every output the search can touch.
+PrandomRecovery Solve(Model model, const LinearMap& map, std::span<const uint32_t> observed,
+                      uint64_t gaps, uint64_t budget) {
+  Search search(model, map, observed, gaps, budget);
+  search.Run();
+  PrandomRecovery r;
+  r.nodes = search.nodes;
+  r.candidates = search.candidates;
+  r.candidates_complete = !search.exhausted;
+  r.next_bits = search.NextOffsetBits();
+  const Leaf& used = search.first ? *search.first : search.best;
+  r.rank = used.rank;
+  r.check_bits = used.check_bits;
+  r.state = StateFromBits(used.solution);
+  r.last_pos = used.last_pos;
+  if (search.exhausted) {
+    r.outcome = "search budget exhausted: not recovered";
+  } else if (search.candidates == 0) {
+    r.outcome = "no LFSR113 state fits: not recovered";
+  } else if (search.candidates > 1) {
+    r.outcome = "several candidate states: not recovered";
+  } else if (used.rank < kEffectiveBits) {
+    r.outcome = "rank below 113: not recovered";
+  } else if (used.check_bits < kVerifyBits) {
+    r.outcome = "full rank, unverified";
+  } else {
+    r.outcome = "recovered";
+    r.recovered = true;
+  }
+  return r;
+}
+
+// Outputs the equations of `observations` offsets with up to `gaps` unseen outputs between two
+// can reach: the last observed index plus the next offset's.
+uint64_t OutputsNeeded(Model model, uint64_t observations, uint64_t gaps) {
+  const uint64_t max_index = (observations - 1) * (gaps + 1) + 1;
+  return Locate(model, max_index).first + 1;
+}
 
 // The attacker's predictions of offsets first..first+count-1 from a solved state.
 std::vector<uint32_t> Predict(Model m, const rng::PrandomState& start, uint64_t first,
@@ -264,14 +363,8 @@ std::vector<uint32_t> Predict(Model m, const rng::PrandomState& start, uint64_t 
 }
 
 struct Trial {
-  std::string outcome;
-  bool recovered = false;
-  int rank = 0;
-  uint64_t check_bits = 0;
-  uint64_t candidates = 0;
-  uint64_t nodes = 0;
+  PrandomRecovery attacker;
   uint64_t correct = 0;
-  int next_bits = 6;
 };
 
 Expected<Trial> RunTrial(const PrngRecoverOptions& o, const LinearMap& map, uint64_t trial) {
@@ -288,32 +381,11 @@ Expected<Trial> RunTrial(const PrngRecoverOptions& o, const LinearMap& map, uint
   for (uint64_t p : positions) observed.push_back((*stream)[p]);
 
   const Model model = ModelFor(o.policy);
-  Search search(model, map, observed, o.gaps, o.search_budget);
-  search.Run();
-
   Trial t;
-  t.nodes = search.nodes;
-  t.candidates = search.leaves.size();
-  const Leaf& used = search.leaves.empty() ? search.best : search.leaves.front();
-  t.rank = used.rank;
-  t.check_bits = used.check_bits;
-  t.next_bits = search.leaves.empty() ? 6 : used.next_bits;
-  if (search.leaves.empty()) {
-    t.outcome = search.exhausted ? "search budget exhausted: not recovered"
-                                 : "no LFSR113 state fits: not recovered";
-  } else if (search.leaves.size() > 1) {
-    t.outcome = "several candidate states: not recovered";
-  } else if (used.rank < kEffectiveBits) {
-    t.outcome = "rank below 113: not recovered";
-  } else if (used.check_bits < kVerifyBits) {
-    t.outcome = "full rank, unverified";
-  } else {
-    t.outcome = "recovered";
-    t.recovered = true;
-  }
+  t.attacker = Solve(model, map, observed, o.gaps, o.search_budget);
   // The attacker predicts from its solution either way; the truth decides.
   const std::vector<uint32_t> guess =
-      Predict(model, StateFromBits(used.solution), used.last_pos + 1, o.predict);
+      Predict(model, t.attacker.state, t.attacker.last_pos + 1, o.predict);
   for (uint64_t k = 0; k < o.predict; ++k) {
     if (guess[k] == (*stream)[last + 1 + k]) ++t.correct;
   }
@@ -321,7 +393,8 @@ Expected<Trial> RunTrial(const PrngRecoverOptions& o, const LinearMap& map, uint
 }
 
 // The attack's row: o.trials trials against `map`, aggregated (worst trial for the evidence).
-Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map) {
+Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map,
+                               uint64_t* incomplete_trials) {
   AttackRow row;
   row.design = o.policy;
   row.setting = o.gaps == 0 ? "consecutive" : fmt::format("gaps<={} (unknown)", o.gaps);
@@ -329,6 +402,7 @@ Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map
   int rank_min = kStateBits;
   uint64_t check_min = UINT64_MAX;
   uint64_t candidates_max = 0;
+  bool candidates_lower_bound = false;
   uint64_t nodes_max = 0;
   uint64_t recovered = 0;
   double next_bits = 0;
@@ -336,15 +410,20 @@ Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map
   for (uint64_t trial = 0; trial < o.trials; ++trial) {
     auto t = RunTrial(o, map, trial);
     if (!t.ok()) return t.error();
+    const PrandomRecovery& a = t->attacker;
     row.predicted += o.predict;
     row.correct += t->correct;
-    rank_min = std::min(rank_min, t->rank);
-    check_min = std::min(check_min, t->check_bits);
-    candidates_max = std::max(candidates_max, t->candidates);
-    nodes_max = std::max(nodes_max, t->nodes);
-    recovered += t->recovered ? 1 : 0;
-    next_bits += t->next_bits;
-    ++outcomes[t->outcome];
+    rank_min = std::min(rank_min, a.rank);
+    check_min = std::min(check_min, a.check_bits);
+    candidates_max = std::max(candidates_max, a.candidates);
+    if (!a.candidates_complete) {
+      candidates_lower_bound = true;
+      ++*incomplete_trials;
+    }
+    nodes_max = std::max(nodes_max, a.nodes);
+    recovered += a.recovered ? 1 : 0;
+    next_bits += a.next_bits;
+    ++outcomes[a.outcome];
   }
   SetAccuracy(row);
   row.remaining_bits = next_bits / static_cast<double>(o.trials);
@@ -360,7 +439,8 @@ Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map
   }
   AddEvidence(row, "rank", rank_min);
   AddEvidence(row, "check bits", static_cast<double>(check_min));
-  AddEvidence(row, "candidates", static_cast<double>(candidates_max));
+  // A trial cut short by the budget found some of its candidates: the max is then a lower bound.
+  AddCountEvidence(row, "candidates", candidates_max, candidates_lower_bound);
   AddEvidence(row, "recovered", fmt::format("{}/{}", recovered, o.trials));
   AddEvidence(row, "search nodes", static_cast<double>(nodes_max));
   return row;
@@ -373,6 +453,28 @@ std::vector<std::string> PrngRecoverPolicies() {
           "legacy-arm64", "per-task",      "uniform"};
 }
 
+Expected<PrandomRecovery> RecoverPrandomState(const std::string& policy,
+                                              std::span<const uint32_t> observed, uint64_t gaps,
+                                              uint64_t search_budget) {
+  const auto names = PrngRecoverPolicies();
+  if (std::find(names.begin(), names.end(), policy) == names.end()) {
+    return UsageError(fmt::format("prng-recover does not support policy '{}'", policy));
+  }
+  if (observed.empty() || search_budget < 1) {
+    return UsageError("prng-recover: at least one observed offset and a search budget >= 1");
+  }
+  for (size_t i = 0; i < observed.size(); ++i) {
+    if (!kstack::IsMaskedOffset(observed[i])) {
+      return UsageError(fmt::format("observed offset {} (index {}) is not one of 0, 16, ..., 1008",
+                                    observed[i], i));
+    }
+  }
+  const Model model = ModelFor(policy);
+  LinearMap map;
+  map.Extend(OutputsNeeded(model, observed.size(), gaps));
+  return Solve(model, map, observed, gaps, search_budget);
+}
+
 Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
   const auto names = PrngRecoverPolicies();
   if (std::find(names.begin(), names.end(), o.policy) == names.end()) {
@@ -382,13 +484,11 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
       o.search_budget < 1) {
     return UsageError("prng-recover: observations 1..10000, predict >= 1, trials >= 1, gaps 0..8");
   }
-  const Model model = ModelFor(o.policy);
   LinearMap map;
-  // Outputs the equations can reach: the last observed index plus the next offset's.
-  const uint64_t max_index = (o.observations - 1) * (o.gaps + 1) + 1;
-  map.Extend(Locate(model, max_index).first + 1);
+  map.Extend(OutputsNeeded(ModelFor(o.policy), o.observations, o.gaps));
 
-  auto row = RecoverRow(o, map);
+  uint64_t incomplete = 0;
+  auto row = RecoverRow(o, map, &incomplete);
   if (!row.ok()) return row.error();
 
   AttackReport r;
@@ -398,8 +498,9 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
       "\"the prng has a period of 2^113, so as long as its state stays secret it cannot be "
       "guessed\" (percpu-prng, a96ef5848cb0)";
   r.remaining_bits_meaning =
-      "bits of the next offset not fixed by the attacker's equations (mean over trials; 6 when "
-      "no LFSR113 state fits)";
+      "entropy of the next offset given the attacker's equations, over every gap pattern that "
+      "fits (each weighted 2^-rank; one candidate: the bits its system leaves free), mean over "
+      "trials; 6 when no LFSR113 state fits";
   r.rows.push_back(std::move(*row));
   r.notes = {
       fmt::format("Method: per trial, a fresh seeded boot of the design on one CPU; the attacker "
@@ -407,7 +508,8 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
                   "bits (113 effective), then predicts the next {} offsets from its solution.",
                   o.predict),
       "rank/check bits/candidates/nodes: the worst trial (min rank, min redundant equations, max "
-      "consistent gap patterns, max search nodes). `recovered` only with a unique state of rank "
+      "candidates = distinct states that fit every observation, max search nodes). `recovered` "
+      "only with a unique state of rank "
       "113 confirmed by >= 12 redundant equations; `full rank, unverified` predicts but could "
       "still be a coincidence.",
       "siphash, siphash-task, legacy-arm64, per-task and uniform are attacked with the percpu-prng "
@@ -415,6 +517,13 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
       "model, first "
       "observation at the first offset after seeding.",
   };
+  if (incomplete > 0) {
+    r.notes.push_back(fmt::format(
+        "Search budget exhausted in {} of {} trials: their candidates are only those found "
+        "(candidates >=N, candidates_lower_bound in JSON) and their bits left count only those; "
+        "more candidates may spread the next offset further, or not.",
+        incomplete, o.trials));
+  }
   if (o.gaps > 0) {
     r.notes.push_back(fmt::format(
         "Gaps: between two observations 0..{} unseen outputs (drawn uniformly), their number "

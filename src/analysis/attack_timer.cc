@@ -18,6 +18,7 @@
 
 #include "analysis/attack_util.h"
 #include "kstacklab/attack.h"
+#include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/raw_syscall.h"
 #include "kstacklab/rng/counter.h"
@@ -28,6 +29,14 @@ namespace kstacklab::analysis {
 namespace {
 
 constexpr uint64_t kPicoHz = 1'000'000'000'000;  // the simulation's time base
+// IQR of a normal law in standard deviations (2 x 0.6745): robust sigma = IQR / kIqrPerSigma.
+constexpr double kIqrPerSigma = 1.349;
+
+// The measured IQR rounds to at most one counter step: it then reflects the counter's
+// resolution (durations are whole steps) rather than the call's jitter.
+bool AtCounterResolution(const JitterMeasurement& m) {
+  return m.counter_step_ns > 0 && m.robust_sigma_ns * kIqrPerSigma < 1.5 * m.counter_step_ns;
+}
 
 struct ValueRand {
   const uint64_t* value;
@@ -60,7 +69,7 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
   kstack::CpuScript script;
   kstack::PerCpuLegacyPolicy<ValueRand, kstack::InjectedCpu> policy(1, ValueRand{&counter_value},
                                                                     kstack::InjectedCpu{&script});
-  std::vector<std::vector<uint64_t>> counts(64, std::vector<uint64_t>(64, 0));
+  std::vector<uint64_t> counts(size_t{64} * 64, 0);  // [guess / 16][actual / 16]
   AttackRow row;
   row.design = label;
   uint64_t t_ps = 1'000'000'000'000 + dice.Below(kPicoHz);  // start 1..2 s after "boot"
@@ -82,11 +91,11 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
     const uint32_t actual = kstack::KstackOffsetMax(policy.Entry());  // the next entry
     ++row.predicted;
     row.correct += guess == actual ? 1 : 0;
-    ++counts[guess / 16][actual / 16];
+    ++counts[guess / 16 * 64 + actual / 16];
   }
   row.observations = samples;
   SetAccuracy(row);
-  row.remaining_bits = ConditionalEntropyBits(counts);
+  row.remaining_bits = ConditionalEntropyBits(counts, 64);
   if (row.accuracy >= 0.9) {
     row.verdict = "predictable";
   } else if (row.accuracy <= 2 * kChanceAccuracy) {
@@ -120,7 +129,8 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       "\"a 24 MHz counter gives too few bits\" (legacy-x86 and the counter-fed arches: "
       "offset = ror32(old, 5) ^ counter at syscall exit)";
   r.remaining_bits_meaning =
-      "conditional entropy H(next offset | attacker's prediction), plug-in estimate, bits";
+      "conditional entropy H(next offset | attacker's prediction), bits (Miller-Madow "
+      "corrected estimate)";
   uint64_t row_seed = o.seed;
   for (const auto& [hz, label] : res) {
     for (double j : o.jitters_ns) {
@@ -129,13 +139,10 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       AddEvidence(row, "jitter ns", j);
       r.rows.push_back(std::move(row));
     }
-    if (!o.measured_errors_ns.empty()) {
-      std::vector<double> sorted = o.measured_errors_ns;
-      std::sort(sorted.begin(), sorted.end());
-      const double iqr = sorted[sorted.size() * 3 / 4] - sorted[sorted.size() / 4];
-      AttackRow row = RunRow(hz, label, 0, &o.measured_errors_ns, o.samples, row_seed++);
+    if (!o.measured.errors_ns.empty()) {
+      AttackRow row = RunRow(hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++);
       row.setting = "jitter measured here";
-      AddEvidence(row, "jitter ns", iqr / 1.349);
+      AddEvidence(row, "jitter ns", o.measured.robust_sigma_ns);
       r.rows.push_back(std::move(row));
     }
   }
@@ -148,12 +155,24 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       "bit-4 step ns: how long counter bit 4 (the offset's lowest bit, 16 ticks) takes; an error "
       "well below it leaves the offset predictable, one well above leaves 6 bits.",
   };
-  if (!o.measured_errors_ns.empty()) {
+  if (!o.measured.errors_ns.empty()) {
     r.notes.push_back(fmt::format(
         "jitter measured here: {} per-call durations of a raw getpid(2) timed by the engine's "
         "CycleClock, each minus their median (an upper-bound proxy for the error of timing the "
-        "kernel's exit read from user space); `jitter ns` = IQR / 1.349.",
-        o.measured_errors_ns.size()));
+        "kernel's exit read from user space); `jitter ns` = robust sigma = IQR / 1.349 (the sd "
+        "of a normal law with that IQR).",
+        o.measured.errors_ns.size()));
+    if (AtCounterResolution(o.measured)) {
+      const double step = o.measured.counter_step_ns;
+      r.notes.push_back(fmt::format(
+          "The measured jitter is at the counter's resolution: IQR {:.4g} ns {} one step of the "
+          "counter ({:.4g} ns; every duration is a multiple of it), so `jitter ns` {:.4g} = "
+          "IQR / 1.349 shows how coarse the counter is, not how large the error is: the true "
+          "error is not resolved below one step and may be smaller.",
+          o.measured.robust_sigma_ns * kIqrPerSigma,
+          o.measured.robust_sigma_ns * kIqrPerSigma < 0.5 * step ? "is below" : "is", step,
+          o.measured.robust_sigma_ns));
+    }
   }
   return r;
 }
@@ -173,15 +192,15 @@ Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
   for (int i = 0; i < 1000; ++i) GetpidCall(nullptr);  // warm-up
   TimePerCall<timing::CycleClock, &GetpidCall>(nullptr, calls, ticks.data());
   JitterMeasurement m;
-  m.counter_hz = cal->freq_hz;
+  m.counter_step_ns = cal->resolution_ns;
   std::vector<double> ns(calls);
   for (uint64_t i = 0; i < calls; ++i) ns[i] = static_cast<double>(ticks[i]) * 1e9 / cal->freq_hz;
   std::vector<double> sorted = ns;
   std::sort(sorted.begin(), sorted.end());
-  m.median_ns = sorted[calls / 2];
-  m.robust_sigma_ns = (sorted[calls * 3 / 4] - sorted[calls / 4]) / 1.349;
+  const double median_ns = sorted[calls / 2];
+  m.robust_sigma_ns = (sorted[calls * 3 / 4] - sorted[calls / 4]) / kIqrPerSigma;
   m.errors_ns.reserve(calls);
-  for (double d : ns) m.errors_ns.push_back(d - m.median_ns);
+  for (double d : ns) m.errors_ns.push_back(d - median_ns);
   return m;
 }
 

@@ -19,16 +19,41 @@ int DistinctCount(std::span<const uint64_t> h) {
   return static_cast<int>(std::count_if(h.begin(), h.end(), [](uint64_t c) { return c > 0; }));
 }
 
-double ShannonBits(std::span<const uint64_t> h) {
-  const uint64_t n = SampleCount(h);
-  if (n == 0) return 0;
+namespace {
+
+// -sum p log2 p of the distribution proportional to w (counts or weights, all >= 0).
+template <class T>
+double Shannon(std::span<const T> w) {
+  double total = 0;
+  for (T c : w) total += static_cast<double>(c);
+  if (!(total > 0)) return 0;
   double bits = 0;
-  for (uint64_t c : h) {
-    if (c == 0) continue;
-    const double p = static_cast<double>(c) / static_cast<double>(n);
+  for (T c : w) {
+    if (!(c > 0)) continue;
+    const double p = static_cast<double>(c) / total;
     bits -= p * std::log2(p);
   }
   return bits + 0.0;  // no -0
+}
+
+}  // namespace
+
+double ShannonBits(std::span<const uint64_t> h) { return Shannon(h); }
+
+double ShannonBits(std::span<const double> weights) { return Shannon(weights); }
+
+double MillerMadowBits(std::span<const uint64_t> h) {
+  const uint64_t n = SampleCount(h);
+  if (n == 0) return 0;
+  const double m = DistinctCount(h);
+  return ShannonBits(h) + (m - 1) / (2.0 * static_cast<double>(n) * std::log(2.0));
+}
+
+double ConditionalEntropyBits(std::span<const uint64_t> joint, size_t columns) {
+  KSTACKLAB_CHECK(columns >= 1 && joint.size() % columns == 0);
+  std::vector<uint64_t> rows(joint.size() / columns, 0);
+  for (size_t i = 0; i < joint.size(); ++i) rows[i / columns] += joint[i];
+  return MillerMadowBits(joint) - MillerMadowBits(rows) + 0.0;
 }
 
 double MinEntropyBits(std::span<const uint64_t> h) {
@@ -36,18 +61,6 @@ double MinEntropyBits(std::span<const uint64_t> h) {
   if (n == 0) return 0;
   const uint64_t max = *std::max_element(h.begin(), h.end());
   return -std::log2(static_cast<double>(max) / static_cast<double>(n)) + 0.0;
-}
-
-double ChiSquareUniform(std::span<const uint64_t> h) {
-  const uint64_t n = SampleCount(h);
-  if (n == 0) return 0;
-  const double expected = static_cast<double>(n) / static_cast<double>(h.size());
-  double chi2 = 0;
-  for (uint64_t c : h) {
-    const double d = static_cast<double>(c) - expected;
-    chi2 += d * d / expected;
-  }
-  return chi2;
 }
 
 double ChiSquareIdeal(std::span<const uint64_t> h, const kstack::OffsetGeometry& g) {

@@ -44,14 +44,18 @@ Gf2System::AddResult Gf2System::Add(std::span<const uint64_t> coeffs, bool rhs) 
 }
 
 bool Gf2System::IsIndependent(std::span<const uint64_t> coeffs) const {
+  for (uint64_t w : Residual(coeffs)) {
+    if (w != 0) return true;
+  }
+  return false;
+}
+
+std::vector<uint64_t> Gf2System::Residual(std::span<const uint64_t> coeffs) const {
   KSTACKLAB_CHECK(coeffs.size() == words_);
   std::vector<uint64_t> row(coeffs.begin(), coeffs.end());
   bool rhs = false;
   Reduce(row.data(), rhs);
-  for (uint64_t w : row) {
-    if (w != 0) return true;
-  }
-  return false;
+  return row;
 }
 
 void Gf2System::Rollback(const Mark& mark) {

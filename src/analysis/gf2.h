@@ -43,6 +43,10 @@ class Gf2System {
   // Rank the equation would add (1 or 0) without adding it.
   bool IsIndependent(std::span<const uint64_t> coeffs) const;
 
+  // coeffs reduced against the stored rows (words() words). A linear map whose kernel is the
+  // row space: a combination of rows is fixed by the system iff its residuals XOR to 0.
+  std::vector<uint64_t> Residual(std::span<const uint64_t> coeffs) const;
+
   // A state to roll back to: Rollback(mark) removes everything added after Mark().
   struct Mark {
     size_t rows;

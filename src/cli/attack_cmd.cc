@@ -278,7 +278,7 @@ int RunTimerCmd(const TimerFlags& f) {
   if (f.measure) {
     auto m = analysis::MeasureSyscallJitter(*calls);
     if (!m.ok()) return Fail(WithFlag("--measure-calls", m.error()));
-    o.measured_errors_ns = std::move(m->errors_ns);
+    o.measured = std::move(*m);
   }
   return Print(analysis::RunTimer(o), f.common);
 }

@@ -79,8 +79,8 @@ Expected<analysis::AttackReport> TimerLiveReport(uint64_t calls) {
       "the x86 counter design mixes rdtsc() into the offset at every return to user mode; an "
       "unprivileged process reads the same counter, so it can predict its next offset";
   rep.remaining_bits_meaning =
-      "plug-in conditional entropy H(actual offset | predicted offset) of the scored calls, bits "
-      "(no information = the entropy of the offsets; plug-in is biased low)";
+      "conditional entropy H(actual offset | predicted offset) of the scored calls, bits, "
+      "Miller-Madow corrected (no information = the entropy of the offsets)";
   const std::string design = fmt::format("kernel {}", KernelRelease());
   for (const live::AttackerScore& a : result->attackers) {
     analysis::AttackRow row;
@@ -137,8 +137,9 @@ Expected<analysis::AttackReport> MigrationLiveReport(uint64_t rounds) {
       "a task migrated in the middle of a syscall never updates the old CPU's offset, so the "
       "next syscall on that CPU gets a predictable (the same) offset";
   rep.remaining_bits_meaning =
-      "plug-in conditional entropy H(next offset on the old CPU | offset of the migrated "
-      "syscall), bits (no information = the entropy of the offsets; biased low with few rounds)";
+      "conditional entropy H(next offset on the old CPU | offset of the migrated syscall), "
+      "bits, Miller-Madow corrected (no information = the entropy of the offsets; still biased "
+      "low when the migrated rounds are few against the cells)";
   analysis::AttackRow row;
   row.design = fmt::format("kernel {}", KernelRelease());
   row.setting = "read(2) migrated, next getpid on old CPU";

@@ -141,7 +141,8 @@ void PrintKernelTable(const KernelReport& r) {
   out += fmt::format(
       "MI M-M: plug-in with the Miller-Madow bias correction; shuffled: plug-in MI of the same "
       "pairs with the later offset shuffled ({} shuffles) — the estimator's bias under "
-      "independence. Dependence shows as MI plug-in well above shuffled max.\n",
+      "independence. Dependence shows as MI plug-in well above shuffled max. H(next|prev): "
+      "conditional entropy, Miller-Madow corrected.\n",
       kShuffles);
   const uint64_t cells = uint64_t{g.count()} * g.count();
   if (!r.dependence.empty() && r.dependence.front().mi.pairs < 10 * cells) {

@@ -7,7 +7,6 @@
 #include <bit>
 #include <charconv>
 #include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <map>
 #include <numeric>
@@ -15,6 +14,8 @@
 #include <string>
 #include <utility>
 
+#include "kstacklab/dice.h"
+#include "kstacklab/entropy.h"
 #include "kstacklab/live.h"
 #include "kstacklab/text.h"
 
@@ -25,31 +26,10 @@ namespace {
 constexpr uint64_t kMaxHeight =
     uint64_t{64} * 1024;  // larger than any x86-64 THREAD_SIZE (16/32 KiB)
 
-// Entropy in nats of counts summing to n, and the number of occupied cells.
-std::pair<double, uint64_t> EntropyNats(std::span<const uint64_t> counts, uint64_t n) {
-  double h = 0;
-  uint64_t occupied = 0;
-  for (uint64_t c : counts) {
-    if (c == 0) continue;
-    ++occupied;
-    const double p = static_cast<double>(c) / static_cast<double>(n);
-    h -= p * std::log(p);
-  }
-  return {h, occupied};
-}
-
-// splitmix64: a small deterministic generator for the shuffles (same sequence on every platform,
-// unlike std::shuffle).
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-void Shuffle(std::vector<uint8_t>* v, uint64_t* state) {
+// Fisher-Yates with the dice (the same permutation on every platform, unlike std::shuffle).
+void Shuffle(std::vector<uint8_t>* v, Dice* dice) {
   for (size_t i = v->size(); i > 1; --i) {
-    const size_t j = static_cast<size_t>(SplitMix64(state) % i);  // bias < i / 2^64: negligible
+    const size_t j = static_cast<size_t>(dice->Below(i));
     std::swap((*v)[i - 1], (*v)[j]);
   }
 }
@@ -184,19 +164,11 @@ Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
     ++cy[y[i]];
     ++cxy[static_cast<size_t>(x[i]) * bins + y[i]];
   }
-  const uint64_t n = x.size();
-  const auto [hx, mx] = EntropyNats(cx, n);
-  const auto [hy, my] = EntropyNats(cy, n);
-  const auto [hxy, mxy] = EntropyNats(cxy, n);
-  const double ln2 = std::log(2.0);
-  const double two_n = 2.0 * static_cast<double>(n);
-  mi.plugin_bits = (hx + hy - hxy) / ln2 + 0.0;
-  // Miller–Madow: H_MM = H + (m - 1) / 2N for each of the three entropies.
-  const double correction =
-      (static_cast<double>(mx) - 1 + static_cast<double>(my) - 1 - (static_cast<double>(mxy) - 1)) /
-      two_n;
-  mi.miller_madow_bits = (hx + hy - hxy + correction) / ln2 + 0.0;
-  mi.conditional_bits = (hxy - hx) / ln2 + 0.0;
+  mi.plugin_bits =
+      analysis::ShannonBits(cx) + analysis::ShannonBits(cy) - analysis::ShannonBits(cxy) + 0.0;
+  mi.miller_madow_bits = analysis::MillerMadowBits(cx) + analysis::MillerMadowBits(cy) -
+                         analysis::MillerMadowBits(cxy) + 0.0;
+  mi.conditional_bits = analysis::ConditionalEntropyBits(cxy, bins);  // rows: x
   return mi;
 }
 
@@ -228,11 +200,11 @@ Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord
     auto mi = MutualInformationBits(x, y, geometry.count());
     if (!mi.ok()) return mi.error();
     d.mi = *mi;
-    uint64_t state = seed ^ static_cast<uint64_t>(lag);
+    Dice dice(seed ^ static_cast<uint64_t>(lag));
     double sum = 0;
     for (int s = 0; s < shuffles; ++s) {
       std::vector<uint8_t> ys = y;
-      Shuffle(&ys, &state);
+      Shuffle(&ys, &dice);
       auto base = MutualInformationBits(x, ys, geometry.count());
       if (!base.ok()) return base.error();
       sum += base->plugin_bits;

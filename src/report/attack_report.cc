@@ -29,7 +29,7 @@ std::string JsonKey(std::string key) {
 
 std::string EvidenceText(const analysis::AttackRow& row, const std::string& key) {
   for (const analysis::Evidence& e : row.evidence) {
-    if (e.key == key) return e.text;
+    if (e.key == key) return e.lower_bound.value_or(false) ? ">=" + e.text : e.text;
   }
   return "";
 }
@@ -106,6 +106,7 @@ Json AttackReportToJson(const analysis::AttackReport& report) {
       } else {
         row[JsonKey(e.key)] = e.text;
       }
+      if (e.lower_bound) row[JsonKey(e.key) + "_lower_bound"] = *e.lower_bound;
     }
     rows.push_back(std::move(row));
   }

@@ -28,10 +28,12 @@ assert d["mode"] == "model" and d["seed"] == 1 and abs(d["chance"] - 1 / 64) < 1
 rows = {r["design"]: r for r in d["rows"]}
 for r in rows.values():
     for k in ("setting", "observations", "predicted", "correct", "accuracy", "chance",
-              "remaining_bits", "verdict", "rank", "check_bits", "candidates", "recovered"):
+              "remaining_bits", "verdict", "rank", "check_bits", "candidates",
+              "candidates_lower_bound", "recovered"):
         assert k in r, (k, r)
 p, s = rows["percpu-prng"], rows["siphash"]
 assert p["accuracy"] == 1 and p["recovered"] == "2/2" and p["rank"] == 113, p
+assert p["candidates"] == 1 and p["candidates_lower_bound"] is False, p
 assert s["recovered"] == "0/2" and s["accuracy"] < 2 / 64, s
 PY
 then pass "json: percpu-prng recovered, siphash at chance"; else fail "json: $(head -c 600 "$TMP/out")"; fi

@@ -361,7 +361,7 @@ struct PercpuPrngPolicy : PercpuPrandomPolicy<> {
   static Expected<std::unique_ptr<PercpuPrngPolicy>> Boot();
 };
 
-// --- buffered prandom (the thread's intermediate idea) ----------------------------------------
+// --- buffered prandom (kstacklab's own design, no kernel code) --------------------------------
 
 // Per CPU: an LFSR113 state whose 32-bit outputs are buffered and spent 6 bits per syscall,
 // low bits first (offset = ((out >> 6i) & 0x3F) << 4, i = 0..4; the top 2 bits are discarded):

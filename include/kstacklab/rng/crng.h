@@ -100,7 +100,6 @@ class Crng {
   template <class T, bool kLocked>
   T Get(int cpu);
   void MakeState(PerCpu& pc, ChachaState& state, uint8_t* out, size_t out_len);
-  void GetRandomBytesImpl(PerCpu& pc, uint8_t* buf, size_t len);
 
   int num_cpus_;
   std::unique_ptr<PerCpu[]> cpus_;
