@@ -375,6 +375,19 @@ TEST(MigrationTest, DeterministicForASeed) {
   EXPECT_NE(RenderAttackJson(*a), RenderAttackJson(*c));
 }
 
+// One verdict rule for every prediction attack: significance first (4 binomial SDs), then size.
+TEST(PredictionVerdictTest, SignificanceThenSize) {
+  const double p = 1.0 / 64;
+  EXPECT_EQ(PredictionVerdict(0, 0, p), "nothing predicted");
+  EXPECT_EQ(PredictionVerdict(2, 20, p), "chance");  // 6.4x chance, but 2 lucky hits in 20
+  // 1.5x chance over a million predictions is far beyond noise: above chance, not "chance".
+  EXPECT_EQ(PredictionVerdict(23438, 1000000, p), "above chance");
+  EXPECT_EQ(PredictionVerdict(15625, 1000000, p), "chance");  // exactly chance
+  EXPECT_EQ(PredictionVerdict(600, 1000, p), "predictable");
+  EXPECT_EQ(PredictionVerdict(400, 1000, p), "above chance");
+  EXPECT_EQ(PredictionVerdict(5, 5, 1.0), "chance");  // chance 1: every hit expected
+}
+
 TEST(MigrationTest, LegacyPerCpuPredictablePerTaskAndPrngAtChance) {
   auto r = RunMigration(SmallMigration(9));
   ASSERT_TRUE(r.ok());

@@ -69,6 +69,14 @@ void AddCountEvidence(AttackRow& row, std::string key, uint64_t count, bool lowe
 // accuracy = correct / predicted (0 when nothing was predicted).
 void SetAccuracy(AttackRow& row);
 
+// The one verdict rule of the prediction attacks (timer, migration, live): "nothing predicted";
+// "chance" unless the hits lie more than kVerdictSigmas binomial standard deviations above
+// `chance` x predicted (so a few lucky hits in a short run stay "chance", and a small real edge
+// in a long one is not waved away); then "predictable" when at least half the predictions hit,
+// else "above chance". The x-chance column says by how much.
+inline constexpr double kVerdictSigmas = 4;
+std::string PredictionVerdict(uint64_t correct, uint64_t predicted, double chance);
+
 // --- 1. prng-recover -----------------------------------------------------------------------
 
 struct PrngRecoverOptions {

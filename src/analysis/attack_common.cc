@@ -24,6 +24,16 @@ void AddCountEvidence(AttackRow& row, std::string key, uint64_t count, bool lowe
   row.evidence.push_back({std::move(key), fmt::format("{}", count), true, lower_bound});
 }
 
+std::string PredictionVerdict(uint64_t correct, uint64_t predicted, double chance) {
+  if (predicted == 0) return "nothing predicted";
+  const double n = static_cast<double>(predicted);
+  const double hits = static_cast<double>(correct);
+  const double sd = std::sqrt(n * chance * (1 - chance));
+  const bool significant = sd > 0 ? (hits - n * chance) / sd > kVerdictSigmas : hits > n * chance;
+  if (!significant) return "chance";
+  return hits / n >= 0.5 ? "predictable" : "above chance";
+}
+
 void SetAccuracy(AttackRow& row) {
   row.accuracy = row.predicted == 0
                      ? 0

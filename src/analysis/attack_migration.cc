@@ -221,15 +221,7 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
   row.remaining_bits = ConditionalEntropyBits(counts, 64);
   const double overall =
       static_cast<double>(row.correct + guesses_right) / static_cast<double>(o.syscalls);
-  if (row.predicted == 0) {
-    row.verdict = "nothing predicted";
-  } else if (row.accuracy >= 0.5) {
-    row.verdict = "predictable";
-  } else if (row.accuracy > 4 * kChanceAccuracy) {
-    row.verdict = "above chance";
-  } else {
-    row.verdict = "chance";
-  }
+  row.verdict = PredictionVerdict(row.correct, row.predicted, kChanceAccuracy);
   AddEvidence(row, "predicted share",
               static_cast<double>(row.predicted) / static_cast<double>(o.syscalls));
   AddEvidence(row, "overall accuracy", overall);

@@ -96,13 +96,7 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
   row.observations = samples;
   SetAccuracy(row);
   row.remaining_bits = ConditionalEntropyBits(counts, 64);
-  if (row.accuracy >= 0.9) {
-    row.verdict = "predictable";
-  } else if (row.accuracy <= 2 * kChanceAccuracy) {
-    row.verdict = "chance";
-  } else {
-    row.verdict = "partly predictable";
-  }
+  row.verdict = PredictionVerdict(row.correct, row.predicted, kChanceAccuracy);
   AddEvidence(row, "tick ns", 1e9 / hz);
   AddEvidence(row, "bit-4 step ns", 16e9 / hz);
   return row;

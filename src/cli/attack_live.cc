@@ -33,17 +33,6 @@ std::string KernelRelease() {
   return "?";
 }
 
-// "predictable" only when the hits are more than 4 standard deviations above chance (binomial,
-// p = the report's chance), so a few lucky hits in a short run say "chance".
-std::string Verdict(uint64_t correct, uint64_t predicted, double p) {
-  const double n = static_cast<double>(predicted);
-  if (predicted == 0) return "no predictions";
-  const double z = (static_cast<double>(correct) - n * p) / std::sqrt(n * p * (1 - p));
-  const double accuracy = static_cast<double>(correct) / n;
-  if (z > 4) return fmt::format("predictable ({:.1f}x chance)", accuracy / p);
-  return "chance";
-}
-
 // The chance level of a live report: `chance` for the kernel's offset geometry, and what it is.
 void SetChance(const live::DerivedOffsets& d, double chance, const char* what,
                analysis::AttackReport* rep) {
@@ -92,7 +81,9 @@ Expected<analysis::AttackReport> TimerLiveReport(uint64_t calls) {
     analysis::SetAccuracy(row);
     row.remaining_bits = a.conditional_entropy_bits;
     row.chance = rep.chance;
-    row.verdict = a.name == "guess" ? "baseline" : Verdict(row.correct, row.predicted, rep.chance);
+    row.verdict = a.name == "guess"
+                      ? "baseline"
+                      : analysis::PredictionVerdict(row.correct, row.predicted, rep.chance);
     analysis::AddEvidence(row, "delta_ticks", static_cast<double>(result->delta));
     analysis::AddEvidence(row, "error_p05_ticks", result->error_p05);
     analysis::AddEvidence(row, "error_p95_ticks", result->error_p95);
@@ -149,7 +140,7 @@ Expected<analysis::AttackReport> MigrationLiveReport(uint64_t rounds) {
   analysis::SetAccuracy(row);
   row.remaining_bits = score.conditional_entropy_bits;
   row.chance = rep.chance;
-  row.verdict = Verdict(row.correct, row.predicted, rep.chance);
+  row.verdict = analysis::PredictionVerdict(row.correct, row.predicted, rep.chance);
   analysis::AddEvidence(row, "rounds", static_cast<double>(score.rounds));
   analysis::AddEvidence(row, "migrated", static_cast<double>(score.migrated));
   rep.rows.push_back(std::move(row));
