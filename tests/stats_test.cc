@@ -439,6 +439,12 @@ TEST(BenchGlob, MatchesTheIdAndItsShortForms) {
   EXPECT_FALSE(m("erase/poison(depth:512)"));
   EXPECT_FALSE(m("erase"));
   EXPECT_TRUE(MatchesBenchGlob("syscall/getpid", "syscall/getpid", Json::object(), ""));
+  // A row of an --ab file answers to its own variant too, and to the full one.
+  const std::string ab = AbVariant("raw", "kernel.stack_erasing=1");
+  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid:raw", "syscall/getpid", Json::object(), ab));
+  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid:raw,kernel.stack_erasing=1", "syscall/getpid",
+                               Json::object(), ab));
+  EXPECT_FALSE(MatchesBenchGlob("syscall/getpid:libc", "syscall/getpid", Json::object(), ab));
   EXPECT_EQ(BenchmarkId("model/kstack", {{"handler", "getpid"}}, "percpu-prng"),
             "model/kstack(handler:getpid):percpu-prng");
 }

@@ -134,7 +134,7 @@ std::string BenchmarkId(const std::string& name, const Json& params, const std::
 
 // The one rule of `--bench GLOB` (run, compare): the glob (fnmatch) matches the row as its
 // BenchmarkId, or with the params or the variant left out ("name:variant" selects every params
-// row of it, "name" every row).
+// row of it, "name" every row); a row of an --ab file also as its own variant (SplitAbVariant).
 bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
                       const std::string& variant);
 

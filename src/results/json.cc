@@ -529,12 +529,17 @@ std::string BenchmarkId(const std::string& name, const Json& params, const std::
 bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
                       const std::string& variant) {
   const Json none = Json::object();
-  for (const std::string& id :
-       {BenchmarkId(name, params, variant), BenchmarkId(name, none, variant),
-        BenchmarkId(name, params, ""), name}) {
-    if (fnmatch(glob.c_str(), id.c_str(), 0) == 0) return true;
-  }
-  return false;
+  auto matches = [&](const std::string& v) {
+    for (const std::string& id : {BenchmarkId(name, params, v), BenchmarkId(name, none, v),
+                                  BenchmarkId(name, params, ""), name}) {
+      if (fnmatch(glob.c_str(), id.c_str(), 0) == 0) return true;
+    }
+    return false;
+  };
+  // A row measured under an --ab value also answers to its own variant ("getpid:raw" selects
+  // "raw,kernel.stack_erasing=0" and "=1").
+  const auto [own, tag] = SplitAbVariant(variant);
+  return matches(variant) || (!tag.empty() && !own.empty() && matches(own));
 }
 
 std::string AbVariant(const std::string& own, const std::string& tag) {
