@@ -200,20 +200,4 @@ std::string HexBytes(const uint8_t* data, size_t n) {
 
 bool StderrIsTty() { return ::isatty(STDERR_FILENO) == 1; }
 
-Expected<std::vector<CompareTable>> BuildCompareTables(const std::vector<CompareInput>& inputs,
-                                                       const CompareOptions& options) {
-  if (Status st = CheckInputsCompare(inputs); !st.ok()) return st.error();
-  if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok())
-    return WithFlag("--metrics", st.error());
-  if (Status st = CheckBaseline(inputs, options.baseline); !st.ok())
-    return WithFlag("--baseline", st.error());
-  std::vector<CompareTable> tables;
-  for (const std::vector<CompareInput>& part : CompareParts(inputs, options.baseline)) {
-    auto table = BuildCompareTable(part, options);
-    if (!table.ok()) return table.error();
-    tables.push_back(std::move(*table));
-  }
-  return tables;
-}
-
 }  // namespace kstacklab::cli

@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "kstacklab/compare.h"
 #include "kstacklab/error.h"
 
 namespace kstacklab::cli {
@@ -31,12 +30,6 @@ Expected<double> ParseDurationNs(const std::string& text, const std::string& fla
 // values, never flags (issue 9); this is the one place the CLI adds the flag. `flag` may carry
 // the value too ("--cpu 3").
 Error WithFlag(std::string_view flag, Error error);
-
-// The tables of `compare` and `plot --kind compare`: the inputs checked (CheckInputsCompare, the
-// metrics stored, the baseline; an error names its flag), split as CompareParts splits them, one
-// table per part (at least one).
-Expected<std::vector<CompareTable>> BuildCompareTables(const std::vector<CompareInput>& inputs,
-                                                       const CompareOptions& options);
 
 // Adds `--store PATH` (empty rejected at parse time) to `app`. The default store path is
 // resolved in one place: StorePath().

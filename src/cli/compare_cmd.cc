@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/cli_util.h"
+#include "cli/compare_support.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/cli_util.h"
+#include "cli/compare_support.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/fileio.h"

@@ -1,0 +1,18 @@
+// The comparison pipeline shared by `compare` and `plot --kind compare` (kept out of
+// cli_util.cc, which the parser fuzzer links without the statistics).
+#pragma once
+
+#include <vector>
+
+#include "kstacklab/compare.h"
+#include "kstacklab/error.h"
+
+namespace kstacklab::cli {
+
+// The tables of `compare` and `plot --kind compare`: the inputs checked (CheckInputsCompare, the
+// metrics stored, the baseline; an error names its flag), split as CompareParts splits them, one
+// table per part (at least one).
+Expected<std::vector<CompareTable>> BuildCompareTables(const std::vector<CompareInput>& inputs,
+                                                       const CompareOptions& options);
+
+}  // namespace kstacklab::cli
