@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "cli/cli_util.h"
-#include "cli/compare_support.h"
 #include "cli/command.h"
+#include "cli/compare_support.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/store.h"

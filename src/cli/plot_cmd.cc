@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cli/cli_util.h"
-#include "cli/compare_support.h"
 #include "cli/command.h"
+#include "cli/compare_support.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/plot.h"
