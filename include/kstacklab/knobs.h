@@ -119,7 +119,7 @@ class ScopedKnob {
   int lock_fd_ = -1;  // the recovery lock (flock), held from Begin() to Restore()
 };
 
-// The interleaved A/B: for each repetition, for each value in AbOrder, sets the knob and runs
+// The interleaved A/B: for each repetition, for each value in RoundOrder, sets the knob and runs
 // one repetition of the value's rows (Knob::RowsFor, then RunWorkloads). A sysctl knob writes
 // each row once per value, its variant suffixed with "NAME=VALUE" ("kernel.stack_erasing=0", or
 // "generic,kernel.stack_erasing=0"); a model knob writes the rows carrying each value under
