@@ -28,6 +28,16 @@ std::string ReadAll(const fs::path& p) {
   return ss.str();
 }
 
+// A run of `repetitions` x 10 calls, no warm-up: the options of every RunAb test here.
+RunOptions TinyRun(int repetitions) {
+  RunOptions opt;
+  opt.repetitions = repetitions;
+  opt.sampler.iterations = 10;
+  opt.sampler.warmup = 0;
+  opt.sampler.chunk = 10;
+  return opt;
+}
+
 // A fake /proc/sys with kernel/stack_erasing = 1 and a private recovery file.
 class FakeSysctl : public ::testing::Test {
  protected:
@@ -296,11 +306,7 @@ TEST_F(FakeSysctl, RunAbInterleavesAndWritesOneVariantPerValue) {
   w.loop = &TimeLoop<FakeClock, Noop>;
   WorkloadDef v = w;
   v.variant = "x";
-  RunOptions opt;
-  opt.repetitions = 4;
-  opt.sampler.iterations = 10;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 10;
+  RunOptions opt = TinyRun(4);
   const AbSpec spec = *ParseAbSpec("sysctl:kernel.stack_erasing=0,1");
   auto k = OpenKnob(spec);
   ASSERT_TRUE(k.ok());
@@ -464,11 +470,7 @@ TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
   const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
                                          ModelRow("model/kstack", "percpu-prng", empty, &seen),
                                          ModelRow("model/kstack", "siphash", empty, &seen)};
-  RunOptions opt;
-  opt.repetitions = 4;
-  opt.sampler.iterations = 10;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 10;
+  RunOptions opt = TinyRun(4);
   const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
   auto k = OpenKnob(spec);
   ASSERT_TRUE(k.ok());
@@ -496,11 +498,7 @@ TEST_F(FakeSysctl, RunAbHonoursARowsRepetitionCap) {
   std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
                                    ModelRow("model/kstack", "percpu-prng", empty, &seen)};
   rows[1].max_repetitions = 2;
-  RunOptions opt;
-  opt.repetitions = 4;
-  opt.sampler.iterations = 10;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 10;
+  RunOptions opt = TinyRun(4);
   const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
   auto k = OpenKnob(spec);
   ASSERT_TRUE(k.ok());
@@ -520,11 +518,7 @@ TEST_F(FakeSysctl, RunWithKnobsWarnsAboutRowsTheModelKnobDoesNotTake) {
                                          ModelRow("model/kstack", "percpu-prng", empty, &seen),
                                          ModelRow("model/rng", "prandom", Json::object(), &seen),
                                          ModelRow("model/rng", "siphash", Json::object(), &seen)};
-  RunOptions opt;
-  opt.repetitions = 2;
-  opt.sampler.iterations = 10;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 10;
+  RunOptions opt = TinyRun(2);
   std::vector<std::string> warnings;
   auto warn = [&](const std::string& w) { warnings.push_back(w); };
   auto r = RunWithKnobs(rows, opt, ClockParams{}, nullptr, nullptr,
