@@ -334,6 +334,58 @@ TEST(Pkeys, WriteOutsideTheWindowFaultsInsideSucceeds) {
   EXPECT_EQ(r.slots()[3], 0u) << "the parent's page is untouched";
 }
 
+// What the child's SIGSEGV handler compares the fault with (set before the fork).
+volatile int g_fault_key = -1;
+volatile void* g_fault_addr = nullptr;
+
+// Exits 3 for a protection-key fault on our key at our address, 4 for any other SIGSEGV.
+void ExitWithFaultKind(int /*sig*/, siginfo_t* info, void* /*ctx*/) {
+  const bool pku = info->si_code == SEGV_PKUERR && static_cast<int>(info->si_pkey) == g_fault_key &&
+                   info->si_addr == g_fault_addr;
+  _exit(pku ? 3 : 4);
+}
+
+TEST(Pkeys, TheFaultOutsideTheWindowIsAProtectionKeyFaultOnOurKey) {
+  // A plain SIGSEGV would also come from a bad pointer or a read-only page: the kernel's
+  // si_code SEGV_PKUERR and si_pkey say the protection key refused the store.
+  if (std::string why = workloads::PkeysUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+  auto region = workloads::PkeyRegion::Create();
+  ASSERT_TRUE(region.ok()) << region.error().message;
+  const workloads::PkeyRegion& r = **region;
+  g_fault_key = r.key();
+  g_fault_addr = const_cast<uint64_t*>(&r.slots()[5]);
+  int status = InChild([&] {
+    struct sigaction sa = {};
+    sa.sa_sigaction = &ExitWithFaultKind;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, nullptr);
+    r.slots()[5] = 7;  // window closed: must fault
+    _exit(0);
+  });
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 3) << "0: the store went through; 4: a SIGSEGV that is not "
+                                       "SEGV_PKUERR on key "
+                                    << r.key() << " at the slot";
+}
+
+TEST(Pkeys, NeitherTheProbeNorARegionLeavesPkruChanged) {
+  if (std::string why = workloads::PkeysUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+  auto outer = workloads::PkeyRegion::Create();
+  ASSERT_TRUE(outer.ok()) << outer.error().message;
+  const uint32_t before = (*outer)->ReadPkru();
+  EXPECT_EQ(before, (*outer)->closed_pkru());
+  {
+    auto inner = workloads::PkeyRegion::Create();
+    ASSERT_TRUE(inner.ok()) << inner.error().message;
+    EXPECT_NE((*inner)->key(), (*outer)->key());
+    EXPECT_NE((*inner)->ReadPkru(), before) << "the inner key's write-disable bit is set";
+    (*inner)->OpenWindow();  // destroyed with its window open: the destructor still restores
+  }
+  EXPECT_EQ((*outer)->ReadPkru(), before);
+  EXPECT_TRUE(workloads::PkeysUnavailableReason().empty());
+  EXPECT_EQ((*outer)->ReadPkru(), before) << "the availability probe (pkey_alloc + pkey_free)";
+}
+
 TEST(Pkeys, RowsRunThroughTheRunner) {
   if (std::string why = workloads::PkeysUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
   auto rows = SelectWorkloads({"pkeys"}, {});

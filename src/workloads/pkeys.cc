@@ -56,6 +56,14 @@ bool CpuHasOspke() { return false; }
 
 // PKRU bit 2k = access-disable, bit 2k+1 = write-disable for key k.
 constexpr uint32_t WriteDisableBit(int key) { return uint32_t{1} << (2 * key + 1); }
+constexpr uint32_t KeyBits(int key) { return uint32_t{3} << (2 * key); }
+
+// Puts key's two PKRU bits back to their value in `before`, leaving the other keys' bits as
+// they are now. pkey_alloc(…, 0) clears the new key's bits (arch_set_user_pkey_access with
+// init_val 0) and pkey_free leaves them so: without this a freed key stays writable in PKRU.
+void RestoreKeyBits(int key, uint32_t before) {
+  Wrpkru((Rdpkru() & ~KeyBits(key)) | (before & KeyBits(key)));
+}
 
 }  // namespace
 
@@ -69,9 +77,11 @@ std::string PkeysUnavailableReason() {
            "/proc/cpuinfo); run the pkeys rows on an Intel Xeon (Skylake-SP or later) or AMD Zen 3 "
            "or later host with a kernel built with CONFIG_X86_INTEL_MEMORY_PROTECTION_KEYS";
   }
+  const uint32_t before = Rdpkru();  // OSPKE is set: RDPKRU does not fault
   int key = ::pkey_alloc(0, 0);
   if (key < 0) return fmt::format("pkey_alloc failed: {}", std::strerror(errno));
   ::pkey_free(key);
+  RestoreKeyBits(key, before);  // the probe leaves PKRU as it found it
   return {};
 }
 
@@ -90,14 +100,16 @@ Expected<std::unique_ptr<PkeyRegion>> PkeyRegion::Create() {
   if (::pkey_mprotect(p, page, PROT_READ | PROT_WRITE, r->key_) != 0) {
     return RuntimeError(fmt::format("pkey_mprotect: {}", std::strerror(errno)));
   }
-  r->open_ = r->saved_ & ~WriteDisableBit(r->key_);
-  r->closed_ = r->saved_ | WriteDisableBit(r->key_);
+  // The window values keep every other key's bits as they are after the allocation, and give
+  // our key full access (open) or write-disable only (closed: reads still allowed).
+  r->open_ = Rdpkru() & ~KeyBits(r->key_);
+  r->closed_ = r->open_ | WriteDisableBit(r->key_);
   r->CloseWindow();
   return r;
 }
 
 PkeyRegion::~PkeyRegion() {
-  if (key_ >= 0) Wrpkru(saved_);
+  if (key_ >= 0) RestoreKeyBits(key_, saved_);
   if (slots_) ::munmap(const_cast<uint64_t*>(slots_), static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
   if (key_ >= 0) ::pkey_free(key_);
 }

@@ -15,6 +15,7 @@
 namespace kstacklab::workloads {
 
 // "" when x86-64 PKU is usable here (CPUID OSPKE set and pkey_alloc works), else the reason.
+// Leaves PKRU as it found it.
 std::string PkeysUnavailableReason();
 
 class PkeyRegion {
@@ -23,7 +24,9 @@ class PkeyRegion {
   static Expected<std::unique_ptr<PkeyRegion>> Create();
   PkeyRegion(const PkeyRegion&) = delete;
   PkeyRegion& operator=(const PkeyRegion&) = delete;
-  ~PkeyRegion();  // restores PKRU, frees the key, unmaps the page
+  // Puts the key's PKRU bits back as they were before Create (other keys' bits are left as
+  // they are), frees the key, unmaps the page.
+  ~PkeyRegion();
 
   void OpenWindow() const;   // one WRPKRU: the key writable
   void CloseWindow() const;  // one WRPKRU: the key write-disabled
@@ -37,7 +40,8 @@ class PkeyRegion {
   PkeyRegion() = default;
   int key_ = -1;
   volatile uint64_t* slots_ = nullptr;
-  uint32_t saved_ = 0, open_ = 0, closed_ = 0;
+  uint32_t saved_ = 0;  // PKRU before pkey_alloc
+  uint32_t open_ = 0, closed_ = 0;
 };
 
 }  // namespace kstacklab::workloads
