@@ -57,6 +57,11 @@ expect_stderr "give at most" "gives the largest size"
 expect_exit 0 "run --suite pkeys" -- "$K" run --no-store --repetitions 2 --iterations 1000 --warmup 10 --suite pkeys -o "$TMP/pk.json"
 if grep -qw ospke /proc/cpuinfo; then
   expect_stdout "pkeys/update n:256 \[batched\]" "pkeys rows measured"
+  # The lists' layout: the variants are the columns, unbatched the baseline, n the row.
+  expect_exit 0 "compare the pkeys run" -- "$K" compare "$TMP/pk.json" --bench pkeys/update --metrics mean
+  expect_stdout "| update: n:256 (ns) " "compare: one row per n, named as the lists do"
+  expect_stdout "unbatched .*batched" "compare: the variants are the columns"
+  expect_stdout "\(baseline\)" "compare: a baseline column"
 else
   expect_stderr "pkeys/wrpkru: skipped: .*PKU" "pkeys skipped with the reason"
 fi
