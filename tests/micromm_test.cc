@@ -330,8 +330,8 @@ TEST(Pkeys, WriteOutsideTheWindowFaultsInsideSucceeds) {
   });
   EXPECT_TRUE(WIFEXITED(inside) && WEXITSTATUS(inside) == 0) << "a write inside the window";
   int outside = InChild([&] {
-    std::signal(SIGSEGV,
-                SIG_DFL);  // the kernel's action, not a sanitizer's handler (ASan's exits 1)
+    // The kernel's action, not a sanitizer's handler (ASan's exits 1).
+    std::signal(SIGSEGV, SIG_DFL);
     r.slots()[3] = 42;
   });
   EXPECT_TRUE(WIFSIGNALED(outside) && WTERMSIG(outside) == SIGSEGV) << "a write outside it";
