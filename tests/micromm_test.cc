@@ -401,7 +401,23 @@ TEST(Pkeys, RowsRunThroughTheRunner) {
   opt.sampler.chunk = 100;
   auto r = RunWorkloads(*rows, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->benchmarks.size(), 7u);
+  ASSERT_EQ(r->benchmarks.size(), 7u);
+  std::vector<std::string> ids;
+  for (const BenchmarkResult& b : r->benchmarks) {
+    ids.push_back(b.name + " " + b.params.dump() + " " + b.variant);
+    EXPECT_EQ(b.baseline, b.variant == "unbatched") << ids.back();
+    ASSERT_EQ(b.repetitions.size(), 2u) << ids.back();
+    for (const Repetition& rep : b.repetitions) {
+      EXPECT_EQ(rep.iterations, 100u) << ids.back();
+      EXPECT_GT(rep.metrics.at("max"), 0.0) << ids.back() << ": a WRPKRU takes time";
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{
+                     "pkeys/update {\"n\":16} batched", "pkeys/update {\"n\":16} unbatched",
+                     "pkeys/update {\"n\":1} batched", "pkeys/update {\"n\":1} unbatched",
+                     "pkeys/update {\"n\":256} batched", "pkeys/update {\"n\":256} unbatched",
+                     "pkeys/wrpkru {} "}));
 }
 
 // --- macro --------------------------------------------------------------------------------
