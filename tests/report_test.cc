@@ -15,6 +15,7 @@
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/grid_table.h"
+#include "kstacklab/plan_report.h"
 #include "kstacklab/summary.h"
 
 namespace kstacklab {
@@ -271,6 +272,77 @@ RunResult SummaryRun(double mean_a, double mean_b, uint64_t raw_ps) {
   b.histogram.RecordN(raw_ps, 20);
   r.benchmarks.push_back(b);
   return r;
+}
+
+// --- plan ---------------------------------------------------------------------------------
+
+// Two rows computed by hand: SDs as % of the mean 100 are sqrt(4) = 2 and sqrt(1) = 1; the run
+// level did not vary ('?'); the second row's target is out of reach.
+std::vector<PlanRow> TwoPlanRows() {
+  PlanRow a;
+  a.benchmark = "syscall/getpid";
+  a.configuration = "6.18";
+  a.metric = "mean";
+  a.unit = "ns";
+  a.runs = 1;
+  a.sessions = 2;
+  a.repetitions = 20;
+  a.mean = 100;
+  a.cv_pct = 1.5;
+  a.mdc_pct = 0.75;
+  a.components.session = 4;
+  a.components.repetition = 1;
+  a.plan.runs = 3;
+  a.plan.sessions = 2;
+  a.plan.repetitions = 10;
+  a.plan.cost_s = 420;
+  PlanRow b = a;
+  b.params_text = "depth:4096";
+  b.metric = "p99";
+  b.cv_pct = std::nan("");
+  b.plan = {};
+  b.plan.unreachable = true;
+  return {a, b};
+}
+
+TEST(PlanRender, CellsAndFooterComputedByHand) {
+  PlanOptions o;
+  o.target_pct = 2;
+  std::string text = RenderPlan(TwoPlanRows(), o, PlanFormat::kGrid);
+  // Both body lines whole (right-aligned numbers; the benchmark named once per group).
+  const std::string first =
+      "| syscall/getpid | mean (ns)           | 6.18          |          1 x 2 x 10 | 1.50% |   "
+      "0.75% |       ?/2.00/1.00% |               3 x 2 x 10 |     7.0 min |\n";
+  const std::string second =
+      "|                | depth:4096 p99 (ns) | 6.18          |          1 x 2 x 10 |     ? |   "
+      "0.75% |       ?/2.00/1.00% |             > 10000 runs |           - |\n";
+  EXPECT_NE(text.find(first + second), std::string::npos) << text;
+  EXPECT_NE(text.find("to detect a 2% change with 80% power at alpha 0.05"), std::string::npos);
+  EXPECT_NE(text.find("a run costing 2.0 min, a session 1.0 s"), std::string::npos);
+  EXPECT_NE(text.find("> 10000 runs: no design of at most 10000 runs"), std::string::npos);
+  EXPECT_NE(text.find("A pilot of one run cannot see the run-to-run"), std::string::npos);
+}
+
+TEST(PlanRender, MarkdownFooterLinesAreListItemsAndAReachablePlanHasNoCaveats) {
+  PlanOptions o;
+  o.target_pct = 2;
+  std::vector<PlanRow> rows = {TwoPlanRows()[0]};
+  rows[0].components.run = 9;  // the pilot saw its runs vary: sqrt(9) = 3 %
+  std::string text = RenderPlan(rows, o, PlanFormat::kMarkdown);
+  EXPECT_NE(text.find("| 3.00/2.00/1.00% |"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n- Needed: "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n- Pilot: "), std::string::npos) << text;
+  EXPECT_EQ(text.find("runs: no design"), std::string::npos);
+  EXPECT_EQ(text.find("A pilot of one run"), std::string::npos);
+}
+
+TEST(PlanRender, FormatNames) {
+  EXPECT_EQ(*ParsePlanFormat("grid"), PlanFormat::kGrid);
+  EXPECT_EQ(*ParsePlanFormat("markdown"), PlanFormat::kMarkdown);
+  auto bad = ParsePlanFormat("csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().exit_code, kExitUsage);
+  EXPECT_EQ(bad.error().message, "--format 'csv' is unknown; use one of: grid, markdown");
 }
 
 TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
