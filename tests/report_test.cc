@@ -14,6 +14,7 @@
 
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
+#include "kstacklab/entropy_report.h"
 #include "kstacklab/grid_table.h"
 #include "kstacklab/plan_report.h"
 #include "kstacklab/summary.h"
@@ -272,6 +273,44 @@ RunResult SummaryRun(double mean_a, double mean_b, uint64_t raw_ps) {
   b.histogram.RecordN(raw_ps, 20);
   r.benchmarks.push_back(b);
   return r;
+}
+
+// --- entropy ------------------------------------------------------------------------------
+
+analysis::EntropyStats SomeEntropyStats() {
+  analysis::EntropyStats s;
+  s.samples = 4096;
+  s.distinct = 64;
+  s.shannon_bits = 5.98765;
+  s.min_entropy_bits = 5.64236;
+  s.chi_square = 66.5;
+  s.chi_square_p = 0.27712;
+  s.repeat_rate = 0.0168457;
+  s.script_bits = 7;
+  return s;
+}
+
+TEST(EntropyRender, OneRowWithTheDocumentedRounding) {
+  std::string text = RenderGrid(EntropyStatsTable("kernel", {{"getpid", SomeEntropyStats()}}));
+  EXPECT_NE(text.find("| kernel | samples | distinct | shannon | min-ent | chi2-p |  repeat | "
+                      "script |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| getpid |    4096 |       64 |  5.9877 |  5.6424 |  0.277 | 0.01685 |      "
+                      "7 |"),
+            std::string::npos)
+      << text;
+}
+
+TEST(EntropyRender, JsonKeysInTheirDocumentedOrder) {
+  Json j = EntropyStatsJson(SomeEntropyStats());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"samples", "distinct", "shannon_bits",
+                                            "min_entropy_bits", "chi_square", "chi_square_p",
+                                            "repeat_rate", "stack_entropy_sh_bits"}));
+  EXPECT_EQ(j["chi_square"], 66.5);
+  EXPECT_EQ(j["stack_entropy_sh_bits"], 7);
 }
 
 // --- plan ---------------------------------------------------------------------------------

@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/entropy_kernel.h"
 #include "kstacklab/entropy.h"
+#include "kstacklab/entropy_report.h"
 #include "kstacklab/grid_table.h"
 #include "kstacklab/json.h"
 #include "kstacklab/kstack/policies.h"
@@ -40,26 +42,10 @@ std::string PolicyNames() {
   return names;
 }
 
-struct Row {
-  const char* name;
-  analysis::EntropyStats stats;
-};
+using Row = std::pair<std::string, analysis::EntropyStats>;
 
 void PrintTable(const std::vector<Row>& rows, uint64_t samples) {
-  GridTable table;
-  table.header = {
-      {"policy", "samples", "distinct", "shannon", "min-ent", "chi2-p", "repeat", "script"}};
-  table.right_align = {false, true, true, true, true, true, true, true};
-  std::vector<std::vector<std::string>> body;
-  for (const Row& r : rows) {
-    const analysis::EntropyStats& s = r.stats;
-    body.push_back({r.name, fmt::format("{}", s.samples), fmt::format("{}", s.distinct),
-                    fmt::format("{:.4f}", s.shannon_bits),
-                    fmt::format("{:.4f}", s.min_entropy_bits),
-                    fmt::format("{:.3g}", s.chi_square_p), fmt::format("{:.5f}", s.repeat_rate),
-                    fmt::format("{}", s.script_bits)});
-  }
-  table.groups = {std::move(body)};
+  GridTable table = EntropyStatsTable("policy", rows);
   std::string out = RenderGrid(table);
   out += fmt::format(
       "\nUser-space model: each policy booted as at boot, then {} offsets drawn with its "
@@ -78,17 +64,10 @@ void PrintJson(const std::vector<Row>& rows, uint64_t samples) {
   j["model"] = "user space, single thread, next_offset() of each policy";
   j["ideal_bits"] = 6;
   Json list = Json::array();
-  for (const Row& r : rows) {
-    const analysis::EntropyStats& s = r.stats;
-    list.push_back({{"policy", r.name},
-                    {"samples", s.samples},
-                    {"distinct", s.distinct},
-                    {"shannon_bits", s.shannon_bits},
-                    {"min_entropy_bits", s.min_entropy_bits},
-                    {"chi_square", s.chi_square},
-                    {"chi_square_p", s.chi_square_p},
-                    {"repeat_rate", s.repeat_rate},
-                    {"stack_entropy_sh_bits", s.script_bits}});
+  for (const auto& [name, stats] : rows) {
+    Json row = {{"policy", name}};
+    row.update(EntropyStatsJson(stats));
+    list.push_back(std::move(row));
   }
   j["policies"] = std::move(list);
   std::fputs(DumpJson(j).c_str(), stdout);

@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.h"
 #include "kstacklab/entropy.h"
+#include "kstacklab/entropy_report.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/grid_table.h"
 #include "kstacklab/json.h"
@@ -70,20 +71,6 @@ std::string JsonText(const Json& v) {
   return v.dump();
 }
 
-// The entropy row of the kernel's offsets (the columns of `kstacklab entropy`'s model table).
-GridTable StatsTable(const KernelReport& r) {
-  const analysis::EntropyStats& s = r.stats;
-  GridTable t;
-  t.header = {
-      {"kernel", "samples", "distinct", "shannon", "min-ent", "chi2-p", "repeat", "script"}};
-  t.right_align = {false, true, true, true, true, true, true, true};
-  t.groups = {{{r.syscall, fmt::format("{}", s.samples), fmt::format("{}", s.distinct),
-                fmt::format("{:.4f}", s.shannon_bits), fmt::format("{:.4f}", s.min_entropy_bits),
-                fmt::format("{:.3g}", s.chi_square_p), fmt::format("{:.5f}", s.repeat_rate),
-                fmt::format("{}", s.script_bits)}}};
-  return t;
-}
-
 // One row per lag: mutual information between offsets i and i+lag, and the shuffled baseline.
 GridTable DependenceTable(const std::vector<live::LagDependence>& dependence) {
   GridTable t;
@@ -133,7 +120,7 @@ void PrintKernelTable(const KernelReport& r) {
         live::kAlsoConsistentLikelihood, alt.name);
   }
   out += "\n";
-  out += RenderGrid(StatsTable(r));
+  out += RenderGrid(EntropyStatsTable("kernel", {{r.syscall, r.stats}}));
   out +=
       "\nserial dependence: mutual information between offsets i and i+lag of the same thread "
       "on the same CPU, bits (0 = independent; the offsets' entropy = next offset determined)\n";
@@ -187,11 +174,7 @@ void PrintKernelJson(const KernelReport& r) {
                   {"also_consistent", AlsoConsistentJson(r.derived)},
                   {"state_checked", r.derived.state_checked},
                   {"state_agreeing", r.derived.state_agreeing}};
-  const analysis::EntropyStats& s = r.stats;
-  j["entropy"] = {{"samples", s.samples},           {"distinct", s.distinct},
-                  {"shannon_bits", s.shannon_bits}, {"min_entropy_bits", s.min_entropy_bits},
-                  {"chi_square", s.chi_square},     {"chi_square_p", s.chi_square_p},
-                  {"repeat_rate", s.repeat_rate},   {"stack_entropy_sh_bits", s.script_bits}};
+  j["entropy"] = EntropyStatsJson(r.stats);
   Json lags = Json::array();
   for (const live::LagDependence& d : r.dependence) {
     lags.push_back({{"lag", d.lag},
