@@ -18,6 +18,7 @@
 
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
+#include "kstacklab/timer_step.h"
 
 namespace kstacklab {
 namespace {
@@ -1308,6 +1309,24 @@ TEST(Metrics, ParseMetricList) {
   EXPECT_EQ(*m, (std::vector<std::string>{"mean", "p99"}));
   EXPECT_FALSE(ParseMetricList(",").ok());
   EXPECT_EQ(DefaultCompareMetrics(), (std::vector<std::string>{"mean", "p99", "p99.9"}));
+}
+
+TEST(TimerStep, ChangeBelowTimerStepMarksOnlyPercentilesWithinOneStep) {
+  EXPECT_TRUE(stats::ChangeBelowTimerStep("p50", 120.2, 130.1, 10.02, std::nullopt));
+  EXPECT_FALSE(stats::ChangeBelowTimerStep("p50", 120.2, 130.3, 10.02, std::nullopt));
+  EXPECT_TRUE(stats::ChangeBelowTimerStep("p99.9", 160, 150, 4.0, 10.5));  // the larger step counts
+  EXPECT_TRUE(stats::ChangeBelowTimerStep("max", 160, 165, 10.0, 10.0));
+  // One step as the histogram stores it (a bucket midpoint, a hair under the step) is a step.
+  EXPECT_FALSE(stats::ChangeBelowTimerStep("p50", 0, 10.018, 10.0189, std::nullopt));
+  EXPECT_FALSE(stats::BaselineBelowTimerStep("p50", 10.018, 10.0189, std::nullopt));
+  EXPECT_TRUE(stats::BaselineBelowTimerStep("p50", 9.9, 10.0189, std::nullopt));
+  EXPECT_FALSE(
+      stats::ChangeBelowTimerStep("mean", 120, 121, 10.0, 10.0));  // means average the step out
+  EXPECT_FALSE(stats::ChangeBelowTimerStep("stddev", 1, 2, 10.0, 10.0));
+  EXPECT_FALSE(stats::ChangeBelowTimerStep("p50", std::nan(""), 121, 10.0, 10.0));
+  EXPECT_FALSE(
+      stats::ChangeBelowTimerStep("p50", 120, 121, std::nullopt, std::nullopt));  // unknown
+  EXPECT_NE(std::string(stats::kTimerStepFootnote).find("timer step"), std::string::npos);
 }
 
 }  // namespace

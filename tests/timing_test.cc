@@ -136,21 +136,5 @@ TEST(CounterStep, ReadBackToBackTakesConsecutiveReads) {
   EXPECT_EQ(r, (std::vector<uint64_t>{26, 52, 78, 104}));
 }
 
-TEST(TimerStep, ChangeBelowTimerStepMarksOnlyPercentilesWithinOneStep) {
-  EXPECT_TRUE(ChangeBelowTimerStep("p50", 120.2, 130.1, 10.02, std::nullopt));
-  EXPECT_FALSE(ChangeBelowTimerStep("p50", 120.2, 130.3, 10.02, std::nullopt));
-  EXPECT_TRUE(ChangeBelowTimerStep("p99.9", 160, 150, 4.0, 10.5));  // the larger step counts
-  EXPECT_TRUE(ChangeBelowTimerStep("max", 160, 165, 10.0, 10.0));
-  // One step as the histogram stores it (a bucket midpoint, a hair under the step) is a step.
-  EXPECT_FALSE(ChangeBelowTimerStep("p50", 0, 10.018, 10.0189, std::nullopt));
-  EXPECT_FALSE(BaselineBelowTimerStep("p50", 10.018, 10.0189, std::nullopt));
-  EXPECT_TRUE(BaselineBelowTimerStep("p50", 9.9, 10.0189, std::nullopt));
-  EXPECT_FALSE(ChangeBelowTimerStep("mean", 120, 121, 10.0, 10.0));  // means average the step out
-  EXPECT_FALSE(ChangeBelowTimerStep("stddev", 1, 2, 10.0, 10.0));
-  EXPECT_FALSE(ChangeBelowTimerStep("p50", std::nan(""), 121, 10.0, 10.0));
-  EXPECT_FALSE(ChangeBelowTimerStep("p50", 120, 121, std::nullopt, std::nullopt));  // unknown
-  EXPECT_NE(std::string(kTimerStepFootnote).find("timer step"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace kstacklab::timing

@@ -16,7 +16,7 @@
 
 #include "kstacklab/stats.h"
 #include "kstacklab/text.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/timer_step.h"
 #include "stats/columns.h"
 #include "stats/samples.h"
 
@@ -288,8 +288,8 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       CompareCell& v = cells[k];
       v.baseline_below_timer_step =
           v.present && cells[0].present &&
-          timing::BaselineBelowTimerStep(metric, cells[0].value * ns, set.step_ns[order[0]],
-                                         set.step_ns[order[k]]);
+          stats::BaselineBelowTimerStep(metric, cells[0].value * ns, set.step_ns[order[0]],
+                                        set.step_ns[order[k]]);
       notes.any_base_below_step = notes.any_base_below_step || v.baseline_below_timer_step;
       if (!v.baseline_below_timer_step) {
         CompareWithBaseline(cells[0], samples[0].samples, v, samples[k].samples,
@@ -306,8 +306,8 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       }
       v.below_timer_step =
           v.present && cells[0].present && !v.baseline_below_timer_step &&
-          timing::ChangeBelowTimerStep(metric, cells[0].value * ns, v.value * ns,
-                                       set.step_ns[order[0]], set.step_ns[order[k]]);
+          stats::ChangeBelowTimerStep(metric, cells[0].value * ns, v.value * ns,
+                                      set.step_ns[order[0]], set.step_ns[order[k]]);
       notes.any_below_timer_step = notes.any_below_timer_step || v.below_timer_step;
       if (std::isfinite(v.mdc_pct) && !v.no_run_variance) {
         double& slot = notes.mdc[key.name][metric];
@@ -418,7 +418,7 @@ void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
         "repetitions) or the default Welch test",
         table.options.alpha, s.mwu_min_p));
   }
-  if (s.any_below_timer_step) table.notes.push_back(timing::kTimerStepFootnote);
+  if (s.any_below_timer_step) table.notes.push_back(stats::kTimerStepFootnote);
   if (s.any_no_run_variance) {
     table.notes.push_back(
         "~ measured in a different run than the baseline, and a side's samples are the "
