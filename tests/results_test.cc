@@ -138,6 +138,9 @@ TEST(Results, MissingFieldsAreNamed) {
 TEST(Results, ParamsTextAndConfigurationName) {
   EXPECT_EQ(ParamsText(Json{{"p", 1}, {"h", 0}}), "p:1, h:0");
   EXPECT_EQ(ParamsText(Json::object()), "");
+  EXPECT_EQ(BenchmarkLabel("pkeys/update", "n:256", "batched"), "pkeys/update n:256 [batched]");
+  EXPECT_EQ(BenchmarkLabel("syscall/getpid", ""), "syscall/getpid");
+  EXPECT_EQ(BenchmarkLabel("model/kstack", "", "off"), "model/kstack [off]");
   RunResult r = Sample();
   EXPECT_EQ(ConfigurationName(r, r.benchmarks[0]), "v6.18 rnd-on:percpu-prng");
 }

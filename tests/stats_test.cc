@@ -271,6 +271,29 @@ TEST(CompareTable, RowWithoutTheBaselineColumnIsNamedInANote) {
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01);  // s/x libc vs raw: compared
 }
 
+// A row whose every input was measured in loop mode (mean only) gets no p99 row; a note names it
+// with its params instead of leaving the metric out silently. Rows that have p99 keep it.
+TEST(CompareTable, AMetricNoInputHasIsNamedInANoteWithTheRowsParams) {
+  auto loop_row = [](double mean) {
+    BenchmarkResult b = Bench("s/loop", {mean, mean + 0.1, mean - 0.1, mean + 0.2});
+    b.params = Json{{"n", 16}};
+    for (Repetition& r : b.repetitions) r.metrics.erase("p99");
+    return b;
+  };
+  CompareOptions o;
+  o.metrics = {"mean", "p99"};
+  auto t = BuildCompareTable({Input("a", {Bench("s/x", {100, 100.1, 99.9, 100.2}), loop_row(50)}),
+                              Input("b", {Bench("s/x", {101, 101.1, 100.9, 101.2}), loop_row(51)})},
+                             o);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  std::vector<std::string> rows;
+  for (const CompareRow& r : t->rows) rows.push_back(r.benchmark + " " + r.metric);
+  EXPECT_EQ(rows, (std::vector<std::string>{"s/x mean", "s/x p99", "s/loop mean"}));  // input order
+  EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
+                      "s/loop n:16: no 'p99' values (loop-mode results carry mean only)"),
+            t->notes.end());
+}
+
 // A file mixing suites: syscall rows (raw flagged, libc) with a raw-only row, and erase rows of
 // another variant set (generic flagged, simd) and a third (off flagged, generic). One part per
 // compatible set, each table compares every row against its own baseline; the raw-only row stays

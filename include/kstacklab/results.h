@@ -132,6 +132,12 @@ std::string ParamsText(const Json& params);
 // e.g. "model/kstack(handler:getpid):percpu-prng". Unique per row of the workload table.
 std::string BenchmarkId(const std::string& name, const Json& params, const std::string& variant);
 
+// A row as people read it (the summary table, warnings, notes, plots): "name", then " " and
+// params_text (ParamsText) when not empty, then " [variant]" when there is one, e.g.
+// "pkeys/update n:256 [batched]". compare's result class is the lists' other form (compare.h).
+std::string BenchmarkLabel(const std::string& name, const std::string& params_text,
+                           const std::string& variant = "");
+
 // The one rule of `--bench GLOB` (run, compare): the glob (fnmatch) matches the row as its
 // BenchmarkId, or with the params or the variant left out ("name:variant" selects every params
 // row of it, "name" every row); a row of an --ab file also as its own variant (SplitAbVariant).

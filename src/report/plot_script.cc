@@ -38,8 +38,7 @@ std::string PlotNumber(double v) { return fmt::format("{:.9g}", v); }
 
 // Benchmark identity across inputs: name plus params.
 std::string BenchmarkKey(const BenchmarkResult& b) {
-  std::string p = ParamsText(b.params);
-  return p.empty() ? b.name : b.name + " " + p;
+  return BenchmarkLabel(b.name, ParamsText(b.params));
 }
 
 // ---- latency CDF / tail ----
@@ -193,7 +192,7 @@ std::vector<ChartLine> ChartLines(const CompareTable& table, std::vector<std::st
         std::any_of(row.variants.begin(), row.variants.end(),
                     [](const CompareCell& c) { return c.present && std::isfinite(c.change_pct); });
     std::string label =
-        row.benchmark + (row.params_text.empty() ? "" : " " + row.params_text) + " " + row.metric;
+        BenchmarkLabel(row.benchmark, row.params_text) + " " + row.metric;
     if (!any) {
       const bool base_unresolved =
           std::any_of(row.variants.begin(), row.variants.end(),

@@ -77,10 +77,7 @@ std::string CellText(double v) {
 }
 
 std::string RowName(const BenchmarkResult& b) {
-  std::string name = b.name;
-  std::string params = ParamsText(b.params);
-  if (!params.empty()) name += " " + params;
-  if (!b.variant.empty()) name += " [" + b.variant + "]";
+  std::string name = BenchmarkLabel(b.name, ParamsText(b.params), b.variant);
   if (b.unit != "ns") name += " (" + b.unit + ")";
   return name;
 }
@@ -183,9 +180,8 @@ std::string RenderSummary(const RunResult& run) {
       items += fmt::format("{}{} {}", items.empty() ? "" : ", ", metric,
                            CellText(sum_count.first / sum_count.second));
     }
-    const std::string params = ParamsText(b.params);
-    out += fmt::format("# {}{}{}: {} (per call, mean of repetitions; times in {})\n", b.name,
-                       params.empty() ? "" : " ", params, items, b.unit);
+    out += fmt::format("# {}: {} (per call, mean of repetitions; times in {})\n",
+                       BenchmarkLabel(b.name, ParamsText(b.params)), items, b.unit);
   }
   if (below_overhead) {
     out += fmt::format(

@@ -526,6 +526,14 @@ std::string BenchmarkId(const std::string& name, const Json& params, const std::
   return id;
 }
 
+std::string BenchmarkLabel(const std::string& name, const std::string& params_text,
+                           const std::string& variant) {
+  std::string label = name;
+  if (!params_text.empty()) label.append(" ").append(params_text);
+  if (!variant.empty()) label.append(" [").append(variant).append("]");
+  return label;
+}
+
 bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
                       const std::string& variant) {
   const Json none = Json::object();

@@ -235,7 +235,7 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
     for (const auto& run : e.by_column[k]) any = any || !run.empty();
     if (!any) absent.push_back(table.columns[k].name);
   }
-  const std::string row_key = key.name + (params_text.empty() ? "" : " " + params_text);
+  const std::string row_key = BenchmarkLabel(key.name, params_text);
   if (!absent.empty()) notes.missing.emplace_back(row_key, absent);
   if (!absent.empty() && absent.front() == table.columns[0].name && absent.size() < order.size()) {
     notes.no_baseline.push_back(row_key);
@@ -260,9 +260,8 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       }
     }
     if (!any) {
-      notes.no_metric.insert(fmt::format("{}{}: no '{}' values (loop-mode results carry mean only)",
-                                         key.name, params_text.empty() ? "" : " " + params_text,
-                                         metric));
+      notes.no_metric.insert(fmt::format("{}: no '{}' values (loop-mode results carry mean only)",
+                                         row_key, metric));
       continue;
     }
     CompareRow row;
@@ -541,9 +540,7 @@ void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& tab
                           100 * d.fitted_change / m, 100 * d.residual_sd / m, d.p));
         }
       }
-      std::string params_text = ParamsText(b.params);
-      std::string what = fmt::format("{}{}{}", b.name, params_text.empty() ? "" : " " + params_text,
-                                     b.variant.empty() ? "" : " [" + b.variant + "]");
+      std::string what = BenchmarkLabel(b.name, ParamsText(b.params), b.variant);
       for (const auto& [session, parts] : drifting) {
         std::string where = drifting.size() > 1 || session != 0
                                 ? fmt::format(" in session {}", session)
