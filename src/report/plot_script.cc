@@ -191,8 +191,7 @@ std::vector<ChartLine> ChartLines(const CompareTable& table, std::vector<std::st
     const bool any =
         std::any_of(row.variants.begin(), row.variants.end(),
                     [](const CompareCell& c) { return c.present && std::isfinite(c.change_pct); });
-    std::string label =
-        BenchmarkLabel(row.benchmark, row.params_text) + " " + row.metric;
+    std::string label = BenchmarkLabel(row.benchmark, row.params_text) + " " + row.metric;
     if (!any) {
       const bool base_unresolved =
           std::any_of(row.variants.begin(), row.variants.end(),

@@ -260,8 +260,8 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       }
     }
     if (!any) {
-      notes.no_metric.insert(fmt::format("{}: no '{}' values (loop-mode results carry mean only)",
-                                         row_key, metric));
+      notes.no_metric.insert(
+          fmt::format("{}: no '{}' values (loop-mode results carry mean only)", row_key, metric));
       continue;
     }
     CompareRow row;
