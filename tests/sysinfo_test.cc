@@ -275,6 +275,10 @@ TEST(CaptureEnvironment, X86VmWithConfigGz) {
   const Json& cpu = env["cpu"];
   EXPECT_EQ(cpu["model"], "AMD EPYC 7B13");
   EXPECT_EQ(cpu["vendor"], "AuthenticAMD");
+  EXPECT_EQ(cpu["family"], 25);  // Zen 3
+  EXPECT_EQ(cpu["model_id"], 1);
+  EXPECT_EQ(cpu["stepping"], 1);
+  EXPECT_EQ(cpu["microcode"], "0xa0011d1");
   EXPECT_EQ(cpu["count_online"], 4);
   Json flags = {{"constant_tsc", true}, {"nonstop_tsc", true}, {"tsc_known_freq", true},
                 {"pku", true},          {"ospke", true},       {"hypervisor", true}};
@@ -333,6 +337,7 @@ TEST(CaptureEnvironment, BareMetalOldConfigInBoot) {
   EXPECT_TRUE(env["sysctl"]["kernel.stack_erasing"].is_null());  // absent: no RUNTIME_DISABLE
   EXPECT_EQ(env["cpu"]["count_online"], 2);
   EXPECT_TRUE(env["cpu"]["vendor"] == "GenuineIntel");
+  EXPECT_TRUE(env["cpu"]["family"].is_null());  // this cpuinfo has no "cpu family" line
   EXPECT_EQ(env["cpu"]["flags"]["constant_tsc"], true);
   EXPECT_EQ(env["cpu"]["flags"]["nonstop_tsc"], false);
   EXPECT_EQ(env["cpu"]["flags"]["hypervisor"], false);
@@ -365,6 +370,9 @@ TEST(CaptureEnvironment, GarbledFilesGiveNullsAndProblems) {
   EXPECT_TRUE(env["config"]["hz"].is_null());
   EXPECT_TRUE(env["sysctl"]["kernel.stack_erasing"].is_null());
   EXPECT_TRUE(env["cpu"]["model"].is_null());
+  EXPECT_TRUE(env["cpu"]["family"].is_null());
+  EXPECT_TRUE(env["cpu"]["model_id"].is_null());
+  EXPECT_TRUE(env["cpu"]["microcode"].is_null());
   EXPECT_TRUE(env["cpu"]["count_online"].is_null());
   EXPECT_TRUE(env["cpu"]["flags"]["constant_tsc"].is_null());
   EXPECT_TRUE(env["cpu"]["smt"].is_null());
@@ -438,6 +446,26 @@ TEST(CaptureEnvironment, StackErasingZeroAndPreemptionModels) {
   EXPECT_EQ(CaptureEnvironment(options)["config"]["preemption"], "dynamic(lazy)");
   root.Write("boot/config-t", "CONFIG_PREEMPT_LAZY=y\n");
   EXPECT_EQ(CaptureEnvironment(options)["config"]["preemption"], "lazy");
+}
+
+TEST(CaptureEnvironment, CpuSignatureIsDecimalOrNull) {
+  TempRoot root;
+  root.Write("proc/cpuinfo",
+             "processor\t: 0\ncpu family\t: 0x19\nmodel\t\t: 1a\nstepping\t: -1\n"
+             "microcode\t: 0xffffffff\n");
+  SysinfoOptions options;
+  options.root = root.path();
+  Json cpu = CaptureEnvironment(options)["cpu"];
+  EXPECT_TRUE(cpu["family"].is_null()) << cpu["family"];  // cpuinfo prints decimal: refused
+  EXPECT_TRUE(cpu["model_id"].is_null()) << cpu["model_id"];
+  EXPECT_TRUE(cpu["stepping"].is_null()) << cpu["stepping"];
+  EXPECT_EQ(cpu["microcode"], "0xffffffff");  // kept as the kernel prints it
+  root.Write("proc/cpuinfo", "processor\t: 0\ncpu family\t: 6\nmodel\t\t: 143\nstepping\t: 8\n");
+  cpu = CaptureEnvironment(options)["cpu"];
+  EXPECT_EQ(cpu["family"], 6);  // Intel Sapphire Rapids
+  EXPECT_EQ(cpu["model_id"], 143);
+  EXPECT_EQ(cpu["stepping"], 8);
+  EXPECT_TRUE(cpu["microcode"].is_null());
 }
 
 TEST(CaptureEnvironment, CpuListsAndVmByDmiOnly) {

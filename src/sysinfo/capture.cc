@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -427,9 +428,23 @@ Json CaptureCpu(Reader& reader) {
   }
   if (count.is_null() && cpuinfo.processors > 0) count = cpuinfo.processors;
 
+  // x86's CPUID signature, in decimal as /proc/cpuinfo prints it: what tells CPU generations
+  // apart where a hypervisor shortens the model name (a guest's "AMD EPYC" is family 25 model 1,
+  // Zen 3, or family 23, Zen 2). null where absent (arm64) or not a plain decimal number.
+  auto number = [&](const char* key) -> Json {
+    std::optional<std::string> v = info(key);
+    unsigned n = 0;
+    if (!v) return nullptr;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    return ec == std::errc() && end == v->data() + v->size() ? Json(n) : Json(nullptr);
+  };
   Json cpu = Json::object();
   cpu["model"] = OrNull(model);
   cpu["vendor"] = OrNull(info("vendor_id"));
+  cpu["family"] = number("cpu family");
+  cpu["model_id"] = number("model");
+  cpu["stepping"] = number("stepping");
+  cpu["microcode"] = OrNull(info("microcode"));
   cpu["count_online"] = count;
   cpu["flags"] = CpuFlags(info("flags"));
   cpu["smt"] = OrNull(reader.Line("sys/devices/system/cpu/smt/control"));
