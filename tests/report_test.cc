@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
@@ -401,6 +402,37 @@ TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
   EXPECT_NE(text.find("\n+================+=======+"), std::string::npos) << text;
   EXPECT_NE(text.find("\n| syscall/getpid | 110.0 | 100.0 |"), std::string::npos) << text;
   EXPECT_NE(text.find("| 12.86 |        - |       2 x 10 |\n+---"), std::string::npos) << text;
+}
+
+// A row of one call per repetition (kernbench: one build each) lists every build's elapsed time
+// and extra metrics under the means, as kernbench reports every build.
+TEST(Summary, OneCallRepetitionsListEachCallsValues) {
+  RunResult r;
+  r.timer = TimerInfo{"tsc", 2e9, 25.0, true, std::nullopt};
+  BenchmarkResult b;
+  b.name = "macro/kernbench";
+  b.params = Json{{"files", 11}, {"j", 2}};
+  b.unit = "s";
+  for (auto [elapsed, user, sys] : {std::tuple{8.64, 11.84, 2.91}, std::tuple{8.06, 10.83, 2.89},
+                                    std::tuple{8.11, 11.04, 2.86}}) {
+    Repetition rep;
+    rep.iterations = 1;
+    rep.metrics = {{"mean", elapsed}, {"user", user}, {"sys", sys}};
+    b.repetitions.push_back(rep);
+  }
+  r.benchmarks.push_back(b);
+  std::string text = RenderSummary(r);
+  // Means: sys (2.91 + 2.89 + 2.86) / 3 = 2.887, user 11.237.
+  EXPECT_NE(text.find("# macro/kernbench files:11, j:2: sys 2.9, user 11.2 (per call, mean of "
+                      "repetitions; times in s)\n#   each call (one per repetition): elapsed 8.64, "
+                      "8.06, 8.11; sys 2.91, 2.89, 2.86; user 11.84, 10.83, 11.04\n"),
+            std::string::npos)
+      << text;
+  // Eleven builds: summarised by the means only.
+  for (int i = 0; i < 8; ++i) r.benchmarks[0].repetitions.push_back(b.repetitions[0]);
+  text = RenderSummary(r);
+  EXPECT_NE(text.find("(per call, mean of repetitions; times in s)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("each call"), std::string::npos) << text;
 }
 
 // A 32 s call (a kernbench build) is inside the default histogram's range: its percentiles are

@@ -67,6 +67,9 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
 
 namespace {
 // The sampler's own metrics; any other repetition metric is a row's extra (e.g. "user", "sys").
+// Rows of at most this many one-call repetitions list each call's values in the summary.
+constexpr size_t kMaxCallsListed = 10;
+
 const std::set<std::string> kTimingMetrics = {"mean", "stddev", "min",    "p50", "p90",
                                               "p99",  "p99.9",  "p99.99", "max"};
 
@@ -182,6 +185,24 @@ std::string RenderSummary(const RunResult& run) {
     }
     out += fmt::format("# {}: {} (per call, mean of repetitions; times in {})\n",
                        BenchmarkLabel(b.name, ParamsText(b.params)), items, b.unit);
+    // One call per repetition (a kernbench build): each repetition is one call, so list every
+    // call's values, as kernbench reports every build; a longer list stays summarised above.
+    const bool one_call_each = b.repetitions.size() <= kMaxCallsListed &&
+                               std::all_of(b.repetitions.begin(), b.repetitions.end(),
+                                           [](const Repetition& r) { return r.iterations == 1; });
+    if (!one_call_each) continue;
+    auto values = [&](const std::string& metric) {
+      std::string list;
+      for (const Repetition& r : b.repetitions) {
+        auto it = r.metrics.find(metric);
+        list += (list.empty() ? "" : ", ") +
+                (it == r.metrics.end() ? "?" : fmt::format("{:.2f}", it->second));
+      }
+      return list;
+    };
+    std::string lists = "elapsed " + values("mean");
+    for (const auto& [metric, sum_count] : extra) lists += "; " + metric + " " + values(metric);
+    out += fmt::format("#   each call (one per repetition): {}\n", lists);
   }
   if (below_overhead) {
     out += fmt::format(
