@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "kstacklab/error.h"
+#include "sysinfo/text.h"
 
 namespace kstacklab {
 namespace {
@@ -446,6 +447,16 @@ TEST(CaptureEnvironment, StackErasingZeroAndPreemptionModels) {
   EXPECT_EQ(CaptureEnvironment(options)["config"]["preemption"], "dynamic(lazy)");
   root.Write("boot/config-t", "CONFIG_PREEMPT_LAZY=y\n");
   EXPECT_EQ(CaptureEnvironment(options)["config"]["preemption"], "lazy");
+}
+
+TEST(SysinfoText, DecimalNumberTakesOnlyAWholePlainDecimal) {
+  using sysinfo_text::DecimalNumber;
+  EXPECT_EQ(DecimalNumber("250"), 250u);
+  EXPECT_EQ(DecimalNumber("0"), 0u);
+  EXPECT_EQ(DecimalNumber("18446744073709551615"), UINT64_MAX);
+  for (const char* bad : {"", " 1", "1 ", "+1", "-1", "0x19", "1a", "18446744073709551616"}) {
+    EXPECT_EQ(DecimalNumber(bad), std::nullopt) << "'" << bad << "'";
+  }
 }
 
 TEST(CaptureEnvironment, CpuSignatureIsDecimalOrNull) {

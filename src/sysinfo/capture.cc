@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -334,10 +333,7 @@ KernelAndConfig CaptureKernelAndConfig(const SysinfoOptions& options, Reader& re
     erase_built = OptionValue(all, "CONFIG_KSTACK_ERASE") == "y" ||
                   OptionValue(all, "CONFIG_GCC_PLUGIN_STACKLEAK") == "y";
     preemption = Preemption(all, params, reader);
-    std::string hz_text = OptionValue(all, "CONFIG_HZ");
-    char* rest = nullptr;
-    long v = std::strtol(hz_text.c_str(), &rest, 10);
-    if (rest != hz_text.c_str() && *rest == '\0' && v > 0) hz = v;
+    if (auto v = sysinfo_text::DecimalNumber(OptionValue(all, "CONFIG_HZ")); v && *v > 0) hz = *v;
   } else if (cmdline && kstack.value == false) {
     effective = false;  // off on the command line: off whether or not it is built
   }
@@ -432,11 +428,9 @@ Json CaptureCpu(Reader& reader) {
   // apart where a hypervisor shortens the model name (a guest's "AMD EPYC" is family 25 model 1,
   // Zen 3, or family 23, Zen 2). null where absent (arm64) or not a plain decimal number.
   auto number = [&](const char* key) -> Json {
-    std::optional<std::string> v = info(key);
-    unsigned n = 0;
-    if (!v) return nullptr;
-    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-    return ec == std::errc() && end == v->data() + v->size() ? Json(n) : Json(nullptr);
+    std::optional<uint64_t> n;
+    if (std::optional<std::string> v = info(key)) n = sysinfo_text::DecimalNumber(*v);
+    return n ? Json(*n) : Json(nullptr);
   };
   Json cpu = Json::object();
   cpu["model"] = OrNull(model);

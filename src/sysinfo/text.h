@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +27,15 @@ void ForEachPiece(std::string_view text, char separator, Fn&& fn) {
     fn(text.substr(pos, end - pos));
     pos = end + 1;
   }
+}
+
+// `text`, whole, as an unsigned decimal number ("250"); nullopt for anything else ("", " 1",
+// "+1", "-1", "0x19", "1a", or beyond 64 bits), as the kernel's decimal fields never are.
+inline std::optional<uint64_t> DecimalNumber(std::string_view text) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return n;
 }
 
 template <class Fn>
