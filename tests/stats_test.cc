@@ -208,6 +208,15 @@ TEST(Drift, LinearTrendIsFlaggedNoiseIsNot) {
   EXPECT_DOUBLE_EQ(exact.slope, 1.0);
 }
 
+TEST(VarianceComponents, SdPercentOfTheValueWithItsEdgeCases) {
+  EXPECT_DOUBLE_EQ(stats::ComponentSdPercent(4, 100), 2.0);       // sqrt(4) / 100
+  EXPECT_DOUBLE_EQ(stats::ComponentSdPercent(4, -50), 4.0);       // of |value|
+  EXPECT_DOUBLE_EQ(stats::ComponentSdPercent(0, 100), 0.0);       // a level that varied by 0
+  EXPECT_TRUE(std::isnan(stats::ComponentSdPercent(kNan, 100)));  // a level that did not vary
+  EXPECT_TRUE(std::isnan(stats::ComponentSdPercent(4, 0)));       // no % of zero
+  EXPECT_TRUE(std::isnan(stats::ComponentSdPercent(4, kNan)));
+}
+
 // ---- BuildCompareTable ----
 
 BenchmarkResult Bench(const std::string& name, const std::vector<double>& means,

@@ -111,6 +111,10 @@ struct VarianceComponents {
 VarianceComponents NestedVarianceComponents(
     const std::vector<std::vector<std::vector<double>>>& data);
 
+// A component's SD as a percentage of |value|: 100 * sqrt(variance) / |value|. NaN when the
+// component is NaN (its level did not vary) or value is 0 or NaN.
+double ComponentSdPercent(double variance, double value);
+
 // Variance of one run's mean with n_sessions x n_repetitions under the components (NaN
 // components count as 0): run + session / n_s + repetition / (n_s n_r).
 double RunMeanVariance(const VarianceComponents& vc, double n_sessions, double n_repetitions);

@@ -9,6 +9,7 @@
 
 #include "kstacklab/grid_table.h"
 #include "kstacklab/json.h"
+#include "kstacklab/stats.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab {
@@ -90,9 +91,9 @@ std::string ComponentsText(const CompareCell& c) {
   const stats::VarianceComponents& vc = c.components;
   std::string out;
   auto part = [&](const char* level, double var) {
-    if (std::isnan(var)) return;
-    out += fmt::format("{}{} {:.2f}%", out.empty() ? "" : ", ", level,
-                       100 * std::sqrt(var) / std::fabs(c.value));
+    const double pct = stats::ComponentSdPercent(var, c.value);
+    if (std::isnan(pct)) return;
+    out += fmt::format("{}{} {:.2f}%", out.empty() ? "" : ", ", level, pct);
   };
   part("run", vc.run);
   part("session", vc.session);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kstacklab/grid_table.h"
+#include "kstacklab/stats.h"
 
 namespace kstacklab {
 namespace {
@@ -18,9 +19,8 @@ std::string Pct(double v) { return std::isfinite(v) ? fmt::format("{:.2f}%", v) 
 // "1.20/0.40/0.80%": SD of each component as % of the mean, '?' where the level did not vary.
 std::string ComponentsText(const PlanRow& r) {
   auto one = [&](double var) {
-    return std::isnan(var) || r.mean == 0
-               ? std::string("?")
-               : fmt::format("{:.2f}", 100 * std::sqrt(var) / std::fabs(r.mean));
+    const double pct = stats::ComponentSdPercent(var, r.mean);
+    return std::isnan(pct) ? std::string("?") : fmt::format("{:.2f}", pct);
   };
   return one(r.components.run) + "/" + one(r.components.session) + "/" +
          one(r.components.repetition) + "%";

@@ -283,6 +283,13 @@ size_t RepetitionsNeeded(double cv, double effect, double alpha, double power) {
   return hi;
 }
 
+double ComponentSdPercent(double variance, double value) {
+  if (std::isnan(variance) || std::isnan(value) || value == 0) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return 100 * std::sqrt(variance) / std::fabs(value);
+}
+
 VarianceComponents NestedVarianceComponents(
     const std::vector<std::vector<std::vector<double>>>& data) {
   VarianceComponents vc;
