@@ -67,11 +67,11 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
 
 namespace {
 // The sampler's own metrics; any other repetition metric is a row's extra (e.g. "user", "sys").
-// Rows of at most this many one-call repetitions list each call's values in the summary.
-constexpr size_t kMaxCallsListed = 10;
-
 const std::set<std::string> kTimingMetrics = {"mean", "stddev", "min",    "p50", "p90",
                                               "p99",  "p99.9",  "p99.99", "max"};
+
+// Rows of at most this many one-call repetitions list each call's values in the summary.
+constexpr size_t kMaxCallsListed = 10;
 
 std::string CellText(double v) {
   if (std::isnan(v)) return "-";
