@@ -21,12 +21,13 @@ PACKAGES=(
   libbpf-dev bpftool    # the live BPF sampler (entropy --kernel, docs/live.md)
   llvm                  # llvm-symbolizer: readable ASan/UBSan and libFuzzer stack traces
   clang libclang-rt-14-dev  # the BPF program (clang -target bpf) and the libFuzzer targets (scripts/fuzz.sh)
+  libyaml-cpp-dev       # campaign plan files (kstacklab campaign PLAN.yaml)
+  qemu-system-x86 busybox-static  # the campaign engine `qemu` (a guest per boot; its tests boot Debian's kernel)
+  cpio                  # the campaign tests list the generated initramfs with it; scripts/qemu-check.sh
 )
-# Optional: scripts/qemu-check.sh boots Debian's kernel under QEMU (emulated PKU, an older kernel)
-# to run the pkeys code and the live sampler where this machine cannot. Not needed to build, test
-# or run kstacklab.
+# --qemu is kept for old instructions: QEMU is now always installed (the campaign engine).
 if [ "${1:-}" = "--qemu" ]; then
-  PACKAGES+=(qemu-system-x86 busybox-static cpio)
+  :
 elif [ $# -gt 0 ]; then
   echo "usage: scripts/install-deps.sh [--qemu]" >&2
   exit 2

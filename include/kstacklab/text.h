@@ -5,10 +5,13 @@
 // EscapeControl().
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kstacklab/error.h"
 
 namespace kstacklab {
 
@@ -31,5 +34,18 @@ std::string Trim(std::string_view s);
 // `keep_empty` (then "a,,b," gives "a", "", "b", "" and "" gives one empty piece). The one
 // splitter: comma lists of flags, knob values, metric lists.
 std::vector<std::string> Split(std::string_view text, char separator, bool keep_empty = false);
+
+// A count or CPU number: decimal digits only — no sign, no spaces, no 0x, no '+' — within
+// [min, max] (overflow is out of range). The one strict parser for --iterations, --repetitions,
+// --warmup, --sessions, --cpu, a campaign plan's counts, ... (CLI11 2.1 itself accepts "-5" for unsigned and wraps).
+Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
+                              uint64_t max);
+
+// A duration: a number >= 0 with ns, us, ms, s, min (m) or h ("10us", "120s"; a bare number is
+// seconds when `bare_seconds`, else refused) -> nanoseconds, within [min_ns, max_ns]. The one
+// parser for --stall-threshold and plan's --cost-* (exact for integral ns: 123456789ns stays).
+Expected<double> ParseDurationNs(const std::string& text, const std::string& flag,
+                                 bool bare_seconds, double min_ns, double max_ns,
+                                 const std::string& example);
 
 }  // namespace kstacklab

@@ -27,66 +27,6 @@ void Warn(const std::string& message) {
   std::fprintf(stderr, "kstacklab: warning: %s\n", EscapeControl(message).c_str());
 }
 
-namespace {
-
-// 1e10 -> "10s", 1 -> "1ns", 3.1536e16 -> "8760h".
-std::string DurationText(double ns) {
-  if (ns >= 3600e9) return fmt::format("{:g}h", ns / 3600e9);
-  if (ns >= 1e9) return fmt::format("{:g}s", ns / 1e9);
-  if (ns >= 1e6) return fmt::format("{:g}ms", ns / 1e6);
-  if (ns >= 1e3) return fmt::format("{:g}us", ns / 1e3);
-  return fmt::format("{:g}ns", ns);
-}
-
-}  // namespace
-
-Expected<double> ParseDurationNs(const std::string& text, const std::string& flag,
-                                 bool bare_seconds, double min_ns, double max_ns,
-                                 const std::string& example) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  const std::string suffix = end != nullptr ? std::string(end) : "";
-  const double scale = suffix == "ns"                     ? 1
-                       : suffix == "us"                   ? 1e3
-                       : suffix == "ms"                   ? 1e6
-                       : suffix == "s"                    ? 1e9
-                       : suffix == "min" || suffix == "m" ? 60e9
-                       : suffix == "h"                    ? 3600e9
-                       : suffix.empty() && bare_seconds   ? 1e9
-                                                          : -1;
-  const bool digits =
-      !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) != 0 || text[0] == '.');
-  if (!digits || end == text.c_str() || scale < 0 || !std::isfinite(v)) {
-    return UsageError(fmt::format(
-        "{} '{}' is not a duration; give a number >= 0 with ns, us, ms, s, min or h, e.g. {}", flag,
-        EscapeControl(text), example));
-  }
-  const double ns = v * scale;
-  if (!(ns >= min_ns && ns <= max_ns)) {
-    return UsageError(fmt::format("{} '{}' is out of range; give {} to {}, e.g. {}", flag,
-                                  EscapeControl(text), DurationText(min_ns), DurationText(max_ns),
-                                  example));
-  }
-  return ns;
-}
-
-Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
-                              uint64_t max) {
-  auto bad = [&](const char* why) {
-    return UsageError(
-        fmt::format("{} '{}' {}: give a decimal integer from {} to {}", flag, text, why, min, max));
-  };
-  if (text.empty()) return bad("is empty");
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return bad("is not a plain decimal number");
-    const auto d = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) return bad("is out of range");
-    v = v * 10 + d;
-  }
-  if (v < min || v > max) return bad("is out of range");
-  return v;
-}
 
 Status CheckTableOrJson(const std::string& format) {
   if (format == "table" || format == "json") return OkStatus();

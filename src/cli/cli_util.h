@@ -13,19 +13,6 @@
 
 namespace kstacklab::cli {
 
-// A count or CPU number: decimal digits only — no sign, no spaces, no 0x, no '+' — within
-// [min, max] (overflow is out of range). The one strict parser for --iterations, --repetitions,
-// --warmup, --sessions, --cpu, ... (CLI11 2.1 itself accepts "-5" for unsigned and wraps).
-Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
-                              uint64_t max);
-
-// A duration: a number >= 0 with ns, us, ms, s, min (m) or h ("10us", "120s"; a bare number is
-// seconds when `bare_seconds`, else refused) -> nanoseconds, within [min_ns, max_ns]. The one
-// parser for --stall-threshold and plan's --cost-* (exact for integral ns: 123456789ns stays).
-Expected<double> ParseDurationNs(const std::string& text, const std::string& flag,
-                                 bool bare_seconds, double min_ns, double max_ns,
-                                 const std::string& example);
-
 // `error` worded with the flag it is about: "FLAG: message", exit code kept. Library errors name
 // values, never flags (issue 9); this is the one place the CLI adds the flag. `flag` may carry
 // the value too ("--cpu 3").

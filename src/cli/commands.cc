@@ -27,6 +27,7 @@ Runner SetupPlotCommand(CLI::App& sub);
 Runner SetupEntropyCommand(CLI::App& sub);
 Runner SetupRecoverCommand(CLI::App& sub);
 Runner SetupAttackCommand(CLI::App& sub);
+Runner SetupCampaignCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -50,6 +51,9 @@ const std::vector<CommandDef>& Commands() {
        SetupRecoverCommand},
       {"attack", "Attack the kstack designs (model): prng-recover, migration, timer; vs chance",
        SetupAttackCommand},
+      {"campaign",
+       "Boot each profile (kernel, cmdline) as often as needed, run in each boot, compare",
+       SetupCampaignCommand},
   };
   return k;
 }

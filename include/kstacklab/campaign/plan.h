@@ -1,0 +1,114 @@
+// A boot campaign's plan: which configurations (profiles) to boot, how often, in which order, on
+// which engine, and what `kstacklab run` measures in each boot. Built from a YAML plan file
+// (yaml-cpp) or from the command line's shorthand, checked whole before the first boot
+// (CheckPlan), and kept in the campaign directory as JSON (PlanToJson / PlanFromJson) so a resumed
+// campaign runs the plan it started with. docs/campaign.md describes every field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kstacklab/error.h"
+#include "kstacklab/json.h"
+
+namespace kstacklab::campaign {
+
+// What a reader accepts (docs/result-schema.md "Limits"): a plan is a short hand-written file.
+struct PlanLimits {
+  static constexpr size_t kMaxFileBytes = 64 * 1024;
+  static constexpr size_t kMaxProfiles = 32;
+  static constexpr size_t kMaxRunArgs = 256;
+  static constexpr size_t kMaxSysctls = 64;
+  static constexpr size_t kMaxQemuArgs = 64;
+  static constexpr uint64_t kMaxBoots = 1000;         // per profile
+  static constexpr size_t kMaxCmdlineBytes = 2048;    // x86's COMMAND_LINE_SIZE
+  static constexpr size_t kMaxTextBytes = 4096;       // any other single value
+  static constexpr double kMaxBudgetNs = 30 * 86400e9;  // 30 days
+};
+
+// One configuration that needs a boot. Its name is the label of its result files.
+struct Profile {
+  std::string name;
+  std::string kernel;   // path of a bzImage (made absolute by CheckPlan)
+  std::string initrd;   // optional extra initramfs, concatenated before the engine's own
+  std::string cmdline;  // the profile's kernel arguments (the engine adds its console)
+  std::string config;   // the kernel's .config; "" = config-RELEASE beside the image, if any
+  std::vector<std::pair<std::string, std::string>> sysctls;  // set in the guest before the run
+  // Filled by CheckPlan from the image's setup header ("6.1.0-57-amd64"); "" when the header
+  // carries no version string.
+  std::string release;
+  // Identity of the image when the campaign started (size, mtime), so a resume notices a kernel
+  // replaced under the same name.
+  uint64_t kernel_size = 0;
+  int64_t kernel_mtime = 0;
+};
+
+// The stopping rule (a precision rule: it never looks at the observed difference).
+struct Target {
+  std::string metric = "mean";
+  double mdc_pct = 0;       // stop when every row's MDC of `metric` is at or below this
+  uint64_t min_boots = 3;   // per profile, before the rule is looked at (a verdict needs 3)
+  uint64_t max_boots = 40;  // per profile
+  double budget_s = 0;      // wall time of the boots; 0 = none
+};
+
+struct QemuSettings {
+  std::string binary = "qemu-system-x86_64";
+  std::string busybox = "/bin/busybox";  // a static busybox (Debian's busybox-static)
+  uint64_t cpus = 2;
+  std::string memory = "2G";
+  std::string accel = "auto";       // auto (KVM if it boots, else TCG), kvm, tcg
+  std::vector<uint64_t> pin;        // host CPUs for QEMU's threads; empty = not pinned
+  std::vector<std::string> extra_args;
+  double boot_timeout_s = 1800;     // a boot's whole deadline (QEMU start to power-off)
+  double init_timeout_s = 120;      // the guest's init must speak by then (KVM hang detection)
+};
+
+struct CampaignPlan {
+  std::vector<Profile> profiles;      // profiles[0] is the baseline
+  std::vector<std::string> run_args;  // `kstacklab run` arguments of every boot
+  uint64_t boots = 0;                 // per profile; 0 when `target` decides
+  std::optional<Target> target;
+  bool randomised = true;             // order: each block a seeded permutation of the profiles
+  uint64_t seed = 0;
+  bool seed_given = false;
+  std::string engine = "qemu";
+  QemuSettings qemu;
+  bool strength = false;              // also `entropy --kernel` in every boot
+  uint64_t strength_samples = 100000;
+
+  // Blocks to plan for: `boots`, or the target's max_boots.
+  uint64_t MaxBlocks() const { return target ? target->max_boots : boots; }
+};
+
+// Parses a plan file's text (`source` names it in messages). Unknown keys, wrong types, values out
+// of range, aliases and merge keys, and anything beyond PlanLimits -> UsageError naming the key
+// and the line. Never throws. Paths stay as written, relative ones resolved against `base_dir`.
+Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
+                                     const std::string& base_dir);
+
+// "NAME=CMDLINE" (split at the first '=') -> a profile with that kernel.
+Expected<Profile> ParseProfileShorthand(const std::string& spec, const std::string& kernel);
+
+// Everything checkable before the first boot, none of it by booting: at least one profile (two to
+// compare), unique valid names, readable kernel images (bzImage setup header "HdrS"; the release
+// is read from it), readable initrd/config files, sysctl names and values, command lines,
+// boots or a target, engine settings. Fills Profile::release and the identity fields and makes
+// paths absolute. UsageErrors naming the profile and field.
+Status CheckPlan(CampaignPlan& plan);
+
+// The kernel release in a bzImage's setup header ("6.1.0-57-amd64"), or a UsageError when `path`
+// is not a readable x86 bzImage. An image without a version string gives "".
+Expected<std::string> BzImageRelease(const std::string& path);
+
+// The profile's kernel arguments split as the kernel splits its command line (spaces outside
+// double quotes), for checking that a booted /proc/cmdline holds each of them.
+std::vector<std::string> CmdlineWords(const std::string& cmdline);
+
+Json PlanToJson(const CampaignPlan& plan);
+Expected<CampaignPlan> PlanFromJson(const Json& j);
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,55 @@
+// Child processes of a campaign (QEMU, ldd, kstacklab itself): started from an argument vector,
+// never through a shell (STYLE.md 17), each wait under a deadline (STYLE.md 19). A child dies
+// with the campaign (PR_SET_PDEATHSIG), so even a SIGKILLed campaign leaves no guest running.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "kstacklab/error.h"
+
+namespace kstacklab::campaign {
+
+struct ProcessResult {
+  int exit_code = -1;  // the exit status, or 128 + signal number
+  bool timed_out = false;
+  std::string out;  // standard output (at most 16 MiB kept)
+  std::string err;  // standard error (at most 1 MiB kept)
+};
+
+// Runs argv[0] (looked up in PATH) with `argv`, stdin from /dev/null, and waits at most
+// `timeout_s` (then SIGKILL, timed_out). A program that cannot be started -> RuntimeError
+// naming it.
+Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s);
+
+// A started child in its own process group.
+class Child {
+ public:
+  Child() = default;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child();  // kills and reaps a child still running
+  // Starts `argv` with stdin /dev/null and stdout+stderr appended to `log_path`, pinned to
+  // `cpus` when not empty. RuntimeError when it cannot be started.
+  Status Start(const std::vector<std::string>& argv, const std::string& log_path,
+               const std::vector<uint64_t>& cpus);
+  // True (and the status in *exit_code: exit status or 128 + signal) once it has ended.
+  bool Poll(int* exit_code);
+  // SIGKILL to the process group, then reap.
+  void Kill();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// CLOCK_MONOTONIC in seconds: every deadline of a campaign is measured on it.
+double MonotonicSeconds();
+
+// True when `name` is an executable file in PATH (or a path to one).
+bool FindProgram(const std::string& name);
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,90 @@
+// The campaign runner: boots every profile in the planned order through an engine, accepts a boot
+// only after verifying what the guest reports, keeps every boot's files and state on disk, and
+// stops when the boots are done, the target precision is reached, or the budget is spent.
+//
+// Directory layout (DIR): campaign.json (state.h); PROFILE/boot-N.json (the result file of an
+// accepted boot, labelled PROFILE); PROFILE/boot-N-try-K.console.log (every attempt's console);
+// PROFILE/boot-N-try-K.run.log (the guest's `kstacklab run` output); .work/ (the engine's
+// scratch files).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/plan.h"
+#include "kstacklab/campaign/state.h"
+#include "kstacklab/compare.h"
+#include "kstacklab/error.h"
+#include "kstacklab/results.h"
+
+namespace kstacklab::campaign {
+
+// What a boot's guest report amounts to, before it counts.
+struct BootCheck {
+  bool accepted = false;
+  std::string reason;  // why not accepted
+  RunResult result;    // the parsed result file (accepted only)
+  std::string release;
+  std::string cmdline;
+  Json effective_kstack_randomization = nullptr;
+  Json stack_erasing = nullptr;
+  Json strength = nullptr;
+};
+
+// Accepts a boot only if the guest completed, runs the profile's kernel (its release) with every
+// word of the profile's command line, set every sysctl, `kstacklab run` succeeded with a valid
+// result file labelled with the profile, and the effective kstack randomisation is known when
+// the profile's kernel configuration was carried into the guest.
+BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool strength);
+
+// The precision rule after a block: the MDC of `target.metric` of every row (each non-baseline
+// profile against the baseline, samples = per-boot values) and whether every row reached
+// target.mdc_pct with at least target.min_boots boots per profile. `needed` is the boots per
+// profile the pilot's run-level variance says the worst row needs (kstacklab plan's rule), 0 if
+// not computable.
+struct TargetRow {
+  std::string row;  // "syscall/getpid [raw] mean: on vs off"
+  double mdc_pct = kCompareNaN;
+  int boots = 0;  // the fewer of the two sides
+  size_t needed = 0;
+};
+struct TargetStatus {
+  bool reached = false;
+  double worst_mdc_pct = kCompareNaN;
+  size_t needed = 0;
+  std::vector<TargetRow> rows;
+};
+Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, const Target& target,
+                                      const std::string& baseline);
+
+// The accepted boots' result files, loaded, in profile order then boot order.
+Expected<std::vector<CompareInput>> LoadCampaignResults(const std::string& dir,
+                                                        const CampaignState& state);
+
+struct RunnerHooks {
+  // One line of progress (boot i of n, profile, elapsed, ETA), for stderr on a TTY.
+  std::function<void(const std::string&)> progress;
+  // A line always worth printing (a failed boot, the MDC after a block), for stderr.
+  std::function<void(const std::string&)> note;
+  // An accepted boot's result, written at `path`, for the results store.
+  std::function<void(const RunResult&, const std::string& path)> record;
+};
+
+// A new campaign directory: `dir` must not exist or be empty (else a UsageError: use --resume).
+// Creates it and DIR/campaign.json with the plan; nothing else.
+Expected<CampaignState> CreateCampaign(const std::string& dir, const CampaignPlan& plan,
+                                       const std::string& source);
+
+// A campaign's files are still the ones it started with (each kernel's size and mtime): a resume
+// must not mix kernels under one profile. UsageError naming the profile.
+Status CheckPlanFilesUnchanged(const CampaignPlan& plan);
+
+// Runs (or resumes) the campaign until it ends or `stop` is raised. Returns the state as written;
+// state.status is "complete" or "interrupted". Runtime errors: the directory cannot be written.
+Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
+                   const std::atomic<bool>& stop, const RunnerHooks& hooks);
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Prints the path of Debian 12's own kernel image (linux-image-amd64's vmlinuz), fetched once with
+# `apt-get download` into ${XDG_CACHE_HOME:-~/.cache}/kstacklab/qemu, with its config-RELEASE
+# beside it (as in /boot, where `kstacklab campaign` looks for a kernel's configuration).
+# Used by scripts/qemu-check.sh and the campaign tests. Exit 1 with a message when apt cannot
+# fetch it (no network to Debian's mirror): set KSTACKLAB_QEMU_KERNEL to a bzImage instead.
+set -euo pipefail
+if [[ -n ${KSTACKLAB_QEMU_KERNEL:-} ]]; then echo "$KSTACKLAB_QEMU_KERNEL"; exit 0; fi
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/kstacklab/qemu
+mkdir -p "$cache"
+kernel=$(ls "$cache"/vmlinuz-* 2>/dev/null | tail -n 1 || true)
+if [[ -z $kernel || ! -f $cache/config-${kernel##*/vmlinuz-} ]]; then
+  pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  if [[ -z $pkg ]]; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  fi
+  [[ -n $pkg ]] || { echo "debian-kernel: cannot find Debian's linux-image package; set KSTACKLAB_QEMU_KERNEL" >&2; exit 1; }
+  (cd "$cache" && apt-get download "$pkg" >/dev/null 2>&1) \
+    || { echo "debian-kernel: apt-get download $pkg failed; set KSTACKLAB_QEMU_KERNEL" >&2; exit 1; }
+  dpkg-deb --fsys-tarfile "$cache"/"$pkg"_*.deb \
+    | tar -x -C "$cache" --wildcards --strip-components=2 './boot/vmlinuz-*' './boot/config-*'
+  rm -f "$cache"/"$pkg"_*.deb
+  kernel=$(ls "$cache"/vmlinuz-* | tail -n 1)
+fi
+echo "$kernel"

@@ -1,0 +1,188 @@
+#include "kstacklab/campaign/process.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "kstacklab/text.h"
+
+namespace kstacklab::campaign {
+namespace {
+
+int StatusCode(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+std::vector<char*> Argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  out.reserve(argv.size() + 1);
+  for (const std::string& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// In the child, before exec: its own process group, death with the parent, default signals.
+void ChildSetup(pid_t parent) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ}) signal(sig, SIG_DFL);
+  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) dup2(null, STDIN_FILENO);
+}
+
+}  // namespace
+
+double MonotonicSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+bool FindProgram(const std::string& name) {
+  if (name.empty()) return false;
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  for (const std::string& dir : Split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    if (access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return RuntimeError(std::string("pipe: ") + strerror(errno));
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return RuntimeError(std::string("pipe: ") + strerror(errno));
+  }
+  std::vector<char*> args = Argv(argv);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) return RuntimeError(fmt::format("cannot start {}: {}", argv[0], strerror(errno)));
+  if (pid == 0) {
+    ChildSetup(parent);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  ProcessResult r;
+  const double deadline = MonotonicSeconds() + timeout_s;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const double left = deadline - MonotonicSeconds();
+    if (left <= 0) {
+      r.timed_out = true;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      break;
+    }
+    const int n = poll(fds, 2, static_cast<int>(left * 1000) + 1);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      char buf[65536];
+      const ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        std::string& dst = i == 0 ? r.out : r.err;
+        const size_t cap = i == 0 ? (size_t{16} << 20) : (size_t{1} << 20);
+        if (dst.size() < cap) dst.append(buf, std::min(static_cast<size_t>(got), cap - dst.size()));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (pollfd& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.exit_code = StatusCode(status);
+  if (r.exit_code == 127 && r.out.empty() && r.err.empty() && !FindProgram(argv[0])) {
+    return RuntimeError(fmt::format("cannot run {}: not found", argv[0]));
+  }
+  return r;
+}
+
+Child::~Child() { Kill(); }
+
+Status Child::Start(const std::vector<std::string>& argv, const std::string& log_path,
+                    const std::vector<uint64_t>& cpus) {
+  const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                       0644);
+  if (log < 0) {
+    return RuntimeError(fmt::format("cannot write '{}': {}", log_path, strerror(errno)));
+  }
+  std::vector<char*> args = Argv(argv);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(log);
+    return RuntimeError(fmt::format("cannot start {}: {}", argv[0], strerror(errno)));
+  }
+  if (pid == 0) {
+    ChildSetup(parent);
+    dup2(log, STDOUT_FILENO);
+    dup2(log, STDERR_FILENO);
+    if (!cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (uint64_t c : cpus) CPU_SET(static_cast<int>(c), &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(126);
+    }
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(log);
+  setpgid(pid, pid);  // also here, so a Kill() right after Start() reaches the group
+  pid_ = pid;
+  return OkStatus();
+}
+
+bool Child::Poll(int* exit_code) {
+  if (pid_ < 0) return true;
+  int status = 0;
+  const pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    *exit_code = StatusCode(status);
+    pid_ = -1;
+    return true;
+  }
+  return false;
+}
+
+void Child::Kill() {
+  if (pid_ < 0) return;
+  kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+}  // namespace kstacklab::campaign

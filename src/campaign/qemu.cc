@@ -1,0 +1,521 @@
+// The QEMU engine: a generated initramfs (a static busybox, this kstacklab binary and the
+// libraries it needs, the /init below), the profile's kernel and command line, the console on
+// the first serial port (kept as the boot's log) and the results on the second (base64 files
+// between markers), KVM when the host can boot a guest with it and TCG otherwise.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/process.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::campaign {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The marker /init writes to the console first: the guest's userspace is alive.
+constexpr const char* kInitMarker = "kstacklab-guest: init started";
+// The kernel arguments the engine adds before the profile's (which may override them): the
+// console on the first serial port, and a panic ends QEMU at once (-no-reboot).
+constexpr const char* kEngineCmdline = "console=ttyS0 panic=-1";
+
+const std::vector<std::string>& ChannelFiles() {
+  static const std::vector<std::string> k = {"uname",       "cmdline",     "env.json",
+                                             "result.json", "run.rc",      "run.log",
+                                             "entropy.json", "entropy.rc", "entropy.log",
+                                             "sysctl.log"};
+  return k;
+}
+
+std::string Hex8(uint64_t v) { return fmt::format("{:08X}", v & 0xFFFFFFFFu); }
+
+// Every parent directory of `entries`' paths that is not itself an entry, as directory entries
+// first: the kernel's unpacker creates a file only inside a directory that exists.
+std::vector<CpioEntry> WithParents(const std::vector<CpioEntry>& entries) {
+  std::set<std::string> have;
+  for (const CpioEntry& e : entries) {
+    if (S_ISDIR(e.mode)) have.insert(e.path);
+  }
+  std::vector<CpioEntry> dirs;
+  for (const CpioEntry& e : entries) {
+    fs::path p = fs::path(e.path).parent_path();
+    std::vector<std::string> chain;
+    for (; !p.empty() && p != "/"; p = p.parent_path()) chain.push_back(p.string());
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      if (have.insert(*it).second) dirs.push_back({*it, S_IFDIR | 0755, ""});
+    }
+  }
+  dirs.insert(dirs.end(), entries.begin(), entries.end());
+  return dirs;
+}
+
+Expected<std::string> ReadBinary(const std::string& path) {
+  return ReadWholeFile(path, size_t{512} << 20);
+}
+
+// The console's last lines that say why a boot ended (a panic), for the boot's reason.
+std::string PanicLine(const std::string& console_path) {
+  auto text = ReadWholeFile(console_path, size_t{64} << 20);
+  if (!text.ok()) return "";
+  const size_t at = text->find("Kernel panic");
+  if (at == std::string::npos) return "";
+  const size_t end = text->find('\n', at);
+  std::string line = text->substr(at, end == std::string::npos ? std::string::npos : end - at);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return EscapeControl(line.substr(0, 200));
+}
+
+bool ConsoleHasMarker(const std::string& console_path) {
+  auto text = ReadWholeFile(console_path, size_t{64} << 20);
+  return text.ok() && text->find(kInitMarker) != std::string::npos;
+}
+
+std::string FirstLine(const std::string& path) {
+  auto text = ReadWholeFile(path, size_t{1} << 20);
+  if (!text.ok()) return "";
+  std::string t = Trim(*text);
+  const size_t nl = t.find('\n');
+  return EscapeControl(t.substr(0, std::min<size_t>(nl, 200)));
+}
+
+class QemuEngine : public Engine {
+ public:
+  QemuEngine(CampaignPlan plan, std::string work_dir, std::string guest_binary)
+      : plan_(std::move(plan)), work_(std::move(work_dir)), guest_binary_(std::move(guest_binary)) {}
+
+  Status Check() override {
+    const QemuSettings& q = plan_.qemu;
+    if (!FindProgram(q.binary)) {
+      return UsageError(fmt::format("{} is not installed: apt-get install qemu-system-x86 (or "
+                                    "engine qemu: PATH)",
+                                    EscapeControl(q.binary)));
+    }
+    if (!FindProgram("ldd")) return UsageError("ldd is not installed: apt-get install libc-bin");
+    if (!IsStaticElf(q.busybox)) {
+      return UsageError(fmt::format(
+          "'{}' is not a static busybox: apt-get install busybox-static (or engine busybox: PATH)",
+          EscapeControl(q.busybox)));
+    }
+    if (q.accel == "kvm" && !KvmUsable(nullptr)) {
+      return UsageError("engine accel kvm: /dev/kvm cannot be opened here; give accel auto or tcg");
+    }
+    return OkStatus();
+  }
+
+  Status Prepare() override {
+    std::vector<CpioEntry> e;
+    for (const char* d : {"bin", "proc", "sys", "dev", "tmp", "k", "job", "boot", "etc"}) {
+      e.push_back({d, S_IFDIR | 0755, ""});
+    }
+    std::string busybox;
+    KSTACKLAB_ASSIGN_OR_RETURN(busybox, ReadBinary(plan_.qemu.busybox));
+    e.push_back({"bin/busybox", S_IFREG | 0755, std::move(busybox)});
+    std::string self;
+    KSTACKLAB_ASSIGN_OR_RETURN(self, ReadBinary(guest_binary_));
+    e.push_back({"k/kstacklab", S_IFREG | 0755, std::move(self)});
+    std::vector<std::string> libs;
+    KSTACKLAB_ASSIGN_OR_RETURN(libs, SharedLibraries(guest_binary_));
+    for (const std::string& lib : libs) {
+      std::string data;
+      KSTACKLAB_ASSIGN_OR_RETURN(data, ReadBinary(lib));
+      e.push_back({lib.substr(1), S_IFREG | 0755, std::move(data)});
+    }
+    e.push_back({"init", S_IFREG | 0755, GuestInitScript()});
+    base_ = CpioNewc(WithParents(e));
+    return OkStatus();
+  }
+
+  GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override {
+    if (accel_.empty()) {
+      const QemuSettings& q = plan_.qemu;
+      std::string why;
+      if (q.accel == "tcg") {
+        SetAccel("tcg", "engine accel tcg");
+      } else if (KvmUsable(&why)) {
+        // Tried on this boot; a silent init falls back to TCG below, once.
+        trying_kvm_ = true;
+      } else {
+        SetAccel("tcg", fmt::format("no usable /dev/kvm ({}): TCG", why));
+      }
+    }
+    if (trying_kvm_) {
+      GuestReport r = BootOnce(job, stop, "kvm");
+      if (r.failure != kSilentInit) {
+        trying_kvm_ = false;
+        if (!r.interrupted) SetAccel("kvm", "/dev/kvm booted the guest");
+        return r;
+      }
+      trying_kvm_ = false;
+      SetAccel("tcg", fmt::format("KVM guest's init silent for {:g} s (a PVM host cannot boot a "
+                                  "standard kernel): fell back to TCG",
+                                  plan_.qemu.init_timeout_s));
+      std::error_code ec;
+      fs::rename(job.console_path, job.console_path + ".kvm", ec);
+    }
+    return BootOnce(job, stop, accel_);
+  }
+
+  std::string Accel() const override { return accel_; }
+  std::string AccelReason() const override { return accel_reason_; }
+  void SetAccel(const std::string& accel, const std::string& reason) override {
+    accel_ = accel;
+    accel_reason_ = reason;
+  }
+
+ private:
+  static constexpr const char* kSilentInit = "the guest's init did not start";
+
+  static bool KvmUsable(std::string* why) {
+    const int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      if (why != nullptr) *why = strerror(errno);
+      return false;
+    }
+    close(fd);
+    return true;
+  }
+
+  // The per-boot part of the initramfs: the job files the guest's /init reads.
+  std::string JobArchive(const GuestJob& job) const {
+    const Profile& p = *job.profile;
+    std::vector<CpioEntry> e;
+    e.push_back({"job/label", S_IFREG | 0644, p.name + "\n"});
+    std::string args;
+    for (const std::string& a : job.run_args) args += a + "\n";
+    e.push_back({"job/run-args", S_IFREG | 0644, args});
+    std::string sysctl;
+    for (const auto& [name, value] : p.sysctls) sysctl += name + "\n" + value + "\n";
+    e.push_back({"job/sysctl", S_IFREG | 0644, sysctl});
+    if (job.strength) {
+      e.push_back({"job/strength", S_IFREG | 0644, std::to_string(job.strength_samples) + "\n"});
+    }
+    if (!p.config.empty() && !p.release.empty()) {
+      auto config = ReadWholeFile(p.config, size_t{64} << 20);
+      if (config.ok()) {
+        e.push_back({"boot/config-" + p.release, S_IFREG | 0644, std::move(*config)});
+      }
+    }
+    return CpioNewc(e);
+  }
+
+  std::vector<std::string> QemuArgv(const Profile& p, const std::string& initrd,
+                                    const std::string& channel, const std::string& console,
+                                    const std::string& accel) const {
+    const QemuSettings& q = plan_.qemu;
+    std::vector<std::string> argv = {q.binary, "-nodefaults", "-no-user-config", "-display",
+                                     "none", "-no-reboot"};
+    if (accel == "kvm") {
+      argv.insert(argv.end(), {"-accel", "kvm", "-cpu", "host"});
+    } else {
+      argv.insert(argv.end(), {"-accel", "tcg,thread=multi", "-cpu", "max"});
+    }
+    argv.insert(argv.end(),
+                {"-smp", std::to_string(q.cpus), "-m", q.memory, "-kernel", p.kernel, "-initrd",
+                 initrd, "-append",
+                 p.cmdline.empty() ? std::string(kEngineCmdline)
+                                   : std::string(kEngineCmdline) + " " + p.cmdline,
+                 "-serial", "file:" + console, "-serial", "file:" + channel});
+    argv.insert(argv.end(), q.extra_args.begin(), q.extra_args.end());
+    return argv;
+  }
+
+  GuestReport BootOnce(const GuestJob& job, const std::atomic<bool>& stop,
+                       const std::string& accel) {
+    GuestReport r;
+    r.accel = accel;
+    const Profile& p = *job.profile;
+    const std::string initrd = work_ + "/boot.initrd";
+    const std::string channel = work_ + "/channel.txt";
+    std::string image;
+    if (!p.initrd.empty()) {
+      auto extra = ReadBinary(p.initrd);
+      if (!extra.ok()) {
+        r.failure = extra.error().message;
+        return r;
+      }
+      image = std::move(*extra);
+      image.resize((image.size() + 3) & ~size_t{3}, '\0');
+    }
+    image += base_;
+    image += JobArchive(job);
+    for (const std::string& path : {initrd, channel, job.console_path}) {
+      if (Status st = WriteFileAtomic(path, path == initrd ? image : std::string()); !st.ok()) {
+        r.failure = st.error().message;
+        return r;
+      }
+    }
+    const std::string qemu_log = work_ + "/qemu.log";
+    std::error_code ec;
+    fs::remove(qemu_log, ec);
+    Child child;
+    const double start = MonotonicSeconds();
+    if (Status st = child.Start(QemuArgv(p, initrd, channel, job.console_path, accel), qemu_log,
+                                plan_.qemu.pin);
+        !st.ok()) {
+      r.failure = st.error().message;
+      return r;
+    }
+    int code = -1;
+    bool init_seen = false;
+    for (;;) {
+      if (child.Poll(&code)) break;
+      const double t = MonotonicSeconds() - start;
+      if (stop.load()) {
+        child.Kill();
+        r.interrupted = true;
+        r.failure = "interrupted";
+        r.seconds = MonotonicSeconds() - start;
+        return r;
+      }
+      if (t > plan_.qemu.boot_timeout_s) {
+        child.Kill();
+        r.failure = fmt::format("no power-off within the boot timeout ({:g} s): killed",
+                                plan_.qemu.boot_timeout_s);
+        r.seconds = MonotonicSeconds() - start;
+        return r;
+      }
+      if (!init_seen && t > plan_.qemu.init_timeout_s) {
+        init_seen = ConsoleHasMarker(job.console_path);
+        if (!init_seen) {
+          child.Kill();
+          r.failure = kSilentInit;
+          if (accel != "kvm") {
+            r.failure = fmt::format("{} within init_timeout ({:g} s): killed", kSilentInit,
+                                    plan_.qemu.init_timeout_s);
+          }
+          r.seconds = MonotonicSeconds() - start;
+          return r;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    r.seconds = MonotonicSeconds() - start;
+    auto text = ReadWholeFile(channel, size_t{256} << 20);
+    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFiles()) : ChannelData{};
+    r.files = std::move(data.files);
+    if (code != 0) {
+      r.failure = fmt::format("QEMU exited with status {}: {}", code, FirstLine(qemu_log));
+    } else if (!data.done) {
+      const std::string panic = PanicLine(job.console_path);
+      r.failure = panic.empty() ? std::string("the guest stopped without sending its results "
+                                              "(see its console log)")
+                                : panic;
+    } else {
+      r.completed = true;
+    }
+    return r;
+  }
+
+  CampaignPlan plan_;
+  std::string work_;
+  std::string guest_binary_;
+  std::string base_;  // the shared initramfs (cpio)
+  std::string accel_;
+  std::string accel_reason_;
+  bool trying_kvm_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
+                                       const std::string& guest_binary) {
+  return std::make_unique<QemuEngine>(plan, work_dir, guest_binary);
+}
+
+std::string CpioNewc(const std::vector<CpioEntry>& entries) {
+  std::string out;
+  uint64_t ino = 1;
+  auto pad4 = [&out] { out.resize((out.size() + 3) & ~size_t{3}, '\0'); };
+  auto record = [&](const std::string& name, uint32_t mode, const std::string& data) {
+    // magic, ino, mode, uid, gid, nlink, mtime, filesize, devmajor, devminor, rdevmajor,
+    // rdevminor, namesize (with its NUL), check: 13 fields of 8 hex digits after "070701".
+    out += "070701";
+    out += Hex8(ino++) + Hex8(mode) + Hex8(0) + Hex8(0) + Hex8(S_ISDIR(mode) ? 2 : 1) + Hex8(0) +
+           Hex8(data.size()) + Hex8(0) + Hex8(0) + Hex8(0) + Hex8(0) + Hex8(name.size() + 1) +
+           Hex8(0);
+    out += name;
+    out += '\0';
+    pad4();
+    out += data;
+    pad4();
+  };
+  for (const CpioEntry& e : entries) record(e.path, e.mode, e.data);
+  record("TRAILER!!!", 0, "");
+  return out;
+}
+
+std::string GuestInitScript() {
+  // Values reach the guest as files (/job/*), read with `read -r` and passed as quoted
+  // arguments: nothing a profile says is evaluated by the shell.
+  return R"INIT(#!/bin/busybox sh
+/bin/busybox mount -t devtmpfs dev /dev
+/bin/busybox --install -s /bin
+export PATH=/bin HOME=/tmp XDG_DATA_HOME=/tmp/data XDG_STATE_HOME=/tmp/state
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs tmp /tmp
+echo "kstacklab-guest: init started" > /dev/ttyS0
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+out=/tmp/out
+mkdir -p $out
+uname -r > $out/uname
+cat /proc/cmdline > $out/cmdline
+: > $out/sysctl.log
+while IFS= read -r name && IFS= read -r value; do
+  path="/proc/sys/$(echo "$name" | tr . /)"
+  if printf '%s\n' "$value" > "$path"; then
+    echo "set $name" >> $out/sysctl.log
+  else
+    echo "failed $name" >> $out/sysctl.log
+  fi
+done < /job/sysctl
+set --
+while IFS= read -r arg; do set -- "$@" "$arg"; done < /job/run-args
+/k/kstacklab env --json > $out/env.json 2>/dev/null
+echo "kstacklab-guest: run $(cat /job/label)" > /dev/ttyS0
+/k/kstacklab run --no-store --label "$(cat /job/label)" -o $out/result.json "$@" > $out/run.log 2>&1
+echo $? > $out/run.rc
+if [ -f /job/strength ]; then
+  echo "kstacklab-guest: entropy --kernel" > /dev/ttyS0
+  /k/kstacklab entropy --kernel --format json --samples "$(cat /job/strength)" > $out/entropy.json 2> $out/entropy.log
+  echo $? > $out/entropy.rc
+fi
+{
+  for f in uname cmdline env.json result.json run.rc run.log entropy.json entropy.rc entropy.log sysctl.log; do
+    if [ -f "$out/$f" ]; then
+      echo "kstacklab-file $f"
+      base64 "$out/$f"
+      echo "kstacklab-end"
+    fi
+  done
+  echo "kstacklab-done"
+} > /dev/ttyS1
+sync
+echo "kstacklab-guest: done" > /dev/ttyS0
+poweroff -f
+)INIT";
+}
+
+std::optional<std::string> Base64Decode(std::string_view text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  int pad = 0;
+  size_t symbols = 0;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    ++symbols;
+    if (c == '=') {
+      ++pad;
+      continue;
+    }
+    const int v = value(c);
+    if (v < 0 || pad > 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  if (symbols % 4 != 0 || pad > 2) return std::nullopt;
+  return out;
+}
+
+ChannelData ParseChannel(const std::string& text, const std::vector<std::string>& known) {
+  ChannelData data;
+  std::string name;
+  std::string body;
+  bool in_file = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    constexpr std::string_view kFile = "kstacklab-file ";
+    if (line.rfind(kFile, 0) == 0) {
+      name = line.substr(kFile.size());
+      body.clear();
+      in_file = true;
+    } else if (line == "kstacklab-end") {
+      if (in_file && std::find(known.begin(), known.end(), name) != known.end()) {
+        if (auto decoded = Base64Decode(body)) data.files[name] = std::move(*decoded);
+      }
+      in_file = false;
+    } else if (line == "kstacklab-done") {
+      data.done = true;
+    } else if (in_file) {
+      body += line;
+    }
+  }
+  return data;
+}
+
+Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {
+  ProcessResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(r, RunProcess({"ldd", binary}, 60));
+  if (r.exit_code != 0) {
+    return RuntimeError(fmt::format("ldd {} failed: {}", binary, Trim(r.err)));
+  }
+  std::vector<std::string> libs;
+  for (const std::string& raw : Split(r.out, '\n')) {
+    const std::string line = Trim(raw);
+    std::string path;
+    if (const size_t arrow = line.find("=> /"); arrow != std::string::npos) {
+      path = line.substr(arrow + 3);
+    } else if (!line.empty() && line[0] == '/') {
+      path = line;
+    }
+    if (path.empty()) continue;
+    path = path.substr(0, path.find(' '));
+    if (std::find(libs.begin(), libs.end(), path) == libs.end()) libs.push_back(path);
+  }
+  return libs;
+}
+
+bool IsStaticElf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char ehdr[64] = {};
+  if (!in.read(ehdr, sizeof ehdr)) return false;
+  if (std::memcmp(ehdr, "\x7f" "ELF", 4) != 0 || ehdr[4] != 2) return false;  // ELF64 only
+  uint64_t phoff = 0;
+  uint16_t phentsize = 0;
+  uint16_t phnum = 0;
+  std::memcpy(&phoff, ehdr + 0x20, 8);
+  std::memcpy(&phentsize, ehdr + 0x36, 2);
+  std::memcpy(&phnum, ehdr + 0x38, 2);
+  if (phentsize < 4 || phnum == 0 || phnum > 256) return false;
+  for (uint16_t i = 0; i < phnum; ++i) {
+    in.seekg(static_cast<std::streamoff>(phoff + uint64_t{i} * phentsize));
+    uint32_t type = 0;
+    if (!in.read(reinterpret_cast<char*>(&type), 4)) return false;
+    if (type == 3) return false;  // PT_INTERP: a dynamic executable
+  }
+  return access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace kstacklab::campaign

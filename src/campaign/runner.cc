@@ -1,0 +1,475 @@
+#include "kstacklab/campaign/runner.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "kstacklab/fileio.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::campaign {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxCountedAttempts = 2;  // a boot is retried once
+
+std::string LastLine(const std::string& text) {
+  const std::string t = Trim(text);
+  const size_t nl = t.rfind('\n');
+  return EscapeControl(t.substr(nl == std::string::npos ? 0 : nl + 1).substr(0, 300));
+}
+
+std::string File(const GuestReport& r, const std::string& name) {
+  auto it = r.files.find(name);
+  return it == r.files.end() ? std::string() : it->second;
+}
+
+bool Has(const GuestReport& r, const std::string& name) { return r.files.count(name) != 0; }
+
+// The headline of `entropy --kernel --format json`: what the change buys, per boot.
+Json StrengthSummary(const GuestReport& r) {
+  if (!Has(r, "entropy.rc")) return nullptr;
+  if (Trim(File(r, "entropy.rc")) != "0") {
+    return Json{{"error", LastLine(File(r, "entropy.log"))}};
+  }
+  const Json j = Json::parse(File(r, "entropy.json"), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("entropy")) {
+    return Json{{"error", "entropy --kernel printed no JSON report"}};
+  }
+  const Json& e = j["entropy"];
+  const Json env = j.value("environment", Json::object());
+  return Json{{"samples", e.value("samples", Json())},
+              {"distinct", e.value("distinct", Json())},
+              {"shannon_bits", e.value("shannon_bits", Json())},
+              {"min_entropy_bits", e.value("min_entropy_bits", Json())},
+              {"design", env.value("design", Json())}};
+}
+
+std::string Elapsed(double s) {
+  if (s >= 3600) return fmt::format("{}h{:02}m", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  return fmt::format("{}s", static_cast<int>(s));
+}
+
+Status MakeDir(const std::string& path) {
+  if (mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) {
+    struct stat st {};
+    if (lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return OkStatus();
+    return RuntimeError(fmt::format("'{}' is not a directory", EscapeControl(path)));
+  }
+  return RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(path), strerror(errno)));
+}
+
+// The result file as the campaign keeps it: the guest's, with how it was booted in run.campaign.
+RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const Engine& engine,
+                  const std::string& engine_name) {
+  r.run["campaign"] = {{"engine", engine_name},
+                       {"accelerator", attempt.accel},
+                       {"accelerator_reason", engine.AccelReason()},
+                       {"emulated", attempt.accel == "tcg"},
+                       {"profile", boot.profile},
+                       {"boot", boot.index},
+                       {"attempt", boot.attempts.size()},
+                       {"cmdline", boot.cmdline}};
+  return r;
+}
+
+}  // namespace
+
+BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool strength) {
+  BootCheck c;
+  c.release = Trim(File(report, "uname"));
+  c.cmdline = Trim(File(report, "cmdline"));
+  if (strength) c.strength = StrengthSummary(report);
+  if (!report.completed) {
+    c.reason = report.failure.empty() ? "the boot did not complete" : report.failure;
+    return c;
+  }
+  if (!Has(report, "uname") || !Has(report, "cmdline")) {
+    c.reason = "the guest did not report uname -r and /proc/cmdline";
+    return c;
+  }
+  if (!profile.release.empty() && c.release != profile.release) {
+    c.reason = fmt::format("the guest runs kernel {}, not the profile's {}", EscapeControl(c.release),
+                           profile.release);
+    return c;
+  }
+  const std::vector<std::string> booted = CmdlineWords(c.cmdline);
+  for (const std::string& w : CmdlineWords(profile.cmdline)) {
+    if (std::find(booted.begin(), booted.end(), w) == booted.end()) {
+      c.reason = fmt::format("/proc/cmdline lacks the profile's '{}' (it is '{}')", w,
+                             EscapeControl(c.cmdline));
+      return c;
+    }
+  }
+  for (const std::string& line : Split(File(report, "sysctl.log"), '\n')) {
+    if (line.rfind("failed ", 0) == 0) {
+      c.reason = fmt::format("sysctl {} could not be set in the guest", EscapeControl(line.substr(7)));
+      return c;
+    }
+  }
+  const std::string rc = Trim(File(report, "run.rc"));
+  if (rc != "0") {
+    c.reason = fmt::format("kstacklab run exited {} in the guest: {}",
+                           rc.empty() ? "without a status" : rc, LastLine(File(report, "run.log")));
+    return c;
+  }
+  auto result = ResultFromJson(File(report, "result.json"), "the guest's result file");
+  if (!result.ok()) {
+    c.reason = result.error().message;
+    return c;
+  }
+  if (result->label != profile.name) {
+    c.reason = fmt::format("the guest's result is labelled '{}', not '{}'",
+                           EscapeControl(result->label), profile.name);
+    return c;
+  }
+  const Json& env = result->environment;
+  if (env.contains("kernel") && env["kernel"].is_object()) {
+    c.effective_kstack_randomization =
+        env["kernel"].value("effective_kstack_randomization", Json(nullptr));
+  }
+  if (env.contains("sysctl") && env["sysctl"].is_object()) {
+    c.stack_erasing = env["sysctl"].value("kernel.stack_erasing", Json(nullptr));
+  }
+  if (!profile.config.empty() && c.effective_kstack_randomization.is_null()) {
+    c.reason = "the kernel configuration was carried into the guest, yet the effective kstack "
+               "randomisation is unknown (see the result's environment.problems)";
+    return c;
+  }
+  c.result = std::move(*result);
+  c.accepted = true;
+  return c;
+}
+
+Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, const Target& target,
+                                      const std::string& baseline) {
+  TargetStatus s;
+  CompareOptions options;
+  options.metrics = {target.metric};
+  options.baseline = baseline;
+  bool all = true;
+  bool any = false;
+  for (const std::vector<CompareInput>& part : CompareParts(inputs, baseline)) {
+    CompareTable table;
+    KSTACKLAB_ASSIGN_OR_RETURN(table, BuildCompareTable(part, options));
+    for (const CompareRow& row : table.rows) {
+      for (size_t v = 0; v < row.variants.size(); ++v) {
+        const CompareCell& cell = row.variants[v];
+        if (!cell.present || !row.baseline.present) continue;
+        any = true;
+        TargetRow tr;
+        tr.row = fmt::format("{} {}: {} vs {}", row.benchmark, row.result_class,
+                             table.columns[v + 1].name, table.columns[0].name);
+        const bool per_boot =
+            cell.unit == SampleUnit::kRun && row.baseline.unit == SampleUnit::kRun;
+        tr.boots = per_boot ? std::min(cell.n, row.baseline.n) : std::min(cell.runs, row.baseline.runs);
+        tr.mdc_pct = per_boot ? cell.mdc_pct : kCompareNaN;
+        const bool ok = std::isfinite(tr.mdc_pct) && tr.mdc_pct <= target.mdc_pct &&
+                        tr.boots >= static_cast<int>(target.min_boots);
+        all = all && ok;
+        if (std::isfinite(tr.mdc_pct) &&
+            (!std::isfinite(s.worst_mdc_pct) || tr.mdc_pct > s.worst_mdc_pct)) {
+          s.worst_mdc_pct = tr.mdc_pct;
+        }
+        s.rows.push_back(std::move(tr));
+      }
+    }
+  }
+  s.reached = any && all;
+  PlanOptions plan;
+  plan.metrics = {target.metric};
+  plan.target_pct = target.mdc_pct;
+  if (auto rows = BuildPlan(inputs, plan); rows.ok()) {
+    for (const PlanRow& r : *rows) {
+      if (r.sample_unit == SampleUnit::kRun) s.needed = std::max(s.needed, r.needed);
+    }
+  }
+  return s;
+}
+
+Expected<std::vector<CompareInput>> LoadCampaignResults(const std::string& dir,
+                                                        const CampaignState& state) {
+  std::vector<CompareInput> inputs;
+  for (const Profile& p : state.plan.profiles) {
+    for (uint64_t i = 1; i <= state.blocks.size(); ++i) {
+      const Boot* b = state.Find(p.name, i);
+      if (b == nullptr || b->status != BootStatus::kAccepted) continue;
+      RunResult r;
+      KSTACKLAB_ASSIGN_OR_RETURN(r, ReadResultFile(dir + "/" + b->file));
+      inputs.push_back({b->file, std::move(r)});
+    }
+  }
+  return inputs;
+}
+
+Expected<CampaignState> CreateCampaign(const std::string& dir, const CampaignPlan& plan,
+                                       const std::string& source) {
+  const std::string shown = EscapeControl(dir);
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      return UsageError(fmt::format("--dir '{}' exists and is not a directory; give a new "
+                                    "directory",
+                                    shown));
+    }
+    std::error_code ec;
+    if (!fs::is_empty(dir, ec) || ec) {
+      return UsageError(fmt::format(
+          "--dir '{}' is not empty: `kstacklab campaign --resume {}` continues the campaign in it, "
+          "or give a new directory",
+          shown, shown));
+    }
+    if (access(dir.c_str(), W_OK) != 0) {
+      return UsageError(fmt::format("--dir '{}' is not writable", shown));
+    }
+  } else {
+    const fs::path parent = fs::path(dir).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      return UsageError(fmt::format("--dir '{}': its parent directory does not exist", shown));
+    }
+  }
+  KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(dir));
+  CampaignState state;
+  state.tool_version = KSTACKLAB_VERSION;
+  state.created = UtcTimestamp();
+  state.source = source;
+  state.plan = plan;
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return RuntimeError(fmt::format("cannot create '{}': {}", shown, strerror(errno)));
+  }
+  KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
+  return state;
+}
+
+Status CheckPlanFilesUnchanged(const CampaignPlan& plan) {
+  for (const Profile& p : plan.profiles) {
+    struct stat st {};
+    if (stat(p.kernel.c_str(), &st) != 0) {
+      return UsageError(fmt::format("profile '{}': its kernel '{}' is gone: {}", p.name,
+                                    EscapeControl(p.kernel), strerror(errno)));
+    }
+    if (static_cast<uint64_t>(st.st_size) != p.kernel_size || st.st_mtim.tv_sec != p.kernel_mtime) {
+      return UsageError(fmt::format(
+          "profile '{}': its kernel '{}' changed since the campaign began (size or time); a "
+          "campaign compares one kernel per profile: start a new campaign",
+          p.name, EscapeControl(p.kernel)));
+    }
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// Runs one boot slot to its end (accepted or failed after the retry), or until interrupted.
+// Returns false when interrupted.
+class SlotRunner {
+ public:
+  SlotRunner(const std::string& dir, CampaignState& state, Engine& engine,
+             const std::atomic<bool>& stop, const RunnerHooks& hooks)
+      : dir_(dir), state_(state), engine_(engine), stop_(stop), hooks_(hooks) {}
+
+  Expected<bool> Run(const Profile& profile, uint64_t index, size_t done, size_t total,
+                     double started_s) {
+    Boot* b = state_.Find(profile.name, index);
+    while (b->status == BootStatus::kPending) {
+      if (stop_.load()) return false;
+      const size_t k = b->attempts.size() + 1;
+      Attempt a;
+      a.started = UtcTimestamp();
+      a.outcome = "running";
+      a.console = fmt::format("{}/boot-{}-try-{}.console.log", profile.name, index, k);
+      b->attempts.push_back(a);
+      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      Progress(profile, index, done, total, started_s);
+      GuestJob job{&profile, state_.plan.run_args, state_.plan.strength,
+                   state_.plan.strength_samples, dir_ + "/" + a.console};
+      const GuestReport report = engine_.Boot(job, stop_);
+      b = state_.Find(profile.name, index);  // (the vector did not grow; kept for clarity)
+      Attempt& at = b->attempts.back();
+      at.accel = report.accel;
+      at.seconds = report.seconds;
+      state_.boot_seconds += report.seconds;
+      state_.accel = engine_.Accel();
+      state_.accel_reason = engine_.AccelReason();
+      if (report.interrupted) {
+        at.outcome = "interrupted";
+        at.reason = "the campaign was stopped by a signal; the guest was killed";
+        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+        return false;
+      }
+      if (Has(report, "run.log")) {
+        const std::string log = fmt::format("{}/boot-{}-try-{}.run.log", profile.name, index, k);
+        (void)WriteFileAtomic(dir_ + "/" + log, File(report, "run.log"));
+      }
+      BootCheck check = VerifyBoot(profile, report, state_.plan.strength);
+      b->release = check.release;
+      b->cmdline = check.cmdline;
+      b->effective_kstack_randomization = check.effective_kstack_randomization;
+      b->stack_erasing = check.stack_erasing;
+      b->strength = check.strength;
+      if (check.accepted) {
+        const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
+        at.outcome = "accepted";
+        const RunResult stamped = Stamped(std::move(check.result), *b, at, engine_,
+                                          state_.plan.engine);
+        KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)));
+        b->file = file;
+        b->status = BootStatus::kAccepted;
+        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+        if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
+      } else {
+        at.outcome = "failed";
+        at.reason = check.reason;
+        const bool last = b->CountedAttempts() >= kMaxCountedAttempts;
+        if (last) b->status = BootStatus::kFailed;
+        if (hooks_.note) {
+          hooks_.note(fmt::format("boot {} of '{}' failed{}: {} (console: {}/{})", index,
+                                  profile.name, last ? "" : ", retrying once", check.reason, dir_,
+                                  at.console));
+        }
+        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      }
+    }
+    return true;
+  }
+
+ private:
+  void Progress(const Profile& profile, uint64_t index, size_t done, size_t total,
+                double started_s) {
+    if (!hooks_.progress) return;
+    const double per = done > 0 ? started_s / static_cast<double>(done) : 0;
+    const std::string eta =
+        done > 0 ? fmt::format(", ETA {}", Elapsed(per * static_cast<double>(total - done))) : "";
+    hooks_.progress(fmt::format("boot {} of {}: profile {} (boot {}), {} elapsed{}", done + 1, total,
+                                profile.name, index, Elapsed(started_s), eta));
+  }
+
+  const std::string& dir_;
+  CampaignState& state_;
+  Engine& engine_;
+  const std::atomic<bool>& stop_;
+  const RunnerHooks& hooks_;
+};
+
+// After a block: the precision reached, printed and kept in the state. True when the rule stops.
+Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t block,
+                          const RunnerHooks& hooks) {
+  const Target& t = *state.plan.target;
+  std::vector<CompareInput> inputs;
+  KSTACKLAB_ASSIGN_OR_RETURN(inputs, LoadCampaignResults(dir, state));
+  if (inputs.empty()) return false;
+  auto status = EvaluateTarget(inputs, t, state.plan.profiles[0].name);
+  if (!status.ok()) {
+    if (hooks.note) hooks.note("the target cannot be evaluated: " + status.error().message);
+    return false;
+  }
+  Json rows = Json::array();
+  for (const TargetRow& r : status->rows) {
+    rows.push_back({{"row", r.row},
+                    {"boots", r.boots},
+                    {"mdc_pct", std::isfinite(r.mdc_pct) ? Json(RoundSignificant(r.mdc_pct, 4))
+                                                         : Json(nullptr)}});
+  }
+  state.block_reports.push_back({{"block", block},
+                                 {"reached", status->reached},
+                                 {"worst_mdc_pct", std::isfinite(status->worst_mdc_pct)
+                                                       ? Json(RoundSignificant(status->worst_mdc_pct, 4))
+                                                       : Json(nullptr)},
+                                 {"boots_needed", status->needed},
+                                 {"rows", std::move(rows)}});
+  if (hooks.note) {
+    hooks.note(fmt::format(
+        "after block {}: worst MDC of the {} {} over {} rows (target {:g} %){}", block, t.metric,
+        std::isfinite(status->worst_mdc_pct) ? fmt::format("{:.2f} %", status->worst_mdc_pct)
+                                             : std::string("not yet known (fewer than 2 boots)"),
+        status->rows.size(), t.mdc_pct,
+        status->reached ? ": reached"
+        : status->needed > 0
+            ? fmt::format("; about {} boots per profile needed (plan)", status->needed)
+            : ""));
+  }
+  return status->reached;
+}
+
+}  // namespace
+
+Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
+                   const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+  const CampaignPlan& plan = state.plan;
+  KSTACKLAB_RETURN_IF_ERROR(MakeDir(dir + "/.work"));
+  for (const Profile& p : plan.profiles) KSTACKLAB_RETURN_IF_ERROR(MakeDir(dir + "/" + p.name));
+  // An attempt still "running" was cut short by a kill of the campaign itself.
+  for (Boot& b : state.boots) {
+    for (Attempt& a : b.attempts) {
+      if (a.outcome == "running") {
+        a.outcome = "interrupted";
+        a.reason = "the campaign was killed during this attempt";
+      }
+    }
+  }
+  if (!state.accel.empty()) engine.SetAccel(state.accel, state.accel_reason);
+  KSTACKLAB_RETURN_IF_ERROR(engine.Prepare());
+  state.status = "running";
+  state.stop_reason.clear();
+  KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
+
+  const size_t n = plan.profiles.size();
+  const size_t total = plan.MaxBlocks() * n;
+  size_t done = 0;
+  const double seconds_before = state.boot_seconds;
+  SlotRunner slots(dir, state, engine, stop, hooks);
+  std::string stop_reason;
+  for (uint64_t block = 1; block <= plan.MaxBlocks() && stop_reason.empty(); ++block) {
+    if (block > state.blocks.size()) {
+      state.blocks.push_back(BlockOrder(plan.seed, block, n, plan.randomised));
+      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
+    }
+    const std::vector<size_t> order = state.blocks[block - 1];
+    for (size_t pi : order) {
+      const Profile& profile = plan.profiles[pi];
+      if (state.Find(profile.name, block) == nullptr) {
+        Boot fresh;
+        fresh.profile = profile.name;
+        fresh.index = block;
+        state.boots.push_back(std::move(fresh));
+        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
+      }
+      if (plan.target && plan.target->budget_s > 0 && state.boot_seconds >= plan.target->budget_s &&
+          state.Find(profile.name, block)->status == BootStatus::kPending) {
+        stop_reason = fmt::format("time budget spent ({} of boots)", Elapsed(state.boot_seconds));
+        break;
+      }
+      bool finished = false;
+      KSTACKLAB_ASSIGN_OR_RETURN(finished,
+          slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
+      if (!finished) {
+        state.status = "interrupted";
+        return SaveState(dir, state);
+      }
+      ++done;
+    }
+    if (stop_reason.empty() && plan.target) {
+      bool reached = false;
+      KSTACKLAB_ASSIGN_OR_RETURN(reached, AfterBlock(dir, state, block, hooks));
+      if (reached) stop_reason = fmt::format("target reached after {} blocks", block);
+    }
+  }
+  if (stop_reason.empty()) {
+    stop_reason = plan.target ? fmt::format("max_boots ({}) reached before the target",
+                                            plan.target->max_boots)
+                              : std::string("boots done");
+  }
+  state.status = "complete";
+  state.stop_reason = stop_reason;
+  return SaveState(dir, state);
+}
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,200 @@
+#include "kstacklab/campaign/state.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "kstacklab/dice.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/results.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::campaign {
+
+const char* BootStatusName(BootStatus s) {
+  switch (s) {
+    case BootStatus::kAccepted:
+      return "accepted";
+    case BootStatus::kFailed:
+      return "failed";
+    case BootStatus::kPending:
+      break;
+  }
+  return "pending";
+}
+
+int Boot::CountedAttempts() const {
+  int n = 0;
+  for (const Attempt& a : attempts) n += a.outcome != "interrupted" ? 1 : 0;
+  return n;
+}
+
+Boot* CampaignState::Find(const std::string& profile, uint64_t index) {
+  for (Boot& b : boots) {
+    if (b.profile == profile && b.index == index) return &b;
+  }
+  return nullptr;
+}
+
+const Boot* CampaignState::Find(const std::string& profile, uint64_t index) const {
+  return const_cast<CampaignState*>(this)->Find(profile, index);
+}
+
+size_t CampaignState::Accepted(const std::string& profile) const {
+  size_t n = 0;
+  for (const Boot& b : boots) n += b.profile == profile && b.status == BootStatus::kAccepted;
+  return n;
+}
+
+size_t CampaignState::Failed(const std::string& profile) const {
+  size_t n = 0;
+  for (const Boot& b : boots) n += b.profile == profile && b.status == BootStatus::kFailed;
+  return n;
+}
+
+std::vector<size_t> BlockOrder(uint64_t seed, uint64_t block, size_t n, bool randomised) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (!randomised) return order;
+  // A fresh stream per block (the seed and the block number mixed through one SplitMix64 step),
+  // so block k's order does not depend on how many blocks a resumed campaign had drawn before.
+  Dice mix(seed ^ (0x9E3779B97F4A7C15ull * block));
+  Dice dice(mix.Next());
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[dice.Below(i)]);
+  return order;
+}
+
+namespace {
+
+Json AttemptToJson(const Attempt& a) {
+  return {{"started", a.started}, {"outcome", a.outcome}, {"reason", a.reason},
+          {"console", a.console}, {"accel", a.accel},     {"seconds", a.seconds}};
+}
+
+Json BootToJson(const Boot& b) {
+  Json attempts = Json::array();
+  for (const Attempt& a : b.attempts) attempts.push_back(AttemptToJson(a));
+  return {{"profile", b.profile},
+          {"index", b.index},
+          {"status", BootStatusName(b.status)},
+          {"file", b.file},
+          {"release", b.release},
+          {"cmdline", b.cmdline},
+          {"effective_kstack_randomization", b.effective_kstack_randomization},
+          {"kernel_stack_erasing", b.stack_erasing},
+          {"strength", b.strength},
+          {"attempts", std::move(attempts)}};
+}
+
+BootStatus ParseStatus(const std::string& s) {
+  if (s == "accepted") return BootStatus::kAccepted;
+  if (s == "failed") return BootStatus::kFailed;
+  if (s == "pending") return BootStatus::kPending;
+  throw Json::other_error::create(501, "unknown boot status '" + s + "'", nullptr);
+}
+
+}  // namespace
+
+Json StateToJson(const CampaignState& s) {
+  Json boots = Json::array();
+  for (const Boot& b : s.boots) boots.push_back(BootToJson(b));
+  return {{"schema", s.schema},
+          {"tool_version", s.tool_version},
+          {"created", s.created},
+          {"updated", s.updated},
+          {"source", s.source},
+          {"status", s.status},
+          {"stop_reason", s.stop_reason},
+          {"accel", s.accel},
+          {"accel_reason", s.accel_reason},
+          {"boot_seconds", s.boot_seconds},
+          {"plan", PlanToJson(s.plan)},
+          {"blocks", s.blocks},
+          {"boots", std::move(boots)},
+          {"block_reports", s.block_reports}};
+}
+
+Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
+  const std::string where = fmt::format("'{}'", EscapeControl(path));
+  if (!j.is_object() || !j.contains("schema") || j["schema"] != kCampaignSchema) {
+    return UsageError(fmt::format("{} is not a kstacklab campaign state ({})", where,
+                                  kCampaignSchema));
+  }
+  try {
+    CampaignState s;
+    s.tool_version = j.at("tool_version").get<std::string>();
+    s.created = j.at("created").get<std::string>();
+    s.updated = j.at("updated").get<std::string>();
+    s.source = j.at("source").get<std::string>();
+    s.status = j.at("status").get<std::string>();
+    s.stop_reason = j.at("stop_reason").get<std::string>();
+    s.accel = j.at("accel").get<std::string>();
+    s.accel_reason = j.at("accel_reason").get<std::string>();
+    s.boot_seconds = j.at("boot_seconds").get<double>();
+    auto plan = PlanFromJson(j.at("plan"));
+    if (!plan.ok()) return UsageError(fmt::format("{}: {}", where, plan.error().message));
+    s.plan = std::move(*plan);
+    s.blocks = j.at("blocks").get<std::vector<std::vector<size_t>>>();
+    for (const auto& order : s.blocks) {
+      if (order.size() != s.plan.profiles.size()) {
+        return UsageError(fmt::format("{}: a block does not hold every profile once", where));
+      }
+      for (size_t i : order) {
+        if (i >= s.plan.profiles.size()) {
+          return UsageError(fmt::format("{}: a block names a profile that does not exist", where));
+        }
+      }
+    }
+    for (const Json& bj : j.at("boots")) {
+      Boot b;
+      b.profile = bj.at("profile").get<std::string>();
+      b.index = bj.at("index").get<uint64_t>();
+      b.status = ParseStatus(bj.at("status").get<std::string>());
+      b.file = bj.at("file").get<std::string>();
+      b.release = bj.at("release").get<std::string>();
+      b.cmdline = bj.at("cmdline").get<std::string>();
+      b.effective_kstack_randomization = bj.at("effective_kstack_randomization");
+      b.stack_erasing = bj.at("kernel_stack_erasing");
+      b.strength = bj.at("strength");
+      for (const Json& aj : bj.at("attempts")) {
+        b.attempts.push_back(Attempt{aj.at("started").get<std::string>(),
+                                     aj.at("outcome").get<std::string>(),
+                                     aj.at("reason").get<std::string>(),
+                                     aj.at("console").get<std::string>(),
+                                     aj.at("accel").get<std::string>(),
+                                     aj.at("seconds").get<double>()});
+      }
+      // A file name inside DIR only: the state is read back from a directory anyone may hand us.
+      if (!b.file.empty() && (b.file[0] == '/' || b.file.find("..") != std::string::npos)) {
+        return UsageError(fmt::format("{}: boot file '{}' points outside the campaign directory",
+                                      where, EscapeControl(b.file)));
+      }
+      s.boots.push_back(std::move(b));
+    }
+    s.block_reports = j.at("block_reports");
+    return s;
+  } catch (const Json::exception& e) {
+    return UsageError(fmt::format("{} is damaged ({}); a campaign directory is written only by "
+                                  "kstacklab campaign",
+                                  where, e.what()));
+  }
+}
+
+Status SaveState(const std::string& dir, CampaignState& state) {
+  state.updated = UtcTimestamp();
+  return WriteFileAtomic(dir + "/" + kStateFile, DumpJson(StateToJson(state)));
+}
+
+Expected<CampaignState> LoadState(const std::string& dir) {
+  const std::string path = dir + "/" + kStateFile;
+  std::string text;
+  KSTACKLAB_ASSIGN_OR_RETURN(text, ReadWholeFile(path, kMaxStateBytes));
+  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return UsageError(fmt::format("'{}' is not valid JSON; it is not a campaign state",
+                                  EscapeControl(path)));
+  }
+  return StateFromJson(j, path);
+}
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,413 @@
+// `kstacklab campaign`: boot each profile as often as the plan (or its target) says, run
+// `kstacklab run` in every boot, and print the lists' table across the profiles.
+//   kstacklab campaign PLAN.yaml --dir DIR
+//   kstacklab campaign --kernel IMG --profile NAME=CMDLINE... --boots N --dir DIR -- RUN-ARGS
+//   kstacklab campaign --resume DIR
+//   kstacklab campaign --report DIR [--format grid|markdown|csv|json]
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "cli/compare_support.h"
+#include "cli/run_support.h"
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/plan.h"
+#include "kstacklab/campaign/process.h"
+#include "kstacklab/campaign/runner.h"
+#include "kstacklab/campaign/state.h"
+#include "kstacklab/campaign_report.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/store.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using campaign::CampaignPlan;
+using campaign::CampaignState;
+
+struct CampaignArgs {
+  std::vector<std::string> positional;  // PLAN.yaml, or the run arguments after `--`
+  std::string dir;
+  std::string resume;
+  std::string report;
+  std::string format = "grid";
+  std::string metrics;
+  // the shorthand
+  std::string kernel;
+  std::string initrd;
+  std::string config;
+  std::vector<std::string> profiles;
+  std::string boots;
+  std::string target_mdc;
+  std::string target_metric = "mean";
+  std::string max_boots;
+  std::string budget;
+  std::string seed;
+  std::string order;
+  std::string accel;
+  std::string cpus;
+  std::string memory;
+  std::string boot_timeout;
+  std::string init_timeout;
+  bool strength = false;
+  // the store
+  std::string store;
+  bool no_store = false;
+};
+
+std::atomic<bool> g_campaign_stop{false};
+volatile sig_atomic_t g_campaign_signal = 0;
+void OnCampaignStop(int sig) {
+  g_campaign_signal = sig;
+  g_campaign_stop.store(true);
+}
+
+// SIGINT/SIGTERM/SIGHUP raise the stop flag: the runner kills the guest and writes the state.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = OnCampaignStop;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~StopSignals() {
+    for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3]{};
+};
+
+std::string SelfPath() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
+}
+
+// The plan's run arguments parsed exactly as `kstacklab run` parses them: this binary checks
+// them (run --internal-validate measures nothing).
+Status CheckRunArguments(const std::vector<std::string>& run_args) {
+  std::vector<std::string> argv = {SelfPath(), "run"};
+  argv.insert(argv.end(), run_args.begin(), run_args.end());
+  argv.insert(argv.end(), {"--no-store", "-o", "/dev/null", "--internal-validate"});
+  campaign::ProcessResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(r, campaign::RunProcess(argv, 60));
+  if (r.exit_code == 0) return OkStatus();
+  std::string msg = Trim(r.err);
+  constexpr std::string_view kPrefix = "kstacklab: error: ";
+  if (msg.rfind(kPrefix, 0) == 0) msg = msg.substr(kPrefix.size());
+  msg = msg.substr(0, msg.find('\n'));
+  return UsageError(fmt::format("the run arguments do not parse as `kstacklab run` arguments: {}",
+                                msg.empty() ? "exit " + std::to_string(r.exit_code) : msg));
+}
+
+Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
+  CampaignPlan plan;
+  if (a.profiles.empty()) {
+    return UsageError("--kernel needs one --profile NAME=CMDLINE or more (the first is the baseline)");
+  }
+  for (const std::string& spec : a.profiles) {
+    auto p = campaign::ParseProfileShorthand(spec, a.kernel);
+    if (!p.ok()) return WithFlag("--profile", p.error());
+    p->initrd = a.initrd;
+    p->config = a.config;
+    plan.profiles.push_back(std::move(*p));
+  }
+  plan.run_args = a.positional;
+  if (!a.boots.empty() && !a.target_mdc.empty()) {
+    return UsageError("give --boots or --target-mdc, not both");
+  }
+  if (!a.boots.empty()) {
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.boots,
+                               ParseCount(a.boots, "--boots", 1, campaign::PlanLimits::kMaxBoots));
+  } else if (!a.target_mdc.empty()) {
+    campaign::Target t;
+    char* end = nullptr;
+    t.mdc_pct = std::strtod(a.target_mdc.c_str(), &end);
+    if (*end != '\0' || !(t.mdc_pct >= 0.01 && t.mdc_pct <= 1000)) {
+      return UsageError(fmt::format("--target-mdc '{}' is not a percentage from 0.01 to 1000",
+                                    EscapeControl(a.target_mdc)));
+    }
+    t.metric = a.target_metric;
+    if (!a.max_boots.empty()) {
+      KSTACKLAB_ASSIGN_OR_RETURN(t.max_boots, ParseCount(a.max_boots, "--max-boots", 2,
+                                                         campaign::PlanLimits::kMaxBoots));
+    }
+    if (!a.budget.empty()) {
+      double ns = 0;
+      KSTACKLAB_ASSIGN_OR_RETURN(ns, ParseDurationNs(a.budget, "--budget", true, 1e9,
+                                                     campaign::PlanLimits::kMaxBudgetNs, "6h"));
+      t.budget_s = ns / 1e9;
+    }
+    plan.target = t;
+  } else {
+    return UsageError("give --boots N (per profile) or --target-mdc PCT");
+  }
+  if (!a.order.empty()) {
+    if (a.order != "randomised" && a.order != "randomized" && a.order != "fixed") {
+      return UsageError("--order must be randomised or fixed");
+    }
+    plan.randomised = a.order != "fixed";
+  }
+  if (!a.seed.empty()) {
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.seed, ParseCount(a.seed, "--seed", 0, UINT64_MAX));
+    plan.seed_given = true;
+  }
+  if (!a.accel.empty()) plan.qemu.accel = a.accel;
+  if (!a.cpus.empty()) KSTACKLAB_ASSIGN_OR_RETURN(plan.qemu.cpus, ParseCount(a.cpus, "--cpus", 1, 64));
+  if (!a.memory.empty()) plan.qemu.memory = a.memory;
+  if (!a.boot_timeout.empty()) {
+    double ns = 0;
+    KSTACKLAB_ASSIGN_OR_RETURN(ns, ParseDurationNs(a.boot_timeout, "--boot-timeout", true, 10e9,
+                                                   7 * 86400e9, "30min"));
+    plan.qemu.boot_timeout_s = ns / 1e9;
+  }
+  if (!a.init_timeout.empty()) {
+    double ns = 0;
+    KSTACKLAB_ASSIGN_OR_RETURN(ns, ParseDurationNs(a.init_timeout, "--init-timeout", true, 5e9,
+                                                   3600e9, "2min"));
+    plan.qemu.init_timeout_s = ns / 1e9;
+  }
+  plan.strength = a.strength;
+  return plan;
+}
+
+bool ShorthandGiven(const CampaignArgs& a) {
+  return !a.profiles.empty() || !a.boots.empty() || !a.target_mdc.empty() || !a.initrd.empty() ||
+         !a.config.empty() || !a.max_boots.empty() || !a.budget.empty() || !a.seed.empty() ||
+         !a.order.empty() || !a.accel.empty() || !a.cpus.empty() || !a.memory.empty() ||
+         !a.boot_timeout.empty() || !a.init_timeout.empty() || a.strength;
+}
+
+// One campaign per directory at a time: a lock held for the whole run.
+class DirLock {
+ public:
+  Status Take(const std::string& dir) {
+    fd_ = open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd_ < 0) {
+      return RuntimeError(fmt::format("cannot lock '{}': {}", EscapeControl(dir), strerror(errno)));
+    }
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      return UsageError(fmt::format("'{}' is in use by another kstacklab campaign; wait for it to "
+                                    "end (or stop it) first",
+                                    EscapeControl(dir)));
+    }
+    return OkStatus();
+  }
+  ~DirLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+int Report(const std::string& dir, const CampaignState& state, const CampaignArgs& a) {
+  auto format = ParseCompareFormat(a.format);
+  if (!format.ok()) return Fail(WithFlag("--format", format.error()));
+  auto inputs = campaign::LoadCampaignResults(dir, state);
+  if (!inputs.ok()) return Fail(inputs.error());
+  std::vector<CompareTable> tables;
+  std::optional<campaign::TargetStatus> precision;
+  if (!inputs->empty()) {
+    CompareOptions options;
+    options.baseline = state.plan.profiles[0].name;
+    if (!a.metrics.empty()) {
+      auto metrics = ParseMetricList(a.metrics);
+      if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
+      options.metrics = *metrics;
+    }
+    // One profile with an accepted boot: compared within itself (its variants), no baseline.
+    std::set<std::string> labels;
+    for (const CompareInput& in : *inputs) labels.insert(in.run.label);
+    if (labels.count(options.baseline) == 0) options.baseline.clear();
+    auto built = BuildCompareTables(*inputs, options);
+    if (!built.ok()) return Fail(built.error());
+    tables = std::move(*built);
+    campaign::Target t = state.plan.target.value_or(campaign::Target{"mean", 1e9});
+    if (labels.size() >= 2 && !options.baseline.empty()) {
+      auto p = campaign::EvaluateTarget(*inputs, t, options.baseline);
+      if (p.ok()) precision = std::move(*p);
+    }
+  }
+  return PrintStdout(RenderCampaignReport(state, tables, precision, *format));
+}
+
+// Checks the plan, the run arguments and the engine; everything before boot 1.
+Status Prepare(CampaignPlan& plan, campaign::Engine& engine) {
+  KSTACKLAB_RETURN_IF_ERROR(campaign::CheckPlan(plan));
+  KSTACKLAB_RETURN_IF_ERROR(CheckRunArguments(plan.run_args));
+  return engine.Check();
+}
+
+int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine,
+          const CampaignArgs& a) {
+  DirLock lock;
+  if (Status st = lock.Take(dir); !st.ok()) return Fail(st.error());
+  const bool tty = StderrIsTty();
+  campaign::RunnerHooks hooks;
+  if (tty) {
+    hooks.progress = [](const std::string& line) {
+      std::fprintf(stderr, "\r\033[Kkstacklab: campaign: %s", EscapeControl(line).c_str());
+      std::fflush(stderr);
+    };
+  }
+  hooks.note = [tty](const std::string& line) {
+    std::fprintf(stderr, "%skstacklab: campaign: %s\n", tty ? "\r\033[K" : "",
+                 EscapeControl(line).c_str());
+  };
+  const std::string store = StorePath(a.store);
+  if (!a.no_store) {
+    hooks.record = [store](const RunResult& r, const std::string& path) {
+      (void)RecordRunInStore(r, store, path);
+    };
+  }
+  StopSignals signals;
+  const Status st = campaign::RunCampaign(dir, state, engine, g_campaign_stop, hooks);
+  if (tty) std::fputs("\r\033[K", stderr);
+  if (!st.ok()) return Fail(st.error());
+  if (state.status == "interrupted") {
+    Warn(fmt::format("interrupted: the guest was killed and the state kept; `kstacklab campaign "
+                     "--resume {}` continues",
+                     dir));
+    return 128 + (g_campaign_signal != 0 ? g_campaign_signal : SIGINT);
+  }
+  const int printed = Report(dir, state, a);
+  size_t failed = 0;
+  for (const campaign::Boot& b : state.boots) failed += b.status == campaign::BootStatus::kFailed;
+  if (failed > 0) {
+    return Fail(RuntimeError(fmt::format(
+        "{} boot(s) failed after a retry; each is in the report with its console log under {}",
+        failed, dir)));
+  }
+  return printed;
+}
+
+int Execute(CampaignArgs& a) {
+  const int modes = !a.resume.empty() + !a.report.empty() + !a.dir.empty();
+  if (modes != 1) {
+    return Fail(UsageError("give one of --dir DIR (a new campaign), --resume DIR or --report DIR"));
+  }
+  if (!a.report.empty() || !a.resume.empty()) {
+    const std::string dir = !a.report.empty() ? a.report : a.resume;
+    if (!a.positional.empty() || ShorthandGiven(a) || !a.kernel.empty()) {
+      return Fail(UsageError("--resume and --report take the plan from DIR/campaign.json; give no "
+                             "plan file or profile flags"));
+    }
+    auto state = campaign::LoadState(dir);
+    if (!state.ok()) return Fail(state.error());
+    if (!a.report.empty()) return Report(dir, *state, a);
+    if (state->status == "complete") {
+      Warn("the campaign is already complete; its report follows");
+      return Report(dir, *state, a);
+    }
+    if (Status st = campaign::CheckPlanFilesUnchanged(state->plan); !st.ok()) return Fail(st.error());
+    auto engine = campaign::MakeQemuEngine(state->plan, dir + "/.work", SelfPath());
+    if (Status st = engine->Check(); !st.ok()) return Fail(st.error());
+    if (!a.no_store) {
+      if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) return Fail(st.error());
+    }
+    return Drive(dir, *state, *engine, a);
+  }
+  Expected<CampaignPlan> plan = UsageError("");
+  std::string source;
+  if (!a.kernel.empty()) {
+    plan = PlanFromShorthand(a);
+    source = "command line";
+  } else {
+    if (ShorthandGiven(a)) {
+      return Fail(UsageError("--profile, --boots and the other shorthand flags go with --kernel; "
+                             "a plan file carries them itself"));
+    }
+    if (a.positional.size() != 1) {
+      return Fail(UsageError("give a plan file (kstacklab campaign PLAN.yaml --dir DIR) or "
+                             "--kernel IMG --profile NAME=CMDLINE ... -- RUN-ARGS"));
+    }
+    source = a.positional[0];
+    auto text = ReadWholeFile(source, campaign::PlanLimits::kMaxFileBytes + 1);
+    if (!text.ok()) return Fail(text.error());
+    std::error_code ec;
+    const std::string base = fs::absolute(source, ec).parent_path().string();
+    plan = campaign::ParsePlanYaml(*text, source, base);
+  }
+  if (!plan.ok()) return Fail(plan.error());
+  if (!plan->seed_given) {
+    plan->seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  }
+  std::error_code ec;
+  const std::string dir = fs::absolute(a.dir, ec).lexically_normal().string();
+  auto engine = campaign::MakeQemuEngine(*plan, dir + "/.work", SelfPath());
+  if (Status st = Prepare(*plan, *engine); !st.ok()) return Fail(st.error());
+  if (!a.no_store) {
+    if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) {
+      Error e = st.error();
+      e.message += " (--store FILE, or --no-store)";
+      return Fail(e);
+    }
+  }
+  auto state = campaign::CreateCampaign(dir, *plan, source);
+  if (!state.ok()) return Fail(state.error());
+  // The engine was made from the plan before CheckPlan filled releases and absolute paths.
+  engine = campaign::MakeQemuEngine(state->plan, dir + "/.work", SelfPath());
+  return Drive(dir, *state, *engine, a);
+}
+
+}  // namespace
+
+Runner SetupCampaignCommand(CLI::App& sub) {
+  auto a = std::make_shared<CampaignArgs>();
+  sub.add_option("plan", a->positional,
+                 "PLAN.yaml; with --kernel, the `kstacklab run` arguments after `--`");
+  sub.add_option("--dir", a->dir, "New (or empty) campaign directory");
+  sub.add_option("--resume", a->resume, "Continue the campaign in DIR");
+  sub.add_option("--report", a->report, "Print the report of the campaign in DIR");
+  sub.add_option("--format", a->format, "Report format: grid, markdown, csv or json")
+      ->capture_default_str();
+  sub.add_option("--metrics", a->metrics, "Report metrics (default mean,p99,p99.9)");
+  sub.add_option("--kernel", a->kernel, "Shorthand: the bzImage every --profile boots");
+  sub.add_option("--initrd", a->initrd, "Shorthand: an extra initramfs for every profile");
+  sub.add_option("--config", a->config,
+                 "Shorthand: the kernel's .config (default: config-RELEASE beside the image)");
+  sub.add_option("--profile", a->profiles,
+                 "Shorthand: NAME=CMDLINE (repeatable; split at the first '='; first = baseline)");
+  sub.add_option("--boots", a->boots, "Shorthand: boots per profile");
+  sub.add_option("--target-mdc", a->target_mdc,
+                 "Shorthand: boot until every row's MDC is at most PCT %");
+  sub.add_option("--target-metric", a->target_metric, "Shorthand: the target's metric")
+      ->capture_default_str();
+  sub.add_option("--max-boots", a->max_boots, "Shorthand: the target's most boots per profile");
+  sub.add_option("--budget", a->budget, "Shorthand: the target's time budget (e.g. 6h)");
+  sub.add_option("--seed", a->seed, "Shorthand: seed of the randomised block order");
+  sub.add_option("--order", a->order, "Shorthand: randomised (default) or fixed blocks");
+  sub.add_option("--accel", a->accel, "Shorthand: auto (default), kvm or tcg");
+  sub.add_option("--cpus", a->cpus, "Shorthand: guest CPUs (default 2)");
+  sub.add_option("--memory", a->memory, "Shorthand: guest memory (default 2G)");
+  sub.add_option("--boot-timeout", a->boot_timeout, "Shorthand: a boot's deadline (default 30min)");
+  sub.add_option("--init-timeout", a->init_timeout,
+                 "Shorthand: the guest's init must start by then (default 2min)");
+  sub.add_flag("--strength", a->strength,
+               "Also run `entropy --kernel` in every boot (offsets, bits, design)");
+  CLI::Option* store = AddStoreOption(sub, &a->store);
+  sub.add_flag("--no-store", a->no_store, "Do not record the boots' results in the store")
+      ->excludes(store);
+  return [a] { return Execute(*a); };
+}
+
+}  // namespace kstacklab::cli
