@@ -234,10 +234,11 @@ int Report(const std::string& dir, const CampaignState& state, const CampaignArg
       if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
       options.metrics = *metrics;
     }
-    // One profile with an accepted boot: compared within itself (its variants), no baseline.
+    // Fewer than two profiles with an accepted boot: each compared within itself (its
+    // variants), as `compare` does one label, with no profile baseline.
     std::set<std::string> labels;
     for (const CompareInput& in : *inputs) labels.insert(in.run.label);
-    if (labels.count(options.baseline) == 0) options.baseline.clear();
+    if (labels.size() < 2 || labels.count(options.baseline) == 0) options.baseline.clear();
     auto built = BuildCompareTables(*inputs, options);
     if (!built.ok()) return Fail(built.error());
     tables = std::move(*built);

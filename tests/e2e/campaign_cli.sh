@@ -1,0 +1,101 @@
+# kstacklab campaign: every hostile plan or flag is refused with exit 2 before the first boot, and
+# nothing is written (the campaign directory is not created). No guest is booted here.
+. "$(dirname "$0")/lib.bash"
+K=$KSTACKLAB
+D=$TMP/c   # the campaign directory: must not exist after any refusal
+
+# A file with an x86 boot header (boot_flag 0xAA55, "HdrS", protocol 2.00, no version string):
+# CheckPlan reads only the header, and nothing here boots it.
+python3 - "$TMP/bzImage" "$TMP/notkernel" <<'PY'
+import sys
+img = bytearray(4096)
+img[0x1FE:0x200] = b"\x55\xAA"
+img[0x202:0x206] = b"HdrS"
+img[0x206:0x208] = b"\x00\x02"
+open(sys.argv[1], "wb").write(img)
+open(sys.argv[2], "wb").write(b"not a kernel\n" * 100)
+PY
+BZ=$TMP/bzImage
+
+refused() {  # DESCRIPTION STDERR-PATTERN -- command...
+  local what=$1 pattern=$2; shift 2
+  expect_exit 2 "$what" "$@" && expect_stderr "$pattern" "$what: says why"
+  if [ -e "$D" ]; then fail "$what: $D was created"; rm -rf "$D"; fi
+  if [ "$(grep -c . "$TMP/err")" -ne 1 ]; then fail "$what: more than one line on stderr"; fi
+}
+plan() { printf '%s\n' "$@" >"$TMP/plan.yaml"; }
+
+refused "no mode" "give one of --dir" -- "$K" campaign
+refused "missing kernel" "kernel '/nonexistent'" -- "$K" campaign --kernel /nonexistent --profile a=x --boots 1 --dir "$D"
+refused "not a kernel image" "not an x86 kernel image" -- "$K" campaign --kernel "$TMP/notkernel" --profile a=x --boots 1 --dir "$D"
+refused "duplicate profile names" "given twice" -- "$K" campaign --kernel "$BZ" --profile a=x --profile a=y --boots 1 --dir "$D"
+refused "profile without =" "NAME=CMDLINE" -- "$K" campaign --kernel "$BZ" --profile justaname --boots 1 --dir "$D"
+refused "profile name with a slash" "profile name" -- "$K" campaign --kernel "$BZ" --profile 'a/b=x' --boots 1 --dir "$D"
+refused "profile name with a colon (compare's separator)" "profile name" -- "$K" campaign --kernel "$BZ" --profile 'a:b=x' --boots 1 --dir "$D"
+refused "negative boots" "--boots" -- "$K" campaign --kernel "$BZ" --profile a=x --boots -1 --dir "$D"
+refused "zero boots" "--boots" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 0 --dir "$D"
+refused "no boots and no target" "--boots N" -- "$K" campaign --kernel "$BZ" --profile a=x --dir "$D"
+refused "bad run arguments" "do not parse as .kstacklab run" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" -- --repetitions abc
+refused "unknown run flag" "do not parse as .kstacklab run" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" -- --frobnicate
+refused "a run flag the campaign sets" "the campaign sets -o" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" -- -o /tmp/x.json
+refused "--label in the run" "the campaign sets --label" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" -- --label=z
+refused "cmdline with a newline" "printable ASCII" -- "$K" campaign --kernel "$BZ" --profile "$(printf 'a=x\ny')" --boots 1 --dir "$D"
+refused "unknown accel" "accel" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --accel fast --dir "$D"
+refused "target with one profile" "two profiles" -- "$K" campaign --kernel "$BZ" --profile a=x --target-mdc 2 --dir "$D"
+mkdir -p "$TMP/used" && touch "$TMP/used/x"
+expect_exit 2 "a non-empty directory" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$TMP/used"
+expect_stderr "--resume" "a non-empty directory: points to --resume"
+[ "$(ls "$TMP/used")" = x ] && pass "a non-empty directory: left as it was" || fail "a non-empty directory was changed"
+
+# Plan files.
+plan "profiles:" "  - {name: off, kernel: $BZ, cmdline: randomize_kstack_offset=off}" "boots: 2" "colour: blue"
+refused "unknown top-level key" "unknown key 'colour'" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ, kernal: x}" "boots: 2"
+refused "unknown profile key" "unknown key 'kernal'" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ}" "  - {name: off, kernel: $BZ}" "boots: 2"
+refused "duplicate names in a plan" "given twice" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: /no/such/vmlinuz}" "boots: 2"
+refused "missing kernel in a plan" "/no/such/vmlinuz" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ}" "boots: -3"
+refused "negative boots in a plan" "boots" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ}" "boots: 2" "target: {mdc_pct: 2}"
+refused "boots and target" "not both" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ}" "boots: 2" "run: [--suite, syscall, --sessions, zero]"
+refused "bad run arguments in a plan" "do not parse" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ}" "boots: 2" "run: --suite syscall"
+refused "run not a list" "must be a list" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles: [" "boots: 2"
+refused "not YAML" "not valid YAML" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ, sysctl: {'kernel/../../etc/passwd': 1}}" "boots: 2"
+refused "a sysctl name that walks out of /proc/sys" "sysctl" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+plan "profiles:" "  - {name: off, kernel: $BZ}" "boots: 2" "engine: {name: ssh}"
+refused "an engine this version lacks" "engine 'ssh'" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+: >"$TMP/plan.yaml"
+refused "an empty plan" "empty" -- "$K" campaign "$TMP/plan.yaml" --dir "$D"
+# YAML bombs: deep nesting, and nested aliases (a billion laughs), both small as text.
+python3 -c 'print("profiles: " + "[" * 100000 + "]" * 100000)' >"$TMP/deep.yaml"
+refused "deep nesting" "larger than" -- "$K" campaign "$TMP/deep.yaml" --dir "$D"
+python3 -c 'print("profiles: " + "[" * 20000 + "]" * 20000)' >"$TMP/deep2.yaml"
+refused "deep nesting within the size limit" "deeper than" -- "$K" campaign "$TMP/deep2.yaml" --dir "$D"
+python3 - "$TMP/laughs.yaml" <<'PY'
+import sys
+lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+for i in range(1, 12):
+    lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i-1}"] * 10) + "]")
+lines.append("profiles: *a11")
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+refused "a billion laughs" "aliases" -- timeout 20 "$K" campaign "$TMP/laughs.yaml" --dir "$D"
+head -c 70000 /dev/zero | tr '\0' '#' >"$TMP/big.yaml"
+refused "a plan over 64 KiB" "larger than" -- "$K" campaign "$TMP/big.yaml" --dir "$D"
+printf 'profiles:\n  - {name: "\xff", kernel: x}\nboots: 1\n' >"$TMP/utf.yaml"
+refused "a plan that is not UTF-8" "UTF-8" -- "$K" campaign "$TMP/utf.yaml" --dir "$D"
+
+# --resume / --report of something that is not a campaign.
+mkdir -p "$TMP/empty"
+expect_exit 2 "--report of a directory without campaign.json" -- "$K" campaign --report "$TMP/empty"
+echo '{"schema": "kstacklab-campaign/1", "plan": 5}' >"$TMP/empty/campaign.json"
+expect_exit 2 "--resume of a damaged campaign.json" -- "$K" campaign --resume "$TMP/empty"
+expect_stderr "damaged" "--resume of a damaged campaign.json: says so"
+expect_exit 2 "--resume with a plan file as well" -- "$K" campaign --resume "$TMP/empty" "$TMP/plan.yaml"
+finish
