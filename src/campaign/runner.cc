@@ -171,6 +171,14 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, c
             cell.unit == SampleUnit::kRun && row.baseline.unit == SampleUnit::kRun;
         tr.boots = per_boot ? std::min(cell.n, row.baseline.n) : std::min(cell.runs, row.baseline.runs);
         tr.mdc_pct = per_boot ? cell.mdc_pct : kCompareNaN;
+        if (per_boot) {
+          // kstacklab plan's rule at the run level: boots per side for the target, from the
+          // larger of the two sides' coefficients of variation over these boots.
+          const double cv = std::max(cell.sd / std::fabs(cell.value),
+                                     row.baseline.sd / std::fabs(row.baseline.value));
+          tr.needed = stats::RepetitionsNeeded(cv, target.mdc_pct / 100, 0.05, 0.8);
+          s.needed = std::max(s.needed, tr.needed);
+        }
         const bool ok = std::isfinite(tr.mdc_pct) && tr.mdc_pct <= target.mdc_pct &&
                         tr.boots >= static_cast<int>(target.min_boots);
         all = all && ok;
@@ -183,14 +191,6 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, c
     }
   }
   s.reached = any && all;
-  PlanOptions plan;
-  plan.metrics = {target.metric};
-  plan.target_pct = target.mdc_pct;
-  if (auto rows = BuildPlan(inputs, plan); rows.ok()) {
-    for (const PlanRow& r : *rows) {
-      if (r.sample_unit == SampleUnit::kRun) s.needed = std::max(s.needed, r.needed);
-    }
-  }
   return s;
 }
 

@@ -43,8 +43,8 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
 // The precision rule after a block: the MDC of `target.metric` of every row (each non-baseline
 // profile against the baseline, samples = per-boot values) and whether every row reached
 // target.mdc_pct with at least target.min_boots boots per profile. `needed` is the boots per
-// profile the pilot's run-level variance says the worst row needs (kstacklab plan's rule), 0 if
-// not computable.
+// profile the boots' run-level variance says the worst row needs (stats::RepetitionsNeeded, the
+// rule `kstacklab plan` applies per level, at alpha 0.05 and power 0.8), 0 if not computable.
 struct TargetRow {
   std::string row;  // "syscall/getpid [raw] mean: on vs off"
   double mdc_pct = kCompareNaN;
