@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(${FUZZ_TARGETS:-result_loader store_import parsers sysinfo live_records})
+targets=(${FUZZ_TARGETS:-result_loader store_import parsers sysinfo live_records campaign})
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j2 --target "${targets[@]/#/fuzz_}"
 status=0

@@ -30,7 +30,7 @@
 #                           --repetitions 10 --iterations 2000)
 #   KSTACKLAB_QEMU_SAMPLES  entropy --kernel / attack timer --live samples (default 100000)
 #   KSTACKLAB_QEMU_TIMEOUT  seconds before the guest is killed (default 1200)
-# needs: qemu-system-x86 busybox-static cpio (Debian packages: scripts/install-deps.sh --qemu)
+# needs: qemu-system-x86 busybox-static cpio (Debian packages: scripts/install-deps.sh)
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -49,28 +49,14 @@ done
   || die "KSTACKLAB_QEMU_SAMPLES and KSTACKLAB_QEMU_TIMEOUT must be whole numbers" 2
 for tool in qemu-system-x86_64 cpio; do
   command -v "$tool" >/dev/null \
-    || die "$tool not found: scripts/install-deps.sh --qemu (qemu-system-x86 busybox-static cpio)"
+    || die "$tool not found: scripts/install-deps.sh (qemu-system-x86 busybox-static cpio)"
 done
 BUSYBOX=/bin/busybox
 # ldd fails on a static executable; Debian's busybox-static is one, the plain busybox is not.
 { [[ -x $BUSYBOX ]] && ! ldd "$BUSYBOX" >/dev/null 2>&1; } \
   || die "a static busybox is needed: apt-get install busybox-static"
 
-kernel=${KSTACKLAB_QEMU_KERNEL:-}
-if [[ -z $kernel ]]; then
-  cache=${XDG_CACHE_HOME:-$HOME/.cache}/kstacklab/qemu
-  mkdir -p "$cache"
-  kernel=$(ls "$cache"/vmlinuz-* 2>/dev/null | tail -n 1 || true)
-  if [[ -z $kernel ]]; then
-    pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-    [[ -n $pkg ]] || die "cannot find Debian's linux-image package: set KSTACKLAB_QEMU_KERNEL to a bzImage"
-    (cd "$cache" && apt-get download "$pkg" >/dev/null 2>&1) \
-      || die "apt-get download $pkg failed: set KSTACKLAB_QEMU_KERNEL to a bzImage"
-    dpkg-deb --fsys-tarfile "$cache"/"$pkg"_*.deb | tar -x -C "$cache" --wildcards --strip-components=2 './boot/vmlinuz-*'
-    rm -f "$cache"/"$pkg"_*.deb
-    kernel=$(ls "$cache"/vmlinuz-* | tail -n 1)
-  fi
-fi
+kernel=$("$(dirname "$0")/debian-kernel.sh") || die "no kernel to boot: set KSTACKLAB_QEMU_KERNEL to a bzImage"
 [[ -r $kernel ]] || die "kernel '$kernel' is not readable" 2
 
 mkdir -p "$OUT"

@@ -65,7 +65,8 @@ void Write(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary) << data;
 }
 
-// ---- plan ----------------------------------------------------------------------------------------
+// ---- plan
+// ----------------------------------------------------------------------------------------
 
 TEST(CampaignPlan, ReadsEveryFieldOfTheDocumentedExample) {
   TempDir t;
@@ -119,7 +120,8 @@ TEST(CampaignPlan, RefusesHostilePlansNamingTheLine) {
   };
   const Case cases[] = {
       {"profiles: []\nboots: 1\n", "profiles must be a list"},
-      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\nbootz: 2\n", "line 4: the plan: unknown key 'bootz'"},
+      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\nbootz: 2\n",
+       "line 4: the plan: unknown key 'bootz'"},
       {"profiles:\n  - {name: a, kernel: k}\nboots: 1.5\n", "boots"},
       {"profiles:\n  - {name: a, kernel: k}\nboots: 0x10\n", "plain decimal"},
       {"profiles:\n  - {name: a, kernel: k}\nboots: 1001\n", "out of range"},
@@ -130,10 +132,12 @@ TEST(CampaignPlan, RefusesHostilePlansNamingTheLine) {
       {"profiles:\n  - {name: a, kernel: k}\ntarget: {max_boots: 4}\n", "needs mdc_pct"},
       {"profiles:\n  - {name: a, kernel: k}\ntarget: {mdc_pct: -1}\n", "mdc_pct"},
       {"profiles:\n  - {name: a, kernel: k}\nboots: 1\nstrength: yes\n", "true or false"},
-      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\norder: {blocks: sideways}\n", "randomised or fixed"},
+      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\norder: {blocks: sideways}\n",
+       "randomised or fixed"},
       {"profiles:\n  - &p {name: a, kernel: k}\n  - *p\nboots: 1\n", "aliases"},
       {"base: &b {name: a}\nprofiles:\n  - {<<: *b, kernel: k}\nboots: 1\n", "aliases"},
-      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\n---\nboots: 2\n", "more than one YAML document"},
+      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\n---\nboots: 2\n",
+       "more than one YAML document"},
       {"profiles: [{name: a, kernel: k}\n", "not valid YAML"},
       {"- just\n- a list\n", "must be a mapping"},
   };
@@ -145,7 +149,8 @@ TEST(CampaignPlan, RefusesHostilePlansNamingTheLine) {
         << c.yaml << " -> " << plan.error().message;
   }
   // Deep nesting is refused before yaml-cpp recurses into it.
-  auto deep = ParsePlanYaml("profiles: " + std::string(5000, '[') + std::string(5000, ']'), "p", "/");
+  auto deep =
+      ParsePlanYaml("profiles: " + std::string(5000, '[') + std::string(5000, ']'), "p", "/");
   ASSERT_FALSE(deep.ok());
   EXPECT_NE(deep.error().message.find("deeper than"), std::string::npos);
 }
@@ -217,12 +222,16 @@ TEST(CampaignPlan, ProfileShorthandSplitsAtTheFirstEquals) {
   EXPECT_FALSE(ParseProfileShorthand("=x", "/k").ok());
 }
 
-// ---- the QEMU engine's pieces --------------------------------------------------------------------
+// ---- the QEMU engine's pieces
+// --------------------------------------------------------------------
 
 TEST(CampaignEngine, Base64DecodesTheRfc4648Vectors) {
-  const std::pair<const char*, const char*> v[] = {{"", ""},         {"Zg==", "f"},
-                                                   {"Zm8=", "fo"},   {"Zm9v", "foo"},
-                                                   {"Zm9vYg==", "foob"}, {"Zm9vYmE=", "fooba"},
+  const std::pair<const char*, const char*> v[] = {{"", ""},
+                                                   {"Zg==", "f"},
+                                                   {"Zm8=", "fo"},
+                                                   {"Zm9v", "foo"},
+                                                   {"Zm9vYg==", "foob"},
+                                                   {"Zm9vYmE=", "fooba"},
                                                    {"Zm9v\r\nYmFy", "foobar"}};
   for (const auto& [in, out] : v) EXPECT_EQ(*Base64Decode(in), out) << in;
   EXPECT_FALSE(Base64Decode("Zm9").has_value());
@@ -248,10 +257,12 @@ TEST(CampaignEngine, ParseChannelKeepsKnownFilesOnly) {
 TEST(CampaignEngine, CpioNewcIsWhatCpioReads) {
   if (!FindProgram("cpio")) GTEST_SKIP() << "cpio is not installed (scripts/install-deps.sh)";
   TempDir t;
-  const std::string archive =
-      CpioNewc({{"bin", S_IFDIR | 0755, ""},
-                {"bin/tool", S_IFREG | 0755, std::string("\x7f" "ELF\0\1\2", 7)},
-                {"init", S_IFREG | 0755, "#!/bin/sh\n"}});
+  const std::string archive = CpioNewc({{"bin", S_IFDIR | 0755, ""},
+                                        {"bin/tool", S_IFREG | 0755,
+                                         std::string("\x7f"
+                                                     "ELF\0\1\2",
+                                                     7)},
+                                        {"init", S_IFREG | 0755, "#!/bin/sh\n"}});
   EXPECT_EQ(archive.size() % 4, 0u);
   Write(t.path() + "/a.cpio", archive);
   auto listed = RunProcess({"sh", "-c", "cpio -it --quiet < " + t.path() + "/a.cpio"}, 30);
@@ -307,7 +318,8 @@ TEST(CampaignProcess, RunProcessCapturesAndHonoursItsDeadline) {
   EXPECT_FALSE(RunProcess({"/no/such/program"}, 5).ok());
 }
 
-// ---- state ---------------------------------------------------------------------------------------
+// ---- state
+// ---------------------------------------------------------------------------------------
 
 TEST(CampaignState, BlockOrderIsASeededPermutationPerBlock) {
   for (uint64_t block = 1; block <= 50; ++block) {
@@ -352,17 +364,19 @@ TEST(CampaignState, RoundTripsAndRefusesDamage) {
   EXPECT_FALSE(StateFromJson(Json::array(), "x").ok());
 }
 
-// ---- verification --------------------------------------------------------------------------------
+// ---- verification
+// --------------------------------------------------------------------------------
 
-RunResult SyntheticRun(const std::string& label, const std::vector<std::pair<std::string, double>>& rows,
-                       bool randomised) {
+RunResult SyntheticRun(const std::string& label,
+                       const std::vector<std::pair<std::string, double>>& rows, bool randomised) {
   RunResult r;
   r.tool_version = "test";
   r.created = "2026-12-01T20:00:00Z";
   r.label = label;
   r.timer = {"fake", 1e9, 10, true, 1.0};
-  r.environment = {{"kernel", {{"release", "6.1.0"}, {"effective_kstack_randomization", randomised}}},
-                   {"sysctl", {{"kernel.stack_erasing", nullptr}}}};
+  r.environment = {
+      {"kernel", {{"release", "6.1.0"}, {"effective_kstack_randomization", randomised}}},
+      {"sysctl", {{"kernel.stack_erasing", nullptr}}}};
   for (const auto& [name, mean] : rows) {
     BenchmarkResult b;
     b.name = name;
@@ -402,15 +416,24 @@ TEST(CampaignVerify, AcceptsOnlyTheProfilesKernelCmdlineAndLabel) {
     const char* says;
   };
   const Case cases[] = {
-      {[](GuestReport& g) { g.completed = false; g.failure = "no power-off"; }, "no power-off"},
+      {[](GuestReport& g) {
+         g.completed = false;
+         g.failure = "no power-off";
+       },
+       "no power-off"},
       {[](GuestReport& g) { g.files["uname"] = "6.2.0\n"; }, "not the profile's 6.1.0"},
       {[](GuestReport& g) { g.files["cmdline"] = "randomize_kstack_offset=off quiet\n"; },
        "lacks the profile's 'randomize_kstack_offset=on'"},
       {[](GuestReport& g) { g.files["sysctl.log"] = "failed kernel.x\n"; }, "sysctl kernel.x"},
-      {[](GuestReport& g) { g.files["run.rc"] = "2\n"; g.files["run.log"] = "kstacklab: error: x\n"; },
+      {[](GuestReport& g) {
+         g.files["run.rc"] = "2\n";
+         g.files["run.log"] = "kstacklab: error: x\n";
+       },
        "exited 2"},
       {[](GuestReport& g) { g.files["result.json"] = "{"; }, "result"},
-      {[&](GuestReport& g) { g.files["result.json"] = ResultToJson(SyntheticRun("off", {{"sim/a", 1}}, true)); },
+      {[&](GuestReport& g) {
+         g.files["result.json"] = ResultToJson(SyntheticRun("off", {{"sim/a", 1}}, true));
+       },
        "labelled 'off'"},
       {[](GuestReport& g) { g.files.erase("uname"); }, "uname"},
   };
@@ -430,7 +453,8 @@ TEST(CampaignVerify, AcceptsOnlyTheProfilesKernelCmdlineAndLabel) {
   EXPECT_FALSE(VerifyBoot(p, g, false).accepted);
 }
 
-// ---- the runner, with a scripted engine ----------------------------------------------------------
+// ---- the runner, with a scripted engine
+// ----------------------------------------------------------
 
 class ScriptedEngine : public Engine {
  public:
@@ -562,7 +586,8 @@ TEST(CampaignRunner, CreateRefusesANonEmptyDirectoryAndWritesNothing) {
   EXPECT_FALSE(CreateCampaign(t.path() + "/no/such/parent", TwoProfiles(1), "test").ok());
 }
 
-// ---- the precision rule on simulated per-boot data -----------------------------------------------
+// ---- the precision rule on simulated per-boot data
+// -----------------------------------------------
 
 // Per-boot means: row r of profile p has mean base_r * (1 + effect_p) and run-to-run SD sd_r %.
 struct Sim {
@@ -623,7 +648,8 @@ TEST(CampaignTarget, StopsWhenEveryRowReachesTheTargetMdc) {
   std::vector<CompareInput> inputs;
   uint64_t stopped = 0;
   for (uint64_t b = 1; b <= t.max_boots && stopped == 0; ++b) {
-    for (CompareInput& in : OneBlock(Sim{}, d, static_cast<int>(b))) inputs.push_back(std::move(in));
+    for (CompareInput& in : OneBlock(Sim{}, d, static_cast<int>(b)))
+      inputs.push_back(std::move(in));
     auto s = EvaluateTarget(inputs, t, "off");
     ASSERT_TRUE(s.ok()) << s.error().message;
     ASSERT_EQ(s->rows.size(), 3u);

@@ -37,7 +37,8 @@ std::vector<std::string> Split(std::string_view text, char separator, bool keep_
 
 // A count or CPU number: decimal digits only — no sign, no spaces, no 0x, no '+' — within
 // [min, max] (overflow is out of range). The one strict parser for --iterations, --repetitions,
-// --warmup, --sessions, --cpu, a campaign plan's counts, ... (CLI11 2.1 itself accepts "-5" for unsigned and wraps).
+// --warmup, --sessions, --cpu, a campaign plan's counts, ... (CLI11 2.1 itself accepts "-5" for
+// unsigned and wraps).
 Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
                               uint64_t max);
 

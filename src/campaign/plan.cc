@@ -76,9 +76,11 @@ class Reader {
               const std::set<std::string>& known) const {
     if (!map.IsMap()) return Bad(map, fmt::format("{} must be a mapping (key: value)", where));
     for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) return Bad(kv.first, fmt::format("{}: a key must be a word", where));
+      if (!kv.first.IsScalar())
+        return Bad(kv.first, fmt::format("{}: a key must be a word", where));
       const std::string key = kv.first.Scalar();
-      if (key == "<<") return Bad(kv.first, fmt::format("{}: merge keys (<<) are not taken", where));
+      if (key == "<<")
+        return Bad(kv.first, fmt::format("{}: merge keys (<<) are not taken", where));
       if (known.count(key) == 0) {
         std::string names;
         for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
@@ -180,11 +182,13 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
   const std::string who = fmt::format("profile '{}'", EscapeControl(p.name));
   if (!node["kernel"]) return r.Bad(node, who + " needs a kernel (a bzImage path)");
   KSTACKLAB_ASSIGN_OR_RETURN(p.kernel, r.Path(node["kernel"], who + " kernel", base));
-  if (node["initrd"]) KSTACKLAB_ASSIGN_OR_RETURN(p.initrd, r.Path(node["initrd"], who + " initrd", base));
-  if (node["config"]) KSTACKLAB_ASSIGN_OR_RETURN(p.config, r.Path(node["config"], who + " config", base));
+  if (node["initrd"])
+    KSTACKLAB_ASSIGN_OR_RETURN(p.initrd, r.Path(node["initrd"], who + " initrd", base));
+  if (node["config"])
+    KSTACKLAB_ASSIGN_OR_RETURN(p.config, r.Path(node["config"], who + " config", base));
   if (node["cmdline"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(p.cmdline, r.Text(node["cmdline"], who + " cmdline",
-                                                  PlanLimits::kMaxCmdlineBytes));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        p.cmdline, r.Text(node["cmdline"], who + " cmdline", PlanLimits::kMaxCmdlineBytes));
   }
   if (const YAML::Node s = node["sysctl"]) {
     if (!s.IsMap()) return r.Bad(s, who + " sysctl must be a mapping, e.g. {kernel.foo: 1}");
@@ -195,7 +199,8 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
       std::string name;
       KSTACKLAB_ASSIGN_OR_RETURN(name, r.Text(kv.first, who + " sysctl name", 256));
       std::string value;
-      KSTACKLAB_ASSIGN_OR_RETURN(value, r.Text(kv.second, who + " sysctl " + name, 256));
+      KSTACKLAB_ASSIGN_OR_RETURN(value,
+                                 r.Text(kv.second, fmt::format("{} sysctl {}", who, name), 256));
       p.sysctls.emplace_back(std::move(name), std::move(value));
     }
   }
@@ -206,16 +211,18 @@ Expected<Target> ReadTarget(const Reader& r, const YAML::Node& node) {
   KSTACKLAB_RETURN_IF_ERROR(
       r.Keys(node, "target", {"metric", "mdc_pct", "min_boots", "max_boots", "budget"}));
   Target t;
-  if (node["metric"]) KSTACKLAB_ASSIGN_OR_RETURN(t.metric, r.Text(node["metric"], "target metric", 32));
-  if (!node["mdc_pct"]) return r.Bad(node, "target needs mdc_pct (the detectable change to reach, %)");
+  if (node["metric"])
+    KSTACKLAB_ASSIGN_OR_RETURN(t.metric, r.Text(node["metric"], "target metric", 32));
+  if (!node["mdc_pct"])
+    return r.Bad(node, "target needs mdc_pct (the detectable change to reach, %)");
   KSTACKLAB_ASSIGN_OR_RETURN(t.mdc_pct, r.Number(node["mdc_pct"], "target mdc_pct", 0.01, 1000));
   if (node["min_boots"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(t.min_boots, r.Count(node["min_boots"], "target min_boots", 2,
-                                                    PlanLimits::kMaxBoots));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        t.min_boots, r.Count(node["min_boots"], "target min_boots", 2, PlanLimits::kMaxBoots));
   }
   if (node["max_boots"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(t.max_boots, r.Count(node["max_boots"], "target max_boots", 2,
-                                                    PlanLimits::kMaxBoots));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        t.max_boots, r.Count(node["max_boots"], "target max_boots", 2, PlanLimits::kMaxBoots));
   }
   if (node["budget"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(t.budget_s, r.DurationS(node["budget"], "target budget", 1,
@@ -229,9 +236,11 @@ Status ReadEngine(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
                                    {"name", "cpus", "memory", "accel", "pin", "qemu_args",
                                     "boot_timeout", "init_timeout", "qemu", "busybox"}));
   QemuSettings& q = plan.qemu;
-  if (node["name"]) KSTACKLAB_ASSIGN_OR_RETURN(plan.engine, r.Text(node["name"], "engine name", 16));
+  if (node["name"])
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.engine, r.Text(node["name"], "engine name", 16));
   if (node["cpus"]) KSTACKLAB_ASSIGN_OR_RETURN(q.cpus, r.Count(node["cpus"], "engine cpus", 1, 64));
-  if (node["memory"]) KSTACKLAB_ASSIGN_OR_RETURN(q.memory, r.Text(node["memory"], "engine memory", 16));
+  if (node["memory"])
+    KSTACKLAB_ASSIGN_OR_RETURN(q.memory, r.Text(node["memory"], "engine memory", 16));
   if (node["accel"]) KSTACKLAB_ASSIGN_OR_RETURN(q.accel, r.Text(node["accel"], "engine accel", 8));
   if (const YAML::Node pin = node["pin"]) {
     if (!pin.IsSequence() || pin.size() == 0 || pin.size() > 64) {
@@ -244,20 +253,22 @@ Status ReadEngine(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
     }
   }
   if (node["qemu_args"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(q.extra_args,
-                               r.Words(node["qemu_args"], "engine qemu_args", PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        q.extra_args, r.Words(node["qemu_args"], "engine qemu_args", PlanLimits::kMaxQemuArgs));
   }
   if (node["boot_timeout"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(q.boot_timeout_s, r.DurationS(node["boot_timeout"],
-                                                             "engine boot_timeout", 10, 7 * 86400,
-                                                             "30min"));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        q.boot_timeout_s,
+        r.DurationS(node["boot_timeout"], "engine boot_timeout", 10, 7 * 86400, "30min"));
   }
   if (node["init_timeout"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(q.init_timeout_s, r.DurationS(node["init_timeout"],
-                                                             "engine init_timeout", 5, 3600, "2min"));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        q.init_timeout_s,
+        r.DurationS(node["init_timeout"], "engine init_timeout", 5, 3600, "2min"));
   }
   if (node["qemu"]) KSTACKLAB_ASSIGN_OR_RETURN(q.binary, r.Text(node["qemu"], "engine qemu"));
-  if (node["busybox"]) KSTACKLAB_ASSIGN_OR_RETURN(q.busybox, r.Text(node["busybox"], "engine busybox"));
+  if (node["busybox"])
+    KSTACKLAB_ASSIGN_OR_RETURN(q.busybox, r.Text(node["busybox"], "engine busybox"));
   return OkStatus();
 }
 
@@ -279,14 +290,15 @@ Status ReadOrder(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
 }
 
 Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const std::string& base) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(root, "the plan",
-                                   {"profiles", "run", "boots", "target", "order", "engine",
-                                    "strength", "strength_samples"}));
+  KSTACKLAB_RETURN_IF_ERROR(r.Keys(
+      root, "the plan",
+      {"profiles", "run", "boots", "target", "order", "engine", "strength", "strength_samples"}));
   CampaignPlan plan;
   const YAML::Node profiles = root["profiles"];
   if (!profiles || !profiles.IsSequence() || profiles.size() == 0) {
-    return r.Bad(profiles ? profiles : root,
-                 "profiles must be a list of {name, kernel, cmdline, ...}; the first is the baseline");
+    return r.Bad(
+        profiles ? profiles : root,
+        "profiles must be a list of {name, kernel, cmdline, ...}; the first is the baseline");
   }
   if (profiles.size() > PlanLimits::kMaxProfiles) {
     return r.Bad(profiles, fmt::format("more than {} profiles", PlanLimits::kMaxProfiles));
@@ -303,7 +315,8 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
     return r.Bad(root["target"], "give boots or target, not both");
   }
   if (root["boots"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.boots, r.Count(root["boots"], "boots", 1, PlanLimits::kMaxBoots));
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.boots,
+                               r.Count(root["boots"], "boots", 1, PlanLimits::kMaxBoots));
   } else if (root["target"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.target, ReadTarget(r, root["target"]));
   } else {
@@ -311,7 +324,8 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   }
   if (root["order"]) KSTACKLAB_RETURN_IF_ERROR(ReadOrder(r, root["order"], plan));
   if (root["engine"]) KSTACKLAB_RETURN_IF_ERROR(ReadEngine(r, root["engine"], plan));
-  if (root["strength"]) KSTACKLAB_ASSIGN_OR_RETURN(plan.strength, r.Bool(root["strength"], "strength"));
+  if (root["strength"])
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.strength, r.Bool(root["strength"], "strength"));
   if (root["strength_samples"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.strength_samples, r.Count(root["strength_samples"],
                                                               "strength_samples", 1000, 10000000));
@@ -345,7 +359,8 @@ int FlowDepth(const std::string& text) {
   return deepest;
 }
 
-// ---- checks --------------------------------------------------------------------------------------
+// ---- checks
+// --------------------------------------------------------------------------------------
 
 // A profile name is a label, a directory name and a compare column at once.
 std::optional<std::string> NameProblem(const std::string& name) {
@@ -355,9 +370,10 @@ std::optional<std::string> NameProblem(const std::string& name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '-' || c == '_' || c == '.' || c == '+';
     if (!ok) {
-      return fmt::format("has '{}': use letters, digits and - _ . + (it names a directory and "
-                         "a compare column)",
-                         EscapeControl(std::string(1, c)));
+      return fmt::format(
+          "has '{}': use letters, digits and - _ . + (it names a directory and "
+          "a compare column)",
+          EscapeControl(std::string(1, c)));
     }
   }
   return std::nullopt;
@@ -392,8 +408,8 @@ std::optional<std::string> ReservedRunArg(const std::string& arg) {
                                           "--internal-session"};
   for (const char* r : kReserved) {
     const std::string_view rv(r);
-    if (arg == rv || (arg.size() > rv.size() && arg.compare(0, rv.size(), rv) == 0 &&
-                      arg[rv.size()] == '=')) {
+    if (arg == rv ||
+        (arg.size() > rv.size() && arg.compare(0, rv.size(), rv) == 0 && arg[rv.size()] == '=')) {
       return std::string(r);
     }
   }
@@ -421,8 +437,8 @@ Status CheckMemory(const std::string& m) {
   while (digits < m.size() && m[digits] >= '0' && m[digits] <= '9') ++digits;
   const std::string suffix = m.substr(digits);
   if (digits == 0 || digits > 6 || !(suffix.empty() || suffix == "M" || suffix == "G")) {
-    return UsageError(fmt::format("engine memory '{}' is not a size; give e.g. 2G or 2048M",
-                                  EscapeControl(m)));
+    return UsageError(
+        fmt::format("engine memory '{}' is not a size; give e.g. 2G or 2048M", EscapeControl(m)));
   }
   return OkStatus();
 }
@@ -475,8 +491,8 @@ Status CheckEngine(const CampaignPlan& plan) {
   }
   const QemuSettings& q = plan.qemu;
   if (q.accel != "auto" && q.accel != "kvm" && q.accel != "tcg") {
-    return UsageError(fmt::format("engine accel '{}' is unknown; give auto, kvm or tcg",
-                                  EscapeControl(q.accel)));
+    return UsageError(
+        fmt::format("engine accel '{}' is unknown; give auto, kvm or tcg", EscapeControl(q.accel)));
   }
   KSTACKLAB_RETURN_IF_ERROR(CheckMemory(q.memory));
   for (const std::string& a : q.extra_args) {
@@ -500,9 +516,10 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
     return UsageError(fmt::format("{} {}", source, *problem));
   }
   if (FlowDepth(text) > kMaxFlowDepth) {
-    return UsageError(fmt::format("{} nests lists or mappings deeper than {} levels; a plan is "
-                                  "flat",
-                                  source, kMaxFlowDepth));
+    return UsageError(
+        fmt::format("{} nests lists or mappings deeper than {} levels; a plan is "
+                    "flat",
+                    source, kMaxFlowDepth));
   }
   Reader r(source);
   try {
@@ -514,8 +531,9 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
         return UsageError(fmt::format("{} is empty; see docs/campaign.md for a plan", source));
       }
       if (refuser.problem) {
-        return UsageError(fmt::format("{} line {}: anchors and aliases (& *) are not taken in a plan",
-                                      source, refuser.problem->line + 1));
+        return UsageError(
+            fmt::format("{} line {}: anchors and aliases (& *) are not taken in a plan", source,
+                        refuser.problem->line + 1));
       }
       AliasRefuser second;
       if (parser.HandleNextDocument(second)) {
@@ -556,7 +574,8 @@ Status CheckPlan(CampaignPlan& plan) {
       return UsageError(fmt::format("profile name '{}' {}", EscapeControl(p.name), *problem));
     }
     if (!names.insert(p.name).second) {
-      return UsageError(fmt::format("profile name '{}' is given twice; names must be unique", p.name));
+      return UsageError(
+          fmt::format("profile name '{}' is given twice; names must be unique", p.name));
     }
     KSTACKLAB_RETURN_IF_ERROR(CheckProfile(p));
   }
@@ -568,9 +587,10 @@ Status CheckPlan(CampaignPlan& plan) {
     const Target& t = *plan.target;
     const auto& metrics = MetricNames();
     if (std::find(metrics.begin(), metrics.end(), t.metric) == metrics.end()) {
-      return UsageError(fmt::format("target metric '{}' is unknown; give one of mean, p50, p99, "
-                                    "p99.9, ...",
-                                    EscapeControl(t.metric)));
+      return UsageError(
+          fmt::format("target metric '{}' is unknown; give one of mean, p50, p99, "
+                      "p99.9, ...",
+                      EscapeControl(t.metric)));
     }
     if (!(t.mdc_pct > 0) || t.min_boots < 2 || t.max_boots < t.min_boots) {
       return UsageError("target: mdc_pct must be > 0 and 2 <= min_boots <= max_boots");
@@ -584,10 +604,10 @@ Status CheckPlan(CampaignPlan& plan) {
   }
   for (const std::string& a : plan.run_args) {
     if (auto flag = ReservedRunArg(a)) {
-      return UsageError(fmt::format(
-          "run argument '{}': the campaign sets {} itself (each boot's file is "
-          "DIR/PROFILE/boot-N.json, labelled with its profile); leave it out",
-          EscapeControl(a), *flag));
+      return UsageError(
+          fmt::format("run argument '{}': the campaign sets {} itself (each boot's file is "
+                      "DIR/PROFILE/boot-N.json, labelled with its profile); leave it out",
+                      EscapeControl(a), *flag));
     }
     if (a.find('\n') != std::string::npos || a.find('\0') != std::string::npos) {
       return UsageError("a run argument holds a newline; give one argument per item");
@@ -599,7 +619,7 @@ Status CheckPlan(CampaignPlan& plan) {
 Expected<std::string> BzImageRelease(const std::string& path) {
   const std::string what = fmt::format("'{}'", EscapeControl(path));
   std::ifstream in(path, std::ios::binary);
-  std::string head(64 * 1024, '\0');
+  std::string head(size_t{64} * 1024, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
   auto u16 = [&](size_t off) {
@@ -646,7 +666,8 @@ std::vector<std::string> CmdlineWords(const std::string& cmdline) {
   return words;
 }
 
-// ---- JSON form (campaign.json) -------------------------------------------------------------------
+// ---- JSON form (campaign.json)
+// -------------------------------------------------------------------
 
 Json PlanToJson(const CampaignPlan& plan) {
   Json profiles = Json::array();
@@ -676,11 +697,16 @@ Json PlanToJson(const CampaignPlan& plan) {
   }
   j["order"] = {{"blocks", plan.randomised ? "randomised" : "fixed"}, {"seed", plan.seed}};
   const QemuSettings& q = plan.qemu;
-  j["engine"] = {{"name", plan.engine},          {"qemu", q.binary},
-                 {"busybox", q.busybox},         {"cpus", q.cpus},
-                 {"memory", q.memory},           {"accel", q.accel},
-                 {"pin", q.pin},                 {"qemu_args", q.extra_args},
-                 {"boot_timeout_s", q.boot_timeout_s}, {"init_timeout_s", q.init_timeout_s}};
+  j["engine"] = {{"name", plan.engine},
+                 {"qemu", q.binary},
+                 {"busybox", q.busybox},
+                 {"cpus", q.cpus},
+                 {"memory", q.memory},
+                 {"accel", q.accel},
+                 {"pin", q.pin},
+                 {"qemu_args", q.extra_args},
+                 {"boot_timeout_s", q.boot_timeout_s},
+                 {"init_timeout_s", q.init_timeout_s}};
   j["strength"] = plan.strength;
   j["strength_samples"] = plan.strength_samples;
   return j;
@@ -699,7 +725,8 @@ Expected<CampaignPlan> PlanFromJson(const Json& j) {
       p.initrd = pj.at("initrd").get<std::string>();
       p.config = pj.at("config").get<std::string>();
       p.cmdline = pj.at("cmdline").get<std::string>();
-      for (const auto& [k, v] : pj.at("sysctl").items()) p.sysctls.emplace_back(k, v.get<std::string>());
+      for (const auto& [k, v] : pj.at("sysctl").items())
+        p.sysctls.emplace_back(k, v.get<std::string>());
       plan.profiles.push_back(std::move(p));
     }
     plan.run_args = j.at("run").get<std::vector<std::string>>();
@@ -727,7 +754,8 @@ Expected<CampaignPlan> PlanFromJson(const Json& j) {
     q.init_timeout_s = e.at("init_timeout_s").get<double>();
     plan.strength = j.at("strength").get<bool>();
     plan.strength_samples = j.at("strength_samples").get<uint64_t>();
-    if (plan.profiles.empty() || plan.MaxBlocks() == 0 || plan.MaxBlocks() > PlanLimits::kMaxBoots) {
+    if (plan.profiles.empty() || plan.MaxBlocks() == 0 ||
+        plan.MaxBlocks() > PlanLimits::kMaxBoots) {
       return UsageError("its plan has no profiles or no boots");
     }
     return plan;

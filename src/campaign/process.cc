@@ -132,8 +132,8 @@ Child::~Child() { Kill(); }
 
 Status Child::Start(const std::vector<std::string>& argv, const std::string& log_path,
                     const std::vector<uint64_t>& cpus) {
-  const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-                       0644);
+  const int log =
+      open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (log < 0) {
     return RuntimeError(fmt::format("cannot write '{}': {}", log_path, strerror(errno)));
   }

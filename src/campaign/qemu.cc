@@ -32,10 +32,9 @@ constexpr const char* kInitMarker = "kstacklab-guest: init started";
 constexpr const char* kEngineCmdline = "console=ttyS0 panic=-1";
 
 const std::vector<std::string>& ChannelFiles() {
-  static const std::vector<std::string> k = {"uname",       "cmdline",     "env.json",
-                                             "result.json", "run.rc",      "run.log",
-                                             "entropy.json", "entropy.rc", "entropy.log",
-                                             "sysctl.log"};
+  static const std::vector<std::string> k = {
+      "uname",   "cmdline",      "env.json",   "result.json", "run.rc",
+      "run.log", "entropy.json", "entropy.rc", "entropy.log", "sysctl.log"};
   return k;
 }
 
@@ -93,14 +92,17 @@ std::string FirstLine(const std::string& path) {
 class QemuEngine : public Engine {
  public:
   QemuEngine(CampaignPlan plan, std::string work_dir, std::string guest_binary)
-      : plan_(std::move(plan)), work_(std::move(work_dir)), guest_binary_(std::move(guest_binary)) {}
+      : plan_(std::move(plan)),
+        work_(std::move(work_dir)),
+        guest_binary_(std::move(guest_binary)) {}
 
   Status Check() override {
     const QemuSettings& q = plan_.qemu;
     if (!FindProgram(q.binary)) {
-      return UsageError(fmt::format("{} is not installed: apt-get install qemu-system-x86 (or "
-                                    "engine qemu: PATH)",
-                                    EscapeControl(q.binary)));
+      return UsageError(
+          fmt::format("{} is not installed: apt-get install qemu-system-x86 (or "
+                      "engine qemu: PATH)",
+                      EscapeControl(q.binary)));
     }
     if (!FindProgram("ldd")) return UsageError("ldd is not installed: apt-get install libc-bin");
     if (!IsStaticElf(q.busybox)) {
@@ -214,19 +216,18 @@ class QemuEngine : public Engine {
                                     const std::string& channel, const std::string& console,
                                     const std::string& accel) const {
     const QemuSettings& q = plan_.qemu;
-    std::vector<std::string> argv = {q.binary, "-nodefaults", "-no-user-config", "-display",
-                                     "none", "-no-reboot"};
+    std::vector<std::string> argv = {q.binary,   "-nodefaults", "-no-user-config",
+                                     "-display", "none",        "-no-reboot"};
     if (accel == "kvm") {
       argv.insert(argv.end(), {"-accel", "kvm", "-cpu", "host"});
     } else {
       argv.insert(argv.end(), {"-accel", "tcg,thread=multi", "-cpu", "max"});
     }
-    argv.insert(argv.end(),
-                {"-smp", std::to_string(q.cpus), "-m", q.memory, "-kernel", p.kernel, "-initrd",
-                 initrd, "-append",
-                 p.cmdline.empty() ? std::string(kEngineCmdline)
-                                   : std::string(kEngineCmdline) + " " + p.cmdline,
-                 "-serial", "file:" + console, "-serial", "file:" + channel});
+    argv.insert(argv.end(), {"-smp", std::to_string(q.cpus), "-m", q.memory, "-kernel", p.kernel,
+                             "-initrd", initrd, "-append",
+                             p.cmdline.empty() ? std::string(kEngineCmdline)
+                                               : std::string(kEngineCmdline) + " " + p.cmdline,
+                             "-serial", "file:" + console, "-serial", "file:" + channel});
     argv.insert(argv.end(), q.extra_args.begin(), q.extra_args.end());
     return argv;
   }
@@ -309,8 +310,9 @@ class QemuEngine : public Engine {
       r.failure = fmt::format("QEMU exited with status {}: {}", code, FirstLine(qemu_log));
     } else if (!data.done) {
       const std::string panic = PanicLine(job.console_path);
-      r.failure = panic.empty() ? std::string("the guest stopped without sending its results "
-                                              "(see its console log)")
+      r.failure = panic.empty() ? std::string(
+                                      "the guest stopped without sending its results "
+                                      "(see its console log)")
                                 : panic;
     } else {
       r.completed = true;
@@ -501,7 +503,12 @@ bool IsStaticElf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char ehdr[64] = {};
   if (!in.read(ehdr, sizeof ehdr)) return false;
-  if (std::memcmp(ehdr, "\x7f" "ELF", 4) != 0 || ehdr[4] != 2) return false;  // ELF64 only
+  if (std::memcmp(ehdr,
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      ehdr[4] != 2)
+    return false;  // ELF64 only
   uint64_t phoff = 0;
   uint16_t phentsize = 0;
   uint16_t phnum = 0;

@@ -52,7 +52,8 @@ Json StrengthSummary(const GuestReport& r) {
 }
 
 std::string Elapsed(double s) {
-  if (s >= 3600) return fmt::format("{}h{:02}m", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+  if (s >= 3600)
+    return fmt::format("{}h{:02}m", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
   if (s >= 60) return fmt::format("{}m{:02}s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
   return fmt::format("{}s", static_cast<int>(s));
 }
@@ -96,8 +97,8 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
     return c;
   }
   if (!profile.release.empty() && c.release != profile.release) {
-    c.reason = fmt::format("the guest runs kernel {}, not the profile's {}", EscapeControl(c.release),
-                           profile.release);
+    c.reason = fmt::format("the guest runs kernel {}, not the profile's {}",
+                           EscapeControl(c.release), profile.release);
     return c;
   }
   const std::vector<std::string> booted = CmdlineWords(c.cmdline);
@@ -110,7 +111,8 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
   }
   for (const std::string& line : Split(File(report, "sysctl.log"), '\n')) {
     if (line.rfind("failed ", 0) == 0) {
-      c.reason = fmt::format("sysctl {} could not be set in the guest", EscapeControl(line.substr(7)));
+      c.reason =
+          fmt::format("sysctl {} could not be set in the guest", EscapeControl(line.substr(7)));
       return c;
     }
   }
@@ -139,8 +141,9 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
     c.stack_erasing = env["sysctl"].value("kernel.stack_erasing", Json(nullptr));
   }
   if (!profile.config.empty() && c.effective_kstack_randomization.is_null()) {
-    c.reason = "the kernel configuration was carried into the guest, yet the effective kstack "
-               "randomisation is unknown (see the result's environment.problems)";
+    c.reason =
+        "the kernel configuration was carried into the guest, yet the effective kstack "
+        "randomisation is unknown (see the result's environment.problems)";
     return c;
   }
   c.result = std::move(*result);
@@ -169,7 +172,8 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, c
                              table.columns[v + 1].name, table.columns[0].name);
         const bool per_boot =
             cell.unit == SampleUnit::kRun && row.baseline.unit == SampleUnit::kRun;
-        tr.boots = per_boot ? std::min(cell.n, row.baseline.n) : std::min(cell.runs, row.baseline.runs);
+        tr.boots =
+            per_boot ? std::min(cell.n, row.baseline.n) : std::min(cell.runs, row.baseline.runs);
         tr.mdc_pct = per_boot ? cell.mdc_pct : kCompareNaN;
         if (per_boot) {
           // kstacklab plan's rule at the run level: boots per side for the target, from the
@@ -215,9 +219,10 @@ Expected<CampaignState> CreateCampaign(const std::string& dir, const CampaignPla
   struct stat st {};
   if (lstat(dir.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) {
-      return UsageError(fmt::format("--dir '{}' exists and is not a directory; give a new "
-                                    "directory",
-                                    shown));
+      return UsageError(
+          fmt::format("--dir '{}' exists and is not a directory; give a new "
+                      "directory",
+                      shown));
     }
     std::error_code ec;
     if (!fs::is_empty(dir, ec) || ec) {
@@ -318,8 +323,8 @@ class SlotRunner {
       if (check.accepted) {
         const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
         at.outcome = "accepted";
-        const RunResult stamped = Stamped(std::move(check.result), *b, at, engine_,
-                                          state_.plan.engine);
+        const RunResult stamped =
+            Stamped(std::move(check.result), *b, at, engine_, state_.plan.engine);
         KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)));
         b->file = file;
         b->status = BootStatus::kAccepted;
@@ -348,8 +353,8 @@ class SlotRunner {
     const double per = done > 0 ? started_s / static_cast<double>(done) : 0;
     const std::string eta =
         done > 0 ? fmt::format(", ETA {}", Elapsed(per * static_cast<double>(total - done))) : "";
-    hooks_.progress(fmt::format("boot {} of {}: profile {} (boot {}), {} elapsed{}", done + 1, total,
-                                profile.name, index, Elapsed(started_s), eta));
+    hooks_.progress(fmt::format("boot {} of {}: profile {} (boot {}), {} elapsed{}", done + 1,
+                                total, profile.name, index, Elapsed(started_s), eta));
   }
 
   const std::string& dir_;
@@ -378,13 +383,14 @@ Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t
                     {"mdc_pct", std::isfinite(r.mdc_pct) ? Json(RoundSignificant(r.mdc_pct, 4))
                                                          : Json(nullptr)}});
   }
-  state.block_reports.push_back({{"block", block},
-                                 {"reached", status->reached},
-                                 {"worst_mdc_pct", std::isfinite(status->worst_mdc_pct)
-                                                       ? Json(RoundSignificant(status->worst_mdc_pct, 4))
-                                                       : Json(nullptr)},
-                                 {"boots_needed", status->needed},
-                                 {"rows", std::move(rows)}});
+  state.block_reports.push_back(
+      {{"block", block},
+       {"reached", status->reached},
+       {"worst_mdc_pct", std::isfinite(status->worst_mdc_pct)
+                             ? Json(RoundSignificant(status->worst_mdc_pct, 4))
+                             : Json(nullptr)},
+       {"boots_needed", status->needed},
+       {"rows", std::move(rows)}});
   if (hooks.note) {
     hooks.note(fmt::format(
         "after block {}: worst MDC of the {} {} over {} rows (target {:g} %){}", block, t.metric,
@@ -448,8 +454,8 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
         break;
       }
       bool finished = false;
-      KSTACKLAB_ASSIGN_OR_RETURN(finished,
-          slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
+      KSTACKLAB_ASSIGN_OR_RETURN(
+          finished, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
       if (!finished) {
         state.status = "interrupted";
         return SaveState(dir, state);

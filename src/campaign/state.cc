@@ -117,8 +117,8 @@ Json StateToJson(const CampaignState& s) {
 Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
   const std::string where = fmt::format("'{}'", EscapeControl(path));
   if (!j.is_object() || !j.contains("schema") || j["schema"] != kCampaignSchema) {
-    return UsageError(fmt::format("{} is not a kstacklab campaign state ({})", where,
-                                  kCampaignSchema));
+    return UsageError(
+        fmt::format("{} is not a kstacklab campaign state ({})", where, kCampaignSchema));
   }
   try {
     CampaignState s;
@@ -157,12 +157,10 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
       b.stack_erasing = bj.at("kernel_stack_erasing");
       b.strength = bj.at("strength");
       for (const Json& aj : bj.at("attempts")) {
-        b.attempts.push_back(Attempt{aj.at("started").get<std::string>(),
-                                     aj.at("outcome").get<std::string>(),
-                                     aj.at("reason").get<std::string>(),
-                                     aj.at("console").get<std::string>(),
-                                     aj.at("accel").get<std::string>(),
-                                     aj.at("seconds").get<double>()});
+        b.attempts.push_back(
+            Attempt{aj.at("started").get<std::string>(), aj.at("outcome").get<std::string>(),
+                    aj.at("reason").get<std::string>(), aj.at("console").get<std::string>(),
+                    aj.at("accel").get<std::string>(), aj.at("seconds").get<double>()});
       }
       // A file name inside DIR only: the state is read back from a directory anyone may hand us.
       if (!b.file.empty() && (b.file[0] == '/' || b.file.find("..") != std::string::npos)) {
@@ -174,9 +172,10 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
     s.block_reports = j.at("block_reports");
     return s;
   } catch (const Json::exception& e) {
-    return UsageError(fmt::format("{} is damaged ({}); a campaign directory is written only by "
-                                  "kstacklab campaign",
-                                  where, e.what()));
+    return UsageError(
+        fmt::format("{} is damaged ({}); a campaign directory is written only by "
+                    "kstacklab campaign",
+                    where, e.what()));
   }
 }
 
@@ -191,8 +190,8 @@ Expected<CampaignState> LoadState(const std::string& dir) {
   KSTACKLAB_ASSIGN_OR_RETURN(text, ReadWholeFile(path, kMaxStateBytes));
   const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    return UsageError(fmt::format("'{}' is not valid JSON; it is not a campaign state",
-                                  EscapeControl(path)));
+    return UsageError(
+        fmt::format("'{}' is not valid JSON; it is not a campaign state", EscapeControl(path)));
   }
   return StateFromJson(j, path);
 }

@@ -121,7 +121,8 @@ Status CheckRunArguments(const std::vector<std::string>& run_args) {
 Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
   CampaignPlan plan;
   if (a.profiles.empty()) {
-    return UsageError("--kernel needs one --profile NAME=CMDLINE or more (the first is the baseline)");
+    return UsageError(
+        "--kernel needs one --profile NAME=CMDLINE or more (the first is the baseline)");
   }
   for (const std::string& spec : a.profiles) {
     auto p = campaign::ParseProfileShorthand(spec, a.kernel);
@@ -147,8 +148,8 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     }
     t.metric = a.target_metric;
     if (!a.max_boots.empty()) {
-      KSTACKLAB_ASSIGN_OR_RETURN(t.max_boots, ParseCount(a.max_boots, "--max-boots", 2,
-                                                         campaign::PlanLimits::kMaxBoots));
+      KSTACKLAB_ASSIGN_OR_RETURN(
+          t.max_boots, ParseCount(a.max_boots, "--max-boots", 2, campaign::PlanLimits::kMaxBoots));
     }
     if (!a.budget.empty()) {
       double ns = 0;
@@ -171,18 +172,19 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     plan.seed_given = true;
   }
   if (!a.accel.empty()) plan.qemu.accel = a.accel;
-  if (!a.cpus.empty()) KSTACKLAB_ASSIGN_OR_RETURN(plan.qemu.cpus, ParseCount(a.cpus, "--cpus", 1, 64));
+  if (!a.cpus.empty())
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.qemu.cpus, ParseCount(a.cpus, "--cpus", 1, 64));
   if (!a.memory.empty()) plan.qemu.memory = a.memory;
   if (!a.boot_timeout.empty()) {
     double ns = 0;
-    KSTACKLAB_ASSIGN_OR_RETURN(ns, ParseDurationNs(a.boot_timeout, "--boot-timeout", true, 10e9,
-                                                   7 * 86400e9, "30min"));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        ns, ParseDurationNs(a.boot_timeout, "--boot-timeout", true, 10e9, 7 * 86400e9, "30min"));
     plan.qemu.boot_timeout_s = ns / 1e9;
   }
   if (!a.init_timeout.empty()) {
     double ns = 0;
-    KSTACKLAB_ASSIGN_OR_RETURN(ns, ParseDurationNs(a.init_timeout, "--init-timeout", true, 5e9,
-                                                   3600e9, "2min"));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        ns, ParseDurationNs(a.init_timeout, "--init-timeout", true, 5e9, 3600e9, "2min"));
     plan.qemu.init_timeout_s = ns / 1e9;
   }
   plan.strength = a.strength;
@@ -205,9 +207,10 @@ class DirLock {
       return RuntimeError(fmt::format("cannot lock '{}': {}", EscapeControl(dir), strerror(errno)));
     }
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      return UsageError(fmt::format("'{}' is in use by another kstacklab campaign; wait for it to "
-                                    "end (or stop it) first",
-                                    EscapeControl(dir)));
+      return UsageError(
+          fmt::format("'{}' is in use by another kstacklab campaign; wait for it to "
+                      "end (or stop it) first",
+                      EscapeControl(dir)));
     }
     return OkStatus();
   }
@@ -285,9 +288,10 @@ int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine
   if (tty) std::fputs("\r\033[K", stderr);
   if (!st.ok()) return Fail(st.error());
   if (state.status == "interrupted") {
-    Warn(fmt::format("interrupted: the guest was killed and the state kept; `kstacklab campaign "
-                     "--resume {}` continues",
-                     dir));
+    Warn(
+        fmt::format("interrupted: the guest was killed and the state kept; `kstacklab campaign "
+                    "--resume {}` continues",
+                    dir));
     return 128 + (g_campaign_signal != 0 ? g_campaign_signal : SIGINT);
   }
   const int printed = Report(dir, state, a);
@@ -309,8 +313,9 @@ int Execute(CampaignArgs& a) {
   if (!a.report.empty() || !a.resume.empty()) {
     const std::string dir = !a.report.empty() ? a.report : a.resume;
     if (!a.positional.empty() || ShorthandGiven(a) || !a.kernel.empty()) {
-      return Fail(UsageError("--resume and --report take the plan from DIR/campaign.json; give no "
-                             "plan file or profile flags"));
+      return Fail(
+          UsageError("--resume and --report take the plan from DIR/campaign.json; give no "
+                     "plan file or profile flags"));
     }
     auto state = campaign::LoadState(dir);
     if (!state.ok()) return Fail(state.error());
@@ -319,7 +324,8 @@ int Execute(CampaignArgs& a) {
       Warn("the campaign is already complete; its report follows");
       return Report(dir, *state, a);
     }
-    if (Status st = campaign::CheckPlanFilesUnchanged(state->plan); !st.ok()) return Fail(st.error());
+    if (Status st = campaign::CheckPlanFilesUnchanged(state->plan); !st.ok())
+      return Fail(st.error());
     auto engine = campaign::MakeQemuEngine(state->plan, dir + "/.work", SelfPath());
     if (Status st = engine->Check(); !st.ok()) return Fail(st.error());
     if (!a.no_store) {
@@ -334,12 +340,14 @@ int Execute(CampaignArgs& a) {
     source = "command line";
   } else {
     if (ShorthandGiven(a)) {
-      return Fail(UsageError("--profile, --boots and the other shorthand flags go with --kernel; "
-                             "a plan file carries them itself"));
+      return Fail(
+          UsageError("--profile, --boots and the other shorthand flags go with --kernel; "
+                     "a plan file carries them itself"));
     }
     if (a.positional.size() != 1) {
-      return Fail(UsageError("give a plan file (kstacklab campaign PLAN.yaml --dir DIR) or "
-                             "--kernel IMG --profile NAME=CMDLINE ... -- RUN-ARGS"));
+      return Fail(
+          UsageError("give a plan file (kstacklab campaign PLAN.yaml --dir DIR) or "
+                     "--kernel IMG --profile NAME=CMDLINE ... -- RUN-ARGS"));
     }
     source = a.positional[0];
     auto text = ReadWholeFile(source, campaign::PlanLimits::kMaxFileBytes + 1);

@@ -27,7 +27,6 @@ void Warn(const std::string& message) {
   std::fprintf(stderr, "kstacklab: warning: %s\n", EscapeControl(message).c_str());
 }
 
-
 Status CheckTableOrJson(const std::string& format) {
   if (format == "table" || format == "json") return OkStatus();
   return UsageError(fmt::format("--format {} is unknown; give table or json", format));

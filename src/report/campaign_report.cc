@@ -22,13 +22,13 @@ std::string JsonShort(const Json& v) {
 }
 
 // "false (2 of 2 boots)" or "true (1), unknown (1)": what the accepted boots recorded.
-std::string Tally(const CampaignState& s, const std::string& profile,
-                  Json Boot::*field) {
+std::string Tally(const CampaignState& s, const std::string& profile, Json Boot::*field) {
   std::vector<std::pair<std::string, int>> counts;
   for (const Boot& b : s.boots) {
     if (b.profile != profile || b.status != BootStatus::kAccepted) continue;
     const std::string v = JsonShort(b.*field);
-    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == v; });
+    auto it =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == v; });
     if (it == counts.end()) {
       counts.emplace_back(v, 1);
     } else {
@@ -37,7 +37,8 @@ std::string Tally(const CampaignState& s, const std::string& profile,
   }
   if (counts.empty()) return "no accepted boot";
   std::string out;
-  for (const auto& [v, n] : counts) out += fmt::format("{}{} ({} boots)", out.empty() ? "" : ", ", v, n);
+  for (const auto& [v, n] : counts)
+    out += fmt::format("{}{} ({} boots)", out.empty() ? "" : ", ", v, n);
   return out;
 }
 
@@ -63,9 +64,10 @@ std::string StrengthText(const CampaignState& s, const std::string& profile) {
     ++n;
   }
   if (n == 0) return error.empty() ? "" : "entropy --kernel failed: " + error;
-  return fmt::format("{:.0f} distinct offsets, {:.2f} bits Shannon, {:.2f} bits min-entropy "
-                     "(mean of {} boots); design: {}",
-                     distinct / n, shannon / n, min_entropy / n, n, design);
+  return fmt::format(
+      "{:.0f} distinct offsets, {:.2f} bits Shannon, {:.2f} bits min-entropy "
+      "(mean of {} boots); design: {}",
+      distinct / n, shannon / n, min_entropy / n, n, design);
 }
 
 std::string SysctlText(const Profile& p) {
@@ -82,7 +84,8 @@ std::vector<std::string> Differences(const CampaignState& s) {
   };
   static const Field kFields[] = {
       {"kernel", [](const Profile& p) { return p.kernel; }},
-      {"release", [](const Profile& p) { return p.release.empty() ? std::string("?") : p.release; }},
+      {"release",
+       [](const Profile& p) { return p.release.empty() ? std::string("?") : p.release; }},
       {"cmdline", [](const Profile& p) { return "'" + p.cmdline + "'"; }},
       {"initrd", [](const Profile& p) { return p.initrd.empty() ? std::string("-") : p.initrd; }},
       {"sysctl", [](const Profile& p) { return SysctlText(p); }},
@@ -97,7 +100,9 @@ std::vector<std::string> Differences(const CampaignState& s) {
     line.pop_back();
     lines.push_back(EscapeControl(line));
   }
-  if (lines.empty()) lines.push_back("  nothing: every profile has the same kernel, command line and sysctls (an A/A campaign)");
+  if (lines.empty())
+    lines.push_back(
+        "  nothing: every profile has the same kernel, command line and sysctls (an A/A campaign)");
   return lines;
 }
 
@@ -108,9 +113,10 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
     accepted += b.status == BootStatus::kAccepted;
     failed += b.status == BootStatus::kFailed;
   }
-  out.push_back(fmt::format("campaign: {}{}; {} boots accepted, {} failed; engine {}, accelerator {}",
-                            s.status, s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")",
-                            accepted, failed, s.plan.engine, s.accel.empty() ? "none yet" : s.accel));
+  out.push_back(
+      fmt::format("campaign: {}{}; {} boots accepted, {} failed; engine {}, accelerator {}",
+                  s.status, s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")", accepted,
+                  failed, s.plan.engine, s.accel.empty() ? "none yet" : s.accel));
   if (!s.accel_reason.empty()) out.push_back("accelerator: " + s.accel_reason);
   if (s.accel == "tcg") {
     out.push_back(
@@ -119,24 +125,26 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
   }
   out.push_back(fmt::format("run in every boot: kstacklab run {}", EscapeControl([&] {
                               std::string a;
-                              for (const std::string& w : s.plan.run_args) a += (a.empty() ? "" : " ") + w;
+                              for (const std::string& w : s.plan.run_args)
+                                a += (a.empty() ? "" : " ") + w;
                               return a.empty() ? std::string("(defaults)") : a;
                             }())));
   out.push_back("profiles (the first is the baseline):");
   for (const Profile& p : s.plan.profiles) {
-    out.push_back(fmt::format("  {}: {} accepted, {} failed; kernel {}; effective kstack "
-                              "randomisation {}; kernel.stack_erasing {}",
-                              p.name, s.Accepted(p.name), s.Failed(p.name),
-                              p.release.empty() ? "?" : p.release,
-                              Tally(s, p.name, &Boot::effective_kstack_randomization),
-                              Tally(s, p.name, &Boot::stack_erasing)));
+    out.push_back(fmt::format(
+        "  {}: {} accepted, {} failed; kernel {}; effective kstack "
+        "randomisation {}; kernel.stack_erasing {}",
+        p.name, s.Accepted(p.name), s.Failed(p.name), p.release.empty() ? "?" : p.release,
+        Tally(s, p.name, &Boot::effective_kstack_randomization),
+        Tally(s, p.name, &Boot::stack_erasing)));
     if (std::string st = StrengthText(s, p.name); !st.empty()) {
       out.push_back("    strength: " + EscapeControl(st));
     }
     for (const Boot& b : s.boots) {
       if (b.profile == p.name && b.status == BootStatus::kFailed && !b.attempts.empty()) {
-        out.push_back(EscapeControl(fmt::format("    boot {} failed: {} (console: {})", b.index,
-                                                b.attempts.back().reason, b.attempts.back().console)));
+        out.push_back(
+            EscapeControl(fmt::format("    boot {} failed: {} (console: {})", b.index,
+                                      b.attempts.back().reason, b.attempts.back().console)));
       }
     }
   }
@@ -167,9 +175,10 @@ std::vector<std::string> PrecisionLines(const CampaignState& s,
         r.boots)));
   }
   if (p->needed > 0 && s.plan.target) {
-    out.push_back(fmt::format("  boots per profile the worst row needs for {:g} % (kstacklab plan's "
-                              "rule, from these boots' variance): {}",
-                              s.plan.target->mdc_pct, p->needed));
+    out.push_back(
+        fmt::format("  boots per profile the worst row needs for {:g} % (kstacklab plan's "
+                    "rule, from these boots' variance): {}",
+                    s.plan.target->mdc_pct, p->needed));
   }
   return out;
 }
@@ -218,13 +227,15 @@ Json CampaignSummaryJson(const CampaignState& s) {
           {"block_reports", s.block_reports}};
 }
 
-std::string RenderCampaignReport(const CampaignState& state, const std::vector<CompareTable>& tables,
+std::string RenderCampaignReport(const CampaignState& state,
+                                 const std::vector<CompareTable>& tables,
                                  const std::optional<campaign::TargetStatus>& precision,
                                  CompareFormat format) {
   if (format == CompareFormat::kJson) {
     Json j = {{"campaign", CampaignSummaryJson(state)}};
-    j["comparison"] = tables.empty() ? Json(nullptr)
-                                     : Json::parse(RenderCompareTables(tables, CompareFormat::kJson));
+    j["comparison"] = tables.empty()
+                          ? Json(nullptr)
+                          : Json::parse(RenderCompareTables(tables, CompareFormat::kJson));
     Json rows = Json::array();
     if (precision) {
       for (const campaign::TargetRow& r : precision->rows) {

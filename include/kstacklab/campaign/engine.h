@@ -20,12 +20,12 @@ struct GuestJob {
   std::vector<std::string> run_args;  // `kstacklab run` arguments (the plan's)
   bool strength = false;              // also `entropy --kernel --format json`
   uint64_t strength_samples = 100000;
-  std::string console_path;           // where the guest's console goes (kept)
+  std::string console_path;  // where the guest's console goes (kept)
 };
 
 // What came back from one boot.
 struct GuestReport {
-  bool completed = false;  // the guest sent its files and powered off before the deadline
+  bool completed = false;    // the guest sent its files and powered off before the deadline
   bool interrupted = false;  // the stop flag was raised: the guest was killed
   std::string failure;       // why not completed ("" when completed): deadline, QEMU error, ...
   std::string accel;         // accelerator of this boot
@@ -58,11 +58,12 @@ class Engine {
 std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
                                        const std::string& guest_binary);
 
-// ---- pieces of the QEMU engine, public for their tests -------------------------------------------
+// ---- pieces of the QEMU engine, public for their tests
+// -------------------------------------------
 
 // One file of an initramfs (cpio "newc", the format the kernel unpacks).
 struct CpioEntry {
-  std::string path;  // without a leading '/': "bin/busybox"
+  std::string path;   // without a leading '/': "bin/busybox"
   uint32_t mode = 0;  // type and permission bits (S_IFREG | 0755, S_IFDIR | 0755, S_IFLNK | 0777)
   std::string data;   // contents (the target for a link)
 };

@@ -18,14 +18,14 @@ namespace kstacklab::campaign {
 
 // What a reader accepts (docs/result-schema.md "Limits"): a plan is a short hand-written file.
 struct PlanLimits {
-  static constexpr size_t kMaxFileBytes = 64 * 1024;
+  static constexpr size_t kMaxFileBytes = size_t{64} * 1024;
   static constexpr size_t kMaxProfiles = 32;
   static constexpr size_t kMaxRunArgs = 256;
   static constexpr size_t kMaxSysctls = 64;
   static constexpr size_t kMaxQemuArgs = 64;
-  static constexpr uint64_t kMaxBoots = 1000;         // per profile
-  static constexpr size_t kMaxCmdlineBytes = 2048;    // x86's COMMAND_LINE_SIZE
-  static constexpr size_t kMaxTextBytes = 4096;       // any other single value
+  static constexpr uint64_t kMaxBoots = 1000;           // per profile
+  static constexpr size_t kMaxCmdlineBytes = 2048;      // x86's COMMAND_LINE_SIZE
+  static constexpr size_t kMaxTextBytes = 4096;         // any other single value
   static constexpr double kMaxBudgetNs = 30 * 86400e9;  // 30 days
 };
 
@@ -60,11 +60,11 @@ struct QemuSettings {
   std::string busybox = "/bin/busybox";  // a static busybox (Debian's busybox-static)
   uint64_t cpus = 2;
   std::string memory = "2G";
-  std::string accel = "auto";       // auto (KVM if it boots, else TCG), kvm, tcg
-  std::vector<uint64_t> pin;        // host CPUs for QEMU's threads; empty = not pinned
+  std::string accel = "auto";  // auto (KVM if it boots, else TCG), kvm, tcg
+  std::vector<uint64_t> pin;   // host CPUs for QEMU's threads; empty = not pinned
   std::vector<std::string> extra_args;
-  double boot_timeout_s = 1800;     // a boot's whole deadline (QEMU start to power-off)
-  double init_timeout_s = 120;      // the guest's init must speak by then (KVM hang detection)
+  double boot_timeout_s = 1800;  // a boot's whole deadline (QEMU start to power-off)
+  double init_timeout_s = 120;   // the guest's init must speak by then (KVM hang detection)
 };
 
 struct CampaignPlan {
@@ -72,12 +72,12 @@ struct CampaignPlan {
   std::vector<std::string> run_args;  // `kstacklab run` arguments of every boot
   uint64_t boots = 0;                 // per profile; 0 when `target` decides
   std::optional<Target> target;
-  bool randomised = true;             // order: each block a seeded permutation of the profiles
+  bool randomised = true;  // order: each block a seeded permutation of the profiles
   uint64_t seed = 0;
   bool seed_given = false;
   std::string engine = "qemu";
   QemuSettings qemu;
-  bool strength = false;              // also `entropy --kernel` in every boot
+  bool strength = false;  // also `entropy --kernel` in every boot
   uint64_t strength_samples = 100000;
 
   // Blocks to plan for: `boots`, or the target's max_boots.

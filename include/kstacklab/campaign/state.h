@@ -24,12 +24,12 @@ const char* BootStatusName(BootStatus s);  // "pending", "accepted", "failed"
 // One try at a boot. outcome: "accepted", "failed" (reason says why; retried once), or
 // "interrupted" (the campaign was stopped by a signal; not counted as a try).
 struct Attempt {
-  std::string started;   // UTC timestamp
+  std::string started;  // UTC timestamp
   std::string outcome;
-  std::string reason;    // "" when accepted
-  std::string console;   // console log, relative to DIR
-  std::string accel;     // "kvm", "tcg"
-  double seconds = 0;    // QEMU start to exit
+  std::string reason;   // "" when accepted
+  std::string console;  // console log, relative to DIR
+  std::string accel;    // "kvm", "tcg"
+  double seconds = 0;   // QEMU start to exit
 };
 
 // Boot `index` (1-based) of one profile; it belongs to block `index`.
@@ -57,9 +57,9 @@ struct CampaignState {
   CampaignPlan plan;
   // The profile order of every block begun (indices into plan.profiles); block k is blocks[k-1].
   std::vector<std::vector<size_t>> blocks;
-  std::vector<Boot> boots;  // in the order they were begun
-  std::string accel;         // the accelerator decided ("" before the first boot)
-  std::string accel_reason;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
+  std::vector<Boot> boots;         // in the order they were begun
+  std::string accel;               // the accelerator decided ("" before the first boot)
+  std::string accel_reason;        // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
   std::string status = "running";  // running, interrupted, complete
   std::string stop_reason;         // why the campaign ended ("boots done", "target reached", ...)
   double boot_seconds = 0;         // wall time of every attempt so far (the budget's clock)
