@@ -59,7 +59,7 @@ bool FindProgram(const std::string& name) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0;
   const char* path = std::getenv("PATH");
   for (const std::string& dir : Split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
-    if (access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    if (access(fmt::format("{}/{}", dir, name).c_str(), X_OK) == 0) return true;
   }
   return false;
 }

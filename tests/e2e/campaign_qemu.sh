@@ -114,4 +114,56 @@ PY
 else
   fail "the resumed campaign never reached its second boot"; kill -9 $pid
 fi
+# 4. A KVM that never boots the guest (a PVM host): found by the init deadline, then TCG, once.
+# The stand-in QEMU hangs under -accel kvm and is the real one otherwise; the device probed for
+# KVM is /dev/null (KSTACKLAB_KVM_DEVICE), so `auto` tries KVM first on any host.
+cat >"$TMP/fake-qemu" <<'SH'
+#!/bin/sh
+for a in "$@"; do [ "$a" = kvm ] && exec sleep 600; done
+exec qemu-system-x86_64 "$@"
+SH
+chmod +x "$TMP/fake-qemu"
+cat >"$TMP/pvm.yaml" <<YAML
+profiles:
+  - {name: on, kernel: $KERNEL, cmdline: randomize_kstack_offset=on}
+run: [--bench, syscall/getpid:raw, --repetitions, "3", --iterations, "500"]
+boots: 1
+engine: {name: qemu, qemu: $TMP/fake-qemu, init_timeout: 20s}
+YAML
+D4=$TMP/c4
+start=$SECONDS
+expect_exit 0 "a silent KVM guest falls back to TCG" -- env KSTACKLAB_KVM_DEVICE=/dev/null "$K" campaign "$TMP/pvm.yaml" --no-store --dir "$D4"
+expect_stdout "fell back to TCG" "the report says why TCG"
+python3 - "$D4" <<'PY' && pass "the fallback is recorded in the state and the result file" || fail "KVM fallback state"
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "campaign.json")))
+assert s["accel"] == "tcg" and "fell back to TCG" in s["accel_reason"], s["accel_reason"]
+b = s["boots"][0]
+assert b["status"] == "accepted" and len(b["attempts"]) == 1, b
+r = json.load(open(os.path.join(d, b["file"])))
+assert r["run"]["campaign"]["accelerator"] == "tcg" and r["run"]["campaign"]["emulated"] is True
+assert "fell back" in r["run"]["campaign"]["accelerator_reason"]
+assert os.path.exists(os.path.join(d, b["attempts"][0]["console"] + ".kvm"))
+PY
+[ "$(pgrep -f "sleep 600" | wc -l)" -eq 0 ] && pass "the hung KVM guest was killed" || fail "the stand-in KVM guest is still running"
+
+# 5. The precision rule on real boots: an A/A campaign (two identical profiles) with a loose
+# target stops at min_boots, records the MDC after every block, and its report says the
+# profiles do not differ.
+D5=$TMP/c5
+expect_exit 0 "an A/A target campaign" -- "$K" campaign --kernel "$KERNEL" --profile a=quiet \
+  --profile b=quiet --target-mdc 200 --max-boots 4 --seed 5 --no-store --dir "$D5" -- "${RUN[@]}"
+expect_stderr "after block 3: worst MDC of the mean" "the MDC is printed after each block"
+expect_stdout "nothing: every profile has the same kernel" "the report names an A/A campaign"
+python3 - "$D5" <<'PY' && pass "the rule stopped at min_boots with block reports" || fail "target campaign state"
+import json, sys
+s = json.load(open(sys.argv[1] + "/campaign.json"))
+assert s["stop_reason"] == "target reached after 3 blocks", s["stop_reason"]
+reps = s["block_reports"]
+assert [r["block"] for r in reps] == [1, 2, 3], reps
+assert reps[0]["worst_mdc_pct"] is None and not reps[0]["reached"]
+assert reps[2]["reached"] and 0 < reps[2]["worst_mdc_pct"] <= 200
+assert sum(b["status"] == "accepted" for b in s["boots"]) == 6
+PY
 finish

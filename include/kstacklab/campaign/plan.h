@@ -18,7 +18,7 @@ namespace kstacklab::campaign {
 
 // What a reader accepts (docs/result-schema.md "Limits"): a plan is a short hand-written file.
 struct PlanLimits {
-  static constexpr size_t kMaxFileBytes = size_t{64} * 1024;
+  static constexpr size_t kMaxFileBytes = 65536;  // 64 KiB
   static constexpr size_t kMaxProfiles = 32;
   static constexpr size_t kMaxRunArgs = 256;
   static constexpr size_t kMaxSysctls = 64;
