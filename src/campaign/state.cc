@@ -71,6 +71,15 @@ Json AttemptToJson(const Attempt& a) {
           {"console", a.console}, {"accel", a.accel},     {"seconds", a.seconds}};
 }
 
+BootStatus ParseStatus(const std::string& s) {
+  if (s == "accepted") return BootStatus::kAccepted;
+  if (s == "failed") return BootStatus::kFailed;
+  if (s == "pending") return BootStatus::kPending;
+  throw Json::other_error::create(501, "unknown boot status '" + s + "'", nullptr);
+}
+
+}  // namespace
+
 Json BootToJson(const Boot& b) {
   Json attempts = Json::array();
   for (const Attempt& a : b.attempts) attempts.push_back(AttemptToJson(a));
@@ -85,15 +94,6 @@ Json BootToJson(const Boot& b) {
           {"strength", b.strength},
           {"attempts", std::move(attempts)}};
 }
-
-BootStatus ParseStatus(const std::string& s) {
-  if (s == "accepted") return BootStatus::kAccepted;
-  if (s == "failed") return BootStatus::kFailed;
-  if (s == "pending") return BootStatus::kPending;
-  throw Json::other_error::create(501, "unknown boot status '" + s + "'", nullptr);
-}
-
-}  // namespace
 
 Json StateToJson(const CampaignState& s) {
   Json boots = Json::array();

@@ -197,16 +197,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
     Json boots = Json::array();
     for (const Boot& b : s.boots) {
       if (b.profile != p.name) continue;
-      boots.push_back({{"index", b.index},
-                       {"status", campaign::BootStatusName(b.status)},
-                       {"file", b.file},
-                       {"release", b.release},
-                       {"cmdline", b.cmdline},
-                       {"effective_kstack_randomization", b.effective_kstack_randomization},
-                       {"kernel_stack_erasing", b.stack_erasing},
-                       {"strength", b.strength},
-                       {"attempts", b.attempts.size()},
-                       {"reason", b.attempts.empty() ? "" : b.attempts.back().reason}});
+      boots.push_back(campaign::BootToJson(b));
     }
     profiles.push_back({{"name", p.name},
                         {"kernel", p.kernel},

@@ -75,6 +75,8 @@ struct CampaignState {
 // number alone (Fisher-Yates on kstacklab's SplitMix64 dice), or 0..n-1 when not randomised.
 std::vector<size_t> BlockOrder(uint64_t seed, uint64_t block, size_t n, bool randomised);
 
+// One boot as campaign.json holds it (the report's JSON shows the same object).
+Json BootToJson(const Boot& boot);
 Json StateToJson(const CampaignState& state);
 // A damaged or foreign file -> UsageError naming `path`.
 Expected<CampaignState> StateFromJson(const Json& j, const std::string& path);
