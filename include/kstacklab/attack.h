@@ -3,6 +3,10 @@
 // CPU's offset unchanged", "a 24 MHz counter gives too few bits") made an experiment on the
 // bit-exact models of rng/ and kstack/, measured against the chance baseline (1/64, 6 bits).
 //
+// The attacks know no design by name: each iterates a policy table (kstack::Policies() unless an
+// option gives another, as tests do) and chooses its rows and method by each row's AttackFacts;
+// it drives the design through the row's Simulate.
+//
 // Every attack fills one AttackReport: plain data, rendered by report/ (attack_report.h) as a
 // table or JSON. A live mode (the real kernel) fills the same struct with mode = "live".
 #pragma once
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/prandom.h"
 
 namespace kstacklab::analysis {
@@ -87,10 +92,15 @@ struct PrngRecoverOptions {
   uint64_t seed = 1;
   uint64_t trials = 1;               // independent seeded states (seed, seed+1, ...)
   uint64_t search_budget = 4000000;  // max search nodes per trial (gap-pattern search)
+  std::span<const kstack::PolicyDef> policy_table = kstack::Policies();
 };
 
-// Policies prng-recover can be run against ("uniform" = a ChaCha20 stream, the reference).
-std::vector<std::string> PrngRecoverPolicies();
+// Policies prng-recover can be run against ("uniform" = a ChaCha20 stream, the reference): the
+// rows with a secret generator (not off, not counter-fed: attack timer) that are not a lock or
+// batch variant of another row; the linear ones (LFSR113, the attacker's model) first, then the
+// keyed-hash ones, then the crng-fed ones, each in table order, then uniform.
+std::vector<std::string> PrngRecoverPolicies(
+    std::span<const kstack::PolicyDef> table = kstack::Policies());
 
 // What the prng-recover attacker concludes from observed offsets of one CPU's stream, assuming
 // LFSR113 (the offset model of `policy`: buffered-prng's 5 offsets per output, else percpu-prng's
@@ -120,9 +130,9 @@ struct PrandomRecovery {
 };
 // UsageError for an unknown policy, no observations, or an offset that is not a multiple of 16
 // below 1024.
-Expected<PrandomRecovery> RecoverPrandomState(const std::string& policy,
-                                              std::span<const uint32_t> observed, uint64_t gaps,
-                                              uint64_t search_budget);
+Expected<PrandomRecovery> RecoverPrandomState(
+    const std::string& policy, std::span<const uint32_t> observed, uint64_t gaps,
+    uint64_t search_budget, std::span<const kstack::PolicyDef> table = kstack::Policies());
 
 // The attack; UsageError (no flag names) for an unknown policy or out-of-range numbers.
 Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& options);
@@ -137,9 +147,12 @@ struct MigrationOptions {
   double user_migrate_prob = 0.5;  // P(it is moved while in user mode after a syscall)
   double other_rate = 0.2;         // mean other-task syscalls per CPU between two attacker ones
   uint64_t seed = 1;
+  std::span<const kstack::PolicyDef> policy_table = kstack::Policies();
 };
 
-std::vector<std::string> MigrationPolicies();
+// Every row of the table, in table order, then "uniform".
+std::vector<std::string> MigrationPolicies(
+    std::span<const kstack::PolicyDef> table = kstack::Policies());
 Expected<AttackReport> RunMigration(const MigrationOptions& options);
 
 // --- 3. timer ------------------------------------------------------------------------------
@@ -166,6 +179,9 @@ struct TimerOptions {
   bool uniform_row = true;  // a reference row: the design fed by a uniform source
   uint64_t samples = 200000;
   uint64_t seed = 1;
+  // The counter-fed rows (AttackFacts) are attacked, each at every resolution; with more than
+  // one, the design column names the policy before the resolution.
+  std::span<const kstack::PolicyDef> policy_table = kstack::Policies();
 };
 
 Expected<AttackReport> RunTimer(const TimerOptions& options);

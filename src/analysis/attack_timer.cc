@@ -8,8 +8,9 @@
 // Simulation (seeded): exit times in picoseconds with a random phase between syscalls
 // (1..11 us apart), the counter value = rng::CounterSource(1e12 Hz, F).Quantise(time) (the real
 // quantisation of the rng module), e drawn from a normal law with the given standard deviation,
-// or resampled from errors measured here (--measure); the design itself is the real
-// kstack::PerCpuLegacyPolicy whose random input returns the simulated counter value.
+// or resampled from errors measured here (--measure); the design itself is each counter-fed row
+// of the policy table (AttackFacts; legacy-x86), its real policy object driven through the row's
+// Simulate with the simulated counter value as its counter read.
 #include <fmt/format.h>
 #include <sys/syscall.h>
 
@@ -38,11 +39,6 @@ bool AtCounterResolution(const JitterMeasurement& m) {
   return m.counter_step_ns > 0 && m.robust_sigma_ns * kIqrPerSigma < 1.5 * m.counter_step_ns;
 }
 
-struct ValueRand {
-  const uint64_t* value;
-  uint32_t operator()(int /*cpu*/) const { return static_cast<uint32_t>(*value); }
-};
-
 // A standard normal draw (Box-Muller) from the dice.
 double Normal(Dice& dice) {
   const double u1 = 1.0 - dice.Unit();  // (0, 1]
@@ -58,8 +54,12 @@ std::string HzText(double hz) {
 
 // hz == 0: the reference row, the design fed by a uniform source instead of the counter (the
 // attacker still times the counter, at 1 GHz).
-AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
-                 const std::vector<double>* measured, uint64_t samples, uint64_t seed) {
+// `policy`: a counter-fed row, driven through its Simulate on one CPU; its counter reads
+// return counter_value, which the simulation sets to the kernel's read (the attacker's estimate
+// while it predicts from a copy of the state).
+Expected<AttackRow> RunRow(const kstack::PolicyDef& policy, double hz, const std::string& label,
+                           double sigma_ns, const std::vector<double>* measured, uint64_t samples,
+                           uint64_t seed) {
   Dice dice(seed);
   const bool uniform = hz == 0;
   if (uniform) hz = 1e9;
@@ -67,8 +67,9 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
   const rng::CounterSource counter(kPicoHz, static_cast<uint64_t>(std::llround(hz)));
   uint64_t counter_value = 0;
   kstack::CpuScript script;
-  kstack::PerCpuLegacyPolicy<ValueRand, kstack::InjectedCpu> policy(1, ValueRand{&counter_value},
-                                                                    kstack::InjectedCpu{&script});
+  auto sim = policy.simulate({1, &script, &dice, &counter_value});
+  if (!sim.ok()) return sim.error();
+  KSTACKLAB_CHECK(sim->predict_next && sim->exit);   // a counter-fed design (SimPolicy)
   std::vector<uint64_t> counts(size_t{64} * 64, 0);  // [guess / 16][actual / 16]
   AttackRow row;
   row.design = label;
@@ -83,12 +84,13 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
     }
     const double est = static_cast<double>(t_ps) + NsToPs(err_ns);
     const uint64_t est_ps = est <= 0 ? 0 : static_cast<uint64_t>(est);
-    const uint32_t state = policy.offset(0);  // given to the attacker (best case)
-    const uint32_t guess = kstack::KstackOffsetMax(
-        kstack::ChooseLegacyOffset(state, static_cast<uint32_t>(counter.Quantise(est_ps))));
+    // The state is given to the attacker (best case): it runs the exit step on a copy with
+    // its own counter estimate.
+    counter_value = counter.Quantise(est_ps);
+    const uint32_t guess = sim->predict_next();
     counter_value = uniform ? source.Next() : counter.Quantise(t_ps);
-    policy.Exit();                                                    // the kernel's choose step
-    const uint32_t actual = kstack::KstackOffsetMax(policy.Entry());  // the next entry
+    sim->exit();                           // the kernel's choose step
+    const uint32_t actual = sim->entry();  // the next entry
     ++row.predicted;
     row.correct += guess == actual ? 1 : 0;
     ++counts[guess / 16 * 64 + actual / 16];
@@ -125,19 +127,30 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
   r.remaining_bits_meaning =
       "conditional entropy H(next offset | attacker's prediction), bits (Miller-Madow "
       "corrected estimate)";
+  std::vector<const kstack::PolicyDef*> designs;
+  for (const kstack::PolicyDef& p : o.policy_table) {
+    if (kstack::CounterFed(p.facts)) designs.push_back(&p);
+  }
+  if (designs.empty()) return UsageError("timer: no counter-fed design in the policy table");
   uint64_t row_seed = o.seed;
-  for (const auto& [hz, label] : res) {
-    for (double j : o.jitters_ns) {
-      AttackRow row = RunRow(hz, label, j, nullptr, o.samples, row_seed++);
-      row.setting = fmt::format("jitter sd {:g} ns", j);
-      AddEvidence(row, "jitter ns", j);
-      r.rows.push_back(std::move(row));
-    }
-    if (!o.measured.errors_ns.empty()) {
-      AttackRow row = RunRow(hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++);
-      row.setting = "jitter measured here";
-      AddEvidence(row, "jitter ns", o.measured.robust_sigma_ns);
-      r.rows.push_back(std::move(row));
+  for (const kstack::PolicyDef* design : designs) {
+    for (const auto& [hz, text] : res) {
+      const std::string label =
+          designs.size() == 1 ? text : fmt::format("{} {}", design->name, text);
+      for (double j : o.jitters_ns) {
+        auto row = RunRow(*design, hz, label, j, nullptr, o.samples, row_seed++);
+        if (!row.ok()) return row.error();
+        row->setting = fmt::format("jitter sd {:g} ns", j);
+        AddEvidence(*row, "jitter ns", j);
+        r.rows.push_back(std::move(*row));
+      }
+      if (!o.measured.errors_ns.empty()) {
+        auto row = RunRow(*design, hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++);
+        if (!row.ok()) return row.error();
+        row->setting = "jitter measured here";
+        AddEvidence(*row, "jitter ns", o.measured.robust_sigma_ns);
+        r.rows.push_back(std::move(*row));
+      }
     }
   }
   r.notes = {
