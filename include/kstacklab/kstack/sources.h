@@ -146,7 +146,7 @@ uint64_t CallErased(void* s) {
 template <class S>
 uint64_t RefillsErased(void* s) {
   const rng::CrngCounters c = static_cast<S*>(s)->crng().TotalCounters();
-  return c.refills[0] + c.refills[1];
+  return c.refills[0] + c.refills[1] + c.refills[2] + c.refills[3];  // u8, u16, u32, u64
 }
 // A model source (with a raw face when raw_summary is given).
 template <class S>
