@@ -46,7 +46,9 @@ Expected<kstack::SimPolicy> Build(const std::string& name, std::span<const kstac
   return def->simulate(world);
 }
 
-Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o) {
+// One design's row; progress(done_before + syscalls so far, total) as it goes.
+Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o,
+                             uint64_t done_before, uint64_t total) {
   Dice dice(o.seed);
   kstack::CpuScript script;
   uint64_t now = 0;  // simulated TSC ticks: the counter-fed designs' counter
@@ -63,6 +65,7 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o)
   AttackRow row;
   row.design = name;
   for (uint64_t s = 0; s < o.syscalls; ++s) {
+    if (o.progress && s % 4096 == 0) o.progress(done_before + s, total);
     for (uint64_t c = 0; c < cpus; ++c) {
       while (dice.Unit() < continue_p) {
         script.cpu = static_cast<int>(c);
@@ -125,6 +128,22 @@ std::string CounterFedNote(std::span<const kstack::PolicyDef> table) {
 
 }  // namespace
 
+// ~15 ns per simulated step (an other-task syscall, a dice draw per CPU per attacker syscall),
+// from runs of this project's machine; the issue that asked for the bound measured 10 ns.
+constexpr double kMigrationSecondsPerStep = 15e-9;
+
+AttackCost EstimateMigrationCost(const MigrationOptions& o) {
+  const double designs = static_cast<double>(
+      o.policies.empty() ? MigrationPolicies(o.policy_table).size() : o.policies.size());
+  const double steps = designs * static_cast<double>(o.syscalls) *
+                       (std::max(o.cpus, 0) * (1 + std::max(o.other_rate, 0.0)) + 2);
+  AttackCost c;
+  c.seconds = steps * kMigrationSecondsPerStep;
+  // Per design: the belief per CPU, the design's per-CPU slots (cache lines), the counts.
+  c.bytes = static_cast<double>(std::max(o.cpus, 0)) * (16 + 4 * 64) + 65.0 * 64 * 8;
+  return c;
+}
+
 std::vector<std::string> MigrationPolicies(std::span<const kstack::PolicyDef> table) {
   std::vector<std::string> names;
   for (const kstack::PolicyDef& p : table) names.emplace_back(p.name);
@@ -149,8 +168,10 @@ Expected<AttackReport> RunMigration(const MigrationOptions& o) {
   r.remaining_bits_meaning =
       "conditional entropy H(offset | attacker's belief) over all attacker syscalls, bits "
       "(Miller-Madow corrected estimate)";
-  for (const std::string& name : names) {
-    auto row = Simulate(name, o);
+  const uint64_t total = names.size() * o.syscalls;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    auto row = Simulate(name, o, i * o.syscalls, total);
     if (!row.ok()) return row.error();
     row->setting = fmt::format("{} cpus, p(mig) {:g}/{:g}, others {:g}", o.cpus, o.migrate_prob,
                                o.user_migrate_prob, o.other_rate);

@@ -235,11 +235,21 @@ class Search {
     // Two gap patterns can embed the observations in the same stream (two equal adjacent
     // offsets): one candidate, though both patterns count in the posterior above. At full rank
     // the solution is canonical (the 15 bits no output depends on are free columns, set to 0).
-    if (!seen_.emplace(leaf.solution, leaf.last_pos).second) return;
-    ++candidates;
+    // Each fit is kept as its 24-byte key and counted once at the end (Finish).
+    leaves_.push_back({leaf.solution[0], leaf.solution[1], leaf.last_pos});
     if (!first) first = std::move(leaf);
   }
 
+ public:
+  // After Run(): candidates = the distinct (solution, last position) among the fits.
+  void Finish() {
+    std::sort(leaves_.begin(), leaves_.end());
+    candidates =
+        static_cast<uint64_t>(std::unique(leaves_.begin(), leaves_.end()) - leaves_.begin());
+    leaves_ = {};
+  }
+
+ private:
   void Visit(size_t i, uint64_t pos) {
     if (++nodes > budget_) {
       exhausted = true;
@@ -266,8 +276,8 @@ class Search {
   uint64_t gaps_;
   uint64_t budget_;
   Gf2System system_;
-  std::set<std::pair<std::vector<uint64_t>, uint64_t>> seen_;
-  std::map<int, std::array<double, 64>> next_by_rank_;  // rank -> summed next-offset shares
+  std::vector<std::array<uint64_t, kWords + 1>> leaves_;  // every fit: solution, last position
+  std::map<int, std::array<double, 64>> next_by_rank_;    // rank -> summed next-offset shares
 };
 
 // The attacker on `observed` (RecoverPrandomState without the checks), against a map that
@@ -276,6 +286,7 @@ PrandomRecovery Solve(Model model, const LinearMap& map, std::span<const uint32_
                       uint64_t gaps, uint64_t budget) {
   Search search(model, map, observed, gaps, budget);
   search.Run();
+  search.Finish();
   PrandomRecovery r;
   r.nodes = search.nodes;
   r.candidates = search.candidates;
@@ -379,6 +390,7 @@ Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const kstack::Policy
   double next_bits = 0;
   std::map<std::string, uint64_t> outcomes;
   for (uint64_t trial = 0; trial < o.trials; ++trial) {
+    if (o.progress) o.progress(trial, o.trials);
     auto t = RunTrial(o, policy, map, trial);
     if (!t.ok()) return t.error();
     const PrandomRecovery& a = t->attacker;
@@ -492,6 +504,34 @@ std::string ModelNote(std::span<const kstack::PolicyDef> table) {
 }
 
 }  // namespace
+
+// Observations after which a fitting pattern is at full rank (ceil(113 / 6) = 19) and each
+// further one prunes all but (G + 1) / 64 of the patterns: the search grows (G + 1)-fold per
+// observation up to here, then shrinks.
+constexpr uint64_t kPruningDepth = 20;
+// ~1 us per search node (0.8-1.6 us measured on this project's machine, gaps 1..8).
+constexpr double kPrngSecondsPerNode = 1e-6;
+
+AttackCost EstimatePrngRecoverCost(const PrngRecoverOptions& o) {
+  // Nodes of one trial: sum over depths d < min(K, 20) of (G + 1)^d, capped by the budget.
+  const uint64_t depth = std::min(o.observations, kPruningDepth);
+  double nodes = 0;
+  double level = 1;
+  for (uint64_t d = 0; d < depth && nodes < static_cast<double>(o.search_budget); ++d) {
+    nodes += level;
+    level *= static_cast<double>(o.gaps + 1);
+  }
+  nodes =
+      std::min(nodes + static_cast<double>(o.observations), static_cast<double>(o.search_budget));
+  AttackCost c;
+  c.seconds = static_cast<double>(o.trials) * nodes * kPrngSecondsPerNode +
+              static_cast<double>(o.trials) * static_cast<double>(o.predict) * 20e-9;
+  const double outputs = static_cast<double>((o.observations - 1) * (o.gaps + 1) + 2);
+  c.bytes = nodes * 2 * sizeof(std::array<uint64_t, kWords + 1>) +  // the fits kept (x2: growth)
+            outputs * 32 * sizeof(Row) +                            // the linear map
+            static_cast<double>(o.predict) * 2 * sizeof(uint32_t);  // stream and predictions
+  return c;
+}
 
 std::vector<std::string> PrngRecoverPolicies(std::span<const kstack::PolicyDef> table) {
   std::vector<std::string> names;

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/attack_util.h"
 #include "kstacklab/attack.h"
@@ -57,9 +58,16 @@ std::string HzText(double hz) {
 // `policy`: a counter-fed row, driven through its Simulate on one CPU; its counter reads
 // return counter_value, which the simulation sets to the kernel's read (the attacker's estimate
 // while it predicts from a copy of the state).
+// Progress of the whole attack: rows done so far and the total, in samples.
+struct TimerProgress {
+  const AttackProgress* report;
+  uint64_t done;
+  uint64_t total;
+};
+
 Expected<AttackRow> RunRow(const kstack::PolicyDef& policy, double hz, const std::string& label,
                            double sigma_ns, const std::vector<double>* measured, uint64_t samples,
-                           uint64_t seed) {
+                           uint64_t seed, const TimerProgress& progress) {
   Dice dice(seed);
   const bool uniform = hz == 0;
   if (uniform) hz = 1e9;
@@ -75,6 +83,7 @@ Expected<AttackRow> RunRow(const kstack::PolicyDef& policy, double hz, const std
   row.design = label;
   uint64_t t_ps = 1'000'000'000'000 + dice.Below(kPicoHz);  // start 1..2 s after "boot"
   for (uint64_t i = 0; i < samples; ++i) {
+    if (*progress.report && i % 65536 == 0) (*progress.report)(progress.done + i, progress.total);
     t_ps += 1'000'000 + dice.Below(10'000'000);  // next exit 1..11 us later
     double err_ns = 0;
     if (measured != nullptr) {
@@ -133,20 +142,26 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
   }
   if (designs.empty()) return UsageError("timer: no counter-fed design in the policy table");
   uint64_t row_seed = o.seed;
+  const uint64_t rows_per_resolution = o.jitters_ns.size() + (o.measured.errors_ns.empty() ? 0 : 1);
+  TimerProgress progress{&o.progress, 0,
+                         designs.size() * res.size() * rows_per_resolution * o.samples};
   for (const kstack::PolicyDef* design : designs) {
     for (const auto& [hz, text] : res) {
       const std::string label =
           designs.size() == 1 ? text : fmt::format("{} {}", design->name, text);
       for (double j : o.jitters_ns) {
-        auto row = RunRow(*design, hz, label, j, nullptr, o.samples, row_seed++);
+        auto row = RunRow(*design, hz, label, j, nullptr, o.samples, row_seed++, progress);
         if (!row.ok()) return row.error();
+        progress.done += o.samples;
         row->setting = fmt::format("jitter sd {:g} ns", j);
         AddEvidence(*row, "jitter ns", j);
         r.rows.push_back(std::move(*row));
       }
       if (!o.measured.errors_ns.empty()) {
-        auto row = RunRow(*design, hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++);
+        auto row =
+            RunRow(*design, hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++, progress);
         if (!row.ok()) return row.error();
+        progress.done += o.samples;
         row->setting = "jitter measured here";
         AddEvidence(*row, "jitter ns", o.measured.robust_sigma_ns);
         r.rows.push_back(std::move(*row));
@@ -186,7 +201,29 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
 
 namespace {
 void GetpidCall(void* /*state*/) { RawSyscall0(SYS_getpid); }
+
+// ~0.5 us per measured call (a getpid, its two counter reads, the tally), ~60 ns per simulated
+// syscall of a row: this project's machine, with margin.
+constexpr double kTimerSecondsPerCall = 0.5e-6;
+constexpr double kTimerSecondsPerSample = 60e-9;
 }  // namespace
+
+AttackCost EstimateTimerCost(const TimerOptions& o, uint64_t measure_calls) {
+  double designs = 0;
+  for (const kstack::PolicyDef& p : o.policy_table) designs += kstack::CounterFed(p.facts) ? 1 : 0;
+  const double resolutions = static_cast<double>(o.resolutions_hz.size()) + (o.tsc_hz > 0 ? 1 : 0) +
+                             (o.uniform_row ? 1 : 0);
+  const double rows_per_resolution =
+      static_cast<double>(o.jitters_ns.size()) + (measure_calls > 0 ? 1 : 0);
+  AttackCost c;
+  c.seconds = static_cast<double>(measure_calls) * kTimerSecondsPerCall +
+              designs * resolutions * rows_per_resolution * static_cast<double>(o.samples) *
+                  kTimerSecondsPerSample;
+  // The ticks and the errors kept, both alive while the errors are computed.
+  c.bytes =
+      static_cast<double>(measure_calls) * (sizeof(uint64_t) + sizeof(double)) + 64.0 * 64 * 8;
+  return c;
+}
 
 Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
   if (calls < 100) {
@@ -200,14 +237,23 @@ Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
   TimePerCall<timing::CycleClock, &GetpidCall>(nullptr, calls, ticks.data());
   JitterMeasurement m;
   m.counter_step_ns = cal->resolution_ns;
-  std::vector<double> ns(calls);
-  for (uint64_t i = 0; i < calls; ++i) ns[i] = static_cast<double>(ticks[i]) * 1e9 / cal->freq_hz;
-  std::vector<double> sorted = ns;
-  std::sort(sorted.begin(), sorted.end());
-  const double median_ns = sorted[calls / 2];
-  m.robust_sigma_ns = (sorted[calls * 3 / 4] - sorted[calls / 4]) / kIqrPerSigma;
+  auto ns = [&](uint64_t t) { return static_cast<double>(t) * 1e9 / cal->freq_hz; };
+  // The order statistics from a tally of the tick counts (few distinct values), not a sorted
+  // copy: ns() is monotonic, so the k-th smallest duration is ns(k-th smallest tick count).
+  std::map<uint64_t, uint64_t> tally;
+  for (uint64_t t : ticks) ++tally[t];
+  auto kth = [&](uint64_t k) {  // 0-based
+    for (const auto& [t, n] : tally) {
+      if (k < n) return ns(t);
+      k -= n;
+    }
+    return ns(tally.rbegin()->first);
+  };
+  const double median_ns = kth(calls / 2);
+  m.robust_sigma_ns = (kth(calls * 3 / 4) - kth(calls / 4)) / kIqrPerSigma;
+  tally.clear();
   m.errors_ns.reserve(calls);
-  for (double d : ns) m.errors_ns.push_back(d - median_ns);
+  for (uint64_t t : ticks) m.errors_ns.push_back(ns(t) - median_ns);
   return m;
 }
 
