@@ -123,13 +123,13 @@ Expected<std::shared_ptr<void>> SetupSource() {
 
 template <const auto& kTable, size_t I>
 void AddSourceRow(std::vector<WorkloadDef>& rows) {
-  constexpr const kstack::SourceDef& def = kTable[I];
-  if constexpr (def.boot != nullptr) {
+  constexpr const kstack::SourceDef& kDef = kTable[I];
+  if constexpr (kDef.boot != nullptr) {
     WorkloadDef w;
     w.name = "model/rng";
-    w.variant = def.name;
-    w.baseline = def.baseline;
-    w.summary = def.model_summary;
+    w.variant = kDef.name;
+    w.baseline = kDef.baseline;
+    w.summary = kDef.model_summary;
     w.setup = &SetupSource<kTable, I>;
     w.percall = &TimePerCall<Clock, CallSource<kTable, I>>;
     w.loop = &TimeLoop<Clock, CallSource<kTable, I>>;
