@@ -204,7 +204,7 @@ int RunSiphash(const CLI::App& sub, const RngOptions& o) {
 
 // How `kstacklab rng NAME` dumps the kstack::kSources row NAME: the flags it takes (the other
 // sources' flags are errors) and its function. Every raw row has one, and only raw rows do
-// (checked at the first use).
+// (checked when the table is first built: at start-up, for the help footer).
 struct Dumper {
   std::string_view name;
   std::vector<std::string_view> flags;
