@@ -124,7 +124,7 @@ Expected<std::shared_ptr<void>> SetupSource() {
 template <const auto& kTable, size_t I>
 void AddSourceRow(std::vector<WorkloadDef>& rows) {
   constexpr const kstack::SourceDef& kDef = kTable[I];
-  if constexpr (kDef.boot != nullptr) {
+  if constexpr (kDef.model) {
     WorkloadDef w;
     w.name = "model/rng";
     w.variant = kDef.name;

@@ -115,10 +115,14 @@ struct CounterSource {
 
 // --- the table ---------------------------------------------------------------------------------
 
-// One row per source. A row has a model face (boot..baseline; boot == nullptr: none) and/or a
-// raw face (raw_summary != nullptr: `kstacklab rng NAME`).
+// One row per source. A row has a model face (`model`) and/or a raw face (raw_summary !=
+// nullptr: `kstacklab rng NAME`).
 struct SourceDef {
   const char* name;
+  // model/rng has a row for it (model_summary..baseline are set). A constant the model suite
+  // branches on at compile time (comparing a function pointer with nullptr is not a constant
+  // expression under the sanitizers).
+  bool model;
   // `kstacklab rng NAME`: what the raw output is (state size, period, cryptographic or not),
   // or nullptr when the rng command does not dump this source.
   const char* raw_summary;
@@ -151,8 +155,8 @@ uint64_t RefillsErased(void* s) {
 // A model source (with a raw face when raw_summary is given).
 template <class S>
 constexpr SourceDef Row(const char* raw_summary = nullptr) {
-  SourceDef d{S::kName,       raw_summary, S::kSummary, &BootErased<S>,
-              &CallErased<S>, 0,           nullptr,     false};
+  SourceDef d{S::kName,       true, raw_summary, S::kSummary, &BootErased<S>,
+              &CallErased<S>, 0,    nullptr,     false};
   if constexpr (requires { S::kMinRefillsPer200Calls; }) {
     d.min_refills_per_200_calls = S::kMinRefillsPer200Calls;
     d.refills = &RefillsErased<S>;
@@ -162,7 +166,7 @@ constexpr SourceDef Row(const char* raw_summary = nullptr) {
 }
 // A source `kstacklab rng` dumps and the model suite does not time.
 constexpr SourceDef RawRow(const char* name, const char* raw_summary) {
-  return {name, raw_summary, nullptr, nullptr, nullptr, 0, nullptr, false};
+  return {name, false, raw_summary, nullptr, nullptr, nullptr, 0, nullptr, false};
 }
 }  // namespace source_internal
 
