@@ -43,7 +43,7 @@ TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
   std::vector<std::string> policies;
   for (const kstack::PolicyDef& p : kstack::Policies()) policies.push_back(p.name);
   EXPECT_EQ(kstack, policies);
-  // The source rows: the baseline first, then unique non-empty names (the table in model.cc).
+  // The source rows: the baseline first, then unique non-empty names (kstack::kSources).
   ASSERT_FALSE(sources.empty());
   EXPECT_EQ(sources[0], "off");
   EXPECT_EQ(std::set<std::string>(sources.begin(), sources.end()).size(), sources.size());

@@ -3,17 +3,23 @@
 // CPU's offset unchanged", "a 24 MHz counter gives too few bits") made an experiment on the
 // bit-exact models of rng/ and kstack/, measured against the chance baseline (1/64, 6 bits).
 //
+// The attacks know no design by name: each iterates a policy table (kstack::Policies() unless an
+// option gives another, as tests do) and chooses its rows and method by each row's AttackFacts;
+// it drives the design through the row's Simulate.
+//
 // Every attack fills one AttackReport: plain data, rendered by report/ (attack_report.h) as a
 // table or JSON. A live mode (the real kernel) fills the same struct with mode = "live".
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/prandom.h"
 
 namespace kstacklab::analysis {
@@ -69,6 +75,29 @@ void AddCountEvidence(AttackRow& row, std::string key, uint64_t count, bool lowe
 // accuracy = correct / predicted (0 when nothing was predicted).
 void SetAccuracy(AttackRow& row);
 
+// --- cost and progress (every attack) --------------------------------------------------------
+
+// Called by a long attack as it goes: `done` of `total` work units (the attack's own unit:
+// trials, syscalls, samples), from the attack's thread, at most every few thousand units. Empty:
+// nothing is reported. The CLI draws it on stderr when stderr is a terminal.
+using AttackProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+// What an attack will cost, estimated from its options alone before it runs: wall time on one
+// core of this project's machine (docs/strength.md "Limits": the rates each estimate assumes)
+// and peak memory of the data it keeps.
+struct AttackCost {
+  double seconds = 0;
+  double bytes = 0;
+};
+// The bound above which the CLI refuses an attack unless asked to run it anyway.
+inline constexpr double kAttackSecondsBound = 60;
+inline constexpr double kAttackBytesBound = 512.0 * 1024 * 1024;
+inline bool WithinAttackBounds(const AttackCost& c) {
+  return c.seconds <= kAttackSecondsBound && c.bytes <= kAttackBytesBound;
+}
+// "about 3.2 h and 1.5 GiB", "under 1 s and 1 MiB".
+std::string DescribeAttackCost(const AttackCost& c);
+
 // The one verdict rule of the prediction attacks (timer, migration, live): "nothing predicted";
 // "chance" unless the hits lie more than kVerdictSigmas binomial standard deviations above
 // `chance` x predicted (so a few lucky hits in a short run stay "chance", and a small real edge
@@ -87,10 +116,22 @@ struct PrngRecoverOptions {
   uint64_t seed = 1;
   uint64_t trials = 1;               // independent seeded states (seed, seed+1, ...)
   uint64_t search_budget = 4000000;  // max search nodes per trial (gap-pattern search)
+  std::span<const kstack::PolicyDef> policy_table = kstack::Policies();
+  AttackProgress progress;  // units: trials
 };
 
-// Policies prng-recover can be run against ("uniform" = a ChaCha20 stream, the reference).
-std::vector<std::string> PrngRecoverPolicies();
+// The cost of RunPrngRecover(options): trials x the search nodes a trial visits (every gap
+// pattern up to 20 observations, where full rank starts to prune, capped by the budget) at
+// ~1 us a node; memory of the fitting patterns kept for the candidate count (24 bytes each, x2
+// for growth) and of the linear map.
+AttackCost EstimatePrngRecoverCost(const PrngRecoverOptions& options);
+
+// Policies prng-recover can be run against ("uniform" = a ChaCha20 stream, the reference): the
+// rows with a secret generator (not off, not counter-fed: attack timer) that are not a lock or
+// batch variant of another row; the linear ones (LFSR113, the attacker's model) first, then the
+// keyed-hash ones, then the crng-fed ones, each in table order, then uniform.
+std::vector<std::string> PrngRecoverPolicies(
+    std::span<const kstack::PolicyDef> table = kstack::Policies());
 
 // What the prng-recover attacker concludes from observed offsets of one CPU's stream, assuming
 // LFSR113 (the offset model of `policy`: buffered-prng's 5 offsets per output, else percpu-prng's
@@ -120,9 +161,9 @@ struct PrandomRecovery {
 };
 // UsageError for an unknown policy, no observations, or an offset that is not a multiple of 16
 // below 1024.
-Expected<PrandomRecovery> RecoverPrandomState(const std::string& policy,
-                                              std::span<const uint32_t> observed, uint64_t gaps,
-                                              uint64_t search_budget);
+Expected<PrandomRecovery> RecoverPrandomState(
+    const std::string& policy, std::span<const uint32_t> observed, uint64_t gaps,
+    uint64_t search_budget, std::span<const kstack::PolicyDef> table = kstack::Policies());
 
 // The attack; UsageError (no flag names) for an unknown policy or out-of-range numbers.
 Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& options);
@@ -137,9 +178,17 @@ struct MigrationOptions {
   double user_migrate_prob = 0.5;  // P(it is moved while in user mode after a syscall)
   double other_rate = 0.2;         // mean other-task syscalls per CPU between two attacker ones
   uint64_t seed = 1;
+  std::span<const kstack::PolicyDef> policy_table = kstack::Policies();
+  AttackProgress progress;  // units: attacker syscalls over all designs
 };
 
-std::vector<std::string> MigrationPolicies();
+// The cost of RunMigration(options): designs x syscalls x (cpus x (1 + other_rate) + 2)
+// simulated steps at ~15 ns each; memory is a few KiB per CPU.
+AttackCost EstimateMigrationCost(const MigrationOptions& options);
+
+// Every row of the table, in table order, then "uniform".
+std::vector<std::string> MigrationPolicies(
+    std::span<const kstack::PolicyDef> table = kstack::Policies());
 Expected<AttackReport> RunMigration(const MigrationOptions& options);
 
 // --- 3. timer ------------------------------------------------------------------------------
@@ -166,7 +215,15 @@ struct TimerOptions {
   bool uniform_row = true;  // a reference row: the design fed by a uniform source
   uint64_t samples = 200000;
   uint64_t seed = 1;
+  // The counter-fed rows (AttackFacts) are attacked, each at every resolution; with more than
+  // one, the design column names the policy before the resolution.
+  std::span<const kstack::PolicyDef> policy_table = kstack::Policies();
+  AttackProgress progress;  // units: simulated syscalls over all rows
 };
+
+// The cost of MeasureSyscallJitter(measure_calls) (0: no measurement; ~0.5 us and 16 bytes at
+// peak per call, 8 kept) and then RunTimer(options) (rows x samples at ~60 ns each).
+AttackCost EstimateTimerCost(const TimerOptions& options, uint64_t measure_calls);
 
 Expected<AttackReport> RunTimer(const TimerOptions& options);
 

@@ -1,7 +1,9 @@
 // Shared pieces of the attack reports (include/kstacklab/attack.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kstacklab/attack.h"
 
@@ -22,6 +24,25 @@ void AddEvidence(AttackRow& row, std::string key, std::string text) {
 
 void AddCountEvidence(AttackRow& row, std::string key, uint64_t count, bool lower_bound) {
   row.evidence.push_back({std::move(key), fmt::format("{}", count), true, lower_bound});
+}
+
+std::string DescribeAttackCost(const AttackCost& c) {
+  std::string time;
+  if (c.seconds < 1) {
+    time = "under 1 s";
+  } else if (c.seconds < 120) {
+    time = fmt::format("about {:.0f} s", c.seconds);
+  } else if (c.seconds < 7200) {
+    time = fmt::format("about {:.0f} min", c.seconds / 60);
+  } else if (c.seconds < 48 * 3600) {
+    time = fmt::format("about {:.1f} h", c.seconds / 3600);
+  } else {
+    time = fmt::format("about {:.3g} days", c.seconds / 86400);
+  }
+  const double mib = c.bytes / (1024.0 * 1024);
+  const std::string memory = mib < 1024 ? fmt::format("{:.0f} MiB", std::max(mib, 1.0))
+                                        : fmt::format("{:.1f} GiB", mib / 1024);
+  return fmt::format("{} and {}", time, memory);
 }
 
 std::string PredictionVerdict(uint64_t correct, uint64_t predicted, double chance) {

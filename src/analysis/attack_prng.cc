@@ -55,8 +55,12 @@ enum class Model {
   kBuffered,  // buffered-prng: offset k = bits 6(k%5)..+5 of output k/5
 };
 
-Model ModelFor(const std::string& policy) {
-  return policy == "buffered-prng" ? Model::kBuffered : Model::kDirect;
+// The attacker assumes LFSR113: the design's own output layout when it is linear, else the
+// direct one (percpu-prng's).
+Model ModelFor(const kstack::PolicyDef* policy) {
+  const bool buffered = policy != nullptr && kstack::LinearOverGf2(policy->facts) &&
+                        policy->facts.offsets_per_output == 5;
+  return buffered ? Model::kBuffered : Model::kDirect;
 }
 
 // Output n (0-based: the (n+1)-th step from the unknown state) and the bit of it that holds
@@ -97,58 +101,24 @@ class LinearMap {
   std::vector<std::array<Row, 32>> coef_;
 };
 
-// The offsets a design produces on one CPU, from a fresh boot keyed by `dice`: the real policy
-// objects of kstack/ with an injected cpu (always 0).
-Expected<std::vector<uint32_t>> DrawStream(const std::string& policy, Dice& dice, uint64_t n) {
+// The offsets a design produces on one CPU, from a fresh boot keyed by `dice`: its row's
+// Simulate (the real policy objects of kstack/) with an injected cpu (always 0); policy nullptr =
+// the uniform reference.
+Expected<std::vector<uint32_t>> DrawStream(const kstack::PolicyDef* policy, Dice& dice,
+                                           uint64_t n) {
   std::vector<uint32_t> out;
   out.reserve(n);
-  kstack::CpuScript script;
-  const kstack::InjectedCpu cpu{&script};
-  auto crng = [&] {
-    uint8_t key[rng::kChachaKeySize];
-    dice.Fill(key, sizeof key);
-    return std::make_shared<rng::Crng>(1, key);
-  };
-  if (policy == "percpu-prng") {
-    uint32_t words[4];
-    for (uint32_t& w : words) w = static_cast<uint32_t>(dice.Next());
-    rng::PrandomState st;
-    rng::PrandomSeedFromWords(st, words);  // prandom_seed_full_state() for one CPU
-    kstack::PercpuPrandomPolicy<kstack::InjectedCpu> p(std::span(&st, 1), cpu);
-    for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
-  } else if (policy == "buffered-prng") {
-    kstack::BufferedPrandomPolicy<kstack::InjectedCpu> p(crng(), cpu);
-    for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
-  } else if (policy == "siphash") {
-    uint8_t kb[16];
-    dice.Fill(kb, sizeof kb);
-    const uint64_t tweak = dice.Next();
-    kstack::SiphashOffsetPolicy<kstack::InjectedCpu> p(rng::SiphashKeyFromBytes(kb),
-                                                       std::span(&tweak, 1), cpu);
-    for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
-  } else if (policy == "legacy-arm64") {
-    auto c = crng();
-    kstack::PerCpuLegacyPolicy<kstack::CrngU16Rand, kstack::InjectedCpu> p(
-        1, kstack::CrngU16Rand{c.get()}, cpu);
-    for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
-  } else if (policy == "per-task") {
-    auto c = crng();
-    using P = kstack::PerTaskLegacyPolicy<kstack::CrngU16Rand, kstack::InjectedCpu>;
-    P::TaskInit();  // a new task (random_kstack_task_init)
-    P p(kstack::CrngU16Rand{c.get()}, cpu);
-    for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
-  } else if (policy == "siphash-task") {
-    uint8_t kb[16];
-    dice.Fill(kb, sizeof kb);
-    using P = kstack::SiphashTaskOffsetPolicy<kstack::InjectedCpu>;
-    P::TaskInit(rng::SiphashKeyFromBytes(kb));  // a new task with its own key
-    P p(nullptr, cpu);                          // the key is set: no crng is asked
-    for (uint64_t i = 0; i < n; ++i) out.push_back(p.NextOffset());
-  } else if (policy == "uniform") {
+  if (policy == nullptr) {
     UniformSource u(dice);
     for (uint64_t i = 0; i < n; ++i) out.push_back(kstack::KstackOffsetMax(u.Next()));
-  } else {
-    return UsageError(fmt::format("prng-recover does not support policy '{}'", policy));
+    return out;
+  }
+  kstack::CpuScript script;
+  auto sim = policy->simulate({1, &script, &dice, nullptr});
+  if (!sim.ok()) return sim.error();
+  for (uint64_t i = 0; i < n; ++i) {
+    out.push_back(sim->entry());
+    if (sim->exit) sim->exit();
   }
   return out;
 }
@@ -265,11 +235,21 @@ class Search {
     // Two gap patterns can embed the observations in the same stream (two equal adjacent
     // offsets): one candidate, though both patterns count in the posterior above. At full rank
     // the solution is canonical (the 15 bits no output depends on are free columns, set to 0).
-    if (!seen_.emplace(leaf.solution, leaf.last_pos).second) return;
-    ++candidates;
+    // Each fit is kept as its 24-byte key and counted once at the end (Finish).
+    leaves_.push_back({leaf.solution[0], leaf.solution[1], leaf.last_pos});
     if (!first) first = std::move(leaf);
   }
 
+ public:
+  // After Run(): candidates = the distinct (solution, last position) among the fits.
+  void Finish() {
+    std::sort(leaves_.begin(), leaves_.end());
+    candidates =
+        static_cast<uint64_t>(std::unique(leaves_.begin(), leaves_.end()) - leaves_.begin());
+    leaves_ = {};
+  }
+
+ private:
   void Visit(size_t i, uint64_t pos) {
     if (++nodes > budget_) {
       exhausted = true;
@@ -296,8 +276,8 @@ class Search {
   uint64_t gaps_;
   uint64_t budget_;
   Gf2System system_;
-  std::set<std::pair<std::vector<uint64_t>, uint64_t>> seen_;
-  std::map<int, std::array<double, 64>> next_by_rank_;  // rank -> summed next-offset shares
+  std::vector<std::array<uint64_t, kWords + 1>> leaves_;  // every fit: solution, last position
+  std::map<int, std::array<double, 64>> next_by_rank_;    // rank -> summed next-offset shares
 };
 
 // The attacker on `observed` (RecoverPrandomState without the checks), against a map that
@@ -306,6 +286,7 @@ PrandomRecovery Solve(Model model, const LinearMap& map, std::span<const uint32_
                       uint64_t gaps, uint64_t budget) {
   Search search(model, map, observed, gaps, budget);
   search.Run();
+  search.Finish();
   PrandomRecovery r;
   r.nodes = search.nodes;
   r.candidates = search.candidates;
@@ -367,7 +348,8 @@ struct Trial {
   uint64_t correct = 0;
 };
 
-Expected<Trial> RunTrial(const PrngRecoverOptions& o, const LinearMap& map, uint64_t trial) {
+Expected<Trial> RunTrial(const PrngRecoverOptions& o, const kstack::PolicyDef* policy,
+                         const LinearMap& map, uint64_t trial) {
   Dice dice(o.seed * 0x100000001B3ull + trial);
   // Where the attacker's observations sit in the CPU's stream: index 0, then gaps in [0, G].
   std::vector<uint64_t> positions = {0};
@@ -375,12 +357,12 @@ Expected<Trial> RunTrial(const PrngRecoverOptions& o, const LinearMap& map, uint
     positions.push_back(positions.back() + 1 + dice.Below(o.gaps + 1));
   }
   const uint64_t last = positions.back();
-  auto stream = DrawStream(o.policy, dice, last + 1 + o.predict);
+  auto stream = DrawStream(policy, dice, last + 1 + o.predict);
   if (!stream.ok()) return stream.error();
   std::vector<uint32_t> observed;
   for (uint64_t p : positions) observed.push_back((*stream)[p]);
 
-  const Model model = ModelFor(o.policy);
+  const Model model = ModelFor(policy);
   Trial t;
   t.attacker = Solve(model, map, observed, o.gaps, o.search_budget);
   // The attacker predicts from its solution either way; the truth decides.
@@ -393,8 +375,8 @@ Expected<Trial> RunTrial(const PrngRecoverOptions& o, const LinearMap& map, uint
 }
 
 // The attack's row: o.trials trials against `map`, aggregated (worst trial for the evidence).
-Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map,
-                               uint64_t* incomplete_trials) {
+Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const kstack::PolicyDef* policy,
+                               const LinearMap& map, uint64_t* incomplete_trials) {
   AttackRow row;
   row.design = o.policy;
   row.setting = o.gaps == 0 ? "consecutive" : fmt::format("gaps<={} (unknown)", o.gaps);
@@ -408,7 +390,8 @@ Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map
   double next_bits = 0;
   std::map<std::string, uint64_t> outcomes;
   for (uint64_t trial = 0; trial < o.trials; ++trial) {
-    auto t = RunTrial(o, map, trial);
+    if (o.progress) o.progress(trial, o.trials);
+    auto t = RunTrial(o, policy, map, trial);
     if (!t.ok()) return t.error();
     const PrandomRecovery& a = t->attacker;
     row.predicted += o.predict;
@@ -446,18 +429,124 @@ Expected<AttackRow> RecoverRow(const PrngRecoverOptions& o, const LinearMap& map
   return row;
 }
 
+// prng-recover's order of the rows it attacks: the attacker's own model first.
+int PrngOrder(kstack::Generator g) {
+  switch (g) {
+    case kstack::Generator::kPrandom:
+      return 0;
+    case kstack::Generator::kSiphash:
+      return 1;
+    case kstack::Generator::kCrng:
+      return 2;
+    case kstack::Generator::kNone:
+    case kstack::Generator::kCounter:
+      break;
+  }
+  return -1;  // not attacked: no secret generator (off), or counter-fed (attack timer)
+}
+
+// The rows PrngRecoverPolicies() names, in its order.
+std::vector<const kstack::PolicyDef*> PrngRecoverRows(std::span<const kstack::PolicyDef> table) {
+  std::vector<const kstack::PolicyDef*> rows;
+  for (int order = 0; order <= 2; ++order) {
+    for (const kstack::PolicyDef& p : table) {
+      if (PrngOrder(p.facts.generator) == order && p.facts.variant_of == nullptr) {
+        rows.push_back(&p);
+      }
+    }
+  }
+  return rows;
+}
+
+// The row of `name` if prng-recover attacks it (*found: it does; the row is nullptr for uniform).
+const kstack::PolicyDef* PrngRecoverRow(const std::string& name,
+                                        std::span<const kstack::PolicyDef> table, bool* found) {
+  *found = name == "uniform";
+  if (*found) return nullptr;
+  for (const kstack::PolicyDef* p : PrngRecoverRows(table)) {
+    if (name == p->name) {
+      *found = true;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+// "siphash, siphash-task, legacy-arm64, per-task and uniform are attacked with the percpu-prng
+// model (the attacker assumes LFSR113); buffered-prng with its own 5-offsets-per-output model,
+// first observation at the first offset after seeding." for the default table.
+std::string ModelNote(std::span<const kstack::PolicyDef> table) {
+  std::vector<std::string> others;
+  std::vector<std::string> direct;
+  std::vector<std::string> own;
+  for (const kstack::PolicyDef* p : PrngRecoverRows(table)) {
+    if (!kstack::LinearOverGf2(p->facts)) {
+      others.emplace_back(p->name);
+    } else if (ModelFor(p) == Model::kDirect) {
+      direct.emplace_back(p->name);
+    } else {
+      own.emplace_back(p->name);
+    }
+  }
+  const std::string last = others.empty() ? "uniform" : others.back() + " and uniform";
+  if (!others.empty()) others.pop_back();
+  others.push_back(last);
+  std::string note = fmt::format("{} are attacked with the {} model (the attacker assumes LFSR113)",
+                                 fmt::join(others, ", "),
+                                 direct.empty() ? std::string("LFSR113 direct") : direct.front());
+  for (const std::string& name : own) {
+    note += fmt::format(
+        "; {} with its own 5-offsets-per-output model, first observation at the "
+        "first offset after seeding",
+        name);
+  }
+  return note + ".";
+}
+
 }  // namespace
 
-std::vector<std::string> PrngRecoverPolicies() {
-  return {"percpu-prng",  "buffered-prng", "siphash", "siphash-task",
-          "legacy-arm64", "per-task",      "uniform"};
+// Observations after which a fitting pattern is at full rank (ceil(113 / 6) = 19) and each
+// further one prunes all but (G + 1) / 64 of the patterns: the search grows (G + 1)-fold per
+// observation up to here, then shrinks.
+constexpr uint64_t kPruningDepth = 20;
+// ~1 us per search node (0.8-1.6 us measured on this project's machine, gaps 1..8).
+constexpr double kPrngSecondsPerNode = 1e-6;
+
+AttackCost EstimatePrngRecoverCost(const PrngRecoverOptions& o) {
+  // Nodes of one trial: sum over depths d < min(K, 20) of (G + 1)^d, capped by the budget.
+  const uint64_t depth = std::min(o.observations, kPruningDepth);
+  double nodes = 0;
+  double level = 1;
+  for (uint64_t d = 0; d < depth && nodes < static_cast<double>(o.search_budget); ++d) {
+    nodes += level;
+    level *= static_cast<double>(o.gaps + 1);
+  }
+  nodes =
+      std::min(nodes + static_cast<double>(o.observations), static_cast<double>(o.search_budget));
+  AttackCost c;
+  c.seconds = static_cast<double>(o.trials) * nodes * kPrngSecondsPerNode +
+              static_cast<double>(o.trials) * static_cast<double>(o.predict) * 20e-9;
+  const double outputs = static_cast<double>((o.observations - 1) * (o.gaps + 1) + 2);
+  c.bytes = nodes * 2 * sizeof(std::array<uint64_t, kWords + 1>) +  // the fits kept (x2: growth)
+            outputs * 32 * sizeof(Row) +                            // the linear map
+            static_cast<double>(o.predict) * 2 * sizeof(uint32_t);  // stream and predictions
+  return c;
+}
+
+std::vector<std::string> PrngRecoverPolicies(std::span<const kstack::PolicyDef> table) {
+  std::vector<std::string> names;
+  for (const kstack::PolicyDef* p : PrngRecoverRows(table)) names.emplace_back(p->name);
+  names.emplace_back("uniform");
+  return names;
 }
 
 Expected<PrandomRecovery> RecoverPrandomState(const std::string& policy,
                                               std::span<const uint32_t> observed, uint64_t gaps,
-                                              uint64_t search_budget) {
-  const auto names = PrngRecoverPolicies();
-  if (std::find(names.begin(), names.end(), policy) == names.end()) {
+                                              uint64_t search_budget,
+                                              std::span<const kstack::PolicyDef> table) {
+  bool found = false;
+  const kstack::PolicyDef* row = PrngRecoverRow(policy, table, &found);
+  if (!found) {
     return UsageError(fmt::format("prng-recover does not support policy '{}'", policy));
   }
   if (observed.empty() || search_budget < 1) {
@@ -469,15 +558,16 @@ Expected<PrandomRecovery> RecoverPrandomState(const std::string& policy,
                                     observed[i], i));
     }
   }
-  const Model model = ModelFor(policy);
+  const Model model = ModelFor(row);
   LinearMap map;
   map.Extend(OutputsNeeded(model, observed.size(), gaps));
   return Solve(model, map, observed, gaps, search_budget);
 }
 
 Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
-  const auto names = PrngRecoverPolicies();
-  if (std::find(names.begin(), names.end(), o.policy) == names.end()) {
+  bool found = false;
+  const kstack::PolicyDef* policy = PrngRecoverRow(o.policy, o.policy_table, &found);
+  if (!found) {
     return UsageError(fmt::format("prng-recover does not support policy '{}'", o.policy));
   }
   if (o.observations < 1 || o.observations > 10000 || o.predict < 1 || o.trials < 1 || o.gaps > 8 ||
@@ -485,10 +575,10 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
     return UsageError("prng-recover: observations 1..10000, predict >= 1, trials >= 1, gaps 0..8");
   }
   LinearMap map;
-  map.Extend(OutputsNeeded(ModelFor(o.policy), o.observations, o.gaps));
+  map.Extend(OutputsNeeded(ModelFor(policy), o.observations, o.gaps));
 
   uint64_t incomplete = 0;
-  auto row = RecoverRow(o, map, &incomplete);
+  auto row = RecoverRow(o, policy, map, &incomplete);
   if (!row.ok()) return row.error();
 
   AttackReport r;
@@ -512,10 +602,7 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
       "only with a unique state of rank "
       "113 confirmed by >= 12 redundant equations; `full rank, unverified` predicts but could "
       "still be a coincidence.",
-      "siphash, siphash-task, legacy-arm64, per-task and uniform are attacked with the percpu-prng "
-      "model (the attacker assumes LFSR113); buffered-prng with its own 5-offsets-per-output "
-      "model, first "
-      "observation at the first offset after seeding.",
+      ModelNote(o.policy_table),
   };
   if (incomplete > 0) {
     r.notes.push_back(fmt::format(

@@ -8,13 +8,15 @@
 // Simulation (seeded): exit times in picoseconds with a random phase between syscalls
 // (1..11 us apart), the counter value = rng::CounterSource(1e12 Hz, F).Quantise(time) (the real
 // quantisation of the rng module), e drawn from a normal law with the given standard deviation,
-// or resampled from errors measured here (--measure); the design itself is the real
-// kstack::PerCpuLegacyPolicy whose random input returns the simulated counter value.
+// or resampled from errors measured here (--measure); the design itself is each counter-fed row
+// of the policy table (AttackFacts; legacy-x86), its real policy object driven through the row's
+// Simulate with the simulated counter value as its counter read.
 #include <fmt/format.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "analysis/attack_util.h"
 #include "kstacklab/attack.h"
@@ -38,11 +40,6 @@ bool AtCounterResolution(const JitterMeasurement& m) {
   return m.counter_step_ns > 0 && m.robust_sigma_ns * kIqrPerSigma < 1.5 * m.counter_step_ns;
 }
 
-struct ValueRand {
-  const uint64_t* value;
-  uint32_t operator()(int /*cpu*/) const { return static_cast<uint32_t>(*value); }
-};
-
 // A standard normal draw (Box-Muller) from the dice.
 double Normal(Dice& dice) {
   const double u1 = 1.0 - dice.Unit();  // (0, 1]
@@ -58,8 +55,19 @@ std::string HzText(double hz) {
 
 // hz == 0: the reference row, the design fed by a uniform source instead of the counter (the
 // attacker still times the counter, at 1 GHz).
-AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
-                 const std::vector<double>* measured, uint64_t samples, uint64_t seed) {
+// `policy`: a counter-fed row, driven through its Simulate on one CPU; its counter reads
+// return counter_value, which the simulation sets to the kernel's read (the attacker's estimate
+// while it predicts from a copy of the state).
+// Progress of the whole attack: rows done so far and the total, in samples.
+struct TimerProgress {
+  const AttackProgress* report;
+  uint64_t done;
+  uint64_t total;
+};
+
+Expected<AttackRow> RunRow(const kstack::PolicyDef& policy, double hz, const std::string& label,
+                           double sigma_ns, const std::vector<double>* measured, uint64_t samples,
+                           uint64_t seed, const TimerProgress& progress) {
   Dice dice(seed);
   const bool uniform = hz == 0;
   if (uniform) hz = 1e9;
@@ -67,13 +75,15 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
   const rng::CounterSource counter(kPicoHz, static_cast<uint64_t>(std::llround(hz)));
   uint64_t counter_value = 0;
   kstack::CpuScript script;
-  kstack::PerCpuLegacyPolicy<ValueRand, kstack::InjectedCpu> policy(1, ValueRand{&counter_value},
-                                                                    kstack::InjectedCpu{&script});
+  auto sim = policy.simulate({1, &script, &dice, &counter_value});
+  if (!sim.ok()) return sim.error();
+  KSTACKLAB_CHECK(sim->predict_next && sim->exit);   // a counter-fed design (SimPolicy)
   std::vector<uint64_t> counts(size_t{64} * 64, 0);  // [guess / 16][actual / 16]
   AttackRow row;
   row.design = label;
   uint64_t t_ps = 1'000'000'000'000 + dice.Below(kPicoHz);  // start 1..2 s after "boot"
   for (uint64_t i = 0; i < samples; ++i) {
+    if (*progress.report && i % 65536 == 0) (*progress.report)(progress.done + i, progress.total);
     t_ps += 1'000'000 + dice.Below(10'000'000);  // next exit 1..11 us later
     double err_ns = 0;
     if (measured != nullptr) {
@@ -83,12 +93,13 @@ AttackRow RunRow(double hz, const std::string& label, double sigma_ns,
     }
     const double est = static_cast<double>(t_ps) + NsToPs(err_ns);
     const uint64_t est_ps = est <= 0 ? 0 : static_cast<uint64_t>(est);
-    const uint32_t state = policy.offset(0);  // given to the attacker (best case)
-    const uint32_t guess = kstack::KstackOffsetMax(
-        kstack::ChooseLegacyOffset(state, static_cast<uint32_t>(counter.Quantise(est_ps))));
+    // The state is given to the attacker (best case): it runs the exit step on a copy with
+    // its own counter estimate.
+    counter_value = counter.Quantise(est_ps);
+    const uint32_t guess = sim->predict_next();
     counter_value = uniform ? source.Next() : counter.Quantise(t_ps);
-    policy.Exit();                                                    // the kernel's choose step
-    const uint32_t actual = kstack::KstackOffsetMax(policy.Entry());  // the next entry
+    sim->exit();                           // the kernel's choose step
+    const uint32_t actual = sim->entry();  // the next entry
     ++row.predicted;
     row.correct += guess == actual ? 1 : 0;
     ++counts[guess / 16 * 64 + actual / 16];
@@ -125,19 +136,36 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
   r.remaining_bits_meaning =
       "conditional entropy H(next offset | attacker's prediction), bits (Miller-Madow "
       "corrected estimate)";
+  std::vector<const kstack::PolicyDef*> designs;
+  for (const kstack::PolicyDef& p : o.policy_table) {
+    if (kstack::CounterFed(p.facts)) designs.push_back(&p);
+  }
+  if (designs.empty()) return UsageError("timer: no counter-fed design in the policy table");
   uint64_t row_seed = o.seed;
-  for (const auto& [hz, label] : res) {
-    for (double j : o.jitters_ns) {
-      AttackRow row = RunRow(hz, label, j, nullptr, o.samples, row_seed++);
-      row.setting = fmt::format("jitter sd {:g} ns", j);
-      AddEvidence(row, "jitter ns", j);
-      r.rows.push_back(std::move(row));
-    }
-    if (!o.measured.errors_ns.empty()) {
-      AttackRow row = RunRow(hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++);
-      row.setting = "jitter measured here";
-      AddEvidence(row, "jitter ns", o.measured.robust_sigma_ns);
-      r.rows.push_back(std::move(row));
+  const uint64_t rows_per_resolution = o.jitters_ns.size() + (o.measured.errors_ns.empty() ? 0 : 1);
+  TimerProgress progress{&o.progress, 0,
+                         designs.size() * res.size() * rows_per_resolution * o.samples};
+  for (const kstack::PolicyDef* design : designs) {
+    for (const auto& [hz, text] : res) {
+      const std::string label =
+          designs.size() == 1 ? text : fmt::format("{} {}", design->name, text);
+      for (double j : o.jitters_ns) {
+        auto row = RunRow(*design, hz, label, j, nullptr, o.samples, row_seed++, progress);
+        if (!row.ok()) return row.error();
+        progress.done += o.samples;
+        row->setting = fmt::format("jitter sd {:g} ns", j);
+        AddEvidence(*row, "jitter ns", j);
+        r.rows.push_back(std::move(*row));
+      }
+      if (!o.measured.errors_ns.empty()) {
+        auto row =
+            RunRow(*design, hz, label, 0, &o.measured.errors_ns, o.samples, row_seed++, progress);
+        if (!row.ok()) return row.error();
+        progress.done += o.samples;
+        row->setting = "jitter measured here";
+        AddEvidence(*row, "jitter ns", o.measured.robust_sigma_ns);
+        r.rows.push_back(std::move(*row));
+      }
     }
   }
   r.notes = {
@@ -173,7 +201,29 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
 
 namespace {
 void GetpidCall(void* /*state*/) { RawSyscall0(SYS_getpid); }
+
+// ~0.5 us per measured call (a getpid, its two counter reads, the tally), ~60 ns per simulated
+// syscall of a row: this project's machine, with margin.
+constexpr double kTimerSecondsPerCall = 0.5e-6;
+constexpr double kTimerSecondsPerSample = 60e-9;
 }  // namespace
+
+AttackCost EstimateTimerCost(const TimerOptions& o, uint64_t measure_calls) {
+  double designs = 0;
+  for (const kstack::PolicyDef& p : o.policy_table) designs += kstack::CounterFed(p.facts) ? 1 : 0;
+  const double resolutions = static_cast<double>(o.resolutions_hz.size()) + (o.tsc_hz > 0 ? 1 : 0) +
+                             (o.uniform_row ? 1 : 0);
+  const double rows_per_resolution =
+      static_cast<double>(o.jitters_ns.size()) + (measure_calls > 0 ? 1 : 0);
+  AttackCost c;
+  c.seconds = static_cast<double>(measure_calls) * kTimerSecondsPerCall +
+              designs * resolutions * rows_per_resolution * static_cast<double>(o.samples) *
+                  kTimerSecondsPerSample;
+  // The ticks and the errors kept, both alive while the errors are computed.
+  c.bytes =
+      static_cast<double>(measure_calls) * (sizeof(uint64_t) + sizeof(double)) + 64.0 * 64 * 8;
+  return c;
+}
 
 Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
   if (calls < 100) {
@@ -187,14 +237,23 @@ Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
   TimePerCall<timing::CycleClock, &GetpidCall>(nullptr, calls, ticks.data());
   JitterMeasurement m;
   m.counter_step_ns = cal->resolution_ns;
-  std::vector<double> ns(calls);
-  for (uint64_t i = 0; i < calls; ++i) ns[i] = static_cast<double>(ticks[i]) * 1e9 / cal->freq_hz;
-  std::vector<double> sorted = ns;
-  std::sort(sorted.begin(), sorted.end());
-  const double median_ns = sorted[calls / 2];
-  m.robust_sigma_ns = (sorted[calls * 3 / 4] - sorted[calls / 4]) / kIqrPerSigma;
+  auto ns = [&](uint64_t t) { return static_cast<double>(t) * 1e9 / cal->freq_hz; };
+  // The order statistics from a tally of the tick counts (few distinct values), not a sorted
+  // copy: ns() is monotonic, so the k-th smallest duration is ns(k-th smallest tick count).
+  std::map<uint64_t, uint64_t> tally;
+  for (uint64_t t : ticks) ++tally[t];
+  auto kth = [&](uint64_t k) {  // 0-based
+    for (const auto& [t, n] : tally) {
+      if (k < n) return ns(t);
+      k -= n;
+    }
+    return ns(tally.rbegin()->first);
+  };
+  const double median_ns = kth(calls / 2);
+  m.robust_sigma_ns = (kth(calls * 3 / 4) - kth(calls / 4)) / kIqrPerSigma;
+  tally.clear();
   m.errors_ns.reserve(calls);
-  for (double d : ns) m.errors_ns.push_back(d - median_ns);
+  for (uint64_t t : ticks) m.errors_ns.push_back(ns(t) - median_ns);
   return m;
 }
 

@@ -3,12 +3,17 @@
 // analysis/ and prints the report through report/ (table by default, --format json).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cli/attack_live.h"
@@ -36,6 +41,12 @@ struct Common {
   std::string seed = "1";
 };
 
+void AddAllowLong(CLI::App& sub, bool& allow_long) {
+  sub.add_flag("--allow-long", allow_long,
+               "run even when the estimated work is beyond the bound (60 s or 512 MiB; "
+               "docs/strength.md \"Limits\")");
+}
+
 void AddCommon(CLI::App& sub, Common& c) {
   sub.add_option("--format", c.format, "output: table or json")->capture_default_str();
   sub.add_option("--seed", c.seed, "seed of every random choice (reproducible runs)")
@@ -45,6 +56,76 @@ void AddCommon(CLI::App& sub, Common& c) {
 Status CheckFormat(const Common& c) {
   if (c.format != "table" && c.format != "json") {
     return UsageError(fmt::format("--format {} is unknown; give table or json", c.format));
+  }
+  return OkStatus();
+}
+
+// The model attacks' work bound (analysis::EstimateXCost, docs/strength.md "Limits"): refused
+// beyond it unless --allow-long, with the estimate and what to reduce.
+Status CheckCost(const analysis::AttackCost& cost, bool allow_long, std::string_view attack,
+                 std::string_view reduce) {
+  if (allow_long || analysis::WithinAttackBounds(cost)) return OkStatus();
+  return UsageError(
+      fmt::format("attack {}: the requested work is estimated at {}, beyond the bound of {:g} s "
+                  "and {:g} MiB; reduce {}, or give --allow-long to run it anyway",
+                  attack, analysis::DescribeAttackCost(cost), analysis::kAttackSecondsBound,
+                  analysis::kAttackBytesBound / (1024 * 1024), reduce));
+}
+
+// Progress of a long attack on stderr, on a terminal only: "[ 42%] ETA 12s  attack migration",
+// from the first second on, redrawn at most 4 times a second, erased at the end.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::string what)
+      : what_(std::move(what)), enabled_(StderrIsTty()), start_(Clock::now()) {}
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+  }
+
+  // The callback for part `part` of `parts` equal parts of the work (an attack run several
+  // times, once per row); empty when stderr is not a terminal.
+  analysis::AttackProgress Part(uint64_t part, uint64_t parts) {
+    if (!enabled_) return {};
+    return [this, part, parts](uint64_t done, uint64_t total) {
+      const double within = total == 0 ? 0 : static_cast<double>(done) / static_cast<double>(total);
+      Update((static_cast<double>(part) + within) / static_cast<double>(parts));
+    };
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void Update(double fraction) {
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed < 1 || now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    const std::string eta =
+        fraction > 0.01 ? fmt::format("{:.0f}s", elapsed / fraction * (1 - fraction)) : "--";
+    std::fprintf(stderr, "\r\033[K[%3.0f%%] ETA %s  %s", fraction * 100, eta.c_str(),
+                 what_.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+  std::string what_;
+  bool enabled_;
+  bool shown_ = false;
+  Clock::time_point start_;
+  Clock::time_point last_{};
+};
+
+// --live runs on the kernel, not on the model: the model's flags do not apply there (they would
+// be ignored, and the report would claim a seed it never used). The first one given is named.
+Status RejectModelFlags(const CLI::App& sub, std::initializer_list<const char*> flags,
+                        std::string_view attack) {
+  for (const char* flag : flags) {
+    if (sub.count(flag) > 0) {
+      return UsageError(fmt::format(
+          "{} does not apply to `attack {} --live` (it sets up the model simulation); remove it",
+          flag, attack));
+    }
   }
   return OkStatus();
 }
@@ -66,6 +147,7 @@ struct PrngFlags {
   std::string gaps = "0";
   std::string trials = "10";
   std::string budget = "4000000";
+  bool allow_long = false;
 };
 
 int RunPrng(const PrngFlags& f) {
@@ -99,7 +181,8 @@ int RunPrng(const PrngFlags& f) {
     if (!v.ok()) return Fail(v.error());
     ks.push_back(*v);
   }
-  analysis::AttackReport merged;
+  std::vector<analysis::PrngRecoverOptions> runs;
+  analysis::AttackCost cost;
   for (const std::string& p : policies) {
     for (uint64_t k : ks) {
       analysis::PrngRecoverOptions o;
@@ -110,13 +193,27 @@ int RunPrng(const PrngFlags& f) {
       o.seed = *seed;
       o.trials = *trials;
       o.search_budget = *budget;
-      auto r = analysis::RunPrngRecover(o);
-      if (!r.ok()) return Fail(r.error());
-      if (merged.rows.empty()) {
-        merged = *r;
-      } else {
-        for (auto& row : r->rows) merged.rows.push_back(std::move(row));
-      }
+      const analysis::AttackCost c = analysis::EstimatePrngRecoverCost(o);
+      cost.seconds += c.seconds;
+      cost.bytes = std::max(cost.bytes, c.bytes);  // one run at a time
+      runs.push_back(std::move(o));
+    }
+  }
+  if (Status s = CheckCost(cost, f.allow_long, "prng-recover",
+                           "--gaps, --search-budget, --trials, --observations or --policy");
+      !s.ok()) {
+    return Fail(s.error());
+  }
+  ProgressLine progress("attack prng-recover");
+  analysis::AttackReport merged;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    runs[i].progress = progress.Part(i, runs.size());
+    auto r = analysis::RunPrngRecover(runs[i]);
+    if (!r.ok()) return Fail(r.error());
+    if (merged.rows.empty()) {
+      merged = *r;
+    } else {
+      for (auto& row : r->rows) merged.rows.push_back(std::move(row));
     }
   }
   return Print(merged, f.common);
@@ -141,6 +238,7 @@ Runner SetupPrng(CLI::App& sub) {
   sub.add_option("--search-budget", f->budget, "max search nodes per trial (gap search)")
       ->capture_default_str();
   AddCommon(sub, f->common);
+  AddAllowLong(sub, f->allow_long);
   return [f] { return RunPrng(*f); };
 }
 
@@ -156,11 +254,20 @@ struct MigrationFlags {
   std::string other_rate = "0.2";
   bool live = false;
   std::string rounds = "1000";
+  bool allow_long = false;
 };
 
-int RunMigrationCmd(const MigrationFlags& f) {
+int RunMigrationCmd(const MigrationFlags& f, const CLI::App& sub) {
   if (Status s = CheckFormat(f.common); !s.ok()) return Fail(s.error());
   if (f.live) {
+    if (Status s =
+            RejectModelFlags(sub,
+                             {"--policy", "--cpus", "--syscalls", "--migrate-prob",
+                              "--user-migrate-prob", "--other-rate", "--seed", "--allow-long"},
+                             "migration");
+        !s.ok()) {
+      return Fail(s.error());
+    }
     auto rounds = ParseRange(f.rounds, "--rounds", 10, 100'000);
     if (!rounds.ok()) return Fail(rounds.error());
     return Print(MigrationLiveReport(*rounds), f.common);
@@ -195,6 +302,13 @@ int RunMigrationCmd(const MigrationFlags& f) {
   o.migrate_prob = *prob;
   o.user_migrate_prob = *uprob;
   o.other_rate = *rate;
+  if (Status s = CheckCost(analysis::EstimateMigrationCost(o), f.allow_long, "migration",
+                           "--syscalls, --cpus, --other-rate or --policy");
+      !s.ok()) {
+    return Fail(s.error());
+  }
+  ProgressLine progress("attack migration");
+  o.progress = progress.Part(0, 1);
   return Print(analysis::RunMigration(o), f.common);
 }
 
@@ -223,7 +337,8 @@ Runner SetupMigration(CLI::App& sub) {
   sub.add_option("--rounds", f->rounds, "--live: forced migrations, 10..100000")
       ->capture_default_str()
       ->needs(live);
-  return [f] { return RunMigrationCmd(*f); };
+  AddAllowLong(sub, f->allow_long);
+  return [f, &sub] { return RunMigrationCmd(*f, sub); };
 }
 
 // --- timer -----------------------------------------------------------------------------------
@@ -236,11 +351,19 @@ struct TimerFlags {
   bool measure = false;
   std::string measure_calls = "200000";
   bool live = false;
+  bool allow_long = false;
 };
 
-int RunTimerCmd(const TimerFlags& f) {
+int RunTimerCmd(const TimerFlags& f, const CLI::App& sub) {
   if (Status s = CheckFormat(f.common); !s.ok()) return Fail(s.error());
   if (f.live) {
+    if (Status s = RejectModelFlags(sub,
+                                    {"--resolution-hz", "--jitter-ns", "--measure",
+                                     "--measure-calls", "--seed", "--allow-long"},
+                                    "timer");
+        !s.ok()) {
+      return Fail(s.error());
+    }
     auto calls = ParseRange(f.samples, "--samples", 1000, 250'000);
     if (!calls.ok()) return Fail(calls.error());
     return Print(TimerLiveReport(*calls), f.common);
@@ -275,6 +398,13 @@ int RunTimerCmd(const TimerFlags& f) {
     if (!cal.ok()) return Fail(cal.error());
     o.tsc_hz = want_tsc ? cal->freq_hz : 0;
   }
+  if (Status s = CheckCost(analysis::EstimateTimerCost(o, f.measure ? *calls : 0), f.allow_long,
+                           "timer", "--samples, --measure-calls, --resolution-hz or --jitter-ns");
+      !s.ok()) {
+    return Fail(s.error());
+  }
+  ProgressLine progress("attack timer");
+  o.progress = progress.Part(0, 1);
   if (f.measure) {
     auto m = analysis::MeasureSyscallJitter(*calls);
     if (!m.ok()) return Fail(WithFlag("--measure-calls", m.error()));
@@ -303,7 +433,8 @@ Runner SetupTimer(CLI::App& sub) {
                "attack the running kernel instead, with the BPF sampler as ground truth (root; "
                "--samples = getpid calls, 1000..250000; docs/live.md)");
   AddCommon(sub, f->common);
-  return [f] { return RunTimerCmd(*f); };
+  AddAllowLong(sub, f->allow_long);
+  return [f, &sub] { return RunTimerCmd(*f, sub); };
 }
 
 // The attacks, one row each (STYLE.md rule 3).

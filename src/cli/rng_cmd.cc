@@ -1,5 +1,7 @@
 // `kstacklab rng SOURCE …`: dump a model random source's raw output, one value per line in
-// lowercase zero-padded hex (no 0x), so it can be checked against a kernel (DESIGN.md).
+// lowercase zero-padded hex (no 0x), so it can be checked against a kernel (DESIGN.md). The
+// sources are the raw rows of the one source table (kstack/sources.h); this file adds how each
+// is dumped.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "kstacklab/kstack/sources.h"
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/crng.h"
 #include "kstacklab/rng/prandom.h"
@@ -197,7 +200,29 @@ int RunSiphash(const CLI::App& sub, const RngOptions& o) {
   return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
 }
 
-// --- the table: one row per source ---------------------------------------------------------
+// --- the table: one row per raw row of kstack::kSources ------------------------------------
+
+// How `kstacklab rng NAME` dumps the kstack::kSources row NAME: the flags it takes (the other
+// sources' flags are errors) and its function. Every raw row has one, and only raw rows do
+// (checked when the table is first built: at start-up, for the help footer).
+struct Dumper {
+  std::string_view name;
+  std::vector<std::string_view> flags;
+  int (*run)(const CLI::App& sub, const RngOptions& o);
+};
+
+const std::vector<Dumper>& Dumpers() {
+  static const std::vector<Dumper> k = {
+      {"prandom", {"--count", "--state", "--seed", "--selftest-seed"}, &RunPrandom},
+      {"chacha20", {"--count", "--key", "--nonce", "--counter"}, &RunChacha},
+      {"crng-u8", {"--count", "--base-key"}, &RunCrng<1>},
+      {"crng-u16", {"--count", "--base-key"}, &RunCrng<2>},
+      {"crng-u32", {"--count", "--base-key"}, &RunCrng<4>},
+      {"crng-u64", {"--count", "--base-key"}, &RunCrng<8>},
+      {"siphash", {"--key", "--u64", "--message", "--hsiphash"}, &RunSiphash},
+  };
+  return k;
+}
 
 struct SourceRow {
   std::string_view name;  // `kstacklab rng NAME`
@@ -206,46 +231,20 @@ struct SourceRow {
   int (*run)(const CLI::App& sub, const RngOptions& o);
 };
 
+// The raw rows of kstack::kSources, in table order, each with its dumper.
 const std::vector<SourceRow>& Sources() {
-  static const std::vector<SourceRow> k = {
-      {"prandom",
-       "LFSR113 prandom_u32_state (lib/random32.c): 128-bit state, period ~2^113, not "
-       "cryptographic",
-       {"--count", "--state", "--seed", "--selftest-seed"},
-       &RunPrandom},
-      {"chacha20",
-       "ChaCha20 block function, RFC 8439 in the kernel layout: 512-bit state, cryptographic",
-       {"--count", "--key", "--nonce", "--counter"},
-       &RunChacha},
-      {"crng-u8",
-       "get_random_u8() (drivers/char/random.c): batched CRNG, 96 per refill",
-       {"--count", "--base-key"},
-       &RunCrng<1>},
-      {"crng-u16",
-       "get_random_u16(): batched CRNG, 48 per refill",
-       {"--count", "--base-key"},
-       &RunCrng<2>},
-      {"crng-u32",
-       "get_random_u32(): batched CRNG, 24 per refill",
-       {"--count", "--base-key"},
-       &RunCrng<4>},
-      {"crng-u64",
-       "get_random_u64(): batched CRNG, 12 per refill",
-       {"--count", "--base-key"},
-       &RunCrng<8>},
-      {"siphash",
-       "SipHash-2-4 siphash_1u64/2u64/siphash() (lib/siphash.c), --hsiphash for SipHash-1-3; "
-       "keyed PRF, stateless",
-       {"--key", "--u64", "--message", "--hsiphash"},
-       &RunSiphash},
-  };
-  static const bool unique = [] {
-    for (size_t i = 0; i < k.size(); ++i) {
-      for (size_t j = i + 1; j < k.size(); ++j) KSTACKLAB_CHECK(k[i].name != k[j].name);
+  static const std::vector<SourceRow> k = [] {
+    std::vector<SourceRow> rows;
+    for (const kstack::SourceDef& def : kstack::Sources()) {
+      if (def.raw_summary == nullptr) continue;
+      const auto d = std::find_if(Dumpers().begin(), Dumpers().end(),
+                                  [&](const Dumper& x) { return x.name == def.name; });
+      KSTACKLAB_CHECK(d != Dumpers().end());  // a raw row without its dump function
+      rows.push_back({def.name, def.raw_summary, d->flags, d->run});
     }
-    return true;
+    KSTACKLAB_CHECK(rows.size() == Dumpers().size());  // a dumper without its raw row
+    return rows;
   }();
-  (void)unique;
   return k;
 }
 

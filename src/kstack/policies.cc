@@ -37,8 +37,8 @@ Expected<std::unique_ptr<PercpuPrngPolicy>> PercpuPrngPolicy::Boot() {
   return std::make_unique<PercpuPrngPolicy>(states);
 }
 
-const PolicyDef* FindPolicy(std::string_view name) {
-  for (const PolicyDef& p : kPolicies) {
+const PolicyDef* FindPolicy(std::string_view name, std::span<const PolicyDef> table) {
+  for (const PolicyDef& p : table) {
     if (name == p.name) return &p;
   }
   return nullptr;

@@ -79,4 +79,70 @@ expect_stderr "--resolution-hz 'fast'" "--resolution-hz named"
 expect_exit 2 "--format xml" -- "$KSTACKLAB" attack timer --format xml
 expect_stderr "--format xml" "--format named"
 
+# Issue 29: work beyond the bound (60 s or 512 MiB, estimated before anything runs) is refused
+# with the estimate, what to reduce and --allow-long; the defaults run.
+expect_exit 2 "migration 1e8 syscalls x 1024 cpus x other-rate 100" -- "$KSTACKLAB" attack migration \
+  --syscalls 100000000 --cpus 1024 --other-rate 100
+expect_stderr "attack migration: the requested work is estimated at about .* days" "estimate given"
+expect_stderr "give --allow-long" "--allow-long named"
+if [ "$(wc -l <"$TMP/err")" -eq 1 ]; then pass "one line"; else fail "not one line: $(cat "$TMP/err")"; fi
+expect_exit 2 "prng-recover --gaps 8 --search-budget 4e7" -- "$KSTACKLAB" attack prng-recover \
+  --gaps 8 --search-budget 40000000
+expect_stderr "attack prng-recover: the requested work is estimated at about .* h and .* GiB" "time and memory"
+expect_exit 2 "prng-recover --search-budget 1e9 (accepted range, still bounded)" -- "$KSTACKLAB" \
+  attack prng-recover --gaps 8 --search-budget 1000000000 --trials 1 --observations 12 --policy uniform
+expect_stderr "GiB" "memory of 1e9 nodes"
+expect_exit 2 "timer --measure --measure-calls 1e8" -- "$KSTACKLAB" attack timer --measure \
+  --measure-calls 100000000 --resolution-hz 1e9
+expect_stderr "attack timer: the requested work is estimated at .* and 1.5 GiB" "memory named"
+expect_exit 2 "timer --samples 1e8 over 15 rows" -- "$KSTACKLAB" attack timer --samples 100000000 \
+  --resolution-hz 24e6 --resolution-hz 1e9 --jitter-ns 1 --jitter-ns 2 --jitter-ns 3 --jitter-ns 4 --jitter-ns 5
+expect_exit 0 "within the bound with --allow-long" -- "$KSTACKLAB" attack migration --syscalls 1000 \
+  --allow-long --policy percpu-prng
+expect_exit 0 "default prng-recover within the bound" -- "$KSTACKLAB" attack prng-recover --trials 1
+# A non-terminal stderr gets no progress line.
+expect_exit 0 "no progress off a terminal" -- "$KSTACKLAB" attack migration --syscalls 2000000 \
+  --cpus 4 --policy legacy-x86
+if [ ! -s "$TMP/err" ]; then pass "stderr empty"; else fail "stderr: $(cat -v "$TMP/err")"; fi
+# On a terminal: "[ NN%] ETA ...  attack migration", erased at the end, stdout untouched.
+if python3 - "$KSTACKLAB" "$TMP/pty" <<'PY'
+import os, pty, subprocess, sys
+m, s = pty.openpty()
+with open(sys.argv[2], "wb") as out:
+    p = subprocess.Popen([sys.argv[1], "attack", "migration", "--syscalls", "30000000", "--cpus", "8",
+                          "--policy", "percpu-prng", "--policy", "legacy-x86", "--format", "json"],
+                         stdout=out, stderr=s)
+os.close(s)
+err = b""
+while True:
+    try:
+        d = os.read(m, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    err += d
+assert p.wait() == 0
+assert b"% ETA" not in err or err.endswith(b"\r\x1b[K"), err[-80:]
+assert b"attack migration" in err, err[:200]
+import json
+json.load(open(sys.argv[2]))
+PY
+then pass "progress on a terminal, erased, JSON intact"; else fail "progress on a pty"; fi
+
+# Issue 29: --live refuses the model's flags (they were ignored, and "seed 0" was printed after
+# --seed 5), one line naming the flag, before anything live is tried (no root needed).
+for flag in "--cpus 4" "--syscalls 1000" "--migrate-prob 0.1" "--user-migrate-prob 0.1" \
+  "--other-rate 1" "--policy percpu-prng" "--seed 5" "--allow-long"; do
+  # shellcheck disable=SC2086
+  expect_exit 2 "migration --live $flag" -- "$KSTACKLAB" attack migration --live $flag
+  expect_stderr "^kstacklab: error: ${flag%% *} does not apply to \`attack migration --live\`" "${flag%% *} named"
+done
+for flag in "--jitter-ns 5" "--resolution-hz 24e6" "--measure" "--seed 5" "--allow-long"; do
+  # shellcheck disable=SC2086
+  expect_exit 2 "timer --live $flag" -- "$KSTACKLAB" attack timer --live $flag
+  expect_stderr "^kstacklab: error: ${flag%% *} does not apply to \`attack timer --live\`" "${flag%% *} named"
+  if [ "$(wc -l <"$TMP/err")" -eq 1 ]; then pass "one line"; else fail "not one line: $(cat "$TMP/err")"; fi
+done
+
 finish

@@ -61,6 +61,14 @@ class PerCpu {
     slots_ = std::make_unique<Slot[]>(static_cast<size_t>(num_cpus));
   }
 
+  // A deep copy (attack models copy a design's state to predict it; not a hot path).
+  PerCpu(const PerCpu& other) : PerCpu(other.num_cpus_) {
+    for (int c = 0; c < num_cpus_; ++c) slots_[c].value = other.slots_[c].value;
+  }
+  PerCpu& operator=(const PerCpu&) = delete;
+  PerCpu(PerCpu&&) noexcept = default;
+  PerCpu& operator=(PerCpu&&) noexcept = default;
+
   int num_cpus() const { return num_cpus_; }
 
   // The slot of `cpu` (0 <= cpu < num_cpus, else a CHECK failure: a cpu source out of range).

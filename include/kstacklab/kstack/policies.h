@@ -9,7 +9,12 @@
 //                           Exit) — for tests and the analysis module,
 //   static constexpr kName / kSummary, and a way to be created as the kernel does at boot, which
 //   Boot<P>() below picks: a static P::Boot() when the policy needs its own keys or seeds, else a
-//   constructor taking the booted kernel CRNG (std::shared_ptr<rng::Crng>), else P().
+//   constructor taking the booted kernel CRNG (std::shared_ptr<rng::Crng>), else P();
+//   static constexpr AttackFacts kFacts: what an attacker may assume of it (linear over GF(2),
+//   per-task state, counter-fed, ...), and
+//   static Expected<SimPolicy> Simulate(const SimWorld&): the design on N simulated CPUs with an
+//   injected cpu source, its keys and seeds from the simulation's dice. The attacks
+//   (analysis/attack_*.cc) iterate the table through these two and know no policy by name.
 // Adding a policy = the class + one row in kPolicies (CONTRIBUTING.md shows an example).
 // KstackSyscall(policy) (apply.h) is the applied, non-inlined "syscall".
 //
@@ -25,11 +30,13 @@
 
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
 #include <type_traits>
 
+#include "kstacklab/dice.h"
 #include "kstacklab/error.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/kstack/percpu.h"
@@ -82,6 +89,13 @@ struct CrngU8RawRand {
   uint32_t operator()(int cpu) const { return crng->RawGetRandomU8(cpu); }
 };
 
+// A simulation's counter (attack models): the value a counter read (rdtsc()) returns is
+// whatever the simulation stored in *value, truncated to the u32 argument.
+struct SimCounterRand {
+  const uint64_t* value;
+  uint32_t operator()(int /*cpu*/) const { return static_cast<uint32_t>(*value); }
+};
+
 // NextOffset() for every policy: Entry, KSTACK_OFFSET_MAX, then Exit when there is one.
 template <class Derived>
 struct OffsetSteps {
@@ -93,12 +107,84 @@ struct OffsetSteps {
   }
 };
 
+// --- what the attacks need of a policy (analysis/attack_*.cc) --------------------------------
+
+// The random input of a design, as an attacker may assume it.
+enum class Generator {
+  kNone,     // no random input (off)
+  kCounter,  // a cycle-counter read (rdtsc()): counter-fed, the timer attack's subject
+  kCrng,     // the kernel crng (ChaCha20 batches)
+  kSiphash,  // SipHash-2-4 under a secret key (a PRF)
+  kPrandom,  // LFSR113 (prandom_u32_state): linear over GF(2), the prng-recover attack's subject
+};
+
+// What an attacker may assume of a design; the attacks choose their method and rows by it.
+struct AttackFacts {
+  Generator generator = Generator::kNone;
+  // kPrandom: offsets taken from each generator output: 1 = bits 4..9 of every output
+  // (KSTACK_OFFSET_MAX), 5 = five 6-bit chunks, low bits first.
+  uint32_t offsets_per_output = 1;
+  bool per_task = false;  // the state lives in the task (thread_local), not in per-CPU slots
+  // The row name of the design this one varies only in lock or batch width, or nullptr. The
+  // attacks on one CPU's offset stream (prng-recover) attack that row instead.
+  const char* variant_of = nullptr;
+};
+constexpr bool LinearOverGf2(const AttackFacts& f) { return f.generator == Generator::kPrandom; }
+constexpr bool CounterFed(const AttackFacts& f) { return f.generator == Generator::kCounter; }
+
+// The world a simulated design runs in (attack models): `cpus` CPUs; every step reads its cpu
+// from *script (InjectedCpu); every key and seed comes from *dice, so a run is a function of the
+// seed; a counter-fed design's counter read returns *counter (SimCounterRand). Not owned.
+struct SimWorld {
+  int cpus = 1;
+  CpuScript* script = nullptr;
+  Dice* dice = nullptr;
+  const uint64_t* counter = nullptr;
+};
+
+// A design booted in a SimWorld, as the attacks drive it: the attacker is one task; other tasks
+// share the CPUs (per-task designs give them their own task state).
+struct SimPolicy {
+  std::function<uint32_t()> entry;      // the attacker's entry step: the masked offset
+  std::function<void()> exit;           // its exit ("choose") step; empty if the design has none
+  std::function<void()> other_syscall;  // one whole syscall of another task on script->cpu
+  // Counter-fed designs: the offset the attacker's next entry would get if its exit step ran now
+  // with the counter at *counter, from a copy of the state (the design is not changed).
+  std::function<uint32_t()> predict_next;
+};
+
+// The SimPolicy of a per-CPU design object (the attacker and other tasks share its slots).
+template <class P>
+SimPolicy SimulateSteps(std::shared_ptr<P> p) {
+  SimPolicy s;
+  s.entry = [p] { return KstackOffsetMax(p->Entry()); };
+  if constexpr (requires { p->Exit(); }) s.exit = [p] { p->Exit(); };
+  s.other_syscall = [p] { p->NextOffset(); };
+  return s;
+}
+
+// The same for a counter-fed design whose state can be copied (its random input reads only the
+// simulation's counter): predict_next runs the exit and entry steps on a copy.
+template <class P>
+SimPolicy SimulateCounterFedSteps(std::shared_ptr<P> p) {
+  static_assert(std::is_copy_constructible_v<P> && requires { p->Exit(); });
+  SimPolicy s = SimulateSteps(p);
+  s.predict_next = [p] {
+    P copy = *p;
+    copy.Exit();
+    return KstackOffsetMax(copy.Entry());
+  };
+  return s;
+}
+
 // --- off -------------------------------------------------------------------------------------
 
 struct OffPolicy : OffsetSteps<OffPolicy> {
   static constexpr const char* kName = "off";
   static constexpr const char* kSummary =
       "no offset (randomize_kstack_offset=off): alloca(0), the baseline";
+  static constexpr AttackFacts kFacts{};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   uint32_t Entry() { return 0; }
 };
 
@@ -140,6 +226,9 @@ struct LegacyX86Policy : PerCpuLegacyPolicy<TscRand> {
   static constexpr const char* kSummary =
       "v6.11-v7.0 x86: per-CPU kstack_offset = ror32(old, 5) ^ rdtsc() after the syscall, used "
       "at the next entry (mask 0x3F0; older kernels differ, see docs/models.md)";
+  static constexpr AttackFacts kFacts{.generator = Generator::kCounter};
+  // The simulation's counter stands for rdtsc() (SimWorld::counter).
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using PerCpuLegacyPolicy::PerCpuLegacyPolicy;
   LegacyX86Policy() : PerCpuLegacyPolicy(PossibleCpus(), TscRand{}) {}
 };
@@ -160,6 +249,8 @@ struct LegacyArm64Policy : CrngLegacyPolicy<CrngU16Rand> {
   static constexpr const char* kSummary =
       "v6.11-v7.0 arm64: per-CPU kstack_offset = ror32(old, 5) ^ get_random_u16() (batched "
       "crng, local_lock; refill of 2 ChaCha20 blocks every 48 calls)";
+  static constexpr AttackFacts kFacts{.generator = Generator::kCrng};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using CrngLegacyPolicy::CrngLegacyPolicy;
 };
 
@@ -167,6 +258,8 @@ struct LegacyArm64NoLockPolicy : CrngLegacyPolicy<CrngU16RawRand> {
   static constexpr const char* kName = "legacy-arm64-nolock";
   static constexpr const char* kSummary =
       "legacy-arm64 with a lockless get_random_u16() (the thread's \"+ no local_lock\")";
+  static constexpr AttackFacts kFacts{.generator = Generator::kCrng, .variant_of = "legacy-arm64"};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using CrngLegacyPolicy::CrngLegacyPolicy;
 };
 
@@ -175,6 +268,8 @@ struct LegacyArm64U8Policy : CrngLegacyPolicy<CrngU8RawRand> {
   static constexpr const char* kSummary =
       "legacy-arm64 with a lockless get_random_u8() (the thread's \"+ get_random_u8\"; refill "
       "every 96 calls)";
+  static constexpr AttackFacts kFacts{.generator = Generator::kCrng, .variant_of = "legacy-arm64"};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using CrngLegacyPolicy::CrngLegacyPolicy;
 };
 
@@ -230,6 +325,8 @@ struct SiphashPolicy : SiphashOffsetPolicy<> {
   static constexpr const char* kSummary =
       "kstacklab's own design, no kernel code: per-CPU siphash_1u64(counter ^ tweak) under a "
       "boot-time key, 6 bits per syscall (10 offsets per hash)";
+  static constexpr AttackFacts kFacts{.generator = Generator::kSiphash};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using SiphashOffsetPolicy::SiphashOffsetPolicy;
   // One boot-time key and a random tweak per possible CPU, from getrandom(2).
   static Expected<std::unique_ptr<SiphashPolicy>> Boot();
@@ -264,6 +361,8 @@ struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
   static constexpr const char* kSummary =
       "patch 1 (37beb4256016): legacy state per task (thread_local), ror32(old, 5) ^ "
       "get_random_u16() (locked crng, as on arm64)";
+  static constexpr AttackFacts kFacts{.generator = Generator::kCrng, .per_task = true};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   explicit PerTaskPolicy(std::shared_ptr<rng::Crng> crng)
       : PerTaskLegacyPolicy(CrngU16Rand{crng.get()}), crng_(std::move(crng)) {}
 
@@ -324,6 +423,8 @@ struct SiphashTaskPolicy : SiphashTaskOffsetPolicy<> {
   static constexpr const char* kSummary =
       "per-task siphash_1u64(current->random_kstack_seq++) under a per-task key (the public "
       "randomize_kstack.h draft, kernel-facts 6.3): one SipHash-2-4 per syscall";
+  static constexpr AttackFacts kFacts{.generator = Generator::kSiphash, .per_task = true};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using SiphashTaskOffsetPolicy::SiphashTaskOffsetPolicy;
 };
 
@@ -356,6 +457,8 @@ struct PercpuPrngPolicy : PercpuPrandomPolicy<> {
   static constexpr const char* kSummary =
       "final design (a96ef5848cb0): per-CPU LFSR113 seeded by prandom_seed_full_state, one "
       "prandom_u32_state per syscall, no choose step";
+  static constexpr AttackFacts kFacts{.generator = Generator::kPrandom, .offsets_per_output = 1};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using PercpuPrandomPolicy::PercpuPrandomPolicy;
   // prandom_seed_full_state() of one state per possible CPU (the late_initcall).
   static Expected<std::unique_ptr<PercpuPrngPolicy>> Boot();
@@ -426,6 +529,9 @@ struct BufferedPrngPolicy : BufferedPrandomPolicy<> {
   static constexpr const char* kSummary =
       "kstacklab's own design, no kernel code: per-CPU LFSR113 output buffered, 6 bits per "
       "syscall (5 per output), reseeded from the crng every 65536 outputs";
+  // The attacker's model ignores the reseed (its observations follow one seeding).
+  static constexpr AttackFacts kFacts{.generator = Generator::kPrandom, .offsets_per_output = 5};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
   using BufferedPrandomPolicy::BufferedPrandomPolicy;
 };
 
@@ -457,6 +563,9 @@ struct PolicyDef {
   uint32_t (*next_offset)(void* policy);      // one syscall's masked offset, no alloca
   uintptr_t (*syscall)(void* policy);         // KstackSyscall: the applied form (noinline)
   uintptr_t (*syscall_getpid)(void* policy);  // the same around a real getpid(2) handler
+  AttackFacts facts;                          // what an attacker may assume (P::kFacts)
+  // The design in a simulated world (P::Simulate): the attacks' form of it.
+  Expected<SimPolicy> (*simulate)(const SimWorld& world);
 };
 
 namespace policy_internal {
@@ -480,9 +589,18 @@ uintptr_t SyscallGetpidErased(void* p) {
 }
 template <class P>
 constexpr PolicyDef Row() {
+  static_assert(
+      requires { AttackFacts{P::kFacts}; },
+      "a policy states what an attacker may assume of it: static constexpr AttackFacts "
+      "kFacts");
+  static_assert(
+      requires(const SimWorld& w) { Expected<SimPolicy>{P::Simulate(w)}; },
+      "a policy says how the attacks simulate it: static Expected<SimPolicy> "
+      "Simulate(const SimWorld&)");
   return {P::kName,          P::kSummary,
           &BootErased<P>,    &NextOffsetErased<P>,
-          &SyscallErased<P>, &SyscallGetpidErased<P>};
+          &SyscallErased<P>, &SyscallGetpidErased<P>,
+          P::kFacts,         &P::Simulate};
 }
 }  // namespace policy_internal
 
@@ -505,7 +623,7 @@ inline constexpr PolicyDef kPolicies[] = {
 
 inline constexpr std::span<const PolicyDef> Policies() { return kPolicies; }
 
-// The row named `name`, or nullptr.
-const PolicyDef* FindPolicy(std::string_view name);
+// The row named `name` of `table`, or nullptr.
+const PolicyDef* FindPolicy(std::string_view name, std::span<const PolicyDef> table = Policies());
 
 }  // namespace kstacklab::kstack
