@@ -237,7 +237,14 @@ Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
     return RuntimeError(
         fmt::format("results store {}: cannot read the schema version: {}", path, Reason(db)));
   }
-  return static_cast<int>(v.Int(0));
+  const int64_t version = v.Int(0);
+  if (version < 0) {  // no kstacklab writes one: someone else's database, or a damaged one
+    return UsageError(fmt::format(
+        "{} has schema version {} (PRAGMA user_version), which no kstacklab writes: not a "
+        "kstacklab results store; move it away or choose another store path",
+        path, version));
+  }
+  return static_cast<int>(version);
 }
 
 // Number of tables, views and indexes: 0 in a new (or 0-byte) file.
@@ -427,6 +434,21 @@ Expected<int64_t> ResultStore::Insert(const RunResult& result) {
 }
 
 Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResult>& results) {
+  // A row is stored as its document re-serialised, which every reader loads with the result
+  // file limit: one larger than that could be stored but never read back (show, compare, plot,
+  // export would refuse it), so it is refused here, before anything is written.
+  std::vector<std::string> documents;
+  documents.reserve(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    documents.push_back(ResultToJson(results[i]));
+    if (documents.back().size() > ResultLimits::kMaxFileBytes) {
+      return UsageError(fmt::format(
+          "result {} ({}) is {} bytes as stored, more than the {} bytes a stored result may be "
+          "to be read back; split the run (fewer --repetitions or rows per file)",
+          i + 1, EscapeControl(results[i].label), documents.back().size(),
+          ResultLimits::kMaxFileBytes));
+    }
+  }
   auto tx = Transaction::Begin(db_, "BEGIN IMMEDIATE");
   if (!tx.ok()) {
     return DbError("cannot take the write lock (another kstacklab held it for over 10 s?)");
@@ -439,7 +461,8 @@ Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResul
                   "INSERT INTO benchmarks(run_id, position, name, variant, params, repetitions) "
                   "VALUES(?,?,?,?,?,?)");
   if (!run.prepared() || !bench.prepared()) return DbError("cannot prepare the insert");
-  for (const RunResult& result : results) {
+  for (size_t r = 0; r < results.size(); ++r) {
+    const RunResult& result = results[r];
     sqlite3_reset(run.get());
     run.BindText(1, UtcTimestamp());
     run.BindText(2, result.created);
@@ -448,7 +471,7 @@ Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResul
     run.BindTextOrNull(5, StoredKernelRelease(result));
     run.BindTextOrNull(6, StoredHost(result));
     run.BindInt(7, result.partial ? 1 : 0);
-    run.BindText(8, ResultToJson(result));
+    run.BindText(8, documents[r]);
     if (run.Step() != SQLITE_DONE) return DbError("cannot insert the result");
     const int64_t id = sqlite3_last_insert_rowid(db_);
     for (size_t i = 0; i < result.benchmarks.size(); ++i) {
@@ -561,6 +584,11 @@ Expected<int64_t> RecordInStore(const RunResult& result, const std::string& stor
 }
 
 Status CheckStoreLocation(const std::string& path) {
+  if (!path.empty() && path.back() == '/') {
+    return UsageError(fmt::format(
+        "the results store {} names a directory; give a file path such as {}results.db", path,
+        path));
+  }
   KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
@@ -585,10 +613,15 @@ Status CheckStoreLocation(const std::string& path) {
                     "directory; {}",
                     path, dir.string(), kRemedy));
   }
-  if (::access(dir.c_str(), W_OK) != 0) {
+  // A file is created and removed there (access() says yes to root anywhere, /proc included).
+  std::string probe = (dir / ".kstacklab-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
     return UsageError(fmt::format("the results store {} cannot be created in {}: {}; {}", path,
                                   dir.string(), std::strerror(errno), kRemedy));
   }
+  ::close(fd);
+  ::unlink(probe.c_str());
   return OkStatus();
 }
 
