@@ -83,6 +83,27 @@ TEST(Text, EscapeControlLeavesCleanTextAlone) {
   EXPECT_FALSE(TextProblem(EscapeControl("\x01\xff\xc2\x9b")).has_value());
 }
 
+// Issue 29: labels that render alike are refused (zero-width, bidirectional controls); tables
+// align by terminal columns, not bytes.
+TEST(Text, InvisibleCharactersAndDisplayWidth) {
+  EXPECT_FALSE(InvisibleProblem("rnd-on").has_value());
+  EXPECT_FALSE(InvisibleProblem("d\u00e9j\u00e0 \u4e2d").has_value());   // visible non-ASCII
+  EXPECT_FALSE(InvisibleProblem("\xd0\xb0").has_value());                // Cyrillic a: legitimate
+  for (const char* bad : {"a\u200bb", "a\u202eb", "\ufeffa", "a\u2066b", "a\u00adb"}) {
+    auto p = InvisibleProblem(bad);
+    ASSERT_TRUE(p.has_value()) << bad;
+    EXPECT_NE(p->find("U+"), std::string::npos);
+  }
+  EXPECT_EQ(*InvisibleProblem("ab\u200d"), InvisibleProblem("ab\u200d").value());
+  EXPECT_NE(InvisibleProblem("ab\u200d")->find("U+200D at offset 2"), std::string::npos);
+  EXPECT_EQ(DisplayWidth("abc"), 3u);
+  EXPECT_EQ(DisplayWidth("d\u00e9j\u00e0"), 4u);      // 6 bytes, 4 columns
+  EXPECT_EQ(DisplayWidth("\u4e2d\u6587"), 4u);         // wide: 2 columns each
+  EXPECT_EQ(DisplayWidth("e\u0301"), 1u);              // combining acute
+  EXPECT_EQ(DisplayWidth("\xff"), 1u);                 // a malformed byte: one column
+  EXPECT_EQ(DisplayWidth(""), 0u);
+}
+
 class FileIoTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -69,6 +69,18 @@ TEST(Grid, ReproducesListsSection1TwoLineHeader) {
   EXPECT_EQ(RenderGrid(t), Slurp("lists_s1.txt"));
 }
 
+// Issue 29: cells are aligned by terminal columns, not bytes (UTF-8 labels shifted the grid).
+TEST(Grid, AlignsByDisplayWidth) {
+  GridTable t;
+  t.header = {{"label", "v"}};
+  t.right_align = {false, true};
+  t.groups = {{{"d\u00e9j\u00e0", "1"}, {"abcd", "22"}, {"\u4e2d\u6587", "3"}}};
+  const std::string text = RenderGrid(t);
+  EXPECT_NE(text.find("| d\u00e9j\u00e0  |  1 |\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("| abcd  | 22 |\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("| \u4e2d\u6587  |  3 |\n"), std::string::npos) << text;
+}
+
 TEST(Markdown, EscapesPipesAndAligns) {
   GridTable t;
   t.header = {{"a", "b"}, {"", "(baseline)"}};
