@@ -375,6 +375,20 @@ TEST(PlanRender, CellsAndFooterComputedByHand) {
   EXPECT_NE(text.find("A pilot of one run cannot see the run-to-run"), std::string::npos);
 }
 
+// Issue 29: a row that cannot be planned (mean <= 0) says so, with no time, and the footer why.
+TEST(PlanRender, ANonPositiveMeanCannotBePlanned) {
+  PlanOptions o;
+  o.target_pct = 2;
+  std::vector<PlanRow> rows = TwoPlanRows();
+  rows[0].mean = -3;
+  rows[0].not_positive = true;
+  rows[0].plan = stats::LevelPlan{};
+  const std::string text = RenderPlan(rows, o, PlanFormat::kGrid);
+  EXPECT_NE(text.find("cannot be planned |           - |"), std::string::npos) << text;
+  EXPECT_NE(text.find("cannot be planned: the pilot's mean is <= 0"), std::string::npos);
+  EXPECT_EQ(text.find(" -"), text.find(" - |")) << "no negative time: " << text;
+}
+
 TEST(PlanRender, MarkdownFooterLinesAreListItemsAndAReachablePlanHasNoCaveats) {
   PlanOptions o;
   o.target_pct = 2;

@@ -623,6 +623,24 @@ Status CheckTargetEffect(double pct) {
 }
 
 Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& baseline) {
+  // "A:raw" could be a label (files written before `run` refused ':' in labels) and label A's
+  // variant raw at once: refused rather than silently taken as the label.
+  if (baseline.find(':') != std::string::npos) {
+    bool is_label = false, is_variant = false;
+    for (const CompareInput& in : given) {
+      const std::string label = EffectiveLabel(in);
+      if (label == baseline) is_label = true;
+      for (const BenchmarkResult& b : in.run.benchmarks) {
+        if (!b.variant.empty() && label + ":" + b.variant == baseline) is_variant = true;
+      }
+    }
+    if (is_label && is_variant) {
+      return UsageError(fmt::format(
+          "baseline '{}' is ambiguous: it is a label, and also a label's variant (LABEL:VARIANT); "
+          "relabel the file whose label holds ':' (run --label refuses ':')",
+          baseline));
+    }
+  }
   // With the variants as rows the columns are the labels, and the baseline is empty or a label.
   if (VariantsAreRows(given, baseline)) return {};
   // Only an --ab file changes its columns: the others are checked without a copy.
