@@ -49,7 +49,7 @@ expect_exit 2 "run --store through another user's directory link" -- "$k" run "$
 [ ! -e "$TMP/real/s.db" ] && pass "no store made through the link" || fail "a store was made through the link"
 "$k" results import "$D/base.json" >/dev/null 2>&1 || fail "results import"
 expect_exit 2 "results export -o through the link" -- "$k" results export 1 -o "$TMP/shared/dirlink/victim.json"
-expect_exit 2 "plot -o through the link" -- "$k" plot "$D/base.json" -o "$TMP/shared/dirlink/victim.png"
+expect_exit 2 "plot -o through the link" -- "$k" plot "$DATA/store-plot/baseline.json" -o "$TMP/shared/dirlink/victim.png"
 expect_exit 2 "entropy --save-records through the link" -- "$k" entropy --kernel --samples 1000 --save-records "$TMP/shared/dirlink/victim.csv"
 expect_stderr "^kstacklab: error: --save-records: .*made by uid $uid" "save-records: names the flag and the owner"
 untouched "foreign links"
@@ -174,4 +174,50 @@ expect_exit 2 "a label with a zero-width space" -- "$k" run "${quick[@]}" --no-s
 expect_stderr "U+200B" "zero-width space named"
 expect_exit 2 "a label with a right-to-left override" -- "$k" run "${quick[@]}" --no-store --label $'a\u202eb' -o "$TMP/g.json"
 [ ! -e "$TMP/g.json" ] && pass "bad labels: nothing measured" || fail "a bad label was measured"
+
+# 7. plot: SIGINT/SIGTERM/SIGHUP while gnuplot draws end gnuplot and leave no temp dir (a fake
+# gnuplot on PATH that records its pid and waits).
+mkdir "$TMP/fakebin" "$TMP/plottmp"
+printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 60\n' "$TMP/gnuplot.pid" >"$TMP/fakebin/gnuplot"
+chmod +x "$TMP/fakebin/gnuplot"
+for sig in INT TERM HUP; do
+  rm -f "$TMP/gnuplot.pid"
+  # (A background job of a script starts with SIGINT ignored: reset it, as a terminal has it.)
+  PATH=$TMP/fakebin:$PATH TMPDIR=$TMP/plottmp python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$k" plot "$DATA/store-plot/baseline.json" -o "$TMP/sig.png" >/dev/null 2>"$TMP/err" &
+  pid=$!
+  for _ in $(seq 1 400); do [ -s "$TMP/gnuplot.pid" ] && break; sleep 0.05; done
+  gp=$(cat "$TMP/gnuplot.pid" 2>/dev/null)
+  [ -n "$gp" ] || fail "plot: the fake gnuplot never started"
+  kill -"$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  want=$((128 + $(kill -l "$sig")))
+  [ "$rc" -eq "$want" ] && pass "plot SIG$sig: exit $want" || fail "plot SIG$sig: exit $rc: $(cat "$TMP/err")"
+  if [ -n "$gp" ] && ! kill -0 "$gp" 2>/dev/null; then pass "plot SIG$sig: gnuplot ended"; else
+    fail "plot SIG$sig: gnuplot $gp left running"
+    [ -n "$gp" ] && kill "$gp" 2>/dev/null
+  fi
+  [ -z "$(ls -A "$TMP/plottmp")" ] && pass "plot SIG$sig: no temp dir left" || fail "plot SIG$sig: left $(ls "$TMP/plottmp")"
+  [ ! -e "$TMP/sig.png" ] && pass "plot SIG$sig: no image" || fail "plot SIG$sig: an image was written"
+done
+
+# 8. A run blocked writing a FIFO output after measuring is no longer pinned nor SCHED_FIFO.
+mkfifo "$TMP/out.fifo"
+"$k" run "${quick[@]}" --no-store --sched fifo --cpu 0 -o "$TMP/out.fifo" >/dev/null 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 1 600); do
+  [ "$(cat "/proc/$pid/wchan" 2>/dev/null)" = fifo_open ] && break   # measured, waiting for a reader
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.05
+done
+policy=$(chrt -p "$pid" 2>/dev/null | sed -n 's/.*scheduling policy: //p')
+cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+timeout 60 cat "$TMP/out.fifo" >/dev/null
+wait "$pid"
+[ "$policy" = SCHED_OTHER ] && pass "blocked on the FIFO: SCHED_OTHER again" || fail "blocked on the FIFO: policy '$policy'"
+if [ "$(nproc)" -eq 1 ] || { [ -n "$cpus" ] && [ "$cpus" != 0 ]; }; then pass "blocked on the FIFO: unpinned ($cpus)"; else
+  fail "blocked on the FIFO: still pinned to '$cpus'"
+fi
 finish
