@@ -87,8 +87,8 @@ TEST(Text, EscapeControlLeavesCleanTextAlone) {
 // align by terminal columns, not bytes.
 TEST(Text, InvisibleCharactersAndDisplayWidth) {
   EXPECT_FALSE(InvisibleProblem("rnd-on").has_value());
-  EXPECT_FALSE(InvisibleProblem("d\u00e9j\u00e0 \u4e2d").has_value());   // visible non-ASCII
-  EXPECT_FALSE(InvisibleProblem("\xd0\xb0").has_value());                // Cyrillic a: legitimate
+  EXPECT_FALSE(InvisibleProblem("d\u00e9j\u00e0 \u4e2d").has_value());  // visible non-ASCII
+  EXPECT_FALSE(InvisibleProblem("\xd0\xb0").has_value());               // Cyrillic a: legitimate
   for (const char* bad : {"a\u200bb", "a\u202eb", "\ufeffa", "a\u2066b", "a\u00adb"}) {
     auto p = InvisibleProblem(bad);
     ASSERT_TRUE(p.has_value()) << bad;
@@ -97,10 +97,10 @@ TEST(Text, InvisibleCharactersAndDisplayWidth) {
   EXPECT_EQ(*InvisibleProblem("ab\u200d"), InvisibleProblem("ab\u200d").value());
   EXPECT_NE(InvisibleProblem("ab\u200d")->find("U+200D at offset 2"), std::string::npos);
   EXPECT_EQ(DisplayWidth("abc"), 3u);
-  EXPECT_EQ(DisplayWidth("d\u00e9j\u00e0"), 4u);      // 6 bytes, 4 columns
-  EXPECT_EQ(DisplayWidth("\u4e2d\u6587"), 4u);         // wide: 2 columns each
-  EXPECT_EQ(DisplayWidth("e\u0301"), 1u);              // combining acute
-  EXPECT_EQ(DisplayWidth("\xff"), 1u);                 // a malformed byte: one column
+  EXPECT_EQ(DisplayWidth("d\u00e9j\u00e0"), 4u);  // 6 bytes, 4 columns
+  EXPECT_EQ(DisplayWidth("\u4e2d\u6587"), 4u);    // wide: 2 columns each
+  EXPECT_EQ(DisplayWidth("e\u0301"), 1u);         // combining acute
+  EXPECT_EQ(DisplayWidth("\xff"), 1u);            // a malformed byte: one column
   EXPECT_EQ(DisplayWidth(""), 0u);
 }
 
@@ -327,8 +327,7 @@ TEST_F(FileIoTest, SqliteSideFilesAreRefused) {
     Status st = CheckWritable(db + suffix);
     ASSERT_FALSE(st.ok()) << suffix;
     EXPECT_EQ(st.error().exit_code, kExitUsage);
-    EXPECT_NE(st.error().message.find("SQLite database"), std::string::npos)
-        << st.error().message;
+    EXPECT_NE(st.error().message.find("SQLite database"), std::string::npos) << st.error().message;
   }
   EXPECT_TRUE(CheckWritable(dir_ + "/other.db-wal").ok());  // no database beside it
   const std::string wal = dir_ + "/orphan-wal";
@@ -347,8 +346,7 @@ TEST_F(FileIoTest, WriteNewFileNeverReplaces) {
   EXPECT_TRUE(exists);
   EXPECT_EQ(Slurp(p), "first");
   for (const auto& e : fs::directory_iterator(dir_)) {
-    EXPECT_EQ(e.path().filename().string().rfind(".kstacklab-", 0), std::string::npos)
-        << e.path();
+    EXPECT_EQ(e.path().filename().string().rfind(".kstacklab-", 0), std::string::npos) << e.path();
   }
 }
 

@@ -70,8 +70,9 @@ bool SameFile(const std::string& a, const std::string& b);
 // file is created and removed; nothing is left behind), an existing special file is writable
 // (a socket never is), an existing regular file can be opened for writing and is not
 // write-protected or another user's in a shared directory, it is no SQLite database or side
-// file of one (NAME-wal, NAME-shm, NAME-journal), and every link passes CheckSymlinkOwner. Every failure is a UsageError naming
-// the fix (the path given is the problem; nothing has been done yet). A descriptor path
+// file of one (NAME-wal, NAME-shm, NAME-journal), and every link passes CheckSymlinkOwner. Every
+// failure is a UsageError naming the fix (the path given is the problem; nothing has been done
+// yet). A descriptor path
 // (/dev/stdout, /proc/self/fd/N) must be open for writing.
 // "-" is always writable.
 Status CheckWritable(const std::string& path);

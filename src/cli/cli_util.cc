@@ -16,8 +16,8 @@
 
 namespace kstacklab::cli {
 
-// A message of at most kMaxErrorMessageBytes: a longer one (a 1 MB field of a hostile file quoted in
-// it) keeps its head and tail, and says how much of the middle was cut.
+// A message of at most kMaxErrorMessageBytes: a longer one (a 1 MB field of a hostile file quoted
+// in it) keeps its head and tail, and says how much of the middle was cut.
 namespace {
 constexpr size_t kMaxErrorMessageBytes = 1000;
 std::string BoundedMessage(const std::string& message) {
@@ -31,7 +31,8 @@ std::string BoundedMessage(const std::string& message) {
 // One line each: control characters in the message (a file name with a newline, bytes of a
 // hostile file) are escaped, so an error never spans lines or drives the terminal.
 int Fail(const Error& error) {
-  std::fprintf(stderr, "kstacklab: error: %s\n", EscapeControl(BoundedMessage(error.message)).c_str());
+  std::fprintf(stderr, "kstacklab: error: %s\n",
+               EscapeControl(BoundedMessage(error.message)).c_str());
   return error.exit_code;
 }
 

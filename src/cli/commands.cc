@@ -5,8 +5,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <iostream>
 #include <exception>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,8 +1,8 @@
 // `kstacklab run`: measure, print the summary, write the result file (and record it in the store).
 #include <fmt/format.h>
 #include <sched.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,8 +13,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <system_error>
+#include <utility>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"

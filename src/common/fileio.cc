@@ -11,9 +11,9 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -274,9 +274,10 @@ std::optional<std::string> WriteProtected(const Resolved& r) {
   const std::string where = JoinPath(r.dir_path, r.name);
   const bool owner = r.st.st_uid == ::geteuid();
   if ((owner && (r.st.st_mode & S_IWUSR) == 0) || (r.st.st_mode & 0222) == 0) {
-    return fmt::format("'{}' is write-protected (mode {:04o}); make it writable (chmod u+w) or "
-                       "give another path",
-                       where, r.st.st_mode & 07777);
+    return fmt::format(
+        "'{}' is write-protected (mode {:04o}); make it writable (chmod u+w) or "
+        "give another path",
+        where, r.st.st_mode & 07777);
   }
   const int fd = ::openat(r.dir.get(), r.name.c_str(),
                           O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -353,7 +354,8 @@ bool IsSpecial(const std::string& path, const Resolved& r) {
 std::optional<std::string> SqliteFile(const Resolved& r) {
   auto magic_of = [&r](const std::string& name) {
     std::string magic(16, '\0');
-    const int fd = ::openat(r.dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    const int fd =
+        ::openat(r.dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return std::string();
     const ssize_t got = ::read(fd, magic.data(), magic.size());
     ::close(fd);
@@ -369,12 +371,14 @@ std::optional<std::string> SqliteFile(const Resolved& r) {
           "give another file name",
           where);
     }
-    static constexpr unsigned char kWal[2][4] = {{0x37, 0x7f, 0x06, 0x82}, {0x37, 0x7f, 0x06, 0x83}};
+    static constexpr unsigned char kWal[2][4] = {{0x37, 0x7f, 0x06, 0x82},
+                                                 {0x37, 0x7f, 0x06, 0x83}};
     for (const auto& w : kWal) {
       if (magic.size() >= 4 && std::memcmp(magic.data(), w, 4) == 0) {
-        return fmt::format("'{}' is an SQLite write-ahead log, which this output would replace; "
-                           "give another file name",
-                           where);
+        return fmt::format(
+            "'{}' is an SQLite write-ahead log, which this output would replace; "
+            "give another file name",
+            where);
       }
     }
   }
@@ -527,8 +531,8 @@ Status WriteFileImpl(const std::string& path, const std::string& content, bool r
     if (replace) {
       rc = ::renameat(r.dir.get(), tmp_name.c_str(), r.dir.get(), r.name.c_str());
     } else {
-      rc = ::renameat2(r.dir.get(), tmp_name.c_str(), r.dir.get(), r.name.c_str(),
-                       RENAME_NOREPLACE);
+      rc =
+          ::renameat2(r.dir.get(), tmp_name.c_str(), r.dir.get(), r.name.c_str(), RENAME_NOREPLACE);
       if (rc != 0 && errno == EINVAL) {  // a file system without RENAME_NOREPLACE
         rc = ::linkat(r.dir.get(), tmp_name.c_str(), r.dir.get(), r.name.c_str(), 0);
         if (rc == 0) ::unlinkat(r.dir.get(), tmp_name.c_str(), 0);

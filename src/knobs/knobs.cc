@@ -425,12 +425,12 @@ class RecoveryLock {
     // made next to it (/dev/null.lock).
     struct stat file {};
     if (::lstat(RecoveryFilePath().c_str(), &file) == 0 && !S_ISREG(file.st_mode)) {
-      return UsageError(fmt::format(
-          "refusing the recovery file {}: {}; nothing was written: point {} (or "
-          "XDG_STATE_HOME) at a regular file of your own",
-          RecoveryFilePath(),
-          S_ISLNK(file.st_mode) ? "it is a symbolic link" : "it is not a regular file",
-          kRecoveryFileEnvVar));
+      return UsageError(
+          fmt::format("refusing the recovery file {}: {}; nothing was written: point {} (or "
+                      "XDG_STATE_HOME) at a regular file of your own",
+                      RecoveryFilePath(),
+                      S_ISLNK(file.st_mode) ? "it is a symbolic link" : "it is not a regular file",
+                      kRecoveryFileEnvVar));
     }
     const std::string path = RecoveryLockPath();
     if (Status st = MakeParents(path); !st.ok()) return st.error();
@@ -485,9 +485,10 @@ std::string SysctlLockPath(const std::string& name, const std::string& path) {
 Expected<int> TakeSysctlLock(const std::string& name, const std::string& path) {
   const std::string dir = LockDir();
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return RuntimeError(fmt::format("cannot create the lock directory {}: {}; run as root, or set "
-                                    "{} to a directory of locks shared by every run",
-                                    dir, std::strerror(errno), kLockDirEnvVar));
+    return RuntimeError(
+        fmt::format("cannot create the lock directory {}: {}; run as root, or set "
+                    "{} to a directory of locks shared by every run",
+                    dir, std::strerror(errno), kLockDirEnvVar));
   }
   const std::string lock = SysctlLockPath(name, path);
   const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -618,8 +619,8 @@ Status ScopedKnob::Begin() {
   if (!taken.ok()) return taken.error();
   if (!*taken) {
     return UsageError(InUseMessage() +
-                        "; wait for it to finish: two runs changing knobs at once would each "
-                        "measure, and save as original, the other's value");
+                      "; wait for it to finish: two runs changing knobs at once would each "
+                      "measure, and save as original, the other's value");
   }
   auto current = knob_.Read();
   if (!current.ok()) return current.error();

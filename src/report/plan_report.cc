@@ -57,18 +57,16 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, P
         (r.params_text.empty() ? "" : r.params_text + " ") + r.metric + " (" + r.unit + ")";
     std::string pilot = fmt::format("{} x {} x {}", r.runs, r.sessions / std::max(r.runs, 1),
                                     r.repetitions / std::max(r.sessions, 1));
-    std::string needed =
-        r.not_positive ? "cannot be planned"
-        : r.plan.runs  ? fmt::format("{} x {} x {}", r.plan.runs, r.plan.sessions,
-                                     r.plan.repetitions)
-        : r.plan.unreachable ? fmt::format("> {} runs", stats::kMaxPlanRuns)
-                             : "?";
+    std::string needed = r.not_positive ? "cannot be planned"
+                         : r.plan.runs  ? fmt::format("{} x {} x {}", r.plan.runs, r.plan.sessions,
+                                                      r.plan.repetitions)
+                         : r.plan.unreachable ? fmt::format("> {} runs", stats::kMaxPlanRuns)
+                                              : "?";
     any_not_positive = any_not_positive || r.not_positive;
-    g.groups.back().push_back(
-        {key != last ? r.benchmark : "", cls, r.configuration, pilot, Pct(r.cv_pct), Pct(r.mdc_pct),
-         ComponentsText(r), needed,
-         r.plan.runs ? SecondsText(r.plan.cost_s)
-                     : (r.plan.unreachable || r.not_positive ? "-" : "?")});
+    g.groups.back().push_back({key != last ? r.benchmark : "", cls, r.configuration, pilot,
+                               Pct(r.cv_pct), Pct(r.mdc_pct), ComponentsText(r), needed,
+                               r.plan.runs ? SecondsText(r.plan.cost_s)
+                                           : (r.plan.unreachable || r.not_positive ? "-" : "?")});
     any_unreachable = any_unreachable || r.plan.unreachable;
     any_unknown_run = any_unknown_run || std::isnan(r.components.run);
     last = key;

@@ -585,9 +585,9 @@ Expected<int64_t> RecordInStore(const RunResult& result, const std::string& stor
 
 Status CheckStoreLocation(const std::string& path) {
   if (!path.empty() && path.back() == '/') {
-    return UsageError(fmt::format(
-        "the results store {} names a directory; give a file path such as {}results.db", path,
-        path));
+    return UsageError(
+        fmt::format("the results store {} names a directory; give a file path such as {}results.db",
+                    path, path));
   }
   KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
   struct stat st {};
