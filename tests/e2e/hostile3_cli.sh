@@ -220,4 +220,31 @@ wait "$pid"
 if [ "$(nproc)" -eq 1 ] || { [ -n "$cpus" ] && [ "$cpus" != 0 ]; }; then pass "blocked on the FIFO: unpinned ($cpus)"; else
   fail "blocked on the FIFO: still pinned to '$cpus'"
 fi
+
+# 9. compare: memory proportional to what it reads, and a bound on the repetitions it takes (four
+# files at the 100 000 a run writes: measured 0.53 GB at the default metrics).
+python3 - "$D/base.json" "$TMP/rep1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["benchmarks"][0]
+reps = b["repetitions"]
+b["repetitions"] = [dict(reps[i % len(reps)], session=0) for i in range(99000)]
+d["benchmarks"] = [b]
+d["label"] = "L1"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+for i in 2 3 4 5; do sed "s/\"label\": \"L1\"/\"label\": \"L$i\"/" "$TMP/rep1.json" >"$TMP/rep$i.json"; done
+expect_exit 2 "compare of five 99 000-repetition files" -- "$k" compare "$TMP"/rep[1-5].json
+expect_stderr "more than 400000 repetitions" "compare: names the bound"
+if ! grep -q __asan_init "$k"; then
+  rss=$(python3 - "$k" "$TMP"/rep[1-4].json <<'PY'
+import resource, subprocess, sys
+rc = subprocess.run([sys.argv[1], "compare", *sys.argv[2:]], stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL).returncode
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)
+PY
+)
+  [ "${rss% *}" -eq 0 ] && [ "${rss#* }" -lt 800 ] && pass "compare of four: ${rss#* } MB peak (< 800)" ||
+    fail "compare of four: exit/peak MB $rss"
+fi
 finish
