@@ -1325,6 +1325,24 @@ TEST(CompareTable, ABaselineThatIsBothALabelAndALabelsVariantIsRefused) {
   EXPECT_TRUE(CheckBaseline(inputs, "A:raw").ok());
 }
 
+// Issue 29: per-call and loop-mode measurements of one row compared: a note names the row.
+TEST(CompareTable, PerCallAgainstLoopModeIsFootnoted) {
+  BenchmarkResult loop = Bench("s/x", {100, 101, 99});
+  loop.timing = "loop";
+  std::vector<CompareInput> inputs = {Input("a", {Bench("s/x", {100, 101, 99})}),
+                                      Input("b", {loop})};
+  auto t = BuildCompareTable(inputs, MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  bool noted = false;
+  for (const std::string& n : t->notes)
+    noted = noted || n.rfind("timing: s/x compare per-call", 0) == 0;
+  EXPECT_TRUE(noted);
+  inputs[1] = Input("b", {Bench("s/x", {100, 101, 99})});
+  t = BuildCompareTable(inputs, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  for (const std::string& n : t->notes) EXPECT_EQ(n.find("timing:"), std::string::npos) << n;
+}
+
 TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
   // Three pilot runs of label "k", means 100, 102, 104, two repetitions each (+-1).
   std::vector<CompareInput> in;
