@@ -19,6 +19,7 @@
 #include "kstacklab/grid_table.h"
 #include "kstacklab/plan_report.h"
 #include "kstacklab/summary.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab {
 namespace {
@@ -105,6 +106,42 @@ CompareTable Build(const std::vector<std::string>& files, const CompareOptions& 
     return {};
   }
   return *t;
+}
+
+// Issue 29: extreme changes print sanely (no 300-digit cell) and a change that is not finite is
+// "n/a" in the grid where JSON has null.
+TEST(CompareRender, ExtremeAndNonFiniteChangesAgreeAcrossFormats) {
+  auto input = [](const std::string& label, double mean) {
+    CompareInput in;
+    in.source = label + ".json";
+    in.run.label = label;
+    BenchmarkResult b;
+    b.name = "s/x";
+    for (double d : {0.0, 1e-3, 2e-3}) {
+      Repetition r;
+      r.iterations = 1000;
+      r.metrics["mean"] = mean * (1 + d);
+      b.repetitions.push_back(r);
+    }
+    in.run.benchmarks.push_back(b);
+    return in;
+  };
+  CompareOptions o;
+  o.metrics = {"mean"};
+  auto huge = BuildCompareTable({input("a", 1), input("b", 1.7e306)}, o);
+  ASSERT_TRUE(huge.ok()) << huge.error().message;
+  const std::string grid = RenderCompareTables({*huge}, CompareFormat::kGrid);
+  EXPECT_NE(grid.find("1.7e+308%"), std::string::npos) << grid;
+  for (const std::string& line : Split(grid, '\n')) {
+    if (line[0] == '|' || line[0] == '+') EXPECT_LT(line.size(), 200u) << line;  // table rows
+  }
+  auto inf = BuildCompareTable({input("a", 1e-300), input("b", 1.7e308)}, o);
+  ASSERT_TRUE(inf.ok()) << inf.error().message;
+  ASSERT_FALSE(std::isfinite(inf->rows[0].variants[0].change_pct));
+  EXPECT_NE(RenderCompareTables({*inf}, CompareFormat::kGrid).find("n/a"), std::string::npos);
+  EXPECT_EQ(RenderCompareTables({*inf}, CompareFormat::kGrid).find("inf"), std::string::npos);
+  const Json j = Json::parse(RenderCompareTables({*inf}, CompareFormat::kJson));
+  EXPECT_NE(j.dump().find("\"change_pct\":null"), std::string::npos) << j.dump();
 }
 
 // Several tables (compare's one per variant set): grids one after the other, JSON under
