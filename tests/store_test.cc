@@ -374,6 +374,32 @@ TEST_F(StoreTest, StoreLocationsThatCannotHoldAStoreAreRefusedFirst) {
   EXPECT_TRUE(CheckStoreLocation(dir_ + "/fresh/results.db").ok());
 }
 
+// Issue 29: the store's own messages say what is wrong: a table without a column it needs is
+// named (it said "not an error"), and a table at the largest row id is not "free space".
+TEST_F(StoreTest, MissingColumnAndLastRowIdAreNamed) {
+  {
+    ResultStore store = OpenOrDie();
+    InsertOrDie(store, Sample("a"));
+  }
+  RawExec(path_, "UPDATE runs SET id = 9223372036854775807");
+  {
+    ResultStore store = OpenOrDie();
+    auto id = store.Insert(Sample("b"));
+    ASSERT_FALSE(id.ok());
+    EXPECT_NE(id.error().message.find("largest SQLite allows"), std::string::npos)
+        << id.error().message;
+    EXPECT_EQ(id.error().message.find("free space"), std::string::npos) << id.error().message;
+  }
+  RawExec(path_, "ALTER TABLE runs DROP COLUMN host");
+  ResultStore store = OpenOrDie();
+  auto id = store.Insert(Sample("c"));
+  ASSERT_FALSE(id.ok());
+  EXPECT_NE(id.error().message.find("no column named host"), std::string::npos)
+      << id.error().message;
+  EXPECT_NE(id.error().message.find("not those of kstacklab's store schema"), std::string::npos);
+  EXPECT_EQ(id.error().message.find("not an error"), std::string::npos) << id.error().message;
+}
+
 TEST(StoreIds, OneParserForEveryCommand) {
   EXPECT_EQ(*ParseStoreId("17"), 17);
   EXPECT_EQ(*ParseStoreId("id:17"), 17);

@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -56,6 +57,13 @@ std::string Reason(sqlite3* db) {
     why += std::string("; ") + kDamaged;
   } else if (primary == SQLITE_READONLY || sys == EACCES || sys == EROFS) {
     why += std::string("; ") + kRemedy;
+  } else if (primary == SQLITE_ERROR && (why.find("no such column") != std::string::npos ||
+                                         why.find("has no column named") != std::string::npos ||
+                                         why.find("no such table") != std::string::npos)) {
+    // Tables without the columns of schema version 1: edited by hand, or another tool's.
+    why +=
+        "; the store's tables are not those of kstacklab's store schema: keep a copy, then move "
+        "it away or choose another store";
   }
   return why;
 }
@@ -454,13 +462,26 @@ Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResul
     return DbError("cannot take the write lock (another kstacklab held it for over 10 s?)");
   }
   std::vector<int64_t> ids;
+  // Each statement's failure is reported before the next is prepared (which would reset the
+  // error to "not an error").
   Statement run(db_,
                 "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, host, "
                 "partial, document) VALUES(?,?,?,?,?,?,?,?)");
+  if (!run.prepared()) return DbError("cannot prepare the insert");
   Statement bench(db_,
                   "INSERT INTO benchmarks(run_id, position, name, variant, params, repetitions) "
                   "VALUES(?,?,?,?,?,?)");
-  if (!run.prepared() || !bench.prepared()) return DbError("cannot prepare the insert");
+  if (!bench.prepared()) return DbError("cannot prepare the insert");
+  // SQLite reports a table at the largest row id as "database or disk is full": say what it is.
+  {
+    Statement top(db_, "SELECT max(id) FROM runs");
+    if (top.prepared() && top.Step() == SQLITE_ROW && top.Int(0) == INT64_MAX) {
+      return RuntimeError(fmt::format(
+          "results store {}: its run ids have reached the largest SQLite allows ({}), so no run "
+          "can be added; start another store (--store PATH) and keep this one for reading",
+          path_, INT64_MAX));
+    }
+  }
   for (size_t r = 0; r < results.size(); ++r) {
     const RunResult& result = results[r];
     sqlite3_reset(run.get());
