@@ -74,6 +74,14 @@ expect_stderr "write-protected (mode 0444)" "0444: says why"
 expect_exit 2 "root: another user's file in the shared directory" -- "$k" run "${quick[@]}" --no-store -o "$TMP/shared/ro.json"
 expect_stderr "belongs to uid $uid" "foreign file: names its owner"
 
+# An immutable file (chattr +i, where the file system has it) is found before measuring.
+echo keep >"$TMP/immutable.json"
+if chattr +i "$TMP/immutable.json" 2>/dev/null; then
+  expect_exit 2 "run -o an immutable file" -- "$k" run "${quick[@]}" --no-store -o "$TMP/immutable.json"
+  expect_stderr "Operation not permitted" "immutable: says why"
+  chattr -i "$TMP/immutable.json"
+fi
+
 # 2. Default names never collide: a run in a second whose name is taken takes NAME-2.json.
 mkdir "$TMP/names"
 for s in 0 1 2 3 4 5 6 7 8 9; do
@@ -167,7 +175,11 @@ fi
 { head -1 "$DATA/live/getpid-4096-debian-6.1.csv"; printf '0x0,%s,1,1,98,39,0x6988c63d,1\n' "$(head -c 1000000 /dev/zero | tr '\0' 7)"; } >"$TMP/long.csv"
 expect_exit 2 "a 1 MB field in --records" -- "$k" entropy --kernel --records "$TMP/long.csv"
 [ "$(wc -c <"$TMP/err")" -lt 1200 ] && pass "the error line is bounded" || fail "error of $(wc -c <"$TMP/err") bytes"
-expect_stderr "bytes cut" "says it was cut"
+expect_stderr "'77777777.*\.\.\.' is not an unsigned number" "the field is quoted cut"
+long=$(printf 'd%.0s' {1..3000})
+expect_exit 2 "show of a 3000-byte name" -- "$k" show "$long"
+[ "$(wc -c <"$TMP/err")" -lt 1200 ] && pass "a long error line is bounded" || fail "error of $(wc -c <"$TMP/err") bytes"
+expect_stderr "bytes cut" "says how much was cut"
 expect_exit 2 "a label with ':'" -- "$k" run "${quick[@]}" --no-store --label "a:raw" -o "$TMP/g.json"
 expect_stderr "LABEL:VARIANT separator" "':' in a label: says why"
 expect_exit 2 "a label with a zero-width space" -- "$k" run "${quick[@]}" --no-store --label $'a\u200bb' -o "$TMP/g.json"
