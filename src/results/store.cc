@@ -242,6 +242,15 @@ Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
           "another store path",
           path));
     }
+    if (Primary(sqlite3_errcode(db)) == SQLITE_READONLY) {
+      // Opened for writing, but SQLite cannot write: the file, or its directory (a store in WAL
+      // mode needs its -wal and -shm files beside it), is read-only for this user. Not a read
+      // problem, though SQLite meets it on the first read.
+      return RuntimeError(fmt::format(
+          "results store {} cannot be written: the file or its directory is read-only for this "
+          "user (a store needs its -wal and -shm files beside it): {}",
+          path, Reason(db)));
+    }
     return RuntimeError(
         fmt::format("results store {}: cannot read the schema version: {}", path, Reason(db)));
   }

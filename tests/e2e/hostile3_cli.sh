@@ -153,6 +153,16 @@ expect_exit 2 "run --store DIR/" -- "$k" run "${quick[@]}" --store "$TMP/sdir/" 
 XDG_DATA_HOME=/proc expect_exit 2 "XDG_DATA_HOME=/proc" -- "$k" run "${quick[@]}" -o "$TMP/f.json"
 [ ! -e "$TMP/f.json" ] && pass "XDG_DATA_HOME=/proc: refused before measuring" || fail "measured anyway"
 
+# A store the user cannot write (its directory is root's: no -wal/-shm can be made) says that,
+# not "cannot read the schema version".
+mkdir -m 755 "$TMP/rostore"
+"$k" results import "$D/base.json" --store "$TMP/rostore/s.db" >/dev/null 2>&1
+chown "$uid" "$TMP/rostore/s.db"
+as_user "$k" results import "$D/base.json" --store "$TMP/rostore/s.db" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 1 ] && pass "unwritable store: exit 1" || fail "unwritable store: exit $rc: $(cat "$TMP/err")"
+expect_stderr "cannot be written: the file or its directory is read-only" "unwritable store: says so"
+
 # 6. Exit codes and messages.
 expect_exit 1 "--help into /dev/full" -- sh -c "\"$k\" --help >/dev/full"
 expect_exit 1 "--version into /dev/full" -- sh -c "\"$k\" --version >/dev/full"
