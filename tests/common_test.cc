@@ -83,6 +83,27 @@ TEST(Text, EscapeControlLeavesCleanTextAlone) {
   EXPECT_FALSE(TextProblem(EscapeControl("\x01\xff\xc2\x9b")).has_value());
 }
 
+// Issue 29: labels that render alike are refused (zero-width, bidirectional controls); tables
+// align by terminal columns, not bytes.
+TEST(Text, InvisibleCharactersAndDisplayWidth) {
+  EXPECT_FALSE(InvisibleProblem("rnd-on").has_value());
+  EXPECT_FALSE(InvisibleProblem("d\u00e9j\u00e0 \u4e2d").has_value());  // visible non-ASCII
+  EXPECT_FALSE(InvisibleProblem("\xd0\xb0").has_value());               // Cyrillic a: legitimate
+  for (const char* bad : {"a\u200bb", "a\u202eb", "\ufeffa", "a\u2066b", "a\u00adb"}) {
+    auto p = InvisibleProblem(bad);
+    ASSERT_TRUE(p.has_value()) << bad;
+    EXPECT_NE(p->find("U+"), std::string::npos);
+  }
+  EXPECT_EQ(*InvisibleProblem("ab\u200d"), InvisibleProblem("ab\u200d").value());
+  EXPECT_NE(InvisibleProblem("ab\u200d")->find("U+200D at offset 2"), std::string::npos);
+  EXPECT_EQ(DisplayWidth("abc"), 3u);
+  EXPECT_EQ(DisplayWidth("d\u00e9j\u00e0"), 4u);  // 6 bytes, 4 columns
+  EXPECT_EQ(DisplayWidth("\u4e2d\u6587"), 4u);    // wide: 2 columns each
+  EXPECT_EQ(DisplayWidth("e\u0301"), 1u);         // combining acute
+  EXPECT_EQ(DisplayWidth("\xff"), 1u);            // a malformed byte: one column
+  EXPECT_EQ(DisplayWidth(""), 0u);
+}
+
 class FileIoTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -216,6 +237,117 @@ TEST_F(FileIoTest, CheckWritableRefusesBadPathsBeforeAnyWork) {
     EXPECT_EQ(message.find("-o"), std::string::npos) << "library names a flag: " << message;
   }
   EXPECT_TRUE(fs::is_empty(dir_));  // the probe left nothing
+}
+
+// Issue 29: every link on the way, not only the last component. Another user's link to a
+// directory (a component) and a chain through another user's link are refused like a link at
+// the end; a dangling link's target is created through the link; a loop is refused (ELOOP).
+TEST_F(FileIoTest, LinksAsComponentsAndChainsPassTheStickyRule) {
+  const std::string shared = dir_ + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  const std::string real = dir_ + "/real";
+  ASSERT_EQ(::mkdir(real.c_str(), 0700), 0);
+  const std::string victim = real + "/victim.json";
+  { std::ofstream(victim) << "precious"; }
+  // Dangling: created through the link, the link kept.
+  fs::create_symlink(dir_ + "/new.json", dir_ + "/dangling");
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/dangling", "made").ok());
+  EXPECT_TRUE(fs::is_symlink(dir_ + "/dangling"));
+  EXPECT_EQ(Slurp(dir_ + "/new.json"), "made");
+  // A loop: refused before any work (a usage error), and by the writer.
+  fs::create_symlink("loop-b", dir_ + "/loop-a");
+  fs::create_symlink("loop-a", dir_ + "/loop-b");
+  Status loop = CheckWritable(dir_ + "/loop-a");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_EQ(loop.error().exit_code, kExitUsage);
+  EXPECT_NE(loop.error().message.find("too many levels of symbolic links"), std::string::npos);
+  EXPECT_FALSE(WriteFileAtomic(dir_ + "/loop-a", "x").ok());
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ + "/loop-a")));  // not replaced by a file
+  // One's own link to a directory as a component is followed.
+  fs::create_symlink(real, shared + "/mine");
+  ASSERT_TRUE(WriteFileAtomic(shared + "/mine/own.json", "ok").ok());
+  EXPECT_EQ(Slurp(real + "/own.json"), "ok");
+  if (::geteuid() != 0) GTEST_SKIP() << "making a link owned by another user needs root";
+  const std::string component = shared + "/theirs";
+  fs::create_symlink(real, component);
+  ASSERT_EQ(::lchown(component.c_str(), 65534, 65534), 0);
+  for (const std::string& path : {component + "/victim.json", component + "/../real/victim.json"}) {
+    Status check = CheckWritable(path);
+    ASSERT_FALSE(check.ok()) << path;
+    EXPECT_EQ(check.error().exit_code, kExitUsage);
+    EXPECT_NE(check.error().message.find("made by uid 65534"), std::string::npos)
+        << check.error().message;
+    EXPECT_FALSE(WriteFileAtomic(path, "pwned").ok()) << path;
+    EXPECT_FALSE(CheckSymlinkOwner(path).ok()) << path;
+  }
+  // A chain: our own link -> their link -> the victim.
+  const std::string theirs = shared + "/hop";
+  fs::create_symlink(victim, theirs);
+  ASSERT_EQ(::lchown(theirs.c_str(), 65534, 65534), 0);
+  const std::string ours = dir_ + "/start.json";
+  fs::create_symlink(theirs, ours);
+  EXPECT_FALSE(CheckWritable(ours).ok());
+  EXPECT_FALSE(WriteFileAtomic(ours, "pwned").ok());
+  EXPECT_EQ(Slurp(victim), "precious");
+  // Another user's file in the shared directory is not ours to replace.
+  const std::string their_file = shared + "/their.json";
+  { std::ofstream(their_file) << "theirs"; }
+  ASSERT_EQ(::chown(their_file.c_str(), 65534, 65534), 0);
+  EXPECT_FALSE(CheckWritable(their_file).ok());
+  EXPECT_FALSE(WriteFileAtomic(their_file, "x").ok());
+  EXPECT_EQ(Slurp(their_file), "theirs");
+}
+
+// A write-protected file is refused as `cp` without -f refuses it (as root too), and a file that
+// cannot be opened for writing (a socket) is found before any work.
+TEST_F(FileIoTest, WriteProtectedFilesAndSocketsAreRefused) {
+  const std::string ro = dir_ + "/ro.json";
+  { std::ofstream(ro) << "keep"; }
+  ASSERT_EQ(::chmod(ro.c_str(), 0444), 0);
+  Status check = CheckWritable(ro);
+  ASSERT_FALSE(check.ok());
+  EXPECT_EQ(check.error().exit_code, kExitUsage);
+  EXPECT_NE(check.error().message.find("write-protected (mode 0444)"), std::string::npos)
+      << check.error().message;
+  EXPECT_FALSE(WriteFileAtomic(ro, "new").ok());
+  EXPECT_EQ(Slurp(ro), "keep");
+  // "-o FILE/x.json" where FILE is a file: says it is not a directory.
+  Status under = CheckWritable(ro + "/x.json");
+  ASSERT_FALSE(under.ok());
+  EXPECT_NE(under.error().message.find("is not a directory"), std::string::npos)
+      << under.error().message;
+}
+
+// SQLite side files of a store (NAME-wal, NAME-shm, NAME-journal) are refused like the store.
+TEST_F(FileIoTest, SqliteSideFilesAreRefused) {
+  const std::string db = dir_ + "/results.db";
+  { std::ofstream(db) << std::string("SQLite format 3\0", 16) << std::string(100, '\0'); }
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    Status st = CheckWritable(db + suffix);
+    ASSERT_FALSE(st.ok()) << suffix;
+    EXPECT_EQ(st.error().exit_code, kExitUsage);
+    EXPECT_NE(st.error().message.find("SQLite database"), std::string::npos) << st.error().message;
+  }
+  EXPECT_TRUE(CheckWritable(dir_ + "/other.db-wal").ok());  // no database beside it
+  const std::string wal = dir_ + "/orphan-wal";
+  { std::ofstream(wal) << std::string("\x37\x7f\x06\x82", 4) << std::string(28, '\0'); }
+  EXPECT_FALSE(CheckWritable(wal).ok());  // a WAL by its header
+}
+
+// WriteNewFile (default names) never replaces, and leaves no temporary file when it cannot.
+TEST_F(FileIoTest, WriteNewFileNeverReplaces) {
+  const std::string p = dir_ + "/default.json";
+  bool exists = true;
+  ASSERT_TRUE(WriteNewFile(p, "first", &exists).ok());
+  EXPECT_FALSE(exists);
+  Status again = WriteNewFile(p, "second", &exists);
+  EXPECT_FALSE(again.ok());
+  EXPECT_TRUE(exists);
+  EXPECT_EQ(Slurp(p), "first");
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().filename().string().rfind(".kstacklab-", 0), std::string::npos) << e.path();
+  }
 }
 
 TEST_F(FileIoTest, ReadsAreBounded) {

@@ -351,9 +351,23 @@ TEST(RecordsCsvTest, RoundTripAndErrors) {
   EXPECT_EQ((*back)[0].task_state, 0xdeadbeefu);
   EXPECT_EQ((*back)[0].tid, 7u);
   EXPECT_EQ((*back)[1].ktime_ns, 123456789u);
-  auto bad = RecordsFromCsv("header\n0x1,0x2,3\n");
+  auto bad =
+      RecordsFromCsv("local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n0x1,0x2,3\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("line 2"), std::string::npos);
+  // Issue 29: the first line is skipped only when it is the header: a file without one keeps
+  // its first record, and a first line that is neither is an error naming line 1.
+  auto headless = RecordsFromCsv("0x10,0x1,2,1,7,39,0xff,1\n0x20,0x1,3,1,7,39,0xff,1\n");
+  ASSERT_TRUE(headless.ok()) << headless.error().message;
+  ASSERT_EQ(headless->size(), 2u);
+  EXPECT_EQ((*headless)[0].local_addr, 0x10u);
+  auto junk = RecordsFromCsv("header\n0x10,0x1,2,1,7,39,0xff,1\n");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_NE(junk.error().message.find("line 1"), std::string::npos) << junk.error().message;
+  // A long field is quoted cut to 40 bytes.
+  auto longf = RecordsFromCsv("0x10," + std::string(100000, '7') + ",2,1,7,39,0xff,1\n");
+  ASSERT_FALSE(longf.ok());
+  EXPECT_LT(longf.error().message.size(), 300u);
   // Strict fields: sscanf took a sign, a leading space and 17 hex digits (saturated); now each is
   // refused naming the field. A CRLF file reads like an LF one.
   const std::string h = "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n";

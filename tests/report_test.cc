@@ -19,6 +19,7 @@
 #include "kstacklab/grid_table.h"
 #include "kstacklab/plan_report.h"
 #include "kstacklab/summary.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab {
 namespace {
@@ -69,6 +70,18 @@ TEST(Grid, ReproducesListsSection1TwoLineHeader) {
   EXPECT_EQ(RenderGrid(t), Slurp("lists_s1.txt"));
 }
 
+// Issue 29: cells are aligned by terminal columns, not bytes (UTF-8 labels shifted the grid).
+TEST(Grid, AlignsByDisplayWidth) {
+  GridTable t;
+  t.header = {{"label", "v"}};
+  t.right_align = {false, true};
+  t.groups = {{{"d\u00e9j\u00e0", "1"}, {"abcd", "22"}, {"\u4e2d\u6587", "3"}}};
+  const std::string text = RenderGrid(t);
+  EXPECT_NE(text.find("| d\u00e9j\u00e0  |  1 |\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("| abcd  | 22 |\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("| \u4e2d\u6587  |  3 |\n"), std::string::npos) << text;
+}
+
 TEST(Markdown, EscapesPipesAndAligns) {
   GridTable t;
   t.header = {{"a", "b"}, {"", "(baseline)"}};
@@ -93,6 +106,42 @@ CompareTable Build(const std::vector<std::string>& files, const CompareOptions& 
     return {};
   }
   return *t;
+}
+
+// Issue 29: extreme changes print sanely (no 300-digit cell) and a change that is not finite is
+// "n/a" in the grid where JSON has null.
+TEST(CompareRender, ExtremeAndNonFiniteChangesAgreeAcrossFormats) {
+  auto input = [](const std::string& label, double mean) {
+    CompareInput in;
+    in.source = label + ".json";
+    in.run.label = label;
+    BenchmarkResult b;
+    b.name = "s/x";
+    for (double d : {0.0, 1e-3, 2e-3}) {
+      Repetition r;
+      r.iterations = 1000;
+      r.metrics["mean"] = mean * (1 + d);
+      b.repetitions.push_back(r);
+    }
+    in.run.benchmarks.push_back(b);
+    return in;
+  };
+  CompareOptions o;
+  o.metrics = {"mean"};
+  auto huge = BuildCompareTable({input("a", 1), input("b", 1.7e306)}, o);
+  ASSERT_TRUE(huge.ok()) << huge.error().message;
+  const std::string grid = RenderCompareTables({*huge}, CompareFormat::kGrid);
+  EXPECT_NE(grid.find("1.7e+308%"), std::string::npos) << grid;
+  for (const std::string& line : Split(grid, '\n')) {
+    if (line[0] == '|' || line[0] == '+') EXPECT_LT(line.size(), 200u) << line;  // table rows
+  }
+  auto inf = BuildCompareTable({input("a", 1e-300), input("b", 1.7e308)}, o);
+  ASSERT_TRUE(inf.ok()) << inf.error().message;
+  ASSERT_FALSE(std::isfinite(inf->rows[0].variants[0].change_pct));
+  EXPECT_NE(RenderCompareTables({*inf}, CompareFormat::kGrid).find("n/a"), std::string::npos);
+  EXPECT_EQ(RenderCompareTables({*inf}, CompareFormat::kGrid).find("inf"), std::string::npos);
+  const Json j = Json::parse(RenderCompareTables({*inf}, CompareFormat::kJson));
+  EXPECT_NE(j.dump().find("\"change_pct\":null"), std::string::npos) << j.dump();
 }
 
 // Several tables (compare's one per variant set): grids one after the other, JSON under
@@ -361,6 +410,20 @@ TEST(PlanRender, CellsAndFooterComputedByHand) {
   EXPECT_NE(text.find("a run costing 2.0 min, a session 1.0 s"), std::string::npos);
   EXPECT_NE(text.find("> 10000 runs: no design of at most 10000 runs"), std::string::npos);
   EXPECT_NE(text.find("A pilot of one run cannot see the run-to-run"), std::string::npos);
+}
+
+// Issue 29: a row that cannot be planned (mean <= 0) says so, with no time, and the footer why.
+TEST(PlanRender, ANonPositiveMeanCannotBePlanned) {
+  PlanOptions o;
+  o.target_pct = 2;
+  std::vector<PlanRow> rows = TwoPlanRows();
+  rows[0].mean = -3;
+  rows[0].not_positive = true;
+  rows[0].plan = stats::LevelPlan{};
+  const std::string text = RenderPlan(rows, o, PlanFormat::kGrid);
+  EXPECT_NE(text.find("cannot be planned |           - |"), std::string::npos) << text;
+  EXPECT_NE(text.find("cannot be planned: the pilot's mean is <= 0"), std::string::npos);
+  EXPECT_EQ(text.find(" -"), text.find(" - |")) << "no negative time: " << text;
 }
 
 TEST(PlanRender, MarkdownFooterLinesAreListItemsAndAReachablePlanHasNoCaveats) {

@@ -78,6 +78,51 @@ TEST(Results, TimerResolutionStallsAndBaselineRoundTripAndAreOptional) {
 }
 
 // The shape `compare` orders runs by: exactly what UtcTimestamp() writes, nothing near it.
+// Issue 29: one entry per benchmark, params and variant: a repeated one (pooled by every
+// reader before) is refused, naming both entries.
+TEST(Results, DuplicateBenchmarkEntriesAreRefused) {
+  RunResult r = Sample();
+  r.benchmarks.push_back(r.benchmarks[0]);
+  auto back = ResultFromJson(ResultToJson(r), "dup.json");
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.error().exit_code, kExitUsage);
+  EXPECT_NE(back.error().message.find("benchmarks[1]"), std::string::npos) << back.error().message;
+  EXPECT_NE(back.error().message.find("repeats benchmarks[0] (syscall/getpid(h:1):percpu-prng)"),
+            std::string::npos)
+      << back.error().message;
+  r.benchmarks[1].variant = "off";  // another variant: a row of its own
+  EXPECT_TRUE(ResultFromJson(ResultToJson(r), "two.json").ok());
+}
+
+// Issue 29: params are normalised when read: keys sorted, a string holding a plain decimal
+// integer read as the integer ({"h":"0"} is {"h":0}); other strings are kept.
+TEST(Results, ParamsAreNormalisedWhenRead) {
+  RunResult r = Sample();
+  r.benchmarks[0].params = Json::parse(R"({"z":"0","a":"-12","s":"256M","p":"007","b":true})");
+  auto back = ResultFromJson(ResultToJson(r), "p.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->benchmarks[0].params.dump(), R"({"a":-12,"b":true,"p":"007","s":"256M","z":0})");
+  // {"h":"1"} and {"h":1} in one file are then the same entry: refused as a duplicate.
+  r = Sample();
+  r.benchmarks.push_back(r.benchmarks[0]);
+  r.benchmarks[1].params = Json{{"h", "1"}};
+  EXPECT_FALSE(ResultFromJson(ResultToJson(r), "h.json").ok());
+}
+
+// Issue 29: a label holding ':' (compare's LABEL:VARIANT separator) or an invisible or
+// bidirectional character is refused by run; the loader refuses the latter in any text field.
+TEST(Results, LabelsThatMislead) {
+  EXPECT_FALSE(LabelProblem("rnd-on").has_value());
+  ASSERT_TRUE(LabelProblem("a:raw").has_value());
+  EXPECT_NE(LabelProblem("a:raw")->find("LABEL:VARIANT"), std::string::npos);
+  EXPECT_TRUE(LabelProblem("a\u200bb").has_value());
+  RunResult r = Sample();
+  r.label = "on\u202e";
+  EXPECT_FALSE(ResultFromJson(ResultToJson(r), "bidi.json").ok());
+  r.label = "old:label";  // files written before keep loading
+  EXPECT_TRUE(ResultFromJson(ResultToJson(r), "colon.json").ok());
+}
+
 TEST(Results, UtcTimestampShape) {
   EXPECT_TRUE(IsUtcTimestamp(UtcTimestamp()));
   EXPECT_TRUE(IsUtcTimestamp("2026-11-30T23:40:01Z"));

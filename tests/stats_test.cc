@@ -1291,6 +1291,58 @@ TEST(Plan, NeededRepetitionsFromPilot) {
   EXPECT_FALSE(BuildPlan({{"pilot.json", run}}, o).ok());
 }
 
+// Issue 29: a pilot row with a mean <= 0 (overhead-corrected near-zero rows) is not planned
+// (it printed a negative time); the others are.
+TEST(Plan, ARowWithANonPositiveMeanCannotBePlanned) {
+  RunResult run;
+  run.label = "pilot";
+  run.benchmarks = {Bench("s/neg", {-2, -1, -3, -2}), Bench("s/pos", {99, 101, 99, 101})};
+  PlanOptions o;
+  o.metrics = {"mean"};
+  o.target_pct = 1.0;
+  auto rows = BuildPlan({{"pilot.json", run}}, o);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_TRUE((*rows)[0].not_positive);
+  EXPECT_EQ((*rows)[0].plan.runs, 0u);
+  EXPECT_EQ((*rows)[0].plan.cost_s, 0.0);
+  EXPECT_FALSE((*rows)[1].not_positive);
+  EXPECT_GT((*rows)[1].plan.runs, 0u);
+  EXPECT_GT((*rows)[1].plan.cost_s, 0.0);
+}
+
+// Issue 29: --baseline A:raw is refused when it is both a label (an old file's) and label A's
+// variant raw; either alone is taken as before.
+TEST(CompareTable, ABaselineThatIsBothALabelAndALabelsVariantIsRefused) {
+  std::vector<CompareInput> inputs = {
+      Input("A", {Bench("s/x", {100, 101, 99}, "raw"), Bench("s/x", {150, 151, 149}, "libc")}),
+      Input("A:raw", {Bench("s/x", {100, 101, 99}, "raw"), Bench("s/x", {150, 151, 149}, "libc")})};
+  const Status both = CheckBaseline(inputs, "A:raw");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().exit_code, kExitUsage);
+  EXPECT_NE(both.error().message.find("is ambiguous"), std::string::npos) << both.error().message;
+  inputs.pop_back();
+  EXPECT_TRUE(CheckBaseline(inputs, "A:raw").ok());
+}
+
+// Issue 29: per-call and loop-mode measurements of one row compared: a note names the row.
+TEST(CompareTable, PerCallAgainstLoopModeIsFootnoted) {
+  BenchmarkResult loop = Bench("s/x", {100, 101, 99});
+  loop.timing = "loop";
+  std::vector<CompareInput> inputs = {Input("a", {Bench("s/x", {100, 101, 99})}),
+                                      Input("b", {loop})};
+  auto t = BuildCompareTable(inputs, MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  bool noted = false;
+  for (const std::string& n : t->notes)
+    noted = noted || n.rfind("timing: s/x compare per-call", 0) == 0;
+  EXPECT_TRUE(noted);
+  inputs[1] = Input("b", {Bench("s/x", {100, 101, 99})});
+  t = BuildCompareTable(inputs, MeanOnly());
+  ASSERT_TRUE(t.ok());
+  for (const std::string& n : t->notes) EXPECT_EQ(n.find("timing:"), std::string::npos) << n;
+}
+
 TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
   // Three pilot runs of label "k", means 100, 102, 104, two repetitions each (+-1).
   std::vector<CompareInput> in;

@@ -332,6 +332,74 @@ TEST_F(StoreTest, InsertAllIsAllOrNothing) {
   EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs WHERE label = 'good'"), "0");
 }
 
+// Issue 29: a result is stored only if it can be read back — its stored document within the
+// reader's limit (ResultLimits::kMaxFileBytes) — and nothing of the import is written otherwise.
+TEST_F(StoreTest, RefusesAResultTooLargeToReadBack) {
+  auto s = OpenOrDie();
+  RunResult big = Sample("big");
+  big.environment["padding"] = std::string(ResultLimits::kMaxFileBytes, 'x');
+  auto ids = s.InsertAll({Sample("small"), big});
+  ASSERT_FALSE(ids.ok());
+  EXPECT_EQ(ids.error().exit_code, kExitUsage);
+  EXPECT_NE(ids.error().message.find("to be read back"), std::string::npos) << ids.error().message;
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "0");
+}
+
+// Issue 29: no kstacklab writes a negative user_version: such a file is not a store.
+TEST_F(StoreTest, RefusesANegativeSchemaVersion) {
+  {
+    ResultStore store = OpenOrDie();
+    InsertOrDie(store, Sample("a"));
+  }
+  RawExec(path_, "PRAGMA user_version = -1");
+  for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+    auto st = ResultStore::Open(path_, mode);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().exit_code, kExitUsage);
+    EXPECT_NE(st.error().message.find("schema version -1"), std::string::npos)
+        << st.error().message;
+  }
+  EXPECT_FALSE(CheckStoreLocation(path_).ok());
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "1");
+}
+
+// Issue 29: a store path ending in '/' and one under /proc are refused before any work.
+TEST_F(StoreTest, StoreLocationsThatCannotHoldAStoreAreRefusedFirst) {
+  for (const std::string& bad : {dir_ + "/new/", std::string("/proc/kstacklab/results.db")}) {
+    Status st = CheckStoreLocation(bad);
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().exit_code, kExitUsage) << bad;
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/new"));
+  EXPECT_TRUE(CheckStoreLocation(dir_ + "/fresh/results.db").ok());
+}
+
+// Issue 29: the store's own messages say what is wrong: a table without a column it needs is
+// named (it said "not an error"), and a table at the largest row id is not "free space".
+TEST_F(StoreTest, MissingColumnAndLastRowIdAreNamed) {
+  {
+    ResultStore store = OpenOrDie();
+    InsertOrDie(store, Sample("a"));
+  }
+  RawExec(path_, "UPDATE runs SET id = 9223372036854775807");
+  {
+    ResultStore store = OpenOrDie();
+    auto id = store.Insert(Sample("b"));
+    ASSERT_FALSE(id.ok());
+    EXPECT_NE(id.error().message.find("largest SQLite allows"), std::string::npos)
+        << id.error().message;
+    EXPECT_EQ(id.error().message.find("free space"), std::string::npos) << id.error().message;
+  }
+  RawExec(path_, "ALTER TABLE runs DROP COLUMN host");
+  ResultStore store = OpenOrDie();
+  auto id = store.Insert(Sample("c"));
+  ASSERT_FALSE(id.ok());
+  EXPECT_NE(id.error().message.find("no column named host"), std::string::npos)
+      << id.error().message;
+  EXPECT_NE(id.error().message.find("not those of kstacklab's store schema"), std::string::npos);
+  EXPECT_EQ(id.error().message.find("not an error"), std::string::npos) << id.error().message;
+}
+
 TEST(StoreIds, OneParserForEveryCommand) {
   EXPECT_EQ(*ParseStoreId("17"), 17);
   EXPECT_EQ(*ParseStoreId("id:17"), 17);

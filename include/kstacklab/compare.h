@@ -246,6 +246,7 @@ struct PlanRow {
   stats::VarianceComponents components;
   double cost_repetition_s = 0;  // used for the plan
   stats::LevelPlan plan;         // runs x sessions x repetitions per configuration
+  bool not_positive = false;     // mean <= 0: the row cannot be planned (plan left empty)
 };
 // UsageErrors: no inputs, unknown metric (naming the stored ones), target/alpha/power/costs out
 // of range.

@@ -35,16 +35,29 @@ Expected<std::string> ReadStdin(size_t max_bytes = SIZE_MAX);
 //    atomically; an existing file keeps its permission bits, a new one gets 0666 & ~umask;
 //  * anything else that exists (a device node such as /dev/null, a FIFO, a socket, a
 //    /proc/self/fd/N link to a pipe or terminal) is opened and written through, never replaced.
-// On failure (ENOSPC included) -> RuntimeError naming the path; nothing is left behind.
+// Every symbolic link on the way (a directory component, each link of a chain) is followed one
+// component at a time (openat, O_NOFOLLOW) and must pass the sticky-directory rule
+// (CheckSymlinkOwner); a dangling link's target is created through the link; a loop (more than
+// 40 links) is refused. A write-protected file (no write bit for us, as root too, or one open
+// for writing refuses: immutable, EACCES) and another user's file in a sticky, world-writable
+// directory are refused, not replaced.
+// On failure (ENOSPC, EFBIG included) -> RuntimeError naming the path; nothing is left behind.
 Status WriteFileAtomic(const std::string& path, const std::string& content);
+
+// As WriteFileAtomic, but never replaces anything: when `path` exists (or appears before the
+// final rename, which is renameat2(RENAME_NOREPLACE)) -> RuntimeError with `*exists` set, so
+// the caller can pick another name. Not for "-" or special files. For default output names.
+Status WriteNewFile(const std::string& path, const std::string& content, bool* exists = nullptr);
 
 // Writes `text` to stdout and flushes; a short write or failed flush (EPIPE, ENOSPC on
 // /dev/full) -> RuntimeError. The one checked stdout writer every command uses.
 Status WriteStdout(std::string_view text);
 
-// The kernel's fs.protected_symlinks rule, applied whatever that sysctl says: `path` may be a
-// symbolic link in a sticky, world-writable directory (/tmp) only if this user or the
-// directory's owner made it; else UsageError naming the link's owner. Not a link -> Ok. Used by
+// The kernel's fs.protected_symlinks rule, applied whatever that sysctl says, to every symbolic
+// link `path` passes through (each directory component, each link of a chain): a link in a
+// sticky, world-writable directory (/tmp) is followed only if this user or the directory's
+// owner made it; else UsageError naming the link's owner. A link loop (ELOOP) -> UsageError.
+// No link -> Ok. Used by
 // every writer of a user-named path (result files, images, the results store), so another user
 // cannot point /tmp/out.json at a file of ours and have a run replace it.
 Status CheckSymlinkOwner(const std::string& path);
@@ -54,9 +67,12 @@ bool SameFile(const std::string& a, const std::string& b);
 
 // Checks, before any measurement, that WriteFileAtomic(path, ...) can succeed: the path is not
 // empty, does not end in '/', is not a directory, its directory exists and is writable (a probe
-// file is created and removed; nothing is left behind), and an existing special file is
-// writable, and a symbolic link passes CheckSymlinkOwner. Every failure is a UsageError naming
-// the fix (the path given is the problem; nothing has been done yet). A descriptor path
+// file is created and removed; nothing is left behind), an existing special file is writable
+// (a socket never is), an existing regular file can be opened for writing and is not
+// write-protected or another user's in a shared directory, it is no SQLite database or side
+// file of one (NAME-wal, NAME-shm, NAME-journal), and every link passes CheckSymlinkOwner. Every
+// failure is a UsageError naming the fix (the path given is the problem; nothing has been done
+// yet). A descriptor path
 // (/dev/stdout, /proc/self/fd/N) must be open for writing.
 // "-" is always writable.
 Status CheckWritable(const std::string& path);

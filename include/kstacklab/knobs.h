@@ -31,6 +31,8 @@ namespace kstacklab::knobs {
 inline constexpr const char* kSysctlRootEnvVar = "KSTACKLAB_SYSCTL_ROOT";
 // $KSTACKLAB_RECOVERY_FILE=PATH overrides where the saved original values are kept.
 inline constexpr const char* kRecoveryFileEnvVar = "KSTACKLAB_RECOVERY_FILE";
+// Moves the directory of the machine-wide per-sysctl locks (default /run/kstacklab; tests).
+inline constexpr const char* kLockDirEnvVar = "KSTACKLAB_LOCK_DIR";
 
 // "sysctl:kernel.stack_erasing=0,1" -> kind "sysctl", name "kernel.stack_erasing", values;
 // "model:policy=off,percpu-prng" -> kind "model", name "policy" (or "strategy"), values.
@@ -116,7 +118,8 @@ class ScopedKnob {
   Knob& knob_;
   std::string original_;
   bool active_ = false;
-  int lock_fd_ = -1;  // the recovery lock (flock), held from Begin() to Restore()
+  int lock_fd_ = -1;         // the recovery lock (flock), held from Begin() to Restore()
+  int sysctl_lock_fd_ = -1;  // the sysctl's machine-wide lock (LockDir()), held as long
 };
 
 // The interleaved A/B: for each repetition, for each value in RoundOrder, sets the knob and runs

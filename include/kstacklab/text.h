@@ -23,6 +23,18 @@ bool IsValidUtf8(std::string_view s);
 // Control characters: U+0000-U+001F, U+007F and the C1 range U+0080-U+009F.
 std::optional<std::string> TextProblem(std::string_view s);
 
+// Why `s` would look like other text, or nullopt: it holds an invisible or bidirectional format
+// character (zero-width space/joiners U+200B-U+200F, embeddings and overrides U+202A-U+202E, word
+// joiner and isolates U+2060-U+2069, BOM U+FEFF, U+061C, soft hyphen U+00AD, U+180E, U+034F).
+// Malformed UTF-8 is TextProblem's to report (nullopt here). Look-alike letters of other scripts
+// (Cyrillic "а" for Latin "a") are legitimate text and pass.
+std::optional<std::string> InvisibleProblem(std::string_view s);
+
+// The terminal columns `s` takes: 1 per code point, 2 for East Asian wide/fullwidth, 0 for
+// combining marks and the invisible format characters above; a malformed byte counts 1. For
+// aligning tables by what is seen, not by bytes.
+size_t DisplayWidth(std::string_view s);
+
 // `s` with every control character and every byte of an invalid UTF-8 sequence written as
 // "\xNN"; other text (valid multi-byte UTF-8 included) unchanged. Idempotent on clean text.
 std::string EscapeControl(std::string_view s);

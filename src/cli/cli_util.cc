@@ -16,15 +16,28 @@
 
 namespace kstacklab::cli {
 
+// A message of at most kMaxErrorMessageBytes: a longer one (a 1 MB field of a hostile file quoted
+// in it) keeps its head and tail, and says how much of the middle was cut.
+namespace {
+constexpr size_t kMaxErrorMessageBytes = 1000;
+std::string BoundedMessage(const std::string& message) {
+  if (message.size() <= kMaxErrorMessageBytes) return message;
+  constexpr size_t kHead = 700, kTail = 200;
+  return fmt::format("{} [... {} bytes cut ...] {}", message.substr(0, kHead),
+                     message.size() - kHead - kTail, message.substr(message.size() - kTail));
+}
+}  // namespace
+
 // One line each: control characters in the message (a file name with a newline, bytes of a
 // hostile file) are escaped, so an error never spans lines or drives the terminal.
 int Fail(const Error& error) {
-  std::fprintf(stderr, "kstacklab: error: %s\n", EscapeControl(error.message).c_str());
+  std::fprintf(stderr, "kstacklab: error: %s\n",
+               EscapeControl(BoundedMessage(error.message)).c_str());
   return error.exit_code;
 }
 
 void Warn(const std::string& message) {
-  std::fprintf(stderr, "kstacklab: warning: %s\n", EscapeControl(message).c_str());
+  std::fprintf(stderr, "kstacklab: warning: %s\n", EscapeControl(BoundedMessage(message)).c_str());
 }
 
 Status CheckTableOrJson(const std::string& format) {

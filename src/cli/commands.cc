@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -148,9 +152,47 @@ std::string MissingSubcommand(const CLI::App& app, int argc, char** argv) {
                      at->get_name(), fmt::join(names, ", "));
 }
 
+// CLI11 reads an argument "[a,b]" given to a list option (FILE..., --bench) as the list a, b,
+// and "[]" as nothing, so a file named "[]" or "[x].json" could not be given. Such an argument
+// is passed to the parser with kLiteralMark appended (it no longer ends in ']') and every option
+// strips the mark first (a transform runs before any other check), so each argument is taken
+// as it is.
+constexpr char kLiteralMark = '\x1f';
+bool LooksLikeCli11List(std::string_view arg) {
+  return arg.size() >= 2 && arg.front() == '[' && arg.back() == ']';
+}
+void StripLiteralMarks(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    opt->transform([](std::string v) {
+      if (!v.empty() && v.back() == kLiteralMark && LooksLikeCli11List(v.substr(0, v.size() - 1))) {
+        v.pop_back();
+      }
+      return v;
+    });
+  }
+  for (CLI::App* sub : app.get_subcommands({})) StripLiteralMarks(*sub);
+}
+
+// --help and --version: CLI11 prints to std::cout; a stdout that cannot take it (/dev/full, a
+// closed pipe) is a failure, not exit 0.
+int PrintedExit(const CLI::App& app, const CLI::Error& e) {
+  const int rc = app.exit(e);
+  std::cout.flush();
+  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (failed) {
+    return Fail(RuntimeError(fmt::format("cannot write to standard output: {}",
+                                         std::strerror(errno != 0 ? errno : EIO))));
+  }
+  return rc;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // A file size limit (`ulimit -f`) makes a write fail with EFBIG, reported like a full disk
+  // (ENOSPC), instead of killing the process (SIGXFSZ) with a temporary file left and the
+  // measurement lost.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"kstacklab: measure and model Linux kernel stack hardening"};
   // At most one; none is reported below. (require_subcommand(1) would turn `kstacklab bogus`
   // into "A subcommand is required" without naming the word; this way CLI11 names it.)
@@ -161,17 +203,24 @@ int Main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(def.name, def.summary);
     runners.emplace_back(sub, def.setup(*sub));
   }
+  StripLiteralMarks(app);
   if (std::optional<std::string> empty = EmptyArgument(argc, argv)) {
     return Fail(UsageError(*empty));
   }
+  std::vector<std::string> marked(argv, argv + argc);
+  for (size_t i = 1; i < marked.size(); ++i) {
+    if (LooksLikeCli11List(marked[i])) marked[i] += kLiteralMark;
+  }
+  std::vector<const char*> marked_argv;
+  for (const std::string& a : marked) marked_argv.push_back(a.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(argc, marked_argv.data());
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return PrintedExit(app, e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return PrintedExit(app, e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return PrintedExit(app, e);
   } catch (const CLI::ExtrasError& e) {
     // An unknown command or subcommand word, or a stray argument.
     std::fprintf(

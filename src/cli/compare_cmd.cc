@@ -6,13 +6,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/compare_support.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
+#include "kstacklab/histogram.h"
+#include "kstacklab/results.h"
 #include "kstacklab/store.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 namespace {
@@ -76,6 +81,32 @@ Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
   return o;
 }
 
+// Memory proportional to what the table reads: each input, once loaded, keeps only the metrics
+// compared (and the mean; all of them in its first repetition) and no histogram (compare reads
+// none; a histogram's buckets are ~650 KB per row), so N inputs need about one input's parse (~12x
+// its size, at most the 64 MiB a file may be) plus ~100 bytes per repetition and metric kept, not
+// ~12x their sum (seven 55 MB inputs took 4.8 GB). The repetitions (of the rows --bench selects)
+// one comparison reads, over all its inputs: four files at the 100 000 a run may write. Measured
+// peak memory at this bound: 0.53 GB with the default metrics, 1.3 GB with all nine
+// (docs/result-schema.md "Limits").
+constexpr size_t kMaxCompareRepetitions = 400000;
+
+void KeepOnlyWhatCompareReads(const std::vector<std::string>& metrics, RunResult* run) {
+  for (BenchmarkResult& b : run->benchmarks) {
+    b.histogram = Histogram(2, 3);  // the smallest layout: no buckets allocated
+    // The first repetition keeps every metric, so an unknown --metrics is still answered with
+    // the metrics the inputs store (CheckMetricsStored); compare reads only the ones named.
+    for (size_t i = 1; i < b.repetitions.size(); ++i) {
+      Repetition& r = b.repetitions[i];
+      std::erase_if(r.metrics, [&](const auto& kv) {
+        return kv.first != "mean" &&
+               std::find(metrics.begin(), metrics.end(), kv.first) == metrics.end();
+      });
+    }
+    b.repetitions.shrink_to_fit();
+  }
+}
+
 }  // namespace
 
 Runner SetupCompareCommand(CLI::App& sub) {
@@ -121,11 +152,21 @@ Runner SetupCompareCommand(CLI::App& sub) {
     auto options = OptionsFrom(*f);
     if (!options.ok()) return Fail(options.error());
     std::vector<CompareInput> inputs;
+    size_t total_repetitions = 0;
     for (const std::string& spec : f->inputs) {
       auto run = LoadResultInput(spec, StorePath(f->store));
       if (!run.ok()) return Fail(run.error());
       std::erase_if(run->benchmarks,
                     [&](const BenchmarkResult& b) { return !BenchSelected(b, f->benches); });
+      KeepOnlyWhatCompareReads(options->metrics, &*run);
+      for (const BenchmarkResult& b : run->benchmarks) total_repetitions += b.repetitions.size();
+      if (total_repetitions > kMaxCompareRepetitions) {
+        return Fail(UsageError(fmt::format(
+            "the inputs up to {} hold more than {} repetitions of the selected rows, more than "
+            "one comparison takes (memory grows with them: about 1.3 GB at this bound); select "
+            "rows with --bench, or compare fewer files at once",
+            EscapeControl(spec), kMaxCompareRepetitions)));
+      }
       inputs.push_back({spec, std::move(*run)});
     }
     if (!f->benches.empty() &&

@@ -1,6 +1,7 @@
 #include "cli/entropy_kernel.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "kstacklab/json.h"
 #include "kstacklab/live.h"
 #include "kstacklab/results.h"
+#include "kstacklab/runner.h"
 #include "kstacklab/sysinfo.h"
 
 namespace kstacklab::cli {
@@ -257,12 +259,24 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
     auto c = ParseCount(flags.cpu, "--cpu", 0, static_cast<uint64_t>(std::max(1L, cpus) - 1));
     if (!c.ok()) return c.error();
     plan.cpu = static_cast<int>(*c);
+    // An offline CPU, or one outside this process's affinity, is the user's choice: refused
+    // now, as `run --cpu` refuses it (the sampler's pin would fail with EINVAL).
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && !CPU_ISSET(plan.cpu, &allowed)) {
+      return UsageError(fmt::format(
+          "--cpu {}: CPU {} is not available to this process (offline, or outside its affinity; "
+          "allowed: {}); give one of those",
+          plan.cpu, plan.cpu, ScopedCpuPin::AllowedCpus()));
+    }
   }
   if (!flags.records.empty() && (!flags.cpu.empty() || !flags.save_records.empty())) {
     return UsageError("--records analyses a saved file: drop --cpu and --save-records");
   }
   if (!flags.save_records.empty()) {
-    if (Status s = CheckWritable(flags.save_records); !s.ok()) return s.error();
+    if (Status s = CheckWritable(flags.save_records); !s.ok()) {
+      return WithFlag("--save-records", s.error());
+    }
   }
   return plan;
 }

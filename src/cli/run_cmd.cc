@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <system_error>
+#include <utility>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -45,6 +47,8 @@ struct RunArgs {
   std::string label;
   std::string output;
   bool output_given = false;
+  std::string default_stem;  // the default name without ".json" (when -o is not given)
+  int default_number = 1;    // 1: STEM.json; N > 1: STEM-N.json (a name taken in the same second)
   std::string store;
   bool no_store = false;
   int internal_session = -1;        // >= 0: this process is session K of a parent run
@@ -62,7 +66,23 @@ struct RunArgs {
 constexpr uint64_t kMaxIterations = ResultLimits::kMaxIterations;
 constexpr uint64_t kMaxSessions = 100;
 
-std::string DefaultOutputPath(const std::string& label);
+std::string DefaultOutputStem(const std::string& label);
+
+// The default name of collision number `n`: STEM.json, then STEM-2.json, STEM-3.json, ...
+std::string DefaultOutputName(const std::string& stem, int n) {
+  return n <= 1 ? stem + ".json" : fmt::format("{}-{}.json", stem, n);
+}
+
+// The number of the first default name that is free now (runs in the same second share a stem;
+// the write itself is exclusive, so a name taken later is skipped there too).
+constexpr int kMaxDefaultNumber = 10000;
+int FirstFreeDefault(const std::string& stem) {
+  for (int n = 1; n < kMaxDefaultNumber; ++n) {
+    struct stat st {};
+    if (::lstat(DefaultOutputName(stem, n).c_str(), &st) != 0) return n;
+  }
+  return kMaxDefaultNumber;
+}
 
 // Everything checkable before the first timed call: counts, label, output path.
 Status Validate(RunArgs& a) {
@@ -99,7 +119,11 @@ Status Validate(RunArgs& a) {
   if (a.output_given && a.output.empty()) {
     return UsageError("-o needs a file name ('-' for stdout); omit -o for the default name");
   }
-  if (a.output.empty()) a.output = DefaultOutputPath(a.label);
+  if (a.output.empty()) {
+    a.default_stem = DefaultOutputStem(a.label);
+    a.default_number = FirstFreeDefault(a.default_stem);
+    a.output = DefaultOutputName(a.default_stem, a.default_number);
+  }
   if (!a.no_store && a.internal_session < 0) {
     if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) {
       Error e = st.error();
@@ -179,7 +203,7 @@ class ScopedSignals {
   bool installed_[3] = {false, false, false};
 };
 
-std::string DefaultOutputPath(const std::string& label) {
+std::string DefaultOutputStem(const std::string& label) {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   localtime_r(&t, &tm);
@@ -188,7 +212,7 @@ std::string DefaultOutputPath(const std::string& label) {
   std::string safe;
   for (char c : label)
     safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
-  return fmt::format("kstacklab-{}-{}.json", safe.empty() ? "run" : safe, buf);
+  return fmt::format("kstacklab-{}-{}", safe.empty() ? "run" : safe, buf);
 }
 
 class Progress {
@@ -385,8 +409,20 @@ void StampRun(const RunArgs& a, const std::vector<std::string>& warnings, RunRes
 // Writes the file; a parent also prints the summary and records the run in the store — even
 // when the file cannot be written (a full disk), so the measurement is not lost: the store and
 // the printed summary keep it, and the error says where.
-int Publish(const RunArgs& a, bool child, const RunResult& result) {
-  const Status written = WriteFileAtomic(a.output, ResultToJson(result));
+// The default name is never replaced: another run of the same label in the same second took
+// STEM.json, so this one takes STEM-2.json (created exclusively: no race between the two).
+Status WriteResult(RunArgs& a, const std::string& json) {
+  if (a.default_stem.empty()) return WriteFileAtomic(a.output, json);
+  for (;;) {
+    bool taken = false;
+    Status st = WriteNewFile(a.output, json, &taken);
+    if (!taken || a.default_number >= kMaxDefaultNumber) return st;
+    a.output = DefaultOutputName(a.default_stem, ++a.default_number);
+  }
+}
+
+int Publish(RunArgs& a, bool child, const RunResult& result) {
+  const Status written = WriteResult(a, ResultToJson(result));
   if (child && !written.ok()) return Fail(written.error());
   if (!child) {
     const std::string table = RenderSummary(result);
@@ -444,14 +480,16 @@ int Execute(RunArgs a) {
   if (a.cpu < 0) a.cpu = sched_getcpu();
 
   ScopedSignals signals;
-  ScopedCpuPin pin;
-  if (Status st = pin.Pin(a.cpu); !st.ok()) {
+  // Pinning and the scheduling class last as long as the measurement, not the write after it
+  // (a FIFO output waits for its reader, with the run still SCHED_FIFO on one CPU otherwise).
+  std::optional<ScopedCpuPin> pin(std::in_place);
+  if (Status st = pin->Pin(a.cpu); !st.ok()) {
     return Fail(WithFlag("--cpu " + std::to_string(a.cpu), st.error()));
   }
-  ScopedFifo fifo;
+  std::optional<ScopedFifo> fifo(std::in_place);
   std::vector<std::string> warnings;
   if (a.sched == "fifo") {
-    if (Status st = fifo.Enable(); !st.ok()) {
+    if (Status st = fifo->Enable(); !st.ok()) {
       warnings.push_back(st.error().message +
                          "; running with the normal scheduler (run as root "
                          "or grant CAP_SYS_NICE for --sched fifo)");
@@ -470,6 +508,8 @@ int Execute(RunArgs a) {
     if (!measured.ok()) return Fail(measured.error());
     result = std::move(*measured);
   }
+  fifo.reset();
+  pin.reset();
   StampRun(a, warnings, &result);
   if (result.partial && !DropEmptyBenchmarks(result)) {
     if (!child) Warn("interrupted before the first repetition completed: nothing was written");

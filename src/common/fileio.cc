@@ -2,21 +2,30 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/magic.h>
 #include <pwd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
+
+#include "kstacklab/text.h"
 
 namespace kstacklab {
 namespace {
@@ -52,6 +61,7 @@ mode_t CurrentUmask() {
 
 // The names `path` passes through, itself and then each symlink's target in turn (at most 40,
 // as the kernel follows), made absolute lexically: so.svg -> /dev/stdout -> /proc/self/fd/1.
+// Used only to recognise a descriptor name; where a write lands is decided by Resolve().
 std::vector<std::string> LinkChain(const std::string& path) {
   std::vector<std::string> chain;
   std::string cur = path;
@@ -71,6 +81,241 @@ std::vector<std::string> LinkChain(const std::string& path) {
     cur = std::filesystem::path(target).lexically_normal().string();
   }
   return chain;
+}
+
+// A descriptor closed with its owner.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// Why a walk stopped: the first two are refusals whatever the caller does next; the others are
+// reported by CheckWritable in its own words.
+enum class WalkProblem { kNone, kForeignLink, kLoop, kMissingDir, kNotDir, kOther };
+
+// Where a write of a path lands once every symbolic link on the way is followed as the kernel
+// would follow it: `dir` is reached from "/" or the current directory one component at a time
+// with openat(O_NOFOLLOW), so no link is followed unchecked, and `name` is the last component
+// in it (it may not exist: a dangling link's target is created through the link).
+struct Resolved {
+  WalkProblem problem = WalkProblem::kNone;
+  std::string message;   // when problem != kNone
+  Fd dir;                // O_PATH | O_DIRECTORY
+  std::string dir_path;  // the physical path of `dir`, for messages and link targets
+  std::string name;      // the last component ("." or ".." when the path ends in one)
+  bool exists = false;   // `name` exists in `dir` (and is not a link)
+  struct stat st {};     // its status, when it exists
+  bool on_proc = false;  // the walk reached procfs (magic links: /proc/self/fd/N); not walked
+};
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+// The kernel's fs.protected_symlinks rule for a link made by `link_uid` in a directory with
+// status `dir`: in a sticky, world-writable directory only this user's links and the directory
+// owner's are followed.
+bool ForeignLink(const struct stat& dir, uid_t link_uid) {
+  const bool shared = (dir.st_mode & S_ISVTX) != 0 && (dir.st_mode & S_IWOTH) != 0;
+  return shared && link_uid != ::geteuid() && link_uid != dir.st_uid;
+}
+
+Resolved Resolve(const std::string& path) {
+  Resolved r;
+  auto stop = [&r](WalkProblem p, std::string message) {
+    r.problem = p;
+    r.message = std::move(message);
+    return std::move(r);
+  };
+  std::deque<std::string> todo;
+  auto push_front_components = [&todo](const std::string& p) {
+    std::vector<std::string> parts;
+    for (const std::string& c : Split(p, '/')) {
+      if (!c.empty() && c != ".") parts.push_back(c);
+    }
+    todo.insert(todo.begin(), parts.begin(), parts.end());
+  };
+  auto start_at_root = [&r]() {
+    r.dir = Fd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    r.dir_path = "/";
+  };
+  if (!path.empty() && path[0] == '/') {
+    start_at_root();
+  } else {
+    r.dir = Fd(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    std::error_code ec;
+    r.dir_path = std::filesystem::current_path(ec).string();
+    if (ec) r.dir_path = ".";
+  }
+  if (r.dir.get() < 0) return stop(WalkProblem::kOther, std::strerror(errno));
+  push_front_components(path);
+  if (todo.empty()) {  // "/" or "."
+    r.name = ".";
+    r.exists = ::fstat(r.dir.get(), &r.st) == 0;
+    return r;
+  }
+  int hops = 0;
+  while (!todo.empty()) {
+    struct statfs fs {};
+    if (::fstatfs(r.dir.get(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+      r.on_proc = true;
+      r.name = todo.back();
+      return r;
+    }
+    const std::string name = todo.front();
+    todo.pop_front();
+    const bool last = todo.empty();
+    struct stat lst {};
+    if (::fstatat(r.dir.get(), name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+      const int err = errno;
+      if (err == ENOENT && last) {
+        r.name = name;
+        return r;
+      }
+      const std::string here = JoinPath(r.dir_path, name);
+      if (err == ENOENT) {
+        return stop(WalkProblem::kMissingDir, fmt::format("directory '{}' does not exist", here));
+      }
+      return stop(WalkProblem::kOther, fmt::format("'{}': {}", here, std::strerror(err)));
+    }
+    if (S_ISLNK(lst.st_mode)) {
+      const std::string link = JoinPath(r.dir_path, name);
+      struct stat dst {};
+      if (::fstat(r.dir.get(), &dst) == 0 && ForeignLink(dst, lst.st_uid)) {
+        return stop(WalkProblem::kForeignLink,
+                    fmt::format("'{}' is a symbolic link made by uid {} in the shared directory "
+                                "'{}': refusing to write through it (it could point at any file "
+                                "of yours); give another path",
+                                link, lst.st_uid, r.dir_path));
+      }
+      if (++hops > 40) {
+        return stop(WalkProblem::kLoop,
+                    fmt::format("'{}': too many levels of symbolic links (a loop?); give "
+                                "another path",
+                                link));
+      }
+      std::string target(PATH_MAX, '\0');
+      const ssize_t n = ::readlinkat(r.dir.get(), name.c_str(), target.data(), target.size());
+      if (n <= 0) {
+        return stop(WalkProblem::kOther, fmt::format("cannot read the link '{}': {}", link,
+                                                     std::strerror(n < 0 ? errno : EINVAL)));
+      }
+      target.resize(static_cast<size_t>(n));
+      if (target[0] == '/') start_at_root();
+      if (r.dir.get() < 0) return stop(WalkProblem::kOther, std::strerror(errno));
+      push_front_components(target);
+      if (todo.empty()) {  // a link to "/" or "."
+        r.name = ".";
+        r.exists = ::fstat(r.dir.get(), &r.st) == 0;
+        return r;
+      }
+      continue;
+    }
+    if (last) {
+      r.name = name;
+      r.exists = true;
+      r.st = lst;
+      return r;
+    }
+    const std::string here = JoinPath(r.dir_path, name);
+    if (!S_ISDIR(lst.st_mode)) {
+      return stop(WalkProblem::kNotDir, fmt::format("'{}' is not a directory", here));
+    }
+    Fd next(::openat(r.dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) {
+      return stop(WalkProblem::kOther, fmt::format("'{}': {}", here, std::strerror(errno)));
+    }
+    r.dir = std::move(next);
+    if (name == "..") {
+      r.dir_path = DirOf(r.dir_path);
+    } else {
+      r.dir_path = here;
+    }
+  }
+  return r;
+}
+
+// A file of another user in a sticky, world-writable directory (the kernel's
+// fs.protected_regular rule, applied whatever that sysctl says): not ours to replace.
+std::optional<std::string> ForeignFile(const Resolved& r) {
+  struct stat dst {};
+  if (!r.exists || !S_ISREG(r.st.st_mode) || ::fstat(r.dir.get(), &dst) != 0) return std::nullopt;
+  if (!ForeignLink(dst, r.st.st_uid)) return std::nullopt;
+  return fmt::format(
+      "'{}' belongs to uid {} and lies in the shared directory '{}': refusing to replace another "
+      "user's file there; give another path",
+      JoinPath(r.dir_path, r.name), r.st.st_uid, r.dir_path);
+}
+
+// An existing regular file we may not write (mode without write permission for us, as root
+// too, or EACCES/EPERM/immutable on open): refused as `cp` without -f refuses it.
+std::optional<std::string> WriteProtected(const Resolved& r) {
+  if (!r.exists || !S_ISREG(r.st.st_mode)) return std::nullopt;
+  const std::string where = JoinPath(r.dir_path, r.name);
+  const bool owner = r.st.st_uid == ::geteuid();
+  if ((owner && (r.st.st_mode & S_IWUSR) == 0) || (r.st.st_mode & 0222) == 0) {
+    return fmt::format(
+        "'{}' is write-protected (mode {:04o}); make it writable (chmod u+w) or "
+        "give another path",
+        where, r.st.st_mode & 07777);
+  }
+  const int fd = ::openat(r.dir.get(), r.name.c_str(),
+                          O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    return fmt::format("cannot write '{}': {}; give a file you can write", where,
+                       std::strerror(errno));
+  }
+  ::close(fd);
+  return std::nullopt;
+}
+
+// The file name must fit NAME_MAX with room to spare: refused before the measurement.
+std::optional<std::string> NameTooLong(const std::string& name) {
+  if (name.size() + 8 <= NAME_MAX) return std::nullopt;
+  return fmt::format(
+      "the file name '{}...' is {} bytes, more than the {} a name may have (with room for the "
+      "temporary file); give a shorter one",
+      name.substr(0, 40), name.size(), NAME_MAX - 8);
+}
+
+// A new file named ".kstacklab-PREFIX-XXXXXX" in `dir`, created exclusively (mode 0600).
+Expected<std::pair<Fd, std::string>> CreateTemp(int dir, const std::string& prefix) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    uint64_t bits = 0;
+    if (::getrandom(&bits, sizeof bits, 0) != static_cast<ssize_t>(sizeof bits)) {
+      bits = static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+             static_cast<uint64_t>(std::time(nullptr)) ^ static_cast<uint64_t>(attempt);
+    }
+    std::string name = ".kstacklab-" + prefix + "-";
+    for (int i = 0; i < 6; ++i, bits /= 62) name += kAlphabet[bits % 62];
+    const int fd =
+        ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) return std::make_pair(Fd(fd), name);
+    if (errno != EEXIST) return RuntimeError(std::strerror(errno));
+  }
+  return RuntimeError("no free temporary name");
 }
 
 // The descriptor of this process that a name in the chain stands for: /dev/stdout, /dev/stderr,
@@ -97,15 +342,61 @@ std::optional<int> DescriptorOf(const std::vector<std::string>& chain) {
 // /proc/self/fd/3 onto a regular file: the caller's descriptor, whose other content must
 // survive). A symlink to a regular file elsewhere (/dev/shm included) is not special: its
 // target is replaced atomically.
-bool IsSpecial(const std::string& path) {
-  const std::vector<std::string> chain = LinkChain(path);
-  if (DescriptorOf(chain)) return true;
-  for (const std::string& name : chain) {
-    if (name.rfind("/proc/", 0) == 0) return true;
+bool IsSpecial(const std::string& path, const Resolved& r) {
+  if (DescriptorOf(LinkChain(path))) return true;
+  if (r.on_proc) return true;
+  return r.exists && !S_ISREG(r.st.st_mode) && !S_ISDIR(r.st.st_mode);
+}
+
+// The SQLite files of a store: the database itself ("SQLite format 3") and its side files
+// (NAME-wal, NAME-shm, NAME-journal next to it, or a file with a WAL header). Replacing any of
+// them loses committed runs.
+std::optional<std::string> SqliteFile(const Resolved& r) {
+  auto magic_of = [&r](const std::string& name) {
+    std::string magic(16, '\0');
+    const int fd =
+        ::openat(r.dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return std::string();
+    const ssize_t got = ::read(fd, magic.data(), magic.size());
+    ::close(fd);
+    magic.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    return magic;
+  };
+  const std::string where = JoinPath(r.dir_path, r.name);
+  if (r.exists && S_ISREG(r.st.st_mode)) {
+    const std::string magic = magic_of(r.name);
+    if (magic.size() == 16 && std::memcmp(magic.data(), "SQLite format 3", 16) == 0) {
+      return fmt::format(
+          "'{}' is an SQLite database (the results store?), which this output would replace; "
+          "give another file name",
+          where);
+    }
+    static constexpr unsigned char kWal[2][4] = {{0x37, 0x7f, 0x06, 0x82},
+                                                 {0x37, 0x7f, 0x06, 0x83}};
+    for (const auto& w : kWal) {
+      if (magic.size() >= 4 && std::memcmp(magic.data(), w, 4) == 0) {
+        return fmt::format(
+            "'{}' is an SQLite write-ahead log, which this output would replace; "
+            "give another file name",
+            where);
+      }
+    }
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return false;
-  return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const std::string_view s(suffix);
+    if (r.name.size() <= s.size() || r.name.compare(r.name.size() - s.size(), s.size(), s) != 0) {
+      continue;
+    }
+    const std::string db = r.name.substr(0, r.name.size() - s.size());
+    const std::string magic = magic_of(db);
+    if (magic.size() == 16 && std::memcmp(magic.data(), "SQLite format 3", 16) == 0) {
+      return fmt::format(
+          "'{}' is the {} file of the SQLite database '{}' (the results store?), which this "
+          "output would damage; give another file name",
+          where, suffix + 1, JoinPath(r.dir_path, db));
+    }
+  }
+  return std::nullopt;
 }
 
 Status WriteThrough(const std::string& path, const std::string& content) {
@@ -129,17 +420,11 @@ Status WriteThrough(const std::string& path, const std::string& content) {
 }  // namespace
 
 Status CheckSymlinkOwner(const std::string& path) {
-  struct stat lst {};
-  if (::lstat(path.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) return OkStatus();
-  const std::string dir = DirOf(path);
-  struct stat dst {};
-  if (::stat(dir.c_str(), &dst) != 0) return OkStatus();  // reported by the caller's checks
-  const bool shared = (dst.st_mode & S_ISVTX) != 0 && (dst.st_mode & S_IWOTH) != 0;
-  if (!shared || lst.st_uid == ::geteuid() || lst.st_uid == dst.st_uid) return OkStatus();
-  return UsageError(fmt::format(
-      "'{}' is a symbolic link made by uid {} in the shared directory '{}': refusing to write "
-      "through it (it could point at any file of yours); give another path",
-      path, lst.st_uid, dir));
+  const Resolved r = Resolve(path);
+  if (r.problem == WalkProblem::kForeignLink || r.problem == WalkProblem::kLoop) {
+    return UsageError(r.message);
+  }
+  return OkStatus();
 }
 
 Expected<std::string> ReadAll(int fd, size_t max_bytes, const std::string& what,
@@ -192,57 +477,93 @@ Status WriteStdout(std::string_view text) {
   return OkStatus();
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& content) {
+namespace {
+
+// WriteFileAtomic and WriteNewFile: `replace` false never replaces an existing name (the final
+// rename is renameat2(RENAME_NOREPLACE)), and says so in `*collided`.
+Status WriteFileImpl(const std::string& path, const std::string& content, bool replace,
+                     bool* collided) {
+  if (collided != nullptr) *collided = false;
   if (path == "-") return WriteStdout(content);
-  if (Status st = CheckSymlinkOwner(path); !st.ok()) return RuntimeError(st.error().message);
-  if (IsSpecial(path)) return WriteThrough(path, content);
-  // A symlink to a regular file: replace the target, keep the link.
-  std::string target = path;
-  struct stat lst {};
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    char* real = ::realpath(path.c_str(), nullptr);
-    if (real != nullptr) {
-      target = real;
-      std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath allocates with malloc
+  const Resolved r = Resolve(path);
+  if (r.problem == WalkProblem::kForeignLink || r.problem == WalkProblem::kLoop) {
+    return RuntimeError(r.message);
+  }
+  if (!replace) {
+    struct stat lst {};
+    if (::lstat(path.c_str(), &lst) == 0) {
+      if (collided != nullptr) *collided = true;
+      return RuntimeError(fmt::format("'{}' exists already", path));
     }
   }
-  struct stat old {};
-  const bool exists = ::stat(target.c_str(), &old) == 0;
-  const mode_t mode = exists ? (old.st_mode & 07777) : (0666 & ~CurrentUmask());
-  std::string tmpl = DirOf(target) + "/.kstacklab-tmp-XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) {
-    return RuntimeError(fmt::format("cannot create a file in '{}' for '{}': {}", DirOf(target),
-                                    path, std::strerror(errno)));
+  if (replace && IsSpecial(path, r)) return WriteThrough(path, content);
+  if (r.problem != WalkProblem::kNone) {
+    return RuntimeError(fmt::format("cannot write '{}': {}", path, r.message));
   }
-  Status st = WriteAll(fd, content, fmt::format("'{}'", path));
-  if (st.ok() && ::fsync(fd) != 0) {
+  if (r.exists && S_ISDIR(r.st.st_mode)) {
+    return RuntimeError(fmt::format("cannot write '{}': it is a directory", path));
+  }
+  if (auto problem = ForeignFile(r)) return RuntimeError(*problem);
+  if (auto problem = WriteProtected(r)) return RuntimeError(*problem);
+  const mode_t mode = r.exists ? (r.st.st_mode & 07777) : (0666 & ~CurrentUmask());
+  auto temp = CreateTemp(r.dir.get(), "tmp");
+  if (!temp.ok()) {
+    return RuntimeError(fmt::format("cannot create a file in '{}' for '{}': {}", r.dir_path, path,
+                                    temp.error().message));
+  }
+  auto& [fd, tmp_name] = *temp;
+  Status st = WriteAll(fd.get(), content, fmt::format("'{}'", path));
+  if (st.ok() && ::fsync(fd.get()) != 0) {
     st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   }
-  if (st.ok() && ::fchmod(fd, mode) != 0) {
+  if (st.ok() && ::fchmod(fd.get(), mode) != 0) {
     st = RuntimeError(fmt::format("cannot set the mode of '{}': {}", path, std::strerror(errno)));
   }
-  if (st.ok() && exists && ::geteuid() == 0) {
+  if (st.ok() && r.exists && ::geteuid() == 0) {
     // As root, keep the owner of the file being replaced (best effort).
-    (void)::fchown(fd, old.st_uid, old.st_gid);
+    (void)::fchown(fd.get(), r.st.st_uid, r.st.st_gid);
   }
-  if (::close(fd) != 0 && st.ok()) {
+  if (::close(fd.Release()) != 0 && st.ok()) {
     st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   }
-  if (st.ok() && ::rename(tmpl.c_str(), target.c_str()) != 0) {
-    st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  if (st.ok()) {
+    int rc = 0;
+    if (replace) {
+      rc = ::renameat(r.dir.get(), tmp_name.c_str(), r.dir.get(), r.name.c_str());
+    } else {
+      rc =
+          ::renameat2(r.dir.get(), tmp_name.c_str(), r.dir.get(), r.name.c_str(), RENAME_NOREPLACE);
+      if (rc != 0 && errno == EINVAL) {  // a file system without RENAME_NOREPLACE
+        rc = ::linkat(r.dir.get(), tmp_name.c_str(), r.dir.get(), r.name.c_str(), 0);
+        if (rc == 0) ::unlinkat(r.dir.get(), tmp_name.c_str(), 0);
+      }
+      if (rc != 0 && errno == EEXIST && collided != nullptr) *collided = true;
+    }
+    if (rc != 0) {
+      st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    }
   }
   if (!st.ok()) {
-    ::unlink(tmpl.c_str());
+    ::unlinkat(r.dir.get(), tmp_name.c_str(), 0);
     return st;
   }
   // The rename is durable once the directory is on disk too (best effort: some file systems
   // cannot fsync a directory, and the file itself is already complete either way).
-  if (const int dfd = ::open(DirOf(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+  if (const int dfd = ::openat(r.dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
     (void)::fsync(dfd);
     ::close(dfd);
   }
   return st;
+}
+
+}  // namespace
+
+Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  return WriteFileImpl(path, content, /*replace=*/true, nullptr);
+}
+
+Status WriteNewFile(const std::string& path, const std::string& content, bool* exists) {
+  return WriteFileImpl(path, content, /*replace=*/false, exists);
 }
 
 std::string HomeDir() {
@@ -268,7 +589,16 @@ Status CheckWritable(const std::string& path) {
     return UsageError(
         fmt::format("'{}' names a directory; give a file name such as {}out.json", path, path));
   }
-  KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
+  {
+    const size_t slash = path.find_last_of('/');
+    if (auto problem = NameTooLong(path.substr(slash == std::string::npos ? 0 : slash + 1))) {
+      return UsageError(*problem);
+    }
+  }
+  const Resolved r = Resolve(path);
+  if (r.problem == WalkProblem::kForeignLink || r.problem == WalkProblem::kLoop) {
+    return UsageError(r.message);
+  }
   if (const std::optional<int> own = DescriptorOf(LinkChain(path))) {  // written through
     const int flags = ::fcntl(*own, F_GETFL);
     if (flags >= 0 && (flags & O_ACCMODE) != O_RDONLY) return OkStatus();
@@ -277,64 +607,55 @@ Status CheckWritable(const std::string& path) {
         "(e.g. {}>FILE) or give a file name",
         path, *own, *own));
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
+  if (r.on_proc) {
+    if (::access(path.c_str(), W_OK) != 0) {
+      return UsageError(fmt::format("cannot write '{}': {}; give a file you can write", path,
+                                    std::strerror(errno)));
+    }
+    return OkStatus();
+  }
+  switch (r.problem) {
+    case WalkProblem::kMissingDir:
+      return UsageError(fmt::format("cannot write '{}': {}", path, r.message));
+    case WalkProblem::kNotDir:
+      return UsageError(fmt::format(
+          "cannot write '{}': {}, so nothing can be created under it; give another path", path,
+          r.message));
+    case WalkProblem::kOther:
+      return UsageError(fmt::format("cannot write '{}': {}; give another path", path, r.message));
+    default:
+      break;
+  }
+  if (r.exists) {
+    if (S_ISDIR(r.st.st_mode)) {
       return UsageError(
           fmt::format("'{}' is a directory; give a file name such as {}/out.json", path, path));
     }
-    if (!S_ISREG(st.st_mode)) {
-      if (::access(path.c_str(), W_OK) != 0) {
+    if (S_ISSOCK(r.st.st_mode)) {
+      return UsageError(fmt::format(
+          "'{}' is a socket, which cannot be opened and written as a file; give a file name",
+          path));
+    }
+    if (!S_ISREG(r.st.st_mode)) {
+      if (::faccessat(r.dir.get(), r.name.c_str(), W_OK, 0) != 0) {
         return UsageError(fmt::format("cannot write '{}': {}; give a file you can write", path,
                                       std::strerror(errno)));
       }
       return OkStatus();
     }
-    // No kstacklab output is a database: replacing one (the results store, given as -o by
-    // mistake) would lose every result in it.
-    if (FILE* f = std::fopen(path.c_str(), "rb")) {
-      char magic[16] = {};
-      const size_t got = std::fread(magic, 1, sizeof magic, f);
-      std::fclose(f);
-      if (got == sizeof magic && std::memcmp(magic, "SQLite format 3", 16) == 0) {
-        return UsageError(fmt::format(
-            "'{}' is an SQLite database (the results store?), which this output would replace; "
-            "give another file name",
-            path));
-      }
-    }
+    if (auto problem = ForeignFile(r)) return UsageError(*problem);
+    if (auto problem = WriteProtected(r)) return UsageError(*problem);
   }
-  // The temporary file is the name plus a 7-byte suffix, and the name must fit NAME_MAX: refuse
-  // now, not after the measurement.
-  const size_t slash = path.find_last_of('/');
-  const std::string base = path.substr(slash == std::string::npos ? 0 : slash + 1);
-  if (base.size() + 8 > NAME_MAX) {
-    return UsageError(
-        fmt::format("the file name '{}...' is {} bytes, more than the {} a name may "
-                    "have (with room for the temporary file); give a shorter one",
-                    base.substr(0, 40), base.size(), NAME_MAX - 8));
-  }
-  std::string dir = DirOf(path);
-  struct stat lst {};
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    char* real = ::realpath(path.c_str(), nullptr);
-    if (real != nullptr) {
-      dir = DirOf(real);
-      std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath allocates with malloc
-    }
-  }
-  struct stat dst {};
-  if (::stat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
-    return UsageError(fmt::format("cannot write '{}': directory '{}' does not exist", path, dir));
-  }
-  std::string tmpl = dir + "/.kstacklab-probe-XXXXXX";
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) {  // checked before any work: the path given is the problem, so a usage error
+  // No kstacklab output is a database: replacing one (the results store, or its -wal/-shm/
+  // -journal, given as -o by mistake) would lose every result in it.
+  if (auto problem = SqliteFile(r)) return UsageError(*problem);
+  if (auto problem = NameTooLong(r.name)) return UsageError(*problem);
+  auto probe = CreateTemp(r.dir.get(), "probe");
+  if (!probe.ok()) {  // checked before any work: the path given is the problem, so a usage error
     return UsageError(fmt::format("cannot write '{}': {}; give a path in a directory you can write",
-                                  path, std::strerror(errno)));
+                                  path, probe.error().message));
   }
-  ::close(fd);
-  ::unlink(tmpl.c_str());
+  ::unlinkat(r.dir.get(), probe->second.c_str(), 0);
   return OkStatus();
 }
 

@@ -47,7 +47,67 @@ size_t SequenceLength(std::string_view s, size_t i, uint32_t* cp) {
 
 bool IsControl(uint32_t cp) { return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f); }
 
+// Format characters that draw nothing or reorder what follows: zero-width spaces and joiners,
+// the bidirectional embeddings, overrides and isolates, the word joiner and invisible operators,
+// the byte-order mark, the Arabic letter mark, the soft hyphen, the Mongolian vowel separator and
+// the combining grapheme joiner. Two labels differing only in these look alike.
+bool IsInvisible(uint32_t cp) {
+  return cp == 0x00AD || cp == 0x034F || cp == 0x061C || cp == 0x180E ||
+         (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+// Combining marks (drawn on the previous character): the main blocks.
+bool IsCombining(uint32_t cp) {
+  return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x1AB0 && cp <= 0x1AFF) ||
+         (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x20D0 && cp <= 0x20FF) ||
+         (cp >= 0xFE20 && cp <= 0xFE2F);
+}
+
+// East Asian Wide and Fullwidth ranges (two terminal columns), after Markus Kuhn's wcwidth.
+bool IsWide(uint32_t cp) {
+  return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0x303E) ||
+         (cp >= 0x3041 && cp <= 0x33FF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xA000 && cp <= 0xA4CF) ||
+         (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+         (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+         (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
+         (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
+}
+
 }  // namespace
+
+std::optional<std::string> InvisibleProblem(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    const size_t n = SequenceLength(s, i, &cp);
+    if (n == 0) return std::nullopt;  // TextProblem's to report
+    if (IsInvisible(cp)) {
+      return fmt::format(
+          "contains the invisible or bidirectional format character U+{:04X} at offset {} (it "
+          "would make different text look alike)",
+          cp, i);
+    }
+    i += n;
+  }
+  return std::nullopt;
+}
+
+size_t DisplayWidth(std::string_view s) {
+  size_t width = 0;
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    const size_t n = SequenceLength(s, i, &cp);
+    if (n == 0) {
+      ++width;
+      ++i;
+      continue;
+    }
+    if (!IsInvisible(cp) && !IsCombining(cp)) width += IsWide(cp) ? 2 : 1;
+    i += n;
+  }
+  return width;
+}
 
 bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {

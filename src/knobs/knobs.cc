@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -420,6 +421,17 @@ class RecoveryLock {
   RecoveryLock& operator=(const RecoveryLock&) = delete;
   // Takes the lock without waiting: true when taken, false when a live run holds it.
   Expected<bool> TryTake() {
+    // A recovery file that is not a regular file (/dev/null) is refused before its lock is
+    // made next to it (/dev/null.lock).
+    struct stat file {};
+    if (::lstat(RecoveryFilePath().c_str(), &file) == 0 && !S_ISREG(file.st_mode)) {
+      return UsageError(
+          fmt::format("refusing the recovery file {}: {}; nothing was written: point {} (or "
+                      "XDG_STATE_HOME) at a regular file of your own",
+                      RecoveryFilePath(),
+                      S_ISLNK(file.st_mode) ? "it is a symbolic link" : "it is not a regular file",
+                      kRecoveryFileEnvVar));
+    }
     const std::string path = RecoveryLockPath();
     if (Status st = MakeParents(path); !st.ok()) return st.error();
     fd_ = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -448,6 +460,60 @@ std::string InUseMessage() {
       "the recovery file {} belongs to a kstacklab run that is still running with a knob "
       "changed (it holds {}); that run restores the knob when it ends",
       RecoveryFilePath(), RecoveryLockPath());
+}
+
+// The machine-wide lock of one sysctl: whoever holds it is the one run changing that knob, so a
+// second A/B of it (with another recovery file, XDG_STATE_HOME or user) cannot save the first
+// run's value as the original. flock on LockDir()/sysctl-NAME.lock, released by the kernel
+// however the holder ends; the file holds the holder's pid, for the message.
+std::string LockDir() {
+  if (const char* env = std::getenv(kLockDirEnvVar); env != nullptr && *env != '\0') return env;
+  return "/run/kstacklab";
+}
+
+std::string SysctlLockPath(const std::string& name, const std::string& path) {
+  // Under a test's KSTACKLAB_SYSCTL_ROOT the file is not the machine's sysctl: its own lock.
+  std::string file = "sysctl-" + name;
+  if (SysctlRoot() != "/proc/sys") {
+    file += fmt::format("-{:016x}", std::hash<std::string>{}(path));
+  }
+  return LockDir() + "/" + file + ".lock";
+}
+
+// Takes the lock of sysctl `name` (file `path`) without waiting: the descriptor, or a
+// UsageError naming the run that holds it.
+Expected<int> TakeSysctlLock(const std::string& name, const std::string& path) {
+  const std::string dir = LockDir();
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return RuntimeError(
+        fmt::format("cannot create the lock directory {}: {}; run as root, or set "
+                    "{} to a directory of locks shared by every run",
+                    dir, std::strerror(errno), kLockDirEnvVar));
+  }
+  const std::string lock = SysctlLockPath(name, path);
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    return RuntimeError(fmt::format("cannot open the lock {}: {}", lock, std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char pid[32] = {};
+    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+    ::close(fd);
+    if (err != EWOULDBLOCK) {
+      return RuntimeError(fmt::format("cannot lock {}: {}", lock, std::strerror(err)));
+    }
+    std::string holder = n > 0 ? Trim(std::string(pid, static_cast<size_t>(n))) : std::string();
+    if (holder.find_first_not_of("0123456789") != std::string::npos) holder.clear();
+    return UsageError(fmt::format(
+        "sysctl {} is being changed by another kstacklab run{} (it holds {}); wait for it to "
+        "finish: a second A/B of the same sysctl would measure, and save as original, the "
+        "other run's value",
+        name, holder.empty() ? "" : " (pid " + holder + ")", lock));
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, me.data(), me.size(), 0);
+  return fd;
 }
 
 }  // namespace
@@ -536,15 +602,25 @@ ScopedKnob::~ScopedKnob() { (void)Restore(); }
 
 Status ScopedKnob::Begin() {
   KSTACKLAB_CHECK(!active_ && knob_.changes_machine());
+  // The sysctl's own lock first: held until Restore(), by one run on the whole machine.
+  auto sysctl_lock = TakeSysctlLock(knob_.name(), knob_.path());
+  if (!sysctl_lock.ok()) return sysctl_lock.error();
+  struct CloseUnlessKept {
+    int fd;
+    bool keep = false;
+    ~CloseUnlessKept() {
+      if (!keep) ::close(fd);
+    }
+  } knob_lock{*sysctl_lock};
   // Held until Restore(): another run must neither recover from our file nor change a knob too
   // (it would save our changed value as its original).
   RecoveryLock lock;
   auto taken = lock.TryTake();
   if (!taken.ok()) return taken.error();
   if (!*taken) {
-    return RuntimeError(InUseMessage() +
-                        "; wait for it to finish: two runs changing knobs at once would each "
-                        "measure, and save as original, the other's value");
+    return UsageError(InUseMessage() +
+                      "; wait for it to finish: two runs changing knobs at once would each "
+                      "measure, and save as original, the other's value");
   }
   auto current = knob_.Read();
   if (!current.ok()) return current.error();
@@ -575,6 +651,8 @@ Status ScopedKnob::Begin() {
   }
   InstallHandlers(knob_.path(), original_);
   lock_fd_ = lock.Detach();
+  knob_lock.keep = true;
+  sysctl_lock_fd_ = knob_lock.fd;
   active_ = true;
   return OkStatus();
 }
@@ -603,7 +681,7 @@ Status ScopedKnob::Restore() {
       if (fd >= 0) ::close(fd);
       fd = -1;
     }
-  } close_lock{lock_fd_};
+  } close_lock{lock_fd_}, close_sysctl_lock{sysctl_lock_fd_};
   if (!st.ok()) {
     return RuntimeError(
         fmt::format("{}; the original value {} is kept in {} for `kstacklab "
@@ -636,6 +714,20 @@ Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
   if (knob.changes_machine()) {
     held.emplace(knob);
     KSTACKLAB_RETURN_IF_ERROR(held->Begin());
+    // Every value is written once (and read back) before anything is measured: a value the
+    // kernel rejects ("abc", out of range) is the user's input error, found now, not mid-run.
+    for (const std::string& v : spec.values) {
+      if (Status set = held->Set(v); !set.ok()) {
+        Status restored = held->Restore();
+        return UsageError(fmt::format(
+            "{}: sysctl {} does not take the value '{}' ({}); nothing was measured, {}; give "
+            "values the sysctl accepts",
+            spec.text, spec.name, EscapeControl(v), set.error().message,
+            restored.ok() ? "the original value " + held->original() + " is restored"
+                          : "and restoring it failed: " + restored.error().message));
+      }
+    }
+    KSTACKLAB_RETURN_IF_ERROR(held->Set(held->original()));
   }
   RunOptions one = options;
   one.repetitions = 1;
@@ -702,7 +794,7 @@ Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const Run
                                  const std::function<void(const std::string&)>& warn) {
   if (RecoveryInUse()) {
     if (!ab_specs.empty()) {
-      return RuntimeError(InUseMessage() + "; wait for it to finish before an A/B of your own");
+      return UsageError(InUseMessage() + "; wait for it to finish before an A/B of your own");
     }
     warn(InUseMessage() +
          ": this run measures the machine with that knob changed, and disturbs that run's "

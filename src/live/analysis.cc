@@ -281,8 +281,12 @@ KernelDesign InferDesign(bool btf_task_field, bool btf_prng_state, bool btf_perc
   return k;
 }
 
+// The first line RecordsToCsv writes; RecordsFromCsv skips it when a file starts with it (and
+// reads a first line that is not it as a record: a file without the header loses none).
+constexpr const char* kRecordsHeader = "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags";
+
 std::string RecordsToCsv(std::span<const LiveRecord> records) {
-  std::string out = "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n";
+  std::string out = std::string(kRecordsHeader) + "\n";
   for (const LiveRecord& r : records) {
     out += fmt::format("{:#x},{:#x},{},{},{},{},{:#x},{}\n", r.local_addr, r.stack_base, r.ktime_ns,
                        r.cpu, r.tid, r.nr, r.task_state, r.flags);
@@ -314,6 +318,7 @@ Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text) {
   std::vector<LiveRecord> out;
   size_t pos = 0;
   size_t line_no = 0;
+  bool first = true;  // the first non-empty line: the header if it is one, else a record
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
@@ -321,7 +326,8 @@ Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text) {
     pos = end + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // a CRLF file
-    if (line_no == 1 || line.empty()) continue;                       // header
+    if (line.empty()) continue;
+    if (std::exchange(first, false) && Trim(line) == kRecordsHeader) continue;  // the header
     const std::vector<std::string> f = Split(line, ',', true);
     if (f.size() != std::size(kFields)) {
       return UsageError(fmt::format(
@@ -338,7 +344,7 @@ Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text) {
         return UsageError(fmt::format(
             "records line {}: {} '{}' is not an unsigned number (decimal, or hex with 0x) of at "
             "most {}",
-            line_no, kFields[i], f[i], max[i]));
+            line_no, kFields[i], f[i].size() > 40 ? f[i].substr(0, 40) + "..." : f[i], max[i]));
       }
       v[i] = *x;
     }

@@ -21,6 +21,15 @@ std::string ValueText(double v) {
   return fmt::format("{:.2f}", v);
 }
 
+// A percentage as the grid and Markdown show it: 2 decimals, 4 significant digits from 10^7 on
+// (1.7e308 would print 300 digits), and "n/a" where it is not finite (JSON has null there,
+// CSV an empty field: the three agree).
+std::string PctText(double pct) {
+  if (!std::isfinite(pct)) return "n/a";
+  if (std::fabs(pct) >= 1e7) return fmt::format("{:.4g}%", pct);
+  return fmt::format("{:.2f}%", pct);
+}
+
 std::string BaselineCellText(const CompareRow& r) {
   if (!r.baseline.present) return "";
   return ValueText(r.baseline.value) + " " + r.unit;
@@ -33,7 +42,7 @@ std::string VariantCellText(const CompareCell& c, const std::string& unit) {
   if (std::isnan(c.change_pct)) {
     return ValueText(c.value) + " " + unit + (c.BaselineUnresolved() ? " #" : "");
   }
-  std::string s = fmt::format("{:.2f}%", c.change_pct);
+  std::string s = PctText(c.change_pct);
   if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
   if (c.too_few) s += " *";
   if (c.no_run_variance) s += " ~";
@@ -93,7 +102,7 @@ std::string ComponentsText(const CompareCell& c) {
   auto part = [&](const char* level, double var) {
     const double pct = stats::ComponentSdPercent(var, c.value);
     if (std::isnan(pct)) return;
-    out += fmt::format("{}{} {:.2f}%", out.empty() ? "" : ", ", level, pct);
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", level, PctText(pct));
   };
   part("run", vc.run);
   part("session", vc.session);

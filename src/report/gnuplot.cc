@@ -2,6 +2,8 @@
 // there (posix_spawn, stdin/stdout /dev/null, stderr captured) and moves the image into place.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -94,13 +97,51 @@ std::string StderrExcerpt(const std::string& text) {
   return out.empty() ? std::string("(no message)") : out;
 }
 
-}  // namespace
+// SIGINT, SIGTERM and SIGHUP (those not ignored: SIGHUP stays ignored under nohup) are blocked
+// while a plot is drawn, and waited for beside gnuplot: one that arrives ends gnuplot and the
+// plot cleanly (temp dir removed, no orphan) instead of killing this process mid-way. The mask
+// is restored last; the signal was consumed and is reported as the exit code.
+class ScopedBlockedSignals {
+ public:
+  ScopedBlockedSignals() {
+    sigemptyset(&set_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction now {};
+      if (::sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
+      sigaddset(&set_, sig);
+    }
+    ::pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~ScopedBlockedSignals() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  ScopedBlockedSignals(const ScopedBlockedSignals&) = delete;
+  ScopedBlockedSignals& operator=(const ScopedBlockedSignals&) = delete;
+  const sigset_t& old_mask() const { return old_; }
+  // A blocked signal that has arrived (consumed), waiting at most `ms`; 0 when none.
+  int Take(long ms) const {
+    const timespec wait{ms / 1000, (ms % 1000) * 1000000L};
+    const int sig = ::sigtimedwait(&set_, nullptr, &wait);
+    return sig > 0 ? sig : 0;
+  }
 
-Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
+ private:
+  sigset_t set_{};
+  sigset_t old_{};
+};
+
+Error Interrupted(int sig, const std::string& output_path) {
+  return Error{128 + sig, fmt::format("interrupted by signal {} ({}) while drawing {}: gnuplot "
+                                      "stopped, nothing written",
+                                      sig, ::strsignal(sig), output_path)};
+}
+
+// Runs gnuplot on `job` in a fresh temp dir (removed on every path, a signal included) and
+// returns the image it drew.
+Expected<std::string> DrawImage(const GnuplotJob& job, const std::string& output_path) {
   const std::string gnuplot = FindOnPath("gnuplot");
   if (gnuplot.empty()) {
     return RuntimeError(fmt::format("gnuplot not found on PATH; install it: {}", kInstallHint));
   }
+  const ScopedBlockedSignals signals;  // declared first: restored after the temp dir is gone
   TempDir dir;
   if (dir.path().empty()) {
     return RuntimeError(
@@ -109,9 +150,11 @@ Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
                     dir.error()));
   }
   for (const auto& [name, content] : job.data_files) {
-    KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(dir.path() + "/" + name, content));
+    if (Status st = WriteFileAtomic(dir.path() + "/" + name, content); !st.ok()) return st.error();
   }
-  KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(dir.path() + "/plot.gp", job.script));
+  if (Status st = WriteFileAtomic(dir.path() + "/plot.gp", job.script); !st.ok()) {
+    return st.error();
+  }
 
   const std::string err_path = dir.path() + "/gnuplot.stderr";
   posix_spawn_file_actions_t actions;
@@ -123,17 +166,31 @@ Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
   posix_spawn_file_actions_addchdir_np(&actions, dir.path().c_str());
   std::string arg0 = gnuplot, arg1 = "plot.gp";
   char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  // gnuplot starts with this process's own mask (the signals not blocked in it).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &signals.old_mask());
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
+  int rc = ::posix_spawn(&pid, gnuplot.c_str(), &actions, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     return RuntimeError(fmt::format("cannot start {}: {} (reinstall it: {})", gnuplot,
                                     std::strerror(rc), kInstallHint));
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
       return RuntimeError(fmt::format("waiting for gnuplot: {}", std::strerror(errno)));
+    }
+    if (const int sig = signals.Take(50); sig != 0) {
+      ::kill(pid, SIGTERM);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return Interrupted(sig, output_path);
     }
   }
   const std::string err = ContentOrEmpty(err_path);
@@ -148,7 +205,18 @@ Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
     return RuntimeError(
         fmt::format("gnuplot wrote no image for {}: {}", output_path, StderrExcerpt(err)));
   }
-  return WriteFileAtomic(output_path, image);
+  if (const int sig = signals.Take(0); sig != 0) return Interrupted(sig, output_path);
+  return image;
+}
+
+}  // namespace
+
+Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
+  // The image is written with the signals unblocked again: a FIFO output waiting for its reader
+  // can still be interrupted.
+  auto image = DrawImage(job, output_path);
+  if (!image.ok()) return image.error();
+  return WriteFileAtomic(output_path, *image);
 }
 
 }  // namespace kstacklab

@@ -23,7 +23,8 @@ std::string CellAt(const std::vector<std::string>& row, size_t i) {
 }
 
 std::string Pad(const std::string& s, size_t width, bool right) {
-  std::string fill(width > s.size() ? width - s.size() : 0, ' ');
+  const size_t shown = DisplayWidth(s);  // columns on the terminal, not bytes (UTF-8 labels)
+  std::string fill(width > shown ? width - shown : 0, ' ');
   return right ? fill + s : s + fill;
 }
 
@@ -33,7 +34,7 @@ std::string RenderGrid(const GridTable& t) {
   const size_t cols = ColumnCount(t);
   std::vector<size_t> width(cols, 0);
   auto widen = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < cols; ++i) width[i] = std::max(width[i], CellAt(row, i).size());
+    for (size_t i = 0; i < cols; ++i) width[i] = std::max(width[i], DisplayWidth(CellAt(row, i)));
   };
   for (const auto& line : t.header) widen(line);
   for (const auto& g : t.groups)

@@ -49,7 +49,7 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, P
                "per config."}};
   g.right_align = {false, false, false, true, true, true, true, true, true};
   std::string last;
-  bool any_unknown_run = false, any_unreachable = false;
+  bool any_unknown_run = false, any_unreachable = false, any_not_positive = false;
   for (const PlanRow& r : rows) {
     std::string key = r.benchmark + " " + r.configuration;
     if (key != last || g.groups.empty()) g.groups.emplace_back();
@@ -57,14 +57,16 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, P
         (r.params_text.empty() ? "" : r.params_text + " ") + r.metric + " (" + r.unit + ")";
     std::string pilot = fmt::format("{} x {} x {}", r.runs, r.sessions / std::max(r.runs, 1),
                                     r.repetitions / std::max(r.sessions, 1));
-    std::string needed =
-        r.plan.runs ? fmt::format("{} x {} x {}", r.plan.runs, r.plan.sessions, r.plan.repetitions)
-        : r.plan.unreachable ? fmt::format("> {} runs", stats::kMaxPlanRuns)
-                             : "?";
-    g.groups.back().push_back(
-        {key != last ? r.benchmark : "", cls, r.configuration, pilot, Pct(r.cv_pct), Pct(r.mdc_pct),
-         ComponentsText(r), needed,
-         r.plan.runs ? SecondsText(r.plan.cost_s) : (r.plan.unreachable ? "-" : "?")});
+    std::string needed = r.not_positive ? "cannot be planned"
+                         : r.plan.runs  ? fmt::format("{} x {} x {}", r.plan.runs, r.plan.sessions,
+                                                      r.plan.repetitions)
+                         : r.plan.unreachable ? fmt::format("> {} runs", stats::kMaxPlanRuns)
+                                              : "?";
+    any_not_positive = any_not_positive || r.not_positive;
+    g.groups.back().push_back({key != last ? r.benchmark : "", cls, r.configuration, pilot,
+                               Pct(r.cv_pct), Pct(r.mdc_pct), ComponentsText(r), needed,
+                               r.plan.runs ? SecondsText(r.plan.cost_s)
+                                           : (r.plan.unreachable || r.not_positive ? "-" : "?")});
     any_unreachable = any_unreachable || r.plan.unreachable;
     any_unknown_run = any_unknown_run || std::isnan(r.components.run);
     last = key;
@@ -93,6 +95,13 @@ std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& o, P
                       "run-to-run variance: give a larger --target-effect, or bring the "
                       "run-to-run variance down first (docs/methodology.md).\n",
                       stats::kMaxPlanRuns, stats::kMaxPlanRuns);
+  }
+  if (any_not_positive) {
+    text += pre +
+            "cannot be planned: the pilot's mean is <= 0 (an overhead-corrected value at or below "
+            "the timer's own cost), so it has no % change to detect and no time per repetition; "
+            "measure it with more calls per timed batch (--timing loop) or leave it out "
+            "(--metrics, --bench).\n";
   }
   if (any_unknown_run) {
     text += pre +

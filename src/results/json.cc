@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/results.h"
@@ -70,6 +72,7 @@ class Reader {
     auto v = String(obj, key, path, required);
     if (!v.ok()) return v;
     if (auto problem = TextProblem(*v)) return Bad(Join(path, key), *problem);
+    if (auto problem = InvisibleProblem(*v)) return Bad(Join(path, key), *problem);
     return v;
   }
 
@@ -295,7 +298,16 @@ std::string ResultToJson(const RunResult& result) {
   return DumpJson(ResultToJsonValue(result));
 }
 
-std::optional<std::string> LabelProblem(const std::string& label) { return TextProblem(label); }
+std::optional<std::string> LabelProblem(const std::string& label) {
+  if (auto problem = TextProblem(label)) return problem;
+  if (auto problem = InvisibleProblem(label)) return problem;
+  if (const size_t colon = label.find(':'); colon != std::string::npos) {
+    return fmt::format(
+        "'{}' holds ':' at offset {}, the LABEL:VARIANT separator of compare --baseline",
+        EscapeControl(label), colon);
+  }
+  return std::nullopt;
+}
 
 namespace {
 
@@ -385,6 +397,32 @@ Expected<Repetition> ReadRepetition(const Reader& r, const Json& jr, const std::
   return rep;
 }
 
+// The one form of a params object, so that rows that print alike match: keys sorted (the JSON
+// object is ordered), and a string holding a plain decimal integer ("0", "-3", not "00" or
+// "+1") read as that integer ({"h":"0"} is {"h":0}).
+Json NormalisedParams(const Json& params) {
+  std::vector<std::string> keys;
+  for (auto it = params.begin(); it != params.end(); ++it) keys.push_back(it.key());
+  std::sort(keys.begin(), keys.end());
+  Json out = Json::object();
+  for (const std::string& k : keys) {
+    const Json& v = params[k];
+    if (v.is_string()) {
+      const std::string& t = v.get_ref<const std::string&>();
+      const size_t digits = t.rfind('-', 0) == 0 ? 1 : 0;
+      const bool plain = t.size() > digits && t.size() - digits <= 18 &&
+                         t.find_first_not_of("0123456789", digits) == std::string::npos &&
+                         (t[digits] != '0' || t.size() == digits + 1) && t != "-0";
+      if (plain) {
+        out[k] = std::stoll(t);
+        continue;
+      }
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
 // benchmarks[i]; `total_reps` counts the repetitions of the file so far (a per-file limit).
 Expected<BenchmarkResult> ReadBenchmark(const Reader& r, const Json& jb, size_t i,
                                         size_t* total_reps) {
@@ -396,7 +434,7 @@ Expected<BenchmarkResult> ReadBenchmark(const Reader& r, const Json& jb, size_t 
   path = fmt::format("benchmarks[{}] ({})", i, b.name);
   if (jb.contains("params")) {
     KSTACKLAB_RETURN_IF_ERROR(CheckParams(r, jb["params"], path + ".params"));
-    b.params = jb["params"];
+    b.params = NormalisedParams(jb["params"]);
   }
   KSTACKLAB_ASSIGN_OR_RETURN(b.variant, r.Text(jb, "variant", path, false));
   KSTACKLAB_ASSIGN_OR_RETURN(b.unit, r.Text(jb, "unit", path));
@@ -465,9 +503,20 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
                                            benches->size(), ResultLimits::kMaxBenchmarks));
   }
   size_t total_reps = 0;
+  // One entry per benchmark, params and variant: a repeated one would be pooled with the first
+  // by every reader ("raw 6" where each had 3), so the file is refused, naming both.
+  std::map<std::string, size_t> seen;
   for (size_t i = 0; i < benches->size(); ++i) {
     BenchmarkResult b;
     KSTACKLAB_ASSIGN_OR_RETURN(b, ReadBenchmark(r, (*benches)[i], i, &total_reps));
+    const std::string id = BenchmarkId(b.name, b.params, b.variant);
+    if (auto [at, fresh] = seen.emplace(id, i); !fresh) {
+      return r.Bad(fmt::format("benchmarks[{}]", i),
+                   fmt::format("repeats benchmarks[{}] ({}): a file holds each benchmark, params "
+                               "and variant once; remove or rename one (several runs are "
+                               "several files)",
+                               at->second, id));
+    }
     out.benchmarks.push_back(std::move(b));
   }
   return out;

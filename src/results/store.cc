@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -56,6 +57,13 @@ std::string Reason(sqlite3* db) {
     why += std::string("; ") + kDamaged;
   } else if (primary == SQLITE_READONLY || sys == EACCES || sys == EROFS) {
     why += std::string("; ") + kRemedy;
+  } else if (primary == SQLITE_ERROR && (why.find("no such column") != std::string::npos ||
+                                         why.find("has no column named") != std::string::npos ||
+                                         why.find("no such table") != std::string::npos)) {
+    // Tables without the columns of schema version 1: edited by hand, or another tool's.
+    why +=
+        "; the store's tables are not those of kstacklab's store schema: keep a copy, then move "
+        "it away or choose another store";
   }
   return why;
 }
@@ -234,10 +242,26 @@ Expected<int> ReadVersion(sqlite3* db, const std::string& path) {
           "another store path",
           path));
     }
+    if (Primary(sqlite3_errcode(db)) == SQLITE_READONLY) {
+      // Opened for writing, but SQLite cannot write: the file, or its directory (a store in WAL
+      // mode needs its -wal and -shm files beside it), is read-only for this user. Not a read
+      // problem, though SQLite meets it on the first read.
+      return RuntimeError(fmt::format(
+          "results store {} cannot be written: the file or its directory is read-only for this "
+          "user (a store needs its -wal and -shm files beside it): {}",
+          path, Reason(db)));
+    }
     return RuntimeError(
         fmt::format("results store {}: cannot read the schema version: {}", path, Reason(db)));
   }
-  return static_cast<int>(v.Int(0));
+  const int64_t version = v.Int(0);
+  if (version < 0) {  // no kstacklab writes one: someone else's database, or a damaged one
+    return UsageError(fmt::format(
+        "{} has schema version {} (PRAGMA user_version), which no kstacklab writes: not a "
+        "kstacklab results store; move it away or choose another store path",
+        path, version));
+  }
+  return static_cast<int>(version);
 }
 
 // Number of tables, views and indexes: 0 in a new (or 0-byte) file.
@@ -427,19 +451,48 @@ Expected<int64_t> ResultStore::Insert(const RunResult& result) {
 }
 
 Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResult>& results) {
+  // A row is stored as its document re-serialised, which every reader loads with the result
+  // file limit: one larger than that could be stored but never read back (show, compare, plot,
+  // export would refuse it), so it is refused here, before anything is written.
+  std::vector<std::string> documents;
+  documents.reserve(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    documents.push_back(ResultToJson(results[i]));
+    if (documents.back().size() > ResultLimits::kMaxFileBytes) {
+      return UsageError(fmt::format(
+          "result {} ({}) is {} bytes as stored, more than the {} bytes a stored result may be "
+          "to be read back; split the run (fewer --repetitions or rows per file)",
+          i + 1, EscapeControl(results[i].label), documents.back().size(),
+          ResultLimits::kMaxFileBytes));
+    }
+  }
   auto tx = Transaction::Begin(db_, "BEGIN IMMEDIATE");
   if (!tx.ok()) {
     return DbError("cannot take the write lock (another kstacklab held it for over 10 s?)");
   }
   std::vector<int64_t> ids;
+  // Each statement's failure is reported before the next is prepared (which would reset the
+  // error to "not an error").
   Statement run(db_,
                 "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, host, "
                 "partial, document) VALUES(?,?,?,?,?,?,?,?)");
+  if (!run.prepared()) return DbError("cannot prepare the insert");
   Statement bench(db_,
                   "INSERT INTO benchmarks(run_id, position, name, variant, params, repetitions) "
                   "VALUES(?,?,?,?,?,?)");
-  if (!run.prepared() || !bench.prepared()) return DbError("cannot prepare the insert");
-  for (const RunResult& result : results) {
+  if (!bench.prepared()) return DbError("cannot prepare the insert");
+  // SQLite reports a table at the largest row id as "database or disk is full": say what it is.
+  {
+    Statement top(db_, "SELECT max(id) FROM runs");
+    if (top.prepared() && top.Step() == SQLITE_ROW && top.Int(0) == INT64_MAX) {
+      return RuntimeError(fmt::format(
+          "results store {}: its run ids have reached the largest SQLite allows ({}), so no run "
+          "can be added; start another store (--store PATH) and keep this one for reading",
+          path_, INT64_MAX));
+    }
+  }
+  for (size_t r = 0; r < results.size(); ++r) {
+    const RunResult& result = results[r];
     sqlite3_reset(run.get());
     run.BindText(1, UtcTimestamp());
     run.BindText(2, result.created);
@@ -448,7 +501,7 @@ Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResul
     run.BindTextOrNull(5, StoredKernelRelease(result));
     run.BindTextOrNull(6, StoredHost(result));
     run.BindInt(7, result.partial ? 1 : 0);
-    run.BindText(8, ResultToJson(result));
+    run.BindText(8, documents[r]);
     if (run.Step() != SQLITE_DONE) return DbError("cannot insert the result");
     const int64_t id = sqlite3_last_insert_rowid(db_);
     for (size_t i = 0; i < result.benchmarks.size(); ++i) {
@@ -561,6 +614,11 @@ Expected<int64_t> RecordInStore(const RunResult& result, const std::string& stor
 }
 
 Status CheckStoreLocation(const std::string& path) {
+  if (!path.empty() && path.back() == '/') {
+    return UsageError(
+        fmt::format("the results store {} names a directory; give a file path such as {}results.db",
+                    path, path));
+  }
   KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(path));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
@@ -585,10 +643,15 @@ Status CheckStoreLocation(const std::string& path) {
                     "directory; {}",
                     path, dir.string(), kRemedy));
   }
-  if (::access(dir.c_str(), W_OK) != 0) {
+  // A file is created and removed there (access() says yes to root anywhere, /proc included).
+  std::string probe = (dir / ".kstacklab-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
     return UsageError(fmt::format("the results store {} cannot be created in {}: {}; {}", path,
                                   dir.string(), std::strerror(errno), kRemedy));
   }
+  ::close(fd);
+  ::unlink(probe.c_str());
   return OkStatus();
 }
 

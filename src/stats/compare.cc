@@ -623,6 +623,24 @@ Status CheckTargetEffect(double pct) {
 }
 
 Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& baseline) {
+  // "A:raw" could be a label (files written before `run` refused ':' in labels) and label A's
+  // variant raw at once: refused rather than silently taken as the label.
+  if (baseline.find(':') != std::string::npos) {
+    bool is_label = false, is_variant = false;
+    for (const CompareInput& in : given) {
+      const std::string label = EffectiveLabel(in);
+      if (label == baseline) is_label = true;
+      for (const BenchmarkResult& b : in.run.benchmarks) {
+        if (!b.variant.empty() && label + ":" + b.variant == baseline) is_variant = true;
+      }
+    }
+    if (is_label && is_variant) {
+      return UsageError(fmt::format(
+          "baseline '{}' is ambiguous: it is a label, and also a label's variant (LABEL:VARIANT); "
+          "relabel the file whose label holds ':' (run --label refuses ':')",
+          baseline));
+    }
+  }
   // With the variants as rows the columns are the labels, and the baseline is empty or a label.
   if (VariantsAreRows(given, baseline)) return {};
   // Only an --ab file changes its columns: the others are checked without a copy.
@@ -758,6 +776,34 @@ std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<Compa
   return out;
 }
 
+namespace {
+
+// A row measured per call in one input and in loop mode in another compares two methods: the
+// per-call values are corrected for the timer's overhead call by call, the loop values are a
+// batch's time over its calls, and the two differ by a steady few % that is not the change.
+// One note naming the rows (a footnote, as for the timer step; the cells are still shown).
+void AddTimingModeNote(const std::vector<CompareInput>& inputs, CompareTable& table) {
+  std::map<std::string, std::set<std::string>> modes;  // row name -> timing modes seen
+  for (const CompareInput& in : inputs) {
+    for (const BenchmarkResult& b : in.run.benchmarks) {
+      modes[BenchmarkId(b.name, b.params, "")].insert(b.timing.empty() ? "percall" : b.timing);
+    }
+  }
+  std::vector<std::string> mixed;
+  for (const auto& [row, seen] : modes) {
+    if (seen.size() > 1) mixed.push_back(row);
+  }
+  if (mixed.empty()) return;
+  table.notes.push_back(fmt::format(
+      "timing: {} compare per-call (--timing percall) with loop-mode (--timing loop) "
+      "measurements: per-call values are corrected for the timer's overhead call by call, loop "
+      "values are a batch's time per call, and the two methods differ by a steady few % that is "
+      "not a change of the kernel; compare inputs measured the same way",
+      fmt::join(mixed, ", ")));
+}
+
+}  // namespace
+
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,
                                          const CompareOptions& options) {
   if (inputs.empty()) return UsageError("compare needs at least one result file or store id");
@@ -786,6 +832,7 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   if (options.correction == Correction::kHolm) ApplyHolm(table);
   ApplyVerdicts(table);
   AddNotes(inputs, set, keys.names, notes, table);
+  AddTimingModeNote(inputs, table);
   AddBlockNotes(inputs, set, order, table);
   AddDriftWarnings(inputs, table);
   return table;

@@ -76,7 +76,10 @@ PlanRow PlanCell(const CompareColumn& col, const BenchmarkResult& first,
   row.components = s.components;
   row.cost_repetition_s = o.cost_repetition_s > 0 ? o.cost_repetition_s : RepetitionSeconds(runs);
   stats::LevelCosts costs{o.cost_run_s, o.cost_session_s, row.cost_repetition_s};
-  if (std::isfinite(row.cv_pct))
+  // A mean at or below 0 (an overhead-corrected per-call value at the timer's own cost) has no
+  // relative change to detect, and its repetitions no positive time: nothing to plan.
+  row.not_positive = !(row.mean > 0);
+  if (std::isfinite(row.cv_pct) && !row.not_positive)
     row.plan = stats::PlanLevels(s.components, row.mean, o.target_pct / 100, o.alpha, o.power,
                                  costs, kMinRuns);
   return row;

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 SMALL=(--iterations 2000 --repetitions 4 --warmup 100 --no-store)
-export KSTACKLAB_SYSCTL_ROOT=$TMP/sys KSTACKLAB_RECOVERY_FILE=$TMP/state/recovery
+export KSTACKLAB_SYSCTL_ROOT=$TMP/sys KSTACKLAB_RECOVERY_FILE=$TMP/state/recovery KSTACKLAB_LOCK_DIR=$TMP/locks
 mkdir -p "$TMP/sys/kernel"
 knob=$TMP/sys/kernel/stack_erasing
 echo 1 >"$knob"
@@ -134,7 +134,7 @@ expect_stderr "belongs to a kstacklab run that is still running" "it says anothe
 [ "$(cat "$knob")" = 0 ] && pass "the live run's value was left alone" || fail "value $(cat "$knob"): the live run's knob was undone"
 expect_exit 1 "recover beside a live A/B" -- "$K" recover
 expect_stderr "still running with a knob changed.*nothing was written" "recover says the file is a live run's"
-expect_exit 1 "a second A/B beside a live one" -- "$K" run "${SMALL[@]}" --bench syscall/invalid \
+expect_exit 2 "a second A/B beside a live one" -- "$K" run "${SMALL[@]}" --bench syscall/invalid \
   --ab sysctl:kernel.stack_erasing=1,0 -o "$TMP/second.json"
 [ -s "$KSTACKLAB_RECOVERY_FILE" ] && pass "the live run's recovery file is still there" || fail "recovery file deleted under a live run"
 kill -KILL "$pid"; wait "$pid" 2>/dev/null

@@ -120,7 +120,7 @@ echo 0 >"$TMP/sysroot/kernel/kstacklab_aa_noop"
 within_trial() {
   local d=$TMP/w$1 ok=0 aa_marked aa_decided aa_total _w
   mkdir -p "$d"
-  KSTACKLAB_SYSCTL_ROOT=$TMP/sysroot KSTACKLAB_RECOVERY_FILE=$d/recovery \
+  KSTACKLAB_SYSCTL_ROOT=$TMP/sysroot KSTACKLAB_RECOVERY_FILE=$d/recovery KSTACKLAB_LOCK_DIR=$d/locks \
     "$K" run "${BENCH[@]}" "${SMALL[@]}" --ab sysctl:kernel.kstacklab_aa_noop=0,1 -o "$d/ab.json" \
     >/dev/null 2>"$d/err" || { fail "within trial $1: run --ab failed: $(head -c 300 "$d/err")"; return 1; }
   "$K" run --bench 'model/kstack(handler:empty):off' --bench 'model/kstack(handler:empty):legacy-x86' \
