@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kstacklab/fileio.h"
@@ -136,6 +137,18 @@ Error Interrupted(int sig, const std::string& output_path) {
 
 // Runs gnuplot on `job` in a fresh temp dir (removed on every path, a signal included) and
 // returns the image it drew.
+// A whole PNG (the signature, then the IEND chunk last) or SVG (the closing tag).
+bool ImageComplete(const std::string& image) {
+  static constexpr std::string_view kPngSignature("\x89PNG\r\n\x1a\n", 8);
+  static constexpr std::string_view kPngEnd("IEND\xae\x42\x60\x82", 8);
+  const std::string_view v(image);
+  if (v.substr(0, kPngSignature.size()) == kPngSignature) {
+    return v.size() >= kPngSignature.size() + kPngEnd.size() &&
+           v.substr(v.size() - kPngEnd.size()) == kPngEnd;
+  }
+  return v.find("<svg") != std::string_view::npos && v.rfind("</svg>") != std::string_view::npos;
+}
+
 Expected<std::string> DrawImage(const GnuplotJob& job, const std::string& output_path) {
   const std::string gnuplot = FindOnPath("gnuplot");
   if (gnuplot.empty()) {
@@ -204,6 +217,14 @@ Expected<std::string> DrawImage(const GnuplotJob& job, const std::string& output
   if (image.empty()) {
     return RuntimeError(
         fmt::format("gnuplot wrote no image for {}: {}", output_path, StderrExcerpt(err)));
+  }
+  if (!ImageComplete(image)) {
+    // gnuplot exits 0 after a write that failed part-way (a file-size limit, ulimit -f, a full
+    // /tmp): the image would be cut off, so nothing is written.
+    return RuntimeError(fmt::format(
+        "gnuplot wrote an incomplete image for {} ({} bytes: a file-size limit or a full disk?); "
+        "nothing was written",
+        output_path, image.size()));
   }
   if (const int sig = signals.Take(0); sig != 0) return Interrupted(sig, output_path);
   return image;

@@ -106,4 +106,23 @@ grep -q 'touch' "$tmp/evil-compare.svg" && pass "the hostile text is drawn as te
 grep -q 'touch' "$tmp/evil-cdf.svg" && pass "the hostile label is drawn as text" ||
   fail "the label did not reach the plot as text"
 
+# A file-size limit (ulimit -f) cuts gnuplot's image short while gnuplot still exits 0: plot must
+# notice the incomplete image, exit 1 and write nothing (it wrote a stump with exit 0). Over a
+# range of limits every outcome is a whole PNG with exit 0 or no file with exit 1, and some limit
+# hits the image itself (not the data files written before it).
+cut=0; bad=0
+for kib in 1 2 4 8 12 16 24 32 48 64 96 128; do
+  rm -f "$tmp/limited.png"
+  (ulimit -f $kib; "$bin" plot "$base" -o "$tmp/limited.png" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+  rc=$(cat "$tmp/rc")
+  if [ "$rc" = 0 ]; then
+    is_png "$tmp/limited.png" && [ "$(tail -c 8 "$tmp/limited.png" | od -An -tx1 | tr -d ' \n')" = "49454e44ae426082" ] || bad=$((bad + 1))
+  elif [ "$rc" = 1 ] && [ ! -e "$tmp/limited.png" ]; then
+    grep -q "incomplete image" "$tmp/err" && cut=$((cut + 1))
+  else
+    bad=$((bad + 1))
+  fi
+done
+[ $bad = 0 ] && pass "plot under ulimit -f: a whole image or none, never a stump" || fail "plot under ulimit -f: $bad limits left a cut image or a wrong exit"
+[ $cut -gt 0 ] && pass "plot under ulimit -f: an image cut short is noticed ($cut limits)" || fail "no limit cut the image itself"
 finish
