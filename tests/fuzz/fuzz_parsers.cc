@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   switch (data[0] % 6) {
     case 0: {
-      auto v = cli::ParseCount(text, "--n", 0, UINT64_MAX);
+      auto v = ParseCount(text, "--n", 0, UINT64_MAX);
       if (v.ok() &&
           std::to_string(*v) != text.substr(text.find_first_not_of('0') == std::string::npos
                                                 ? text.size() - 1
