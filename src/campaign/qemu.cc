@@ -18,6 +18,7 @@
 
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/process.h"
+#include "kstacklab/campaign/remote.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/text.h"
 
@@ -31,13 +32,6 @@ constexpr const char* kInitMarker = "kstacklab-guest: init started";
 // The kernel arguments the engine adds before the profile's (which may override them): the
 // console on the first serial port, and a panic ends QEMU at once (-no-reboot).
 constexpr const char* kEngineCmdline = "console=ttyS0 panic=-1";
-
-const std::vector<std::string>& ChannelFiles() {
-  static const std::vector<std::string> k = {
-      "uname",   "cmdline",      "env.json",   "result.json", "run.rc",
-      "run.log", "entropy.json", "entropy.rc", "entropy.log", "sysctl.log"};
-  return k;
-}
 
 std::string Hex8(uint64_t v) { return fmt::format("{:08X}", v & 0xFFFFFFFFu); }
 
@@ -309,7 +303,7 @@ class QemuEngine : public Engine {
     }
     r.seconds = MonotonicSeconds() - start;
     auto text = ReadWholeFile(channel, size_t{256} << 20);
-    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFiles()) : ChannelData{};
+    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
     r.files = std::move(data.files);
     if (code != 0) {
       r.failure = fmt::format("QEMU exited with status {}: {}", code, FirstLine(qemu_log));
@@ -339,6 +333,13 @@ class QemuEngine : public Engine {
 std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
                                        const std::string& guest_binary) {
   return std::make_unique<QemuEngine>(plan, work_dir, guest_binary);
+}
+
+std::unique_ptr<Engine> MakeEngine(const CampaignPlan& plan, const std::string& work_dir,
+                                   const std::string& guest_binary) {
+  if (plan.engine == "ssh") return MakeSshEngine(plan, work_dir, guest_binary);
+  if (plan.engine == "lava") return MakeLavaEngine(plan, work_dir);
+  return MakeQemuEngine(plan, work_dir, guest_binary);
 }
 
 std::string CpioNewc(const std::vector<CpioEntry>& entries) {
