@@ -125,7 +125,12 @@ class SshEngine : public Engine {
   }
 
   Status Stage(const std::string& local, const std::string& remote);
-  Status StageAll(const Profile& p, bool reboot, std::string* kernel, std::string* initrd);
+  Status MakeRemoteDir();
+  Status StageKernel(const Profile& p, std::string* kernel, std::string* initrd);
+  Status StageBinary();
+  std::string RemoteBinary() const {
+    return fmt::format("{}/kstacklab-{}", plan_.ssh.remote_dir, binary_sha_.substr(0, 16));
+  }
   Status Switch(const Profile& p, bool reboot, const std::string& kernel,
                 const std::string& initrd);
   bool WaitForNewBoot(const std::string& old_id, const std::atomic<bool>& stop, std::string* why);
@@ -148,7 +153,7 @@ Status SshEngine::Stage(const std::string& local, const std::string& remote) {
   const std::string tmp = remote + ".part";
   ProcessResult r;
   KSTACKLAB_ASSIGN_OR_RETURN(
-      r, Remote({"sh", "-c", "cat > \"$1\" && mv -f \"$1\" \"$2\"", "stage", tmp, remote},
+      r, Remote({"sh", "-c", "cat > \"$1\" && chmod 0755 \"$1\" && mv -f \"$1\" \"$2\"", "stage", tmp, remote},
                 plan_.ssh.run_timeout_s, local));
   if (r.exit_code != 0) {
     return RuntimeError(fmt::format("copying '{}' to the machine failed (exit {}): {}",
@@ -157,24 +162,33 @@ Status SshEngine::Stage(const std::string& local, const std::string& remote) {
   return OkStatus();
 }
 
-// The binary always; the kernel and initrd only for kexec (a reboot boots the machine's own).
-Status SshEngine::StageAll(const Profile& p, bool reboot, std::string* kernel,
-                           std::string* initrd) {
-  const std::string& dir = plan_.ssh.remote_dir;
+Status SshEngine::MakeRemoteDir() {
   ProcessResult r;
-  KSTACKLAB_ASSIGN_OR_RETURN(r, Remote({"mkdir", "-p", "--", dir}, Short()));
+  KSTACKLAB_ASSIGN_OR_RETURN(r, Remote({"mkdir", "-p", "--", plan_.ssh.remote_dir}, Short()));
   if (r.exit_code != 0) {
-    return RuntimeError(fmt::format("cannot create {} on the machine: {}", dir, Head(r.err)));
+    return RuntimeError(
+        fmt::format("cannot create {} on the machine: {}", plan_.ssh.remote_dir, Head(r.err)));
   }
-  const std::string bin = fmt::format("{}/kstacklab-{}", dir, binary_sha_.substr(0, 16));
-  if (reboot) return Stage(binary_, bin);
+  return OkStatus();
+}
+
+// Before a kexec: the kernel and initrd it loads.
+Status SshEngine::StageKernel(const Profile& p, std::string* kernel, std::string* initrd) {
+  const std::string& dir = plan_.ssh.remote_dir;
+  KSTACKLAB_RETURN_IF_ERROR(MakeRemoteDir());
   *kernel = fmt::format("{}/kernel-{}", dir, sha_[p.kernel].substr(0, 16));
   KSTACKLAB_RETURN_IF_ERROR(Stage(p.kernel, *kernel));
   if (!p.initrd.empty()) {
     *initrd = fmt::format("{}/initrd-{}", dir, sha_[p.initrd].substr(0, 16));
     KSTACKLAB_RETURN_IF_ERROR(Stage(p.initrd, *initrd));
   }
-  return Stage(binary_, bin);
+  return OkStatus();
+}
+
+// After the switch: the binary, in the new boot (a remote_dir on tmpfs did not survive it).
+Status SshEngine::StageBinary() {
+  KSTACKLAB_RETURN_IF_ERROR(MakeRemoteDir());
+  return Stage(binary_, RemoteBinary());
 }
 
 // Loads the profile's kernel (kexec) or names its boot entry (reboot), then starts the switch
@@ -262,7 +276,7 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
     return r;
   }
   std::string kernel, initrd;
-  if (Status st = StageAll(p, reboot, &kernel, &initrd); !st.ok()) {
+  if (Status st = reboot ? OkStatus() : StageKernel(p, &kernel, &initrd); !st.ok()) {
     r.failure = st.error().message;
     return Settle(std::move(r), p.name);
   }
@@ -289,6 +303,10 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
   r.machine = fmt::format("running profile '{}' (boot {}, {}) since {}", p.name, job.boot_index,
                           how, UtcTimestamp());
   if (job.machine_note) job.machine_note(r.machine);
+  if (Status st = StageBinary(); !st.ok()) {
+    r.failure = st.error().message;
+    return Settle(std::move(r), p.name);
+  }
   GuestReport run = RunJob(job, stop);
   run.machine = r.machine;
   run.seconds = MonotonicSeconds() - start;
@@ -310,7 +328,7 @@ GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop
   GuestReport r;
   r.accel = "none";
   const SshSettings& s = plan_.ssh;
-  const std::string bin = fmt::format("{}/kstacklab-{}", s.remote_dir, binary_sha_.substr(0, 16));
+  const std::string bin = RemoteBinary();
   std::vector<std::string> words = {"sh", "-c", JobScript()};
   for (const std::string& a : JobScriptArgs(bin, s.remote_dir + "/out", *job.profile, job.run_args,
                                             job.strength, job.strength_samples)) {
