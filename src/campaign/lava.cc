@@ -189,6 +189,10 @@ LavaLog ParseLavaLog(const std::string& text) {
     const std::string line = text.substr(pos, end - pos);
     pos = end + 1;
     if (Trim(line).empty()) continue;
+    if (YamlFlowDepth(line) > kMaxYamlFlowDepth) {  // a record nests 3 deep; refuse a bomb
+      ++log.bad_lines;
+      continue;
+    }
     try {
       const YAML::Node doc = YAML::Load(line);
       if (!doc.IsSequence() || doc.size() != 1 || !doc[0].IsMap() || !doc[0]["lvl"] ||
@@ -329,7 +333,7 @@ std::string LavaEngine::Wait(const std::string& id, const std::atomic<bool>& sto
 // The job's health (Complete, Incomplete, Canceled, ...), "" when lavacli cannot say.
 std::string LavaEngine::Health(const std::string& id) {
   auto r = RunProcess(Lavacli({"jobs", "show", id, "--yaml"}), 300);
-  if (!r.ok() || r->exit_code != 0) return "";
+  if (!r.ok() || r->exit_code != 0 || YamlFlowDepth(r->out) > kMaxYamlFlowDepth) return "";
   try {
     const YAML::Node n = YAML::Load(r->out);
     if (n.IsMap() && n["health"] && n["health"].IsScalar()) return n["health"].Scalar();

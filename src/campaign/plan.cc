@@ -449,32 +449,6 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   return plan;
 }
 
-// The deepest nesting of flow brackets ([ and {) outside quotes and comments: yaml-cpp's parser
-// recurses per level, so a plan of 60 KiB of '[' is refused before it is parsed.
-constexpr int kMaxFlowDepth = 16;
-int FlowDepth(const std::string& text) {
-  int depth = 0;
-  int deepest = 0;
-  char quote = 0;
-  bool comment = false;
-  for (char c : text) {
-    if (comment) {
-      comment = c != '\n';
-    } else if (quote != 0) {
-      if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '#') {
-      comment = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 // ---- checks
 // --------------------------------------------------------------------------------------
 
@@ -774,6 +748,29 @@ Status CheckEngine(const CampaignPlan& plan) {
 
 }  // namespace
 
+int YamlFlowDepth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  char quote = 0;
+  bool comment = false;
+  for (char c : text) {
+    if (comment) {
+      comment = c != '\n';
+    } else if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      comment = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
                                      const std::string& base_dir) {
   if (text.size() > PlanLimits::kMaxFileBytes) {
@@ -783,11 +780,11 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
   if (auto problem = TextProblem(text); problem && problem->find("UTF-8") != std::string::npos) {
     return UsageError(fmt::format("{} {}", source, *problem));
   }
-  if (FlowDepth(text) > kMaxFlowDepth) {
+  if (YamlFlowDepth(text) > kMaxYamlFlowDepth) {
     return UsageError(
         fmt::format("{} nests lists or mappings deeper than {} levels; a plan is "
                     "flat",
-                    source, kMaxFlowDepth));
+                    source, kMaxYamlFlowDepth));
   }
   Reader r(source);
   try {

@@ -28,6 +28,7 @@
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/campaign_report.h"
+#include "kstacklab/fastpath_export.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/store.h"
 #include "kstacklab/text.h"
@@ -65,6 +66,7 @@ struct CampaignArgs {
   std::string init_timeout;
   bool strength = false;
   bool dry_run = false;  // engine lava: write the job files, submit nothing
+  std::string fastpath;  // with --report: write a Fastpath plan and results CSV into this dir
   // the store
   std::string store;
   bool no_store = false;
@@ -224,6 +226,33 @@ class DirLock {
   int fd_ = -1;
 };
 
+// --report DIR --fastpath OUT: OUT/plan.yaml and OUT/results.csv, neither replacing a file.
+int ExportFastpath(const std::string& dir, const CampaignState& state, const std::string& out) {
+  auto inputs = campaign::LoadCampaignResults(dir, state);
+  if (!inputs.ok()) return Fail(inputs.error());
+  std::error_code ec;
+  if (Status st = CheckSymlinkOwner(out); !st.ok()) return Fail(st.error());
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out, ec)) {
+    return Fail(UsageError(fmt::format("--fastpath '{}' is not a directory that can be created",
+                                       EscapeControl(out))));
+  }
+  const std::pair<const char*, std::string> files[] = {
+      {"plan.yaml", FastpathPlanYaml(state, *inputs)},
+      {"results.csv", FastpathResultsCsv(state, *inputs)}};
+  for (const auto& [name, text] : files) {
+    bool exists = false;
+    if (Status st = WriteNewFile(out + "/" + name, text, &exists); !st.ok()) {
+      if (exists) {
+        return Fail(UsageError(fmt::format("--fastpath: '{}/{}' exists; give a new directory",
+                                           EscapeControl(out), name)));
+      }
+      return Fail(st.error());
+    }
+  }
+  return PrintStdout(fmt::format("{}/plan.yaml\n{}/results.csv\n", out, out));
+}
+
 int Report(const std::string& dir, const CampaignState& state, const CampaignArgs& a) {
   auto format = ParseCompareFormat(a.format);
   if (!format.ok()) return Fail(WithFlag("--format", format.error()));
@@ -342,6 +371,9 @@ int Execute(CampaignArgs& a) {
   if (modes != 1) {
     return Fail(UsageError("give one of --dir DIR (a new campaign), --resume DIR or --report DIR"));
   }
+  if (!a.fastpath.empty() && a.report.empty()) {
+    return Fail(UsageError("--fastpath OUT goes with --report DIR (a campaign's directory)"));
+  }
   if (!a.report.empty() || !a.resume.empty()) {
     const std::string dir = !a.report.empty() ? a.report : a.resume;
     if (!a.positional.empty() || ShorthandGiven(a) || !a.kernel.empty() || a.dry_run) {
@@ -351,6 +383,7 @@ int Execute(CampaignArgs& a) {
     }
     auto state = campaign::LoadState(dir);
     if (!state.ok()) return Fail(state.error());
+    if (!a.fastpath.empty()) return ExportFastpath(dir, *state, a.fastpath);
     if (!a.report.empty()) return Report(dir, *state, a);
     if (state->status == "complete") {
       Warn("the campaign is already complete; its report follows");
@@ -444,6 +477,9 @@ Runner SetupCampaignCommand(CLI::App& sub) {
   sub.add_option("--boot-timeout", a->boot_timeout, "Shorthand: a boot's deadline (default 30min)");
   sub.add_option("--init-timeout", a->init_timeout,
                  "Shorthand: the guest's init must start by then (default 2min)");
+  sub.add_option("--fastpath", a->fastpath,
+                 "With --report DIR: write the campaign as a Fastpath plan and results CSV "
+                 "(OUT/plan.yaml, OUT/results.csv)");
   sub.add_flag("--dry-run", a->dry_run,
                "Engine lava: write one LAVA job file per boot to DIR/jobs and submit nothing");
   sub.add_flag("--strength", a->strength,

@@ -147,6 +147,39 @@ gssh 'test ! -e /tmp/pwned && test ! -e /tmp/pwned2' && pass "nothing ran on the
   || fail "the hostile command line ran on the guest"
 [ ! -e /tmp/pwned ] && [ ! -e /tmp/pwned2 ] && pass "nothing ran on the host either" || fail "the hostile command line ran on the host"
 
+# The campaign as a Fastpath plan and results CSV: the plan's key paths are the documented
+# example's (tests/data/fastpath), less what a campaign lacks, plus cmdline.
+expect_exit 0 "--report --fastpath writes a Fastpath plan and results" -- "$K" campaign --report "$D1" --fastpath "$TMP/fp"
+/usr/bin/python3 - "$TMP/fp" "$DATA/fastpath/learning-path-plan.yaml" <<'PY' && pass "the Fastpath plan has the documented layout; the CSV a row per boot, repetition and metric" || fail "fastpath export"
+import csv, sys, yaml
+def paths(node, prefix=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from paths(v, f"{prefix}/{k}")
+    elif isinstance(node, list):
+        for v in node:
+            yield from paths(v, prefix + "[]")
+    else:
+        yield prefix
+ours = yaml.safe_load(open(sys.argv[1] + "/plan.yaml"))
+ref = yaml.safe_load(open(sys.argv[2]))
+want = set(paths(ref)) - {"/swprofiles[]/modules", "/defaults/benchmark/timeout"}
+got = set(paths(ours))
+assert want <= got, want - got
+assert got - want == {"/swprofiles[]/cmdline"}, got - want
+assert ours["sut"]["connection"] == {"method": "SSH", "params": {"user": "root", "host": "guest"}}
+assert [p["name"] for p in ours["swprofiles"]] == ["off", "on"]
+assert ours["swprofiles"][1]["cmdline"].startswith("randomize_kstack_offset=on $(touch")
+assert ours["benchmarks"] == [{"include": "syscall/getpid.yaml"}], ours["benchmarks"]
+assert ours["defaults"]["benchmark"]["sessions"] == 1 and ours["defaults"]["benchmark"]["repeats"] == 3
+rows = list(csv.DictReader(open(sys.argv[1] + "/results.csv")))
+assert len(rows) == 2 * 3 * 3, len(rows)  # profiles x repetitions x (mean, p99, p99.9)
+assert {r["swprofile"] for r in rows} == {"off", "on"}
+assert {r["resultclass"] for r in rows} == {"mean (ns)", "p99 (ns)", "p99.9 (ns)"}
+assert all(float(r["value"]) > 0 and r["session"] == "1" and r["sut"] == "guest" for r in rows)
+PY
+expect_exit 2 "--fastpath refuses to replace its files" -- "$K" campaign --report "$D1" --fastpath "$TMP/fp"
+
 # 2. The guest is killed mid-campaign: that attempt fails, the campaign stops with the machine
 # recorded unreachable (no later boot could work), and --resume finishes once it answers again.
 plan c2 1 "randomize_kstack_offset=off" "randomize_kstack_offset=on"

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -128,6 +129,12 @@ struct CampaignPlan {
 // and the line. Never throws. Paths stay as written, relative ones resolved against `base_dir`.
 Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
                                      const std::string& base_dir);
+
+// The deepest nesting of YAML flow brackets ([ and {) outside quotes and comments. yaml-cpp's
+// parser recurses once per level, so its readers refuse text deeper than kMaxYamlFlowDepth before
+// parsing it.
+inline constexpr int kMaxYamlFlowDepth = 16;
+int YamlFlowDepth(std::string_view text);
 
 // "NAME=CMDLINE" (split at the first '=') -> a profile with that kernel.
 Expected<Profile> ParseProfileShorthand(const std::string& spec, const std::string& kernel);
