@@ -217,8 +217,7 @@ TEST(CampaignEnginesPlan, RefusesHostileEngineSettings) {
     std::string yaml;
     const char* says;
   };
-  const std::string ssh_profiles =
-      "profiles:\n  - {name: a, kernel: bz}\nboots: 1\n";
+  const std::string ssh_profiles = "profiles:\n  - {name: a, kernel: bz}\nboots: 1\n";
   const std::string lava_profiles =
       "profiles:\n  - {name: a, kernel: 'https://x/bz', cmdline: 'a=\"b c\"'}\nboots: 1\n";
   const Case cases[] = {
@@ -276,8 +275,7 @@ TEST(CampaignLava, JobsCarryTheCommandLineWhereTheDeviceTypeTakesIt) {
   EXPECT_EQ(qemu.find("extra_kernel_args"), std::string::npos);
   plan.lava.device_type = "x86";
   const std::string x86 = LavaJobYaml(plan, p, 1);
-  EXPECT_NE(x86.find("extra_kernel_args: randomize_kstack_offset=on $(reboot)"),
-            std::string::npos)
+  EXPECT_NE(x86.find("extra_kernel_args: randomize_kstack_offset=on $(reboot)"), std::string::npos)
       << x86;
   EXPECT_NE(x86.find("method: ipxe"), std::string::npos);
   // The run's words reach the test step quoted.

@@ -184,7 +184,8 @@ TEST(CampaignPlan, CheckPlanRefusesBadNamesFilesValuesAndReservedRunFlags) {
   }
   // Any other word is left to `kstacklab run` to judge (the CLI's CheckRunArguments).
   EXPECT_TRUE(check([](CampaignPlan& p) { p.run_args = {"--suite", "syscall"}; }).ok());
-  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "lava"; }).ok());
+  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "telnet"; }).ok());
+  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "lava"; }).ok());  // a path, not a URL
   EXPECT_FALSE(check([](CampaignPlan& p) { p.qemu.memory = "lots"; }).ok());
   EXPECT_FALSE(check([](CampaignPlan& p) { p.qemu.accel = "hvf"; }).ok());
   EXPECT_FALSE(check([](CampaignPlan& p) {

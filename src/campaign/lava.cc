@@ -55,9 +55,9 @@ std::vector<std::string> TestSteps(const CampaignPlan& plan, const Profile& p) {
   std::string kstacklab = "kstacklab";
   if (!plan.lava.kstacklab_url.empty()) {
     kstacklab = dir + "/kstacklab";
-    steps.push_back(ShellCommand({"sh", "-c",
-                                  "wget -q -O \"$1\" \"$2\" || curl -fsSL -o \"$1\" \"$2\"",
-                                  "fetch", kstacklab, plan.lava.kstacklab_url}));
+    steps.push_back(
+        ShellCommand({"sh", "-c", "wget -q -O \"$1\" \"$2\" || curl -fsSL -o \"$1\" \"$2\"",
+                      "fetch", kstacklab, plan.lava.kstacklab_url}));
     steps.push_back(ShellCommand({"chmod", "+x", kstacklab}));
   }
   steps.push_back(fmt::format("echo {} | base64 -d > {}/job.sh", Base64(JobScript()), dir));
@@ -107,8 +107,8 @@ void EmitQemu(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
   y << YAML::Key << "timeout" << YAML::Value;
   Minutes(y, 900);
   y << YAML::Key << "images" << YAML::Value << YAML::BeginMap;
-  const std::string append = p.cmdline.empty() ? "console=ttyS0,115200"
-                                               : "console=ttyS0,115200 " + p.cmdline;
+  const std::string append =
+      p.cmdline.empty() ? "console=ttyS0,115200" : "console=ttyS0,115200 " + p.cmdline;
   EmitUrl(y, "kernel", p.kernel, fmt::format("-kernel {{kernel}} -append \"{}\"", append));
   if (!p.initrd.empty()) EmitUrl(y, "initrd", p.initrd, "-initrd {initrd}");
   if (!l.rootfs.empty()) EmitUrl(y, "rootfs", l.rootfs, "-drive format=raw,file={rootfs}");
@@ -237,7 +237,8 @@ std::string LavaJobId(const std::string& submit_output) {
 Expected<std::vector<std::string>> WriteLavaJobs(const std::string& dir, const CampaignPlan& plan) {
   const std::string jobs = dir + "/jobs";
   if (mkdir(jobs.c_str(), 0755) != 0 && errno != EEXIST) {
-    return RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(jobs), strerror(errno)));
+    return RuntimeError(
+        fmt::format("cannot create '{}': {}", EscapeControl(jobs), strerror(errno)));
   }
   std::vector<std::string> paths;
   for (uint64_t boot = 1; boot <= plan.MaxBlocks(); ++boot) {
@@ -372,11 +373,13 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
   ChannelData data = ParseChannel(log.target, ChannelFileNames());
   r.files = std::move(data.files);
   if (health != "Complete") {
-    r.failure = fmt::format("LAVA job {} ended {}{}", *id, health.empty() ? "with no health" : health,
-                            log.errors.empty() ? "" : ": " + EscapeControl(log.errors.back().substr(0, 200)));
+    r.failure = fmt::format(
+        "LAVA job {} ended {}{}", *id, health.empty() ? "with no health" : health,
+        log.errors.empty() ? "" : ": " + EscapeControl(log.errors.back().substr(0, 200)));
   } else if (!data.done) {
-    r.failure = fmt::format("LAVA job {} completed, but its log holds no kstacklab results (see {})",
-                            *id, job.console_path);
+    r.failure =
+        fmt::format("LAVA job {} completed, but its log holds no kstacklab results (see {})", *id,
+                    job.console_path);
   } else {
     r.completed = true;
   }

@@ -175,9 +175,9 @@ class Reader {
 
 Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std::string& base,
                               const std::string& engine) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, "a profile",
-                                   {"name", "kernel", "initrd", "cmdline", "config", "sysctl",
-                                    "boot_entry", "release"}));
+  KSTACKLAB_RETURN_IF_ERROR(
+      r.Keys(node, "a profile",
+             {"name", "kernel", "initrd", "cmdline", "config", "sysctl", "boot_entry", "release"}));
   Profile p;
   if (!node["name"]) return r.Bad(node, "a profile needs a name");
   KSTACKLAB_ASSIGN_OR_RETURN(p.name, r.Text(node["name"], "name", 64));
@@ -185,11 +185,13 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
   // Engine lava fetches its files itself: kernel and initrd are URLs, taken as written.
   const bool urls = engine == "lava";
   if (!node["kernel"]) {
-    return r.Bad(node, who + (urls ? " needs a kernel (a URL)" : " needs a kernel (a bzImage path)"));
+    return r.Bad(node,
+                 who + (urls ? " needs a kernel (a URL)" : " needs a kernel (a bzImage path)"));
   }
   if (urls) {
     KSTACKLAB_ASSIGN_OR_RETURN(p.kernel, r.Text(node["kernel"], who + " kernel"));
-    if (node["initrd"]) KSTACKLAB_ASSIGN_OR_RETURN(p.initrd, r.Text(node["initrd"], who + " initrd"));
+    if (node["initrd"])
+      KSTACKLAB_ASSIGN_OR_RETURN(p.initrd, r.Text(node["initrd"], who + " initrd"));
   } else {
     KSTACKLAB_ASSIGN_OR_RETURN(p.kernel, r.Path(node["kernel"], who + " kernel", base));
     if (node["initrd"])
@@ -294,7 +296,8 @@ Status ReadSsh(const Reader& r, const YAML::Node& node, const std::string& base,
   SshSettings& s = plan.ssh;
   if (!node["host"]) return r.Bad(node, "engine ssh needs a host (a name ssh reaches, e.g. sut1)");
   KSTACKLAB_ASSIGN_OR_RETURN(s.host, r.Text(node["host"], "engine host", 255));
-  if (node["port"]) KSTACKLAB_ASSIGN_OR_RETURN(s.port, r.Count(node["port"], "engine port", 1, 65535));
+  if (node["port"])
+    KSTACKLAB_ASSIGN_OR_RETURN(s.port, r.Count(node["port"], "engine port", 1, 65535));
   if (node["user"]) KSTACKLAB_ASSIGN_OR_RETURN(s.user, r.Text(node["user"], "engine user", 64));
   if (node["ssh_config"])
     KSTACKLAB_ASSIGN_OR_RETURN(s.ssh_config, r.Path(node["ssh_config"], "engine ssh_config", base));
@@ -308,18 +311,18 @@ Status ReadSsh(const Reader& r, const YAML::Node& node, const std::string& base,
   if (node["remote_dir"])
     KSTACKLAB_ASSIGN_OR_RETURN(s.remote_dir, r.Text(node["remote_dir"], "engine remote_dir", 256));
   if (node["reboot_command"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(s.reboot_command, r.Words(node["reboot_command"],
-                                                         "engine reboot_command",
-                                                         PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.reboot_command,
+        r.Words(node["reboot_command"], "engine reboot_command", PlanLimits::kMaxQemuArgs));
   }
   if (node["recover"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
         s.recover, r.Words(node["recover"], "engine recover", PlanLimits::kMaxQemuArgs));
   }
   if (node["connect_timeout"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(s.connect_timeout_s, r.DurationS(node["connect_timeout"],
-                                                                "engine connect_timeout", 1, 600,
-                                                                "10s"));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.connect_timeout_s,
+        r.DurationS(node["connect_timeout"], "engine connect_timeout", 1, 600, "10s"));
   }
   if (node["boot_timeout"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
@@ -328,40 +331,47 @@ Status ReadSsh(const Reader& r, const YAML::Node& node, const std::string& base,
   }
   if (node["run_timeout"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
-        s.run_timeout_s, r.DurationS(node["run_timeout"], "engine run_timeout", 10, 7 * 86400, "2h"));
+        s.run_timeout_s,
+        r.DurationS(node["run_timeout"], "engine run_timeout", 10, 7 * 86400, "2h"));
   }
   return OkStatus();
 }
 
 Status ReadLava(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, "engine lava",
-                                   {"name", "device_type", "identity", "boot_method", "deploy_to",
-                                    "rootfs", "kstacklab_url", "prompts", "tags", "job_timeout",
-                                    "lavacli"}));
+  KSTACKLAB_RETURN_IF_ERROR(
+      r.Keys(node, "engine lava",
+             {"name", "device_type", "identity", "boot_method", "deploy_to", "rootfs",
+              "kstacklab_url", "prompts", "tags", "job_timeout", "lavacli"}));
   LavaSettings& l = plan.lava;
   if (node["device_type"])
-    KSTACKLAB_ASSIGN_OR_RETURN(l.device_type, r.Text(node["device_type"], "engine device_type", 64));
+    KSTACKLAB_ASSIGN_OR_RETURN(l.device_type,
+                               r.Text(node["device_type"], "engine device_type", 64));
   if (node["identity"])
     KSTACKLAB_ASSIGN_OR_RETURN(l.identity, r.Text(node["identity"], "engine identity", 64));
   if (node["boot_method"])
-    KSTACKLAB_ASSIGN_OR_RETURN(l.boot_method, r.Text(node["boot_method"], "engine boot_method", 32));
+    KSTACKLAB_ASSIGN_OR_RETURN(l.boot_method,
+                               r.Text(node["boot_method"], "engine boot_method", 32));
   if (node["deploy_to"])
     KSTACKLAB_ASSIGN_OR_RETURN(l.deploy_to, r.Text(node["deploy_to"], "engine deploy_to", 32));
   if (node["rootfs"]) KSTACKLAB_ASSIGN_OR_RETURN(l.rootfs, r.Text(node["rootfs"], "engine rootfs"));
   if (node["kstacklab_url"])
-    KSTACKLAB_ASSIGN_OR_RETURN(l.kstacklab_url, r.Text(node["kstacklab_url"], "engine kstacklab_url"));
+    KSTACKLAB_ASSIGN_OR_RETURN(l.kstacklab_url,
+                               r.Text(node["kstacklab_url"], "engine kstacklab_url"));
   if (node["prompts"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(l.prompts,
-                               r.Words(node["prompts"], "engine prompts", PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        l.prompts, r.Words(node["prompts"], "engine prompts", PlanLimits::kMaxQemuArgs));
   }
   if (node["tags"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(l.tags, r.Words(node["tags"], "engine tags", PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(l.tags,
+                               r.Words(node["tags"], "engine tags", PlanLimits::kMaxQemuArgs));
   }
   if (node["job_timeout"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
-        l.job_timeout_s, r.DurationS(node["job_timeout"], "engine job_timeout", 60, 7 * 86400, "2h"));
+        l.job_timeout_s,
+        r.DurationS(node["job_timeout"], "engine job_timeout", 60, 7 * 86400, "2h"));
   }
-  if (node["lavacli"]) KSTACKLAB_ASSIGN_OR_RETURN(l.lavacli, r.Text(node["lavacli"], "engine lavacli"));
+  if (node["lavacli"])
+    KSTACKLAB_ASSIGN_OR_RETURN(l.lavacli, r.Text(node["lavacli"], "engine lavacli"));
   return OkStatus();
 }
 
@@ -374,8 +384,8 @@ Expected<std::string> EngineName(const Reader& r, const YAML::Node& root) {
   std::string name;
   KSTACKLAB_ASSIGN_OR_RETURN(name, r.Text(node["name"], "engine name", 16));
   if (name != "qemu" && name != "ssh" && name != "lava") {
-    return r.Bad(node["name"],
-                 fmt::format("engine name '{}' is unknown; give qemu, ssh or lava", EscapeControl(name)));
+    return r.Bad(node["name"], fmt::format("engine name '{}' is unknown; give qemu, ssh or lava",
+                                           EscapeControl(name)));
   }
   return name;
 }
@@ -564,9 +574,10 @@ Status CheckCmdlineAndSysctls(const Profile& p) {
   }
   if (!PrintableAscii(p.boot_entry) || !PrintableAscii(p.release) ||
       p.release.find(' ') != std::string::npos) {
-    return UsageError(fmt::format("{} boot_entry and release must be printable ASCII (release: "
-                                  "one word, as uname -r prints it)",
-                                  who));
+    return UsageError(
+        fmt::format("{} boot_entry and release must be printable ASCII (release: "
+                    "one word, as uname -r prints it)",
+                    who));
   }
   return OkStatus();
 }
@@ -581,8 +592,8 @@ Status CheckLavaProfile(const Profile& p) {
         who, EscapeControl(p.kernel)));
   }
   if (!p.initrd.empty() && !IsFetchableUrl(p.initrd)) {
-    return UsageError(fmt::format("{} initrd '{}' is not a URL (engine lava)", who,
-                                  EscapeControl(p.initrd)));
+    return UsageError(
+        fmt::format("{} initrd '{}' is not a URL (engine lava)", who, EscapeControl(p.initrd)));
   }
   if (!p.config.empty()) {
     return UsageError(fmt::format(
@@ -616,10 +627,10 @@ Status CheckProfile(Profile& p, const std::string& engine) {
     KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.initrd, who + " initrd"));
   }
   if (engine == "ssh" && !p.config.empty()) {
-    return UsageError(fmt::format(
-        "{} config: engine ssh carries no configuration in; the machine's own "
-        "/boot/config-RELEASE (or /proc/config.gz) is read; leave config out",
-        who));
+    return UsageError(
+        fmt::format("{} config: engine ssh carries no configuration in; the machine's own "
+                    "/boot/config-RELEASE (or /proc/config.gz) is read; leave config out",
+                    who));
   }
   // Only the qemu engine carries the configuration into its guest (/boot/config-RELEASE there).
   if (engine == "qemu" && p.config.empty() && !p.release.empty()) {
@@ -664,9 +675,10 @@ Status CheckSsh(const CampaignPlan& plan) {
         EscapeControl(s.host)));
   }
   if (!SshWord(s.user)) {
-    return UsageError(fmt::format("engine user '{}' is not a user name (one word, not starting "
-                                  "with -)",
-                                  EscapeControl(s.user)));
+    return UsageError(
+        fmt::format("engine user '{}' is not a user name (one word, not starting "
+                    "with -)",
+                    EscapeControl(s.user)));
   }
   if (s.switch_mode != "kexec" && s.switch_mode != "reboot" && s.switch_mode != "alternate") {
     return UsageError(fmt::format("engine switch '{}' is unknown; give kexec, reboot or alternate",
@@ -674,15 +686,17 @@ Status CheckSsh(const CampaignPlan& plan) {
   }
   if (s.remote_dir.size() < 2 || s.remote_dir[0] != '/' || !PrintableAscii(s.remote_dir) ||
       s.remote_dir.find("..") != std::string::npos) {
-    return UsageError(fmt::format(
-        "engine remote_dir '{}' must be an absolute path on the machine, without ..",
-        EscapeControl(s.remote_dir)));
+    return UsageError(
+        fmt::format("engine remote_dir '{}' must be an absolute path on the machine, without ..",
+                    EscapeControl(s.remote_dir)));
   }
-  if (!s.ssh_config.empty()) KSTACKLAB_RETURN_IF_ERROR(CheckFile(s.ssh_config, "engine ssh_config"));
+  if (!s.ssh_config.empty())
+    KSTACKLAB_RETURN_IF_ERROR(CheckFile(s.ssh_config, "engine ssh_config"));
   if (!PrintableAscii(s.cmdline)) return UsageError("engine cmdline must be printable ASCII");
   const bool reboots = s.switch_mode != "kexec";
   bool entry_used = false;
-  for (const std::string& w : s.reboot_command) entry_used |= w.find("{entry}") != std::string::npos;
+  for (const std::string& w : s.reboot_command)
+    entry_used |= w.find("{entry}") != std::string::npos;
   if (reboots && s.reboot_command.empty()) {
     return UsageError("engine reboot_command is empty; give e.g. [grub-reboot, '{entry}']");
   }
@@ -696,7 +710,8 @@ Status CheckSsh(const CampaignPlan& plan) {
   }
   for (const auto& list : {s.reboot_command, s.recover}) {
     for (const std::string& w : list) {
-      if (!PrintableAscii(w)) return UsageError("engine reboot_command and recover must be printable ASCII");
+      if (!PrintableAscii(w))
+        return UsageError("engine reboot_command and recover must be printable ASCII");
     }
   }
   return OkStatus();
@@ -714,8 +729,8 @@ Status CheckLava(const CampaignPlan& plan) {
   }
   for (const std::string* url : {&l.rootfs, &l.kstacklab_url}) {
     if (!url->empty() && !IsFetchableUrl(*url)) {
-      return UsageError(fmt::format("engine '{}' is not a URL the lab can fetch",
-                                    EscapeControl(*url)));
+      return UsageError(
+          fmt::format("engine '{}' is not a URL the lab can fetch", EscapeControl(*url)));
     }
   }
   if (l.device_type == "qemu") {
@@ -730,7 +745,8 @@ Status CheckLava(const CampaignPlan& plan) {
   }
   for (const auto& list : {l.prompts, l.tags}) {
     for (const std::string& w : list) {
-      if (w.empty() || !PrintableAscii(w)) return UsageError("engine prompts and tags must be printable ASCII");
+      if (w.empty() || !PrintableAscii(w))
+        return UsageError("engine prompts and tags must be printable ASCII");
     }
   }
   return OkStatus();
@@ -740,8 +756,8 @@ Status CheckEngine(const CampaignPlan& plan) {
   if (plan.engine == "ssh") return CheckSsh(plan);
   if (plan.engine == "lava") return CheckLava(plan);
   if (plan.engine != "qemu") {
-    return UsageError(fmt::format("engine '{}' is unknown; give qemu, ssh or lava",
-                                  EscapeControl(plan.engine)));
+    return UsageError(
+        fmt::format("engine '{}' is unknown; give qemu, ssh or lava", EscapeControl(plan.engine)));
   }
   return CheckQemu(plan);
 }
@@ -988,11 +1004,11 @@ Json PlanToJson(const CampaignPlan& plan) {
               {"boot_timeout_s", s.boot_timeout_s},
               {"run_timeout_s", s.run_timeout_s}};
   const LavaSettings& l = plan.lava;
-  j["lava"] = {{"device_type", l.device_type}, {"identity", l.identity},
-               {"boot_method", l.boot_method}, {"deploy_to", l.deploy_to},
-               {"rootfs", l.rootfs},           {"kstacklab_url", l.kstacklab_url},
-               {"prompts", l.prompts},         {"tags", l.tags},
-               {"job_timeout_s", l.job_timeout_s}, {"lavacli", l.lavacli}};
+  j["lava"] = {
+      {"device_type", l.device_type}, {"identity", l.identity}, {"boot_method", l.boot_method},
+      {"deploy_to", l.deploy_to},     {"rootfs", l.rootfs},     {"kstacklab_url", l.kstacklab_url},
+      {"prompts", l.prompts},         {"tags", l.tags},         {"job_timeout_s", l.job_timeout_s},
+      {"lavacli", l.lavacli}};
   j["strength"] = plan.strength;
   j["strength_samples"] = plan.strength_samples;
   return j;

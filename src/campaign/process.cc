@@ -154,10 +154,10 @@ Status Child::Start(const std::vector<std::string>& argv, const std::string& log
   if (log < 0) {
     return RuntimeError(fmt::format("cannot write '{}': {}", log_path, strerror(errno)));
   }
-  const int err = err_path.empty() ? log
-                                   : open(err_path.c_str(),
-                                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-                                          0644);
+  const int err =
+      err_path.empty()
+          ? log
+          : open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (err < 0) {
     close(log);
     return RuntimeError(fmt::format("cannot write '{}': {}", err_path, strerror(errno)));

@@ -299,8 +299,13 @@ class SlotRunner {
       b->attempts.push_back(a);
       KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
       Progress(profile, index, done, total, started_s);
-      GuestJob job{&profile, state_.plan.run_args, state_.plan.strength,
-                   state_.plan.strength_samples, dir_ + "/" + a.console, index, {}};
+      GuestJob job{&profile,
+                   state_.plan.run_args,
+                   state_.plan.strength,
+                   state_.plan.strength_samples,
+                   dir_ + "/" + a.console,
+                   index,
+                   {}};
       Status noted = OkStatus();
       job.machine_note = [this, &noted](const std::string& where) {
         state_.machine = where;

@@ -45,8 +45,10 @@ class SshEngine : public Engine {
       : plan_(std::move(plan)), work_(std::move(work_dir)), binary_(std::move(binary)) {}
 
   Status Check() override {
-    if (!FindProgram("ssh")) return UsageError("ssh is not installed: apt-get install openssh-client");
-    if (!FindProgram("sha256sum")) return UsageError("sha256sum is not installed: apt-get install coreutils");
+    if (!FindProgram("ssh"))
+      return UsageError("ssh is not installed: apt-get install openssh-client");
+    if (!FindProgram("sha256sum"))
+      return UsageError("sha256sum is not installed: apt-get install coreutils");
     const SshSettings& s = plan_.ssh;
     if (!s.recover.empty() && !FindProgram(s.recover[0])) {
       return UsageError(fmt::format("engine recover: '{}' is not a program here (PATH or a path)",
@@ -153,7 +155,8 @@ Status SshEngine::Stage(const std::string& local, const std::string& remote) {
   const std::string tmp = remote + ".part";
   ProcessResult r;
   KSTACKLAB_ASSIGN_OR_RETURN(
-      r, Remote({"sh", "-c", "cat > \"$1\" && chmod 0755 \"$1\" && mv -f \"$1\" \"$2\"", "stage", tmp, remote},
+      r, Remote({"sh", "-c", "cat > \"$1\" && chmod 0755 \"$1\" && mv -f \"$1\" \"$2\"", "stage",
+                 tmp, remote},
                 plan_.ssh.run_timeout_s, local));
   if (r.exit_code != 0) {
     return RuntimeError(fmt::format("copying '{}' to the machine failed (exit {}): {}",
@@ -209,7 +212,7 @@ Status SshEngine::Switch(const Profile& p, bool reboot, const std::string& kerne
     prepare = {"kexec", "-l", kernel};
     if (!initrd.empty()) prepare.push_back("--initrd=" + initrd);
     prepare.push_back("--append=" + (base.empty() || p.cmdline.empty() ? base + p.cmdline
-                                                                         : base + " " + p.cmdline));
+                                                                       : base + " " + p.cmdline));
   }
   ProcessResult r;
   KSTACKLAB_ASSIGN_OR_RETURN(r, Remote(Privileged(prepare), Short()));
@@ -239,8 +242,9 @@ bool SshEngine::WaitForNewBoot(const std::string& old_id, const std::atomic<bool
     if (round == 1) {
       auto r = RunProcess(s.recover, 600);
       Log(fmt::format("recover: {} -> {}", ShellCommand(s.recover),
-                      r.ok() ? fmt::format("exit {}{}", r->exit_code, r->timed_out ? " (killed)" : "")
-                             : r.error().message));
+                      r.ok()
+                          ? fmt::format("exit {}{}", r->exit_code, r->timed_out ? " (killed)" : "")
+                          : r.error().message));
     }
     const double deadline = MonotonicSeconds() + s.boot_timeout_s;
     while (MonotonicSeconds() < deadline) {
@@ -250,8 +254,7 @@ bool SshEngine::WaitForNewBoot(const std::string& old_id, const std::atomic<bool
       std::this_thread::sleep_for(std::chrono::duration<double>(kProbeSleepS));
     }
     *why = fmt::format("the machine did not come back within boot_timeout ({:g} s){}",
-                       s.boot_timeout_s,
-                       round == 1 ? " after the recover command" : s.recover.empty() ? "" : "");
+                       s.boot_timeout_s, round == 1 ? " after the recover command" : "");
   }
   return false;
 }
@@ -262,15 +265,15 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
   log_path_ = job.console_path;
   const Profile& p = *job.profile;
   const SshSettings& s = plan_.ssh;
-  const bool reboot = s.switch_mode == "reboot" ||
-                      (s.switch_mode == "alternate" && job.boot_index % 2 == 0);
+  const bool reboot =
+      s.switch_mode == "reboot" || (s.switch_mode == "alternate" && job.boot_index % 2 == 0);
   const std::string how = reboot ? "reboot" : "kexec";
   Log(fmt::format("boot {} of profile '{}' on {} by {}", job.boot_index, p.name, s.host, how));
   const double start = MonotonicSeconds();
   const std::string old_id = BootId();
   if (old_id.empty()) {
-    r.failure = fmt::format("the machine {} does not answer over SSH (see {})", s.host,
-                            job.console_path);
+    r.failure =
+        fmt::format("the machine {} does not answer over SSH (see {})", s.host, job.console_path);
     r.machine = fmt::format("unreachable before boot {} of profile '{}'", job.boot_index, p.name);
     r.machine_lost = true;
     return r;
@@ -294,8 +297,9 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
     r.interrupted = stop.load();
     r.failure = r.interrupted ? "interrupted" : why;
     r.seconds = MonotonicSeconds() - start;
-    r.machine = r.interrupted ? fmt::format("switching to profile '{}' when interrupted", p.name)
-                              : fmt::format("unreachable after the {} to profile '{}'", how, p.name);
+    r.machine = r.interrupted
+                    ? fmt::format("switching to profile '{}' when interrupted", p.name)
+                    : fmt::format("unreachable after the {} to profile '{}'", how, p.name);
     r.machine_lost = !r.interrupted;
     Log(r.failure);
     return r;
@@ -362,15 +366,16 @@ GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop
   ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
   r.files = std::move(data.files);
   auto err_text = ReadWholeFile(err, size_t{1} << 20);
-  Log(fmt::format("  exit {}{}", code,
-                  err_text.ok() && !Trim(*err_text).empty() ? "; stderr: " + Head(*err_text, 2000)
-                                                            : ""));
+  Log(fmt::format(
+      "  exit {}{}", code,
+      err_text.ok() && !Trim(*err_text).empty() ? "; stderr: " + Head(*err_text, 2000) : ""));
   if (data.done) {
     r.completed = true;
   } else {
-    r.failure = fmt::format("the job script on the machine ended (exit {}) without sending its "
-                            "results: {}",
-                            code, err_text.ok() ? Head(*err_text) : "");
+    r.failure = fmt::format(
+        "the job script on the machine ended (exit {}) without sending its "
+        "results: {}",
+        code, err_text.ok() ? Head(*err_text) : "");
   }
   return r;
 }

@@ -234,8 +234,8 @@ int ExportFastpath(const std::string& dir, const CampaignState& state, const std
   if (Status st = CheckSymlinkOwner(out); !st.ok()) return Fail(st.error());
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out, ec)) {
-    return Fail(UsageError(fmt::format("--fastpath '{}' is not a directory that can be created",
-                                       EscapeControl(out))));
+    return Fail(UsageError(
+        fmt::format("--fastpath '{}' is not a directory that can be created", EscapeControl(out))));
   }
   const std::pair<const char*, std::string> files[] = {
       {"plan.yaml", FastpathPlanYaml(state, *inputs)},
@@ -302,12 +302,14 @@ int DryRun(CampaignPlan& plan, const std::string& dir) {
   if (Status st = CheckRunArguments(plan.run_args); !st.ok()) return Fail(st.error());
   std::error_code ec;
   if (fs::exists(dir, ec) && (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec))) {
-    return Fail(UsageError(fmt::format("--dir '{}' exists and is not an empty directory; give a new one",
-                                       EscapeControl(dir))));
+    return Fail(UsageError(fmt::format(
+        "--dir '{}' exists and is not an empty directory; give a new one", EscapeControl(dir))));
   }
   if (Status st = CheckSymlinkOwner(dir); !st.ok()) return Fail(st.error());
   fs::create_directories(dir, ec);
-  if (ec) return Fail(RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(dir), ec.message())));
+  if (ec)
+    return Fail(
+        RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(dir), ec.message())));
   auto paths = campaign::WriteLavaJobs(dir, plan);
   if (!paths.ok()) return Fail(paths.error());
   std::string out;

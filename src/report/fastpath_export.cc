@@ -50,7 +50,12 @@ std::string FastpathPlanYaml(const campaign::CampaignState& s,
     if (!p.cmdline.empty()) out += "  cmdline: " + Str(p.cmdline) + "\n";
     if (!p.sysctls.empty()) {
       std::string sysctl;
-      for (const auto& [k, v] : p.sysctls) sysctl += (sysctl.empty() ? "" : " ") + k + "=" + v;
+      for (const auto& [k, v] : p.sysctls) {
+        if (!sysctl.empty()) sysctl += ' ';
+        sysctl += k;
+        sysctl += '=';
+        sysctl += v;
+      }
       out += "  sysctl: " + Str(sysctl) + "\n";
     }
   }
@@ -62,11 +67,10 @@ std::string FastpathPlanYaml(const campaign::CampaignState& s,
       repeats = std::max(repeats, b.repetitions.size());
     }
   }
-  out += "benchmarks:\n";
+  out += names.empty() ? "benchmarks: []\n" : "benchmarks:\n";
   for (const std::string& n : names) out += "- include: " + Str(n + ".yaml") + "\n";
-  out += fmt::format(
-      "defaults:\n  benchmark:\n    warmups: 0\n    repeats: {}\n    sessions: {}\n", repeats,
-      s.plan.MaxBlocks());
+  out += fmt::format("defaults:\n  benchmark:\n    warmups: 0\n    repeats: {}\n    sessions: {}\n",
+                     repeats, s.plan.MaxBlocks());
   return out;
 }
 

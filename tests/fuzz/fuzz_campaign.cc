@@ -3,11 +3,10 @@
 // id of `lavacli jobs submit`. The first byte picks the reader. Contracts: never crash or throw;
 // an accepted plan's JSON form reads back to the same plan; decoded channel files are only the
 // names asked for; a LAVA log yields no more records than it has lines, and a job id is digits.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-
-#include <algorithm>
 
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/lava.h"

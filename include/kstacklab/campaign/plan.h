@@ -23,10 +23,10 @@ struct PlanLimits {
   static constexpr size_t kMaxProfiles = 32;
   static constexpr size_t kMaxRunArgs = 256;
   static constexpr size_t kMaxSysctls = 64;
-  static constexpr size_t kMaxQemuArgs = 64;  // also ssh reboot_command / recover, lava lists
-  static constexpr uint64_t kMaxBoots = 1000;           // per profile
-  static constexpr size_t kMaxCmdlineBytes = 2048;      // x86's COMMAND_LINE_SIZE
-  static constexpr size_t kMaxTextBytes = 4096;         // any other single value
+  static constexpr size_t kMaxQemuArgs = 64;        // also ssh reboot_command / recover, lava lists
+  static constexpr uint64_t kMaxBoots = 1000;       // per profile
+  static constexpr size_t kMaxCmdlineBytes = 2048;  // x86's COMMAND_LINE_SIZE
+  static constexpr size_t kMaxTextBytes = 4096;     // any other single value
   static constexpr double kMaxBudgetNs = 30 * 86400e9;  // 30 days
 };
 
@@ -77,7 +77,7 @@ struct SshSettings {
   std::string host;  // required
   uint64_t port = 22;
   std::string user = "root";
-  std::string ssh_config;  // ssh -F FILE; "" = the user's own configuration
+  std::string ssh_config;             // ssh -F FILE; "" = the user's own configuration
   std::string switch_mode = "kexec";  // kexec, reboot, alternate (kexec on odd boots, reboot even)
   bool sudo = false;                  // prefix the machine's privileged commands with `sudo -n`
   std::string cmdline;  // kexec: the machine's own arguments (root=...) before each profile's

@@ -27,7 +27,7 @@ std::string ShellCommand(const std::vector<std::string>& words);
 const std::vector<std::string>& ChannelFileNames();
 
 // The job script (POSIX sh). It takes its values as arguments, never as text it evaluates:
-//   sh -c SCRIPT kstacklab-job KSTACKLAB OUT_DIR LABEL STRENGTH_SAMPLES \
+//   sh -c SCRIPT kstacklab-job KSTACKLAB OUT_DIR LABEL STRENGTH_SAMPLES
 //        [SYSCTL_NAME VALUE]... -- [RUN_ARG]...
 // (STRENGTH_SAMPLES "" = no entropy run). It records uname -r and /proc/cmdline, sets the
 // sysctls, runs `KSTACKLAB run --no-store --label LABEL -o OUT_DIR/result.json RUN_ARGS`, and

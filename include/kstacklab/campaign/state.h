@@ -46,7 +46,7 @@ struct Boot {
   Json effective_kstack_randomization = nullptr;  // bool, or null when not known
   Json stack_erasing = nullptr;                   // kernel.stack_erasing (0/1) or null
   Json strength = nullptr;                        // entropy --kernel summary, or null
-  int CountedAttempts() const;  // attempts other than "interrupted" and "lost"
+  int CountedAttempts() const;                    // attempts other than "interrupted" and "lost"
 };
 
 struct CampaignState {
@@ -58,13 +58,13 @@ struct CampaignState {
   CampaignPlan plan;
   // The profile order of every block begun (indices into plan.profiles); block k is blocks[k-1].
   std::vector<std::vector<size_t>> blocks;
-  std::vector<Boot> boots;         // in the order they were begun
-  std::string accel;               // the accelerator decided ("" before the first boot)
-  std::string accel_reason;        // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
+  std::vector<Boot> boots;   // in the order they were begun
+  std::string accel;         // the accelerator decided ("" before the first boot)
+  std::string accel_reason;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
   // running, interrupted (a signal), stopped (the engine lost its machine), complete
   std::string status = "running";
-  std::string stop_reason;         // why the campaign ended ("boots done", "target reached", ...)
-  double boot_seconds = 0;         // wall time of every attempt so far (the budget's clock)
+  std::string stop_reason;  // why the campaign ended ("boots done", "target reached", ...)
+  double boot_seconds = 0;  // wall time of every attempt so far (the budget's clock)
   // A real machine's whereabouts (engine ssh): which profile's kernel it runs, or that it did
   // not come back. "" for engines whose guests end with the boot. The report repeats it.
   std::string machine;
