@@ -270,13 +270,20 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
   const std::string how = reboot ? "reboot" : "kexec";
   Log(fmt::format("boot {} of profile '{}' on {} by {}", job.boot_index, p.name, s.host, how));
   const double start = MonotonicSeconds();
-  const std::string old_id = BootId();
+  std::string old_id = BootId();
   if (old_id.empty()) {
-    r.failure =
-        fmt::format("the machine {} does not answer over SSH (see {})", s.host, job.console_path);
-    r.machine = fmt::format("unreachable before boot {} of profile '{}'", job.boot_index, p.name);
-    r.machine_lost = true;
-    return r;
+    // Still booting, or down: wait for it as after a switch (recover included), then go on.
+    std::string why;
+    if (!WaitForNewBoot("", stop, &why)) {
+      r.interrupted = stop.load();
+      r.failure = r.interrupted
+                      ? "interrupted"
+                      : fmt::format("the machine {} does not answer over SSH: {}", s.host, why);
+      r.machine = fmt::format("unreachable before boot {} of profile '{}'", job.boot_index, p.name);
+      r.machine_lost = !r.interrupted;
+      return r;
+    }
+    old_id = BootId();
   }
   std::string kernel, initrd;
   if (Status st = reboot ? OkStatus() : StageKernel(p, &kernel, &initrd); !st.ok()) {
