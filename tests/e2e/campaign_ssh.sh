@@ -68,6 +68,7 @@ while :; do sleep 3600; done
 INIT
 chmod 755 "$R/init"
 (cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$TMP/initrd.gz"
+echo "   (the test guest's initramfs: $(($(stat -c %s "$TMP/initrd.gz") / 1048576)) MiB gzipped)"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$TMP/ssh_config" <<CFG
