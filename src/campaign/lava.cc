@@ -347,8 +347,8 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
   GuestReport r;
   r.accel = "lava";
   const double start = MonotonicSeconds();
-  std::string job_file = job.console_path;
-  job_file.replace(job_file.rfind(".console.log"), std::string::npos, ".job.yaml");
+  std::string job_file = job.console_path;  // PROFILE/boot-N-try-K.console.log -> .job.yaml
+  job_file = job_file.substr(0, job_file.rfind(".console.log")) + ".job.yaml";
   if (Status st = WriteFileAtomic(job_file, LavaJobYaml(plan_, *job.profile, job.boot_index));
       !st.ok()) {
     r.failure = st.error().message;
