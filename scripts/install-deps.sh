@@ -24,6 +24,11 @@ PACKAGES=(
   libyaml-cpp-dev       # campaign plan files (kstacklab campaign PLAN.yaml)
   qemu-system-x86 busybox-static  # the campaign engine `qemu` (a guest per boot; its tests boot Debian's kernel)
   cpio                  # the campaign tests list the generated initramfs with it; scripts/qemu-check.sh
+  openssh-client        # the campaign engine `ssh` drives the machine with ssh; its test makes keys with ssh-keygen
+  dropbear-bin          # the SSH server inside the ssh engine's test guest (tests/e2e/campaign_ssh.sh)
+  kexec-tools           # kexec inside the ssh engine's test guest (the engine's machines need it too)
+  lavacli               # the campaign engine `lava` submits and follows jobs with it
+  lava-common           # LAVA's job schema: tests/e2e/campaign_lava.sh validates every generated job
 )
 # --qemu is kept for old instructions: QEMU is now always installed (the campaign engine).
 if [ "${1:-}" = "--qemu" ]; then

@@ -184,7 +184,8 @@ TEST(CampaignPlan, CheckPlanRefusesBadNamesFilesValuesAndReservedRunFlags) {
   }
   // Any other word is left to `kstacklab run` to judge (the CLI's CheckRunArguments).
   EXPECT_TRUE(check([](CampaignPlan& p) { p.run_args = {"--suite", "syscall"}; }).ok());
-  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "lava"; }).ok());
+  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "telnet"; }).ok());
+  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "lava"; }).ok());  // a path, not a URL
   EXPECT_FALSE(check([](CampaignPlan& p) { p.qemu.memory = "lots"; }).ok());
   EXPECT_FALSE(check([](CampaignPlan& p) { p.qemu.accel = "hvf"; }).ok());
   EXPECT_FALSE(check([](CampaignPlan& p) {
@@ -281,10 +282,14 @@ TEST(CampaignEngine, TheGuestInitEvaluatesNoProfileValue) {
   const std::string init = GuestInitScript();
   EXPECT_EQ(init.rfind("#!/bin/busybox sh\n", 0), 0u);
   EXPECT_EQ(init.find("eval"), std::string::npos);
-  // Job values are read with `read -r` and passed quoted.
+  // Job values are read with `read -r` and passed quoted to the shared job script (its own
+  // quoting is tested in campaign_engines_test with hostile words through a real sh).
   EXPECT_NE(init.find("IFS= read -r arg; do set -- \"$@\" \"$arg\""), std::string::npos);
-  EXPECT_NE(init.find("printf '%s\\n' \"$value\" > \"$path\""), std::string::npos);
-  EXPECT_NE(init.find("--label \"$(cat /job/label)\""), std::string::npos);
+  EXPECT_NE(init.find("IFS= read -r value; do set -- \"$@\" \"$name\" \"$value\""),
+            std::string::npos);
+  EXPECT_NE(
+      init.find("sh /k/job.sh /k/kstacklab /tmp/out \"$(cat /job/label)\" \"$strength\" \"$@\""),
+      std::string::npos);
 }
 
 TEST(CampaignEngine, StaticElfAndSharedLibraries) {

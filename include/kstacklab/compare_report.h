@@ -36,4 +36,8 @@ std::string RenderCompare(const CompareTable& table, CompareFormat format);
 // (csv: the column `column` tells the tables apart), or as {"tables": [table, ...]} (json).
 std::string RenderCompareTables(const std::vector<CompareTable>& tables, CompareFormat format);
 
+// One CSV field (RFC 4180): control characters escaped (EscapeControl), then quoted when it holds
+// a comma, a quote or a newline. Every CSV kstacklab writes uses it.
+std::string CsvField(const std::string& raw);
+
 }  // namespace kstacklab

@@ -173,19 +173,36 @@ class Reader {
   std::string source_;
 };
 
-Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std::string& base) {
+Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std::string& base,
+                              const std::string& engine) {
   KSTACKLAB_RETURN_IF_ERROR(
-      r.Keys(node, "a profile", {"name", "kernel", "initrd", "cmdline", "config", "sysctl"}));
+      r.Keys(node, "a profile",
+             {"name", "kernel", "initrd", "cmdline", "config", "sysctl", "boot_entry", "release"}));
   Profile p;
   if (!node["name"]) return r.Bad(node, "a profile needs a name");
   KSTACKLAB_ASSIGN_OR_RETURN(p.name, r.Text(node["name"], "name", 64));
   const std::string who = fmt::format("profile '{}'", EscapeControl(p.name));
-  if (!node["kernel"]) return r.Bad(node, who + " needs a kernel (a bzImage path)");
-  KSTACKLAB_ASSIGN_OR_RETURN(p.kernel, r.Path(node["kernel"], who + " kernel", base));
-  if (node["initrd"])
-    KSTACKLAB_ASSIGN_OR_RETURN(p.initrd, r.Path(node["initrd"], who + " initrd", base));
+  // Engine lava fetches its files itself: kernel and initrd are URLs, taken as written.
+  const bool urls = engine == "lava";
+  if (!node["kernel"]) {
+    return r.Bad(node,
+                 who + (urls ? " needs a kernel (a URL)" : " needs a kernel (a bzImage path)"));
+  }
+  if (urls) {
+    KSTACKLAB_ASSIGN_OR_RETURN(p.kernel, r.Text(node["kernel"], who + " kernel"));
+    if (node["initrd"])
+      KSTACKLAB_ASSIGN_OR_RETURN(p.initrd, r.Text(node["initrd"], who + " initrd"));
+  } else {
+    KSTACKLAB_ASSIGN_OR_RETURN(p.kernel, r.Path(node["kernel"], who + " kernel", base));
+    if (node["initrd"])
+      KSTACKLAB_ASSIGN_OR_RETURN(p.initrd, r.Path(node["initrd"], who + " initrd", base));
+  }
   if (node["config"])
     KSTACKLAB_ASSIGN_OR_RETURN(p.config, r.Path(node["config"], who + " config", base));
+  if (node["boot_entry"])
+    KSTACKLAB_ASSIGN_OR_RETURN(p.boot_entry, r.Text(node["boot_entry"], who + " boot_entry", 256));
+  if (node["release"])
+    KSTACKLAB_ASSIGN_OR_RETURN(p.release, r.Text(node["release"], who + " release", 256));
   if (node["cmdline"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
         p.cmdline, r.Text(node["cmdline"], who + " cmdline", PlanLimits::kMaxCmdlineBytes));
@@ -231,13 +248,11 @@ Expected<Target> ReadTarget(const Reader& r, const YAML::Node& node) {
   return t;
 }
 
-Status ReadEngine(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, "engine",
+Status ReadQemu(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
+  KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, "engine qemu",
                                    {"name", "cpus", "memory", "accel", "pin", "qemu_args",
                                     "boot_timeout", "init_timeout", "qemu", "busybox"}));
   QemuSettings& q = plan.qemu;
-  if (node["name"])
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.engine, r.Text(node["name"], "engine name", 16));
   if (node["cpus"]) KSTACKLAB_ASSIGN_OR_RETURN(q.cpus, r.Count(node["cpus"], "engine cpus", 1, 64));
   if (node["memory"])
     KSTACKLAB_ASSIGN_OR_RETURN(q.memory, r.Text(node["memory"], "engine memory", 16));
@@ -272,6 +287,116 @@ Status ReadEngine(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
   return OkStatus();
 }
 
+Status ReadSsh(const Reader& r, const YAML::Node& node, const std::string& base,
+               CampaignPlan& plan) {
+  KSTACKLAB_RETURN_IF_ERROR(r.Keys(
+      node, "engine ssh",
+      {"name", "host", "port", "user", "ssh_config", "switch", "sudo", "cmdline", "remote_dir",
+       "reboot_command", "recover", "connect_timeout", "boot_timeout", "run_timeout"}));
+  SshSettings& s = plan.ssh;
+  if (!node["host"]) return r.Bad(node, "engine ssh needs a host (a name ssh reaches, e.g. sut1)");
+  KSTACKLAB_ASSIGN_OR_RETURN(s.host, r.Text(node["host"], "engine host", 255));
+  if (node["port"])
+    KSTACKLAB_ASSIGN_OR_RETURN(s.port, r.Count(node["port"], "engine port", 1, 65535));
+  if (node["user"]) KSTACKLAB_ASSIGN_OR_RETURN(s.user, r.Text(node["user"], "engine user", 64));
+  if (node["ssh_config"])
+    KSTACKLAB_ASSIGN_OR_RETURN(s.ssh_config, r.Path(node["ssh_config"], "engine ssh_config", base));
+  if (node["switch"])
+    KSTACKLAB_ASSIGN_OR_RETURN(s.switch_mode, r.Text(node["switch"], "engine switch", 16));
+  if (node["sudo"]) KSTACKLAB_ASSIGN_OR_RETURN(s.sudo, r.Bool(node["sudo"], "engine sudo"));
+  if (node["cmdline"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.cmdline, r.Text(node["cmdline"], "engine cmdline", PlanLimits::kMaxCmdlineBytes));
+  }
+  if (node["remote_dir"])
+    KSTACKLAB_ASSIGN_OR_RETURN(s.remote_dir, r.Text(node["remote_dir"], "engine remote_dir", 256));
+  if (node["reboot_command"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.reboot_command,
+        r.Words(node["reboot_command"], "engine reboot_command", PlanLimits::kMaxQemuArgs));
+  }
+  if (node["recover"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.recover, r.Words(node["recover"], "engine recover", PlanLimits::kMaxQemuArgs));
+  }
+  if (node["connect_timeout"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.connect_timeout_s,
+        r.DurationS(node["connect_timeout"], "engine connect_timeout", 1, 600, "10s"));
+  }
+  if (node["boot_timeout"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.boot_timeout_s,
+        r.DurationS(node["boot_timeout"], "engine boot_timeout", 10, 86400, "10min"));
+  }
+  if (node["run_timeout"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.run_timeout_s,
+        r.DurationS(node["run_timeout"], "engine run_timeout", 10, 7 * 86400, "2h"));
+  }
+  return OkStatus();
+}
+
+Status ReadLava(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
+  KSTACKLAB_RETURN_IF_ERROR(
+      r.Keys(node, "engine lava",
+             {"name", "device_type", "identity", "boot_method", "deploy_to", "rootfs",
+              "kstacklab_url", "prompts", "tags", "job_timeout", "lavacli"}));
+  LavaSettings& l = plan.lava;
+  if (node["device_type"])
+    KSTACKLAB_ASSIGN_OR_RETURN(l.device_type,
+                               r.Text(node["device_type"], "engine device_type", 64));
+  if (node["identity"])
+    KSTACKLAB_ASSIGN_OR_RETURN(l.identity, r.Text(node["identity"], "engine identity", 64));
+  if (node["boot_method"])
+    KSTACKLAB_ASSIGN_OR_RETURN(l.boot_method,
+                               r.Text(node["boot_method"], "engine boot_method", 32));
+  if (node["deploy_to"])
+    KSTACKLAB_ASSIGN_OR_RETURN(l.deploy_to, r.Text(node["deploy_to"], "engine deploy_to", 32));
+  if (node["rootfs"]) KSTACKLAB_ASSIGN_OR_RETURN(l.rootfs, r.Text(node["rootfs"], "engine rootfs"));
+  if (node["kstacklab_url"])
+    KSTACKLAB_ASSIGN_OR_RETURN(l.kstacklab_url,
+                               r.Text(node["kstacklab_url"], "engine kstacklab_url"));
+  if (node["prompts"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        l.prompts, r.Words(node["prompts"], "engine prompts", PlanLimits::kMaxQemuArgs));
+  }
+  if (node["tags"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(l.tags,
+                               r.Words(node["tags"], "engine tags", PlanLimits::kMaxQemuArgs));
+  }
+  if (node["job_timeout"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        l.job_timeout_s,
+        r.DurationS(node["job_timeout"], "engine job_timeout", 60, 7 * 86400, "2h"));
+  }
+  if (node["lavacli"])
+    KSTACKLAB_ASSIGN_OR_RETURN(l.lavacli, r.Text(node["lavacli"], "engine lavacli"));
+  return OkStatus();
+}
+
+// The engine's name first: the keys it takes and how profiles name their files depend on it.
+Expected<std::string> EngineName(const Reader& r, const YAML::Node& root) {
+  const YAML::Node node = root["engine"];
+  if (!node) return std::string("qemu");
+  if (!node.IsMap()) return r.Bad(node, "engine must be a mapping, e.g. {name: qemu}");
+  if (!node["name"]) return std::string("qemu");
+  std::string name;
+  KSTACKLAB_ASSIGN_OR_RETURN(name, r.Text(node["name"], "engine name", 16));
+  if (name != "qemu" && name != "ssh" && name != "lava") {
+    return r.Bad(node["name"], fmt::format("engine name '{}' is unknown; give qemu, ssh or lava",
+                                           EscapeControl(name)));
+  }
+  return name;
+}
+
+Status ReadEngine(const Reader& r, const YAML::Node& node, const std::string& base,
+                  CampaignPlan& plan) {
+  if (plan.engine == "ssh") return ReadSsh(r, node, base, plan);
+  if (plan.engine == "lava") return ReadLava(r, node, plan);
+  return ReadQemu(r, node, plan);
+}
+
 Status ReadOrder(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
   KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, "order", {"blocks", "seed"}));
   if (node["blocks"]) {
@@ -294,6 +419,7 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
       root, "the plan",
       {"profiles", "run", "boots", "target", "order", "engine", "strength", "strength_samples"}));
   CampaignPlan plan;
+  KSTACKLAB_ASSIGN_OR_RETURN(plan.engine, EngineName(r, root));
   const YAML::Node profiles = root["profiles"];
   if (!profiles || !profiles.IsSequence() || profiles.size() == 0) {
     return r.Bad(
@@ -305,7 +431,7 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   }
   for (const YAML::Node& p : profiles) {
     Profile profile;
-    KSTACKLAB_ASSIGN_OR_RETURN(profile, ReadProfile(r, p, base));
+    KSTACKLAB_ASSIGN_OR_RETURN(profile, ReadProfile(r, p, base, plan.engine));
     plan.profiles.push_back(std::move(profile));
   }
   if (root["run"]) {
@@ -323,7 +449,7 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
     return r.Bad(root, "give boots (per profile) or target {metric, mdc_pct, max_boots, budget}");
   }
   if (root["order"]) KSTACKLAB_RETURN_IF_ERROR(ReadOrder(r, root["order"], plan));
-  if (root["engine"]) KSTACKLAB_RETURN_IF_ERROR(ReadEngine(r, root["engine"], plan));
+  if (root["engine"]) KSTACKLAB_RETURN_IF_ERROR(ReadEngine(r, root["engine"], base, plan));
   if (root["strength"])
     KSTACKLAB_ASSIGN_OR_RETURN(plan.strength, r.Bool(root["strength"], "strength"));
   if (root["strength_samples"]) {
@@ -331,32 +457,6 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
                                                               "strength_samples", 1000, 10000000));
   }
   return plan;
-}
-
-// The deepest nesting of flow brackets ([ and {) outside quotes and comments: yaml-cpp's parser
-// recurses per level, so a plan of 60 KiB of '[' is refused before it is parsed.
-constexpr int kMaxFlowDepth = 16;
-int FlowDepth(const std::string& text) {
-  int depth = 0;
-  int deepest = 0;
-  char quote = 0;
-  bool comment = false;
-  for (char c : text) {
-    if (comment) {
-      comment = c != '\n';
-    } else if (quote != 0) {
-      if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '#') {
-      comment = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 // ---- checks
@@ -443,29 +543,21 @@ Status CheckMemory(const std::string& m) {
   return OkStatus();
 }
 
-Status CheckProfile(Profile& p) {
+// A URL LAVA can fetch: a scheme it knows, then printable ASCII without spaces or quotes (it
+// goes into a job file and a QEMU command line as it is).
+bool IsFetchableUrl(const std::string& url) {
+  static const char* const kSchemes[] = {"http://", "https://", "file://", "ftp://"};
+  bool scheme = false;
+  for (const char* k : kSchemes) scheme = scheme || url.rfind(k, 0) == 0;
+  if (!scheme || url.size() > PlanLimits::kMaxTextBytes) return false;
+  for (char c : url) {
+    if (c <= ' ' || c > '~' || c == '"' || c == '\'' || c == '\\') return false;
+  }
+  return true;
+}
+
+Status CheckCmdlineAndSysctls(const Profile& p) {
   const std::string who = fmt::format("profile '{}'", p.name);
-  std::error_code ec;
-  p.kernel = fs::absolute(p.kernel, ec).lexically_normal().string();
-  KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.kernel, who + " kernel"));
-  KSTACKLAB_ASSIGN_OR_RETURN(p.release, BzImageRelease(p.kernel));
-  struct stat st {};
-  if (::stat(p.kernel.c_str(), &st) == 0) {
-    p.kernel_size = static_cast<uint64_t>(st.st_size);
-    p.kernel_mtime = st.st_mtim.tv_sec;
-  }
-  if (!p.initrd.empty()) {
-    p.initrd = fs::absolute(p.initrd, ec).lexically_normal().string();
-    KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.initrd, who + " initrd"));
-  }
-  if (p.config.empty() && !p.release.empty()) {
-    const fs::path beside = fs::path(p.kernel).parent_path() / ("config-" + p.release);
-    if (fs::is_regular_file(beside, ec)) p.config = beside.string();
-  }
-  if (!p.config.empty()) {
-    p.config = fs::absolute(p.config, ec).lexically_normal().string();
-    KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.config, who + " config"));
-  }
   if (p.cmdline.size() > PlanLimits::kMaxCmdlineBytes || !PrintableAscii(p.cmdline)) {
     return UsageError(fmt::format(
         "{} cmdline must be printable ASCII of at most {} bytes (a kernel command line)", who,
@@ -480,15 +572,79 @@ Status CheckProfile(Profile& p) {
       return UsageError(fmt::format("{} sets sysctl '{}' twice", who, name));
     }
   }
+  if (!PrintableAscii(p.boot_entry) || !PrintableAscii(p.release) ||
+      p.release.find(' ') != std::string::npos) {
+    return UsageError(
+        fmt::format("{} boot_entry and release must be printable ASCII (release: "
+                    "one word, as uname -r prints it)",
+                    who));
+  }
   return OkStatus();
 }
 
-Status CheckEngine(const CampaignPlan& plan) {
-  if (plan.engine != "qemu") {
+// Engine lava: the files are URLs the lab fetches; the release is the plan's, if given.
+Status CheckLavaProfile(const Profile& p) {
+  const std::string who = fmt::format("profile '{}'", p.name);
+  if (!IsFetchableUrl(p.kernel)) {
     return UsageError(fmt::format(
-        "engine '{}' is not available in this version of kstacklab; use engine: {{name: qemu}}",
-        EscapeControl(plan.engine)));
+        "{} kernel '{}' is not a URL (engine lava: the lab fetches it; give http(s)://, ftp:// or "
+        "file:// without spaces or quotes)",
+        who, EscapeControl(p.kernel)));
   }
+  if (!p.initrd.empty() && !IsFetchableUrl(p.initrd)) {
+    return UsageError(
+        fmt::format("{} initrd '{}' is not a URL (engine lava)", who, EscapeControl(p.initrd)));
+  }
+  if (!p.config.empty()) {
+    return UsageError(fmt::format(
+        "{} config: engine lava carries no file into the DUT; leave config out (the DUT's "
+        "/boot/config-RELEASE is read if its rootfs has one)",
+        who));
+  }
+  return CheckCmdlineAndSysctls(p);
+}
+
+Status CheckProfile(Profile& p, const std::string& engine) {
+  if (engine == "lava") return CheckLavaProfile(p);
+  const std::string who = fmt::format("profile '{}'", p.name);
+  std::error_code ec;
+  p.kernel = fs::absolute(p.kernel, ec).lexically_normal().string();
+  KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.kernel, who + " kernel"));
+  std::string header_release;
+  KSTACKLAB_ASSIGN_OR_RETURN(header_release, BzImageRelease(p.kernel));
+  if (!p.release.empty() && !header_release.empty() && p.release != header_release) {
+    return UsageError(fmt::format("{} release '{}' is not the image's own ({}); leave release out",
+                                  who, EscapeControl(p.release), header_release));
+  }
+  if (p.release.empty()) p.release = header_release;
+  struct stat st {};
+  if (::stat(p.kernel.c_str(), &st) == 0) {
+    p.kernel_size = static_cast<uint64_t>(st.st_size);
+    p.kernel_mtime = st.st_mtim.tv_sec;
+  }
+  if (!p.initrd.empty()) {
+    p.initrd = fs::absolute(p.initrd, ec).lexically_normal().string();
+    KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.initrd, who + " initrd"));
+  }
+  if (engine == "ssh" && !p.config.empty()) {
+    return UsageError(
+        fmt::format("{} config: engine ssh carries no configuration in; the machine's own "
+                    "/boot/config-RELEASE (or /proc/config.gz) is read; leave config out",
+                    who));
+  }
+  // Only the qemu engine carries the configuration into its guest (/boot/config-RELEASE there).
+  if (engine == "qemu" && p.config.empty() && !p.release.empty()) {
+    const fs::path beside = fs::path(p.kernel).parent_path() / ("config-" + p.release);
+    if (fs::is_regular_file(beside, ec)) p.config = beside.string();
+  }
+  if (!p.config.empty()) {
+    p.config = fs::absolute(p.config, ec).lexically_normal().string();
+    KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.config, who + " config"));
+  }
+  return CheckCmdlineAndSysctls(p);
+}
+
+Status CheckQemu(const CampaignPlan& plan) {
   const QemuSettings& q = plan.qemu;
   if (q.accel != "auto" && q.accel != "kvm" && q.accel != "tcg") {
     return UsageError(
@@ -504,7 +660,132 @@ Status CheckEngine(const CampaignPlan& plan) {
   return OkStatus();
 }
 
+// A word handed to ssh as an option value: never empty, never taken for an option, one word.
+bool SshWord(const std::string& s) {
+  if (s.empty() || s[0] == '-' || !PrintableAscii(s)) return false;
+  return s.find_first_of(" \t'\"\\;&|$`<>(){}*?[]#~!") == std::string::npos;
+}
+
+Status CheckSsh(const CampaignPlan& plan) {
+  const SshSettings& s = plan.ssh;
+  if (!SshWord(s.host)) {
+    return UsageError(fmt::format(
+        "engine host '{}' is not a host name ssh takes (letters, digits, . - _ : and not "
+        "starting with -)",
+        EscapeControl(s.host)));
+  }
+  if (!SshWord(s.user)) {
+    return UsageError(
+        fmt::format("engine user '{}' is not a user name (one word, not starting "
+                    "with -)",
+                    EscapeControl(s.user)));
+  }
+  if (s.switch_mode != "kexec" && s.switch_mode != "reboot" && s.switch_mode != "alternate") {
+    return UsageError(fmt::format("engine switch '{}' is unknown; give kexec, reboot or alternate",
+                                  EscapeControl(s.switch_mode)));
+  }
+  if (s.remote_dir.size() < 2 || s.remote_dir[0] != '/' || !PrintableAscii(s.remote_dir) ||
+      s.remote_dir.find("..") != std::string::npos) {
+    return UsageError(
+        fmt::format("engine remote_dir '{}' must be an absolute path on the machine, without ..",
+                    EscapeControl(s.remote_dir)));
+  }
+  if (!s.ssh_config.empty())
+    KSTACKLAB_RETURN_IF_ERROR(CheckFile(s.ssh_config, "engine ssh_config"));
+  if (!PrintableAscii(s.cmdline)) return UsageError("engine cmdline must be printable ASCII");
+  const bool reboots = s.switch_mode != "kexec";
+  bool entry_used = false;
+  for (const std::string& w : s.reboot_command)
+    entry_used |= w.find("{entry}") != std::string::npos;
+  if (reboots && s.reboot_command.empty()) {
+    return UsageError("engine reboot_command is empty; give e.g. [grub-reboot, '{entry}']");
+  }
+  for (const Profile& p : plan.profiles) {
+    if (reboots && entry_used && p.boot_entry.empty()) {
+      return UsageError(fmt::format(
+          "profile '{}' needs a boot_entry (engine switch {} boots it with {} ...): the name of "
+          "its entry in the machine's boot menu",
+          p.name, s.switch_mode, EscapeControl(s.reboot_command[0])));
+    }
+  }
+  for (const auto& list : {s.reboot_command, s.recover}) {
+    for (const std::string& w : list) {
+      if (!PrintableAscii(w))
+        return UsageError("engine reboot_command and recover must be printable ASCII");
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckLava(const CampaignPlan& plan) {
+  const LavaSettings& l = plan.lava;
+  if (!SshWord(l.device_type)) {
+    return UsageError(fmt::format("engine device_type '{}' is not a LAVA device type name",
+                                  EscapeControl(l.device_type)));
+  }
+  if (!l.identity.empty() && !SshWord(l.identity)) {
+    return UsageError(fmt::format("engine identity '{}' is not a lavacli identity name",
+                                  EscapeControl(l.identity)));
+  }
+  for (const std::string* url : {&l.rootfs, &l.kstacklab_url}) {
+    if (!url->empty() && !IsFetchableUrl(*url)) {
+      return UsageError(
+          fmt::format("engine '{}' is not a URL the lab can fetch", EscapeControl(*url)));
+    }
+  }
+  if (l.device_type == "qemu") {
+    for (const Profile& p : plan.profiles) {
+      if (p.cmdline.find_first_of("\"'\\") != std::string::npos) {
+        return UsageError(fmt::format(
+            "profile '{}' cmdline: the LAVA qemu device type passes it inside -append \"...\", "
+            "which cannot hold quotes or backslashes",
+            p.name));
+      }
+    }
+  }
+  for (const auto& list : {l.prompts, l.tags}) {
+    for (const std::string& w : list) {
+      if (w.empty() || !PrintableAscii(w))
+        return UsageError("engine prompts and tags must be printable ASCII");
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckEngine(const CampaignPlan& plan) {
+  if (plan.engine == "ssh") return CheckSsh(plan);
+  if (plan.engine == "lava") return CheckLava(plan);
+  if (plan.engine != "qemu") {
+    return UsageError(
+        fmt::format("engine '{}' is unknown; give qemu, ssh or lava", EscapeControl(plan.engine)));
+  }
+  return CheckQemu(plan);
+}
+
 }  // namespace
+
+int YamlFlowDepth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  char quote = 0;
+  bool comment = false;
+  for (char c : text) {
+    if (comment) {
+      comment = c != '\n';
+    } else if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      comment = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
                                      const std::string& base_dir) {
@@ -515,11 +796,11 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
   if (auto problem = TextProblem(text); problem && problem->find("UTF-8") != std::string::npos) {
     return UsageError(fmt::format("{} {}", source, *problem));
   }
-  if (FlowDepth(text) > kMaxFlowDepth) {
+  if (YamlFlowDepth(text) > kMaxYamlFlowDepth) {
     return UsageError(
         fmt::format("{} nests lists or mappings deeper than {} levels; a plan is "
                     "flat",
-                    source, kMaxFlowDepth));
+                    source, kMaxYamlFlowDepth));
   }
   Reader r(source);
   try {
@@ -577,7 +858,7 @@ Status CheckPlan(CampaignPlan& plan) {
       return UsageError(
           fmt::format("profile name '{}' is given twice; names must be unique", p.name));
     }
-    KSTACKLAB_RETURN_IF_ERROR(CheckProfile(p));
+    KSTACKLAB_RETURN_IF_ERROR(CheckProfile(p, plan.engine));
   }
   if (plan.boots == 0 && !plan.target) return UsageError("give a number of boots or a target");
   if (plan.boots > PlanLimits::kMaxBoots) {
@@ -682,6 +963,7 @@ Json PlanToJson(const CampaignPlan& plan) {
                         {"initrd", p.initrd},
                         {"config", p.config},
                         {"cmdline", p.cmdline},
+                        {"boot_entry", p.boot_entry},
                         {"sysctl", std::move(sys)}});
   }
   Json j = {{"profiles", std::move(profiles)}, {"run", plan.run_args}};
@@ -707,6 +989,26 @@ Json PlanToJson(const CampaignPlan& plan) {
                  {"qemu_args", q.extra_args},
                  {"boot_timeout_s", q.boot_timeout_s},
                  {"init_timeout_s", q.init_timeout_s}};
+  const SshSettings& s = plan.ssh;
+  j["ssh"] = {{"host", s.host},
+              {"port", s.port},
+              {"user", s.user},
+              {"ssh_config", s.ssh_config},
+              {"switch", s.switch_mode},
+              {"sudo", s.sudo},
+              {"cmdline", s.cmdline},
+              {"remote_dir", s.remote_dir},
+              {"reboot_command", s.reboot_command},
+              {"recover", s.recover},
+              {"connect_timeout_s", s.connect_timeout_s},
+              {"boot_timeout_s", s.boot_timeout_s},
+              {"run_timeout_s", s.run_timeout_s}};
+  const LavaSettings& l = plan.lava;
+  j["lava"] = {
+      {"device_type", l.device_type}, {"identity", l.identity}, {"boot_method", l.boot_method},
+      {"deploy_to", l.deploy_to},     {"rootfs", l.rootfs},     {"kstacklab_url", l.kstacklab_url},
+      {"prompts", l.prompts},         {"tags", l.tags},         {"job_timeout_s", l.job_timeout_s},
+      {"lavacli", l.lavacli}};
   j["strength"] = plan.strength;
   j["strength_samples"] = plan.strength_samples;
   return j;
@@ -725,6 +1027,7 @@ Expected<CampaignPlan> PlanFromJson(const Json& j) {
       p.initrd = pj.at("initrd").get<std::string>();
       p.config = pj.at("config").get<std::string>();
       p.cmdline = pj.at("cmdline").get<std::string>();
+      p.boot_entry = pj.value("boot_entry", std::string());
       for (const auto& [k, v] : pj.at("sysctl").items())
         p.sysctls.emplace_back(k, v.get<std::string>());
       plan.profiles.push_back(std::move(p));
@@ -752,6 +1055,41 @@ Expected<CampaignPlan> PlanFromJson(const Json& j) {
     q.extra_args = e.at("qemu_args").get<std::vector<std::string>>();
     q.boot_timeout_s = e.at("boot_timeout_s").get<double>();
     q.init_timeout_s = e.at("init_timeout_s").get<double>();
+    // Campaigns begun before the ssh and lava engines have neither section.
+    if (j.contains("ssh")) {
+      const Json& sj = j.at("ssh");
+      SshSettings& s = plan.ssh;
+      s.host = sj.at("host").get<std::string>();
+      s.port = sj.at("port").get<uint64_t>();
+      s.user = sj.at("user").get<std::string>();
+      s.ssh_config = sj.at("ssh_config").get<std::string>();
+      s.switch_mode = sj.at("switch").get<std::string>();
+      s.sudo = sj.at("sudo").get<bool>();
+      s.cmdline = sj.at("cmdline").get<std::string>();
+      s.remote_dir = sj.at("remote_dir").get<std::string>();
+      s.reboot_command = sj.at("reboot_command").get<std::vector<std::string>>();
+      s.recover = sj.at("recover").get<std::vector<std::string>>();
+      s.connect_timeout_s = sj.at("connect_timeout_s").get<double>();
+      s.boot_timeout_s = sj.at("boot_timeout_s").get<double>();
+      s.run_timeout_s = sj.at("run_timeout_s").get<double>();
+    }
+    if (j.contains("lava")) {
+      const Json& lj = j.at("lava");
+      LavaSettings& l = plan.lava;
+      l.device_type = lj.at("device_type").get<std::string>();
+      l.identity = lj.at("identity").get<std::string>();
+      l.boot_method = lj.at("boot_method").get<std::string>();
+      l.deploy_to = lj.at("deploy_to").get<std::string>();
+      l.rootfs = lj.at("rootfs").get<std::string>();
+      l.kstacklab_url = lj.at("kstacklab_url").get<std::string>();
+      l.prompts = lj.at("prompts").get<std::vector<std::string>>();
+      l.tags = lj.at("tags").get<std::vector<std::string>>();
+      l.job_timeout_s = lj.at("job_timeout_s").get<double>();
+      l.lavacli = lj.at("lavacli").get<std::string>();
+    }
+    if (plan.engine != "qemu" && plan.engine != "ssh" && plan.engine != "lava") {
+      return UsageError("its plan names an unknown engine");
+    }
     plan.strength = j.at("strength").get<bool>();
     plan.strength_samples = j.at("strength_samples").get<uint64_t>();
     if (plan.profiles.empty() || plan.MaxBlocks() == 0 ||

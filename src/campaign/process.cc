@@ -33,8 +33,9 @@ std::vector<char*> Argv(const std::vector<std::string>& argv) {
   return out;
 }
 
-// In the child, before exec: its own process group, death with the parent, default signals.
-void ChildSetup(pid_t parent) {
+// In the child, before exec: its own process group, death with the parent, default signals,
+// stdin from `stdin_fd` (-1: /dev/null).
+void ChildSetup(pid_t parent, int stdin_fd = -1) {
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the parent died before prctl took effect
@@ -42,8 +43,8 @@ void ChildSetup(pid_t parent) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ}) signal(sig, SIG_DFL);
-  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null >= 0) dup2(null, STDIN_FILENO);
+  const int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in >= 0) dup2(in, STDIN_FILENO);
 }
 
 }  // namespace
@@ -64,7 +65,23 @@ bool FindProgram(const std::string& name) {
   return false;
 }
 
-Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s) {
+Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s,
+                                   const std::string& stdin_path) {
+  int stdin_fd = -1;
+  if (!stdin_path.empty()) {
+    stdin_fd = open(stdin_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (stdin_fd < 0) {
+      return RuntimeError(
+          fmt::format("cannot read '{}': {}", EscapeControl(stdin_path), strerror(errno)));
+    }
+  }
+  // Closed on every return below.
+  struct FdCloser {
+    int fd;
+    ~FdCloser() {
+      if (fd >= 0) close(fd);
+    }
+  } stdin_closer{stdin_fd};
   int out_pipe[2];
   int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return RuntimeError(std::string("pipe: ") + strerror(errno));
@@ -78,7 +95,7 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double 
   const pid_t pid = fork();
   if (pid < 0) return RuntimeError(fmt::format("cannot start {}: {}", argv[0], strerror(errno)));
   if (pid == 0) {
-    ChildSetup(parent);
+    ChildSetup(parent, stdin_fd);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
     execvp(args[0], args.data());
@@ -131,23 +148,32 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double 
 Child::~Child() { Kill(); }
 
 Status Child::Start(const std::vector<std::string>& argv, const std::string& log_path,
-                    const std::vector<uint64_t>& cpus) {
+                    const std::vector<uint64_t>& cpus, const std::string& err_path) {
   const int log =
       open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (log < 0) {
     return RuntimeError(fmt::format("cannot write '{}': {}", log_path, strerror(errno)));
+  }
+  const int err =
+      err_path.empty()
+          ? log
+          : open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (err < 0) {
+    close(log);
+    return RuntimeError(fmt::format("cannot write '{}': {}", err_path, strerror(errno)));
   }
   std::vector<char*> args = Argv(argv);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(log);
+    if (err != log) close(err);
     return RuntimeError(fmt::format("cannot start {}: {}", argv[0], strerror(errno)));
   }
   if (pid == 0) {
     ChildSetup(parent);
     dup2(log, STDOUT_FILENO);
-    dup2(log, STDERR_FILENO);
+    dup2(err, STDERR_FILENO);
     if (!cpus.empty()) {
       cpu_set_t set;
       CPU_ZERO(&set);
@@ -158,6 +184,7 @@ Status Child::Start(const std::vector<std::string>& argv, const std::string& log
     _exit(127);
   }
   close(log);
+  if (err != log) close(err);
   setpgid(pid, pid);  // also here, so a Kill() right after Start() reaches the group
   pid_ = pid;
   return OkStatus();

@@ -18,6 +18,7 @@
 
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/process.h"
+#include "kstacklab/campaign/remote.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/text.h"
 
@@ -31,13 +32,6 @@ constexpr const char* kInitMarker = "kstacklab-guest: init started";
 // The kernel arguments the engine adds before the profile's (which may override them): the
 // console on the first serial port, and a panic ends QEMU at once (-no-reboot).
 constexpr const char* kEngineCmdline = "console=ttyS0 panic=-1";
-
-const std::vector<std::string>& ChannelFiles() {
-  static const std::vector<std::string> k = {
-      "uname",   "cmdline",      "env.json",   "result.json", "run.rc",
-      "run.log", "entropy.json", "entropy.rc", "entropy.log", "sysctl.log"};
-  return k;
-}
 
 std::string Hex8(uint64_t v) { return fmt::format("{:08X}", v & 0xFFFFFFFFu); }
 
@@ -136,6 +130,7 @@ class QemuEngine : public Engine {
       e.push_back({lib.substr(1), S_IFREG | 0755, std::move(data)});
     }
     e.push_back({"init", S_IFREG | 0755, GuestInitScript()});
+    e.push_back({"k/job.sh", S_IFREG | 0644, JobScript()});
     base_ = CpioNewc(WithParents(e));
     return OkStatus();
   }
@@ -309,7 +304,7 @@ class QemuEngine : public Engine {
     }
     r.seconds = MonotonicSeconds() - start;
     auto text = ReadWholeFile(channel, size_t{256} << 20);
-    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFiles()) : ChannelData{};
+    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
     r.files = std::move(data.files);
     if (code != 0) {
       r.failure = fmt::format("QEMU exited with status {}: {}", code, FirstLine(qemu_log));
@@ -341,6 +336,13 @@ std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::stri
   return std::make_unique<QemuEngine>(plan, work_dir, guest_binary);
 }
 
+std::unique_ptr<Engine> MakeEngine(const CampaignPlan& plan, const std::string& work_dir,
+                                   const std::string& guest_binary) {
+  if (plan.engine == "ssh") return MakeSshEngine(plan, work_dir, guest_binary);
+  if (plan.engine == "lava") return MakeLavaEngine(plan, work_dir);
+  return MakeQemuEngine(plan, work_dir, guest_binary);
+}
+
 std::string CpioNewc(const std::vector<CpioEntry>& entries) {
   std::string out;
   uint64_t ino = 1;
@@ -365,7 +367,8 @@ std::string CpioNewc(const std::vector<CpioEntry>& entries) {
 
 std::string GuestInitScript() {
   // Values reach the guest as files (/job/*), read with `read -r` and passed as quoted
-  // arguments: nothing a profile says is evaluated by the shell.
+  // arguments to the job script the remote engines share (remote.h, /k/job.sh here): nothing a
+  // profile says is evaluated by the shell.
   return R"INIT(#!/bin/busybox sh
 /bin/busybox mount -t devtmpfs dev /dev
 /bin/busybox --install -s /bin
@@ -377,40 +380,14 @@ echo "kstacklab-guest: init started" > /dev/ttyS0
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-out=/tmp/out
-mkdir -p $out
-uname -r > $out/uname
-cat /proc/cmdline > $out/cmdline
-: > $out/sysctl.log
-while IFS= read -r name && IFS= read -r value; do
-  path="/proc/sys/$(echo "$name" | tr . /)"
-  if printf '%s\n' "$value" > "$path"; then
-    echo "set $name" >> $out/sysctl.log
-  else
-    echo "failed $name" >> $out/sysctl.log
-  fi
-done < /job/sysctl
 set --
+while IFS= read -r name && IFS= read -r value; do set -- "$@" "$name" "$value"; done < /job/sysctl
+set -- "$@" --
 while IFS= read -r arg; do set -- "$@" "$arg"; done < /job/run-args
-/k/kstacklab env --json > $out/env.json 2>/dev/null
+strength=
+[ -f /job/strength ] && strength=$(cat /job/strength)
 echo "kstacklab-guest: run $(cat /job/label)" > /dev/ttyS0
-/k/kstacklab run --no-store --label "$(cat /job/label)" -o $out/result.json "$@" > $out/run.log 2>&1
-echo $? > $out/run.rc
-if [ -f /job/strength ]; then
-  echo "kstacklab-guest: entropy --kernel" > /dev/ttyS0
-  /k/kstacklab entropy --kernel --format json --samples "$(cat /job/strength)" > $out/entropy.json 2> $out/entropy.log
-  echo $? > $out/entropy.rc
-fi
-{
-  for f in uname cmdline env.json result.json run.rc run.log entropy.json entropy.rc entropy.log sysctl.log; do
-    if [ -f "$out/$f" ]; then
-      echo "kstacklab-file $f"
-      base64 "$out/$f"
-      echo "kstacklab-end"
-    fi
-  done
-  echo "kstacklab-done"
-} > /dev/ttyS1
+sh /k/job.sh /k/kstacklab /tmp/out "$(cat /job/label)" "$strength" "$@" > /dev/ttyS1
 sync
 echo "kstacklab-guest: done" > /dev/ttyS0
 poweroff -f

@@ -255,6 +255,7 @@ Expected<CampaignState> CreateCampaign(const std::string& dir, const CampaignPla
 }
 
 Status CheckPlanFilesUnchanged(const CampaignPlan& plan) {
+  if (plan.engine == "lava") return OkStatus();  // URLs: the lab fetches them per job
   for (const Profile& p : plan.profiles) {
     struct stat st {};
     if (stat(p.kernel.c_str(), &st) != 0) {
@@ -273,19 +274,23 @@ Status CheckPlanFilesUnchanged(const CampaignPlan& plan) {
 
 namespace {
 
-// Runs one boot slot to its end (accepted or failed after the retry), or until interrupted.
-// Returns false when interrupted.
+// How a boot slot ended.
+enum class SlotEnd { kDone, kInterrupted, kMachineLost };
+
+// Runs one boot slot to its end (accepted or failed after the retry), until interrupted, or until
+// the engine reports its machine lost (the attempt is recorded failed; the slot stays pending
+// while it has a try left, for --resume).
 class SlotRunner {
  public:
   SlotRunner(const std::string& dir, CampaignState& state, Engine& engine,
              const std::atomic<bool>& stop, const RunnerHooks& hooks)
       : dir_(dir), state_(state), engine_(engine), stop_(stop), hooks_(hooks) {}
 
-  Expected<bool> Run(const Profile& profile, uint64_t index, size_t done, size_t total,
-                     double started_s) {
+  Expected<SlotEnd> Run(const Profile& profile, uint64_t index, size_t done, size_t total,
+                        double started_s) {
     Boot* b = state_.Find(profile.name, index);
     while (b->status == BootStatus::kPending) {
-      if (stop_.load()) return false;
+      if (stop_.load()) return SlotEnd::kInterrupted;
       const size_t k = b->attempts.size() + 1;
       Attempt a;
       a.started = UtcTimestamp();
@@ -294,9 +299,21 @@ class SlotRunner {
       b->attempts.push_back(a);
       KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
       Progress(profile, index, done, total, started_s);
-      GuestJob job{&profile, state_.plan.run_args, state_.plan.strength,
-                   state_.plan.strength_samples, dir_ + "/" + a.console};
+      GuestJob job{&profile,
+                   state_.plan.run_args,
+                   state_.plan.strength,
+                   state_.plan.strength_samples,
+                   dir_ + "/" + a.console,
+                   index,
+                   {}};
+      Status noted = OkStatus();
+      job.machine_note = [this, &noted](const std::string& where) {
+        state_.machine = where;
+        if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
+      };
       const GuestReport report = engine_.Boot(job, stop_);
+      KSTACKLAB_RETURN_IF_ERROR(noted);
+      if (!report.machine.empty()) state_.machine = report.machine;
       b = state_.Find(profile.name, index);  // (the vector did not grow; kept for clarity)
       Attempt& at = b->attempts.back();
       at.accel = report.accel;
@@ -308,7 +325,7 @@ class SlotRunner {
         at.outcome = "interrupted";
         at.reason = "the campaign was stopped by a signal; the guest was killed";
         KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
-        return false;
+        return SlotEnd::kInterrupted;
       }
       if (Has(report, "run.log")) {
         const std::string log = fmt::format("{}/boot-{}-try-{}.run.log", profile.name, index, k);
@@ -330,6 +347,17 @@ class SlotRunner {
         b->status = BootStatus::kAccepted;
         KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
         if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
+      } else if (report.machine_lost) {
+        // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
+        at.outcome = "lost";
+        at.reason = check.reason;
+        lost_reason_ = check.reason;
+        if (hooks_.note) {
+          hooks_.note(fmt::format("boot {} of '{}': {} (log: {}/{})", index, profile.name,
+                                  check.reason, dir_, at.console));
+        }
+        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+        return SlotEnd::kMachineLost;
       } else {
         at.outcome = "failed";
         at.reason = check.reason;
@@ -343,8 +371,10 @@ class SlotRunner {
         KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
       }
     }
-    return true;
+    return SlotEnd::kDone;
   }
+
+  const std::string& lost_reason() const { return lost_reason_; }
 
  private:
   void Progress(const Profile& profile, uint64_t index, size_t done, size_t total,
@@ -362,6 +392,7 @@ class SlotRunner {
   Engine& engine_;
   const std::atomic<bool>& stop_;
   const RunnerHooks& hooks_;
+  std::string lost_reason_;
 };
 
 // After a block: the precision reached, printed and kept in the state. True when the rule stops.
@@ -453,11 +484,17 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
         stop_reason = fmt::format("time budget spent ({} of boots)", Elapsed(state.boot_seconds));
         break;
       }
-      bool finished = false;
+      SlotEnd end = SlotEnd::kDone;
       KSTACKLAB_ASSIGN_OR_RETURN(
-          finished, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
-      if (!finished) {
+          end, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
+      if (end == SlotEnd::kInterrupted) {
         state.status = "interrupted";
+        return SaveState(dir, state);
+      }
+      if (end == SlotEnd::kMachineLost) {
+        // Every later boot needs the machine: stop, and let --resume go on once it answers.
+        state.status = "stopped";
+        state.stop_reason = "the machine was lost: " + slots.lost_reason();
         return SaveState(dir, state);
       }
       ++done;

@@ -25,7 +25,7 @@ const char* BootStatusName(BootStatus s) {
 
 int Boot::CountedAttempts() const {
   int n = 0;
-  for (const Attempt& a : attempts) n += a.outcome != "interrupted" ? 1 : 0;
+  for (const Attempt& a : attempts) n += a.outcome != "interrupted" && a.outcome != "lost" ? 1 : 0;
   return n;
 }
 
@@ -108,6 +108,7 @@ Json StateToJson(const CampaignState& s) {
           {"accel", s.accel},
           {"accel_reason", s.accel_reason},
           {"boot_seconds", s.boot_seconds},
+          {"machine", s.machine},
           {"plan", PlanToJson(s.plan)},
           {"blocks", s.blocks},
           {"boots", std::move(boots)},
@@ -131,6 +132,7 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
     s.accel = j.at("accel").get<std::string>();
     s.accel_reason = j.at("accel_reason").get<std::string>();
     s.boot_seconds = j.at("boot_seconds").get<double>();
+    s.machine = j.value("machine", std::string());
     auto plan = PlanFromJson(j.at("plan"));
     if (!plan.ok()) return UsageError(fmt::format("{}: {}", where, plan.error().message));
     s.plan = std::move(*plan);

@@ -22,11 +22,13 @@
 #include "cli/compare_support.h"
 #include "cli/run_support.h"
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/campaign_report.h"
+#include "kstacklab/fastpath_export.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/store.h"
 #include "kstacklab/text.h"
@@ -63,6 +65,8 @@ struct CampaignArgs {
   std::string boot_timeout;
   std::string init_timeout;
   bool strength = false;
+  bool dry_run = false;  // engine lava: write the job files, submit nothing
+  std::string fastpath;  // with --report: write a Fastpath plan and results CSV into this dir
   // the store
   std::string store;
   bool no_store = false;
@@ -222,6 +226,33 @@ class DirLock {
   int fd_ = -1;
 };
 
+// --report DIR --fastpath OUT: OUT/plan.yaml and OUT/results.csv, neither replacing a file.
+int ExportFastpath(const std::string& dir, const CampaignState& state, const std::string& out) {
+  auto inputs = campaign::LoadCampaignResults(dir, state);
+  if (!inputs.ok()) return Fail(inputs.error());
+  std::error_code ec;
+  if (Status st = CheckSymlinkOwner(out); !st.ok()) return Fail(st.error());
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out, ec)) {
+    return Fail(UsageError(
+        fmt::format("--fastpath '{}' is not a directory that can be created", EscapeControl(out))));
+  }
+  const std::pair<const char*, std::string> files[] = {
+      {"plan.yaml", FastpathPlanYaml(state, *inputs)},
+      {"results.csv", FastpathResultsCsv(state, *inputs)}};
+  for (const auto& [name, text] : files) {
+    bool exists = false;
+    if (Status st = WriteNewFile(out + "/" + name, text, &exists); !st.ok()) {
+      if (exists) {
+        return Fail(UsageError(fmt::format("--fastpath: '{}/{}' exists; give a new directory",
+                                           EscapeControl(out), name)));
+      }
+      return Fail(st.error());
+    }
+  }
+  return PrintStdout(fmt::format("{}/plan.yaml\n{}/results.csv\n", out, out));
+}
+
 int Report(const std::string& dir, const CampaignState& state, const CampaignArgs& a) {
   auto format = ParseCompareFormat(a.format);
   if (!format.ok()) return Fail(WithFlag("--format", format.error()));
@@ -261,6 +292,31 @@ Status Prepare(CampaignPlan& plan, campaign::Engine& engine) {
   return engine.Check();
 }
 
+// --dry-run (engine lava): the plan checked as for a campaign, then one job file per boot in
+// DIR/jobs; nothing submitted, no campaign state.
+int DryRun(CampaignPlan& plan, const std::string& dir) {
+  if (plan.engine != "lava") {
+    return Fail(UsageError("--dry-run writes LAVA job files: it needs engine: {name: lava}"));
+  }
+  if (Status st = campaign::CheckPlan(plan); !st.ok()) return Fail(st.error());
+  if (Status st = CheckRunArguments(plan.run_args); !st.ok()) return Fail(st.error());
+  std::error_code ec;
+  if (fs::exists(dir, ec) && (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec))) {
+    return Fail(UsageError(fmt::format(
+        "--dir '{}' exists and is not an empty directory; give a new one", EscapeControl(dir))));
+  }
+  if (Status st = CheckSymlinkOwner(dir); !st.ok()) return Fail(st.error());
+  fs::create_directories(dir, ec);
+  if (ec)
+    return Fail(
+        RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(dir), ec.message())));
+  auto paths = campaign::WriteLavaJobs(dir, plan);
+  if (!paths.ok()) return Fail(paths.error());
+  std::string out;
+  for (const std::string& p : *paths) out += p + "\n";
+  return PrintStdout(out);
+}
+
 int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine,
           const CampaignArgs& a) {
   DirLock lock;
@@ -294,6 +350,13 @@ int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine
                     dir));
     return 128 + (g_campaign_signal != 0 ? g_campaign_signal : SIGINT);
   }
+  if (state.status == "stopped") {
+    (void)Report(dir, state, a);
+    return Fail(RuntimeError(fmt::format(
+        "{}; the state is kept: `kstacklab campaign --resume {}` continues once the machine "
+        "answers again",
+        state.stop_reason, dir)));
+  }
   const int printed = Report(dir, state, a);
   size_t failed = 0;
   for (const campaign::Boot& b : state.boots) failed += b.status == campaign::BootStatus::kFailed;
@@ -310,15 +373,19 @@ int Execute(CampaignArgs& a) {
   if (modes != 1) {
     return Fail(UsageError("give one of --dir DIR (a new campaign), --resume DIR or --report DIR"));
   }
+  if (!a.fastpath.empty() && a.report.empty()) {
+    return Fail(UsageError("--fastpath OUT goes with --report DIR (a campaign's directory)"));
+  }
   if (!a.report.empty() || !a.resume.empty()) {
     const std::string dir = !a.report.empty() ? a.report : a.resume;
-    if (!a.positional.empty() || ShorthandGiven(a) || !a.kernel.empty()) {
+    if (!a.positional.empty() || ShorthandGiven(a) || !a.kernel.empty() || a.dry_run) {
       return Fail(
           UsageError("--resume and --report take the plan from DIR/campaign.json; give no "
                      "plan file or profile flags"));
     }
     auto state = campaign::LoadState(dir);
     if (!state.ok()) return Fail(state.error());
+    if (!a.fastpath.empty()) return ExportFastpath(dir, *state, a.fastpath);
     if (!a.report.empty()) return Report(dir, *state, a);
     if (state->status == "complete") {
       Warn("the campaign is already complete; its report follows");
@@ -326,7 +393,7 @@ int Execute(CampaignArgs& a) {
     }
     if (Status st = campaign::CheckPlanFilesUnchanged(state->plan); !st.ok())
       return Fail(st.error());
-    auto engine = campaign::MakeQemuEngine(state->plan, dir + "/.work", SelfPath());
+    auto engine = campaign::MakeEngine(state->plan, dir + "/.work", SelfPath());
     if (Status st = engine->Check(); !st.ok()) return Fail(st.error());
     if (!a.no_store) {
       if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) return Fail(st.error());
@@ -362,7 +429,8 @@ int Execute(CampaignArgs& a) {
   }
   std::error_code ec;
   const std::string dir = fs::absolute(a.dir, ec).lexically_normal().string();
-  auto engine = campaign::MakeQemuEngine(*plan, dir + "/.work", SelfPath());
+  if (a.dry_run) return DryRun(*plan, dir);
+  auto engine = campaign::MakeEngine(*plan, dir + "/.work", SelfPath());
   if (Status st = Prepare(*plan, *engine); !st.ok()) return Fail(st.error());
   if (!a.no_store) {
     if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) {
@@ -374,7 +442,7 @@ int Execute(CampaignArgs& a) {
   auto state = campaign::CreateCampaign(dir, *plan, source);
   if (!state.ok()) return Fail(state.error());
   // The engine was made from the plan before CheckPlan filled releases and absolute paths.
-  engine = campaign::MakeQemuEngine(state->plan, dir + "/.work", SelfPath());
+  engine = campaign::MakeEngine(state->plan, dir + "/.work", SelfPath());
   return Drive(dir, *state, *engine, a);
 }
 
@@ -411,6 +479,11 @@ Runner SetupCampaignCommand(CLI::App& sub) {
   sub.add_option("--boot-timeout", a->boot_timeout, "Shorthand: a boot's deadline (default 30min)");
   sub.add_option("--init-timeout", a->init_timeout,
                  "Shorthand: the guest's init must start by then (default 2min)");
+  sub.add_option("--fastpath", a->fastpath,
+                 "With --report DIR: write the campaign as a Fastpath plan and results CSV "
+                 "(OUT/plan.yaml, OUT/results.csv)");
+  sub.add_flag("--dry-run", a->dry_run,
+               "Engine lava: write one LAVA job file per boot to DIR/jobs and submit nothing");
   sub.add_flag("--strength", a->strength,
                "Also run `entropy --kernel` in every boot (offsets, bits, design)");
   CLI::Option* store = AddStoreOption(sub, &a->store);

@@ -118,6 +118,13 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
                   s.status, s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")", accepted,
                   failed, s.plan.engine, s.accel.empty() ? "none yet" : s.accel));
   if (!s.accel_reason.empty()) out.push_back("accelerator: " + s.accel_reason);
+  if (!s.machine.empty()) {
+    out.push_back(EscapeControl(fmt::format(
+        "machine {}: {}{}", s.plan.ssh.host, s.machine,
+        s.machine.rfind("running profile", 0) == 0 || s.machine.rfind("switching", 0) == 0
+            ? " (not its default kernel: reboot it to return there)"
+            : "")));
+  }
   if (s.accel == "tcg") {
     out.push_back(
         "NOTE: QEMU TCG (software emulation): the times below are the emulator's, not the "
@@ -212,6 +219,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
           {"engine", s.plan.engine},
           {"accelerator", s.accel},
           {"accelerator_reason", s.accel_reason},
+          {"machine", s.machine},
           {"emulated", s.accel == "tcg"},
           {"run", s.plan.run_args},
           {"profiles", std::move(profiles)},

@@ -82,17 +82,6 @@ Json JsonNumber(double v) {
   return Json(Rounded(v));
 }
 
-std::string CsvField(const std::string& raw) {
-  std::string s = EscapeControl(raw);  // no NUL, newline or ESC reaches the file
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"') o += '"';
-    o += c;
-  }
-  return o + "\"";
-}
-
 std::string CsvNum(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : ""; }
 
 // "run 1.20%, session 0.40%, repetition 0.80%": each component's SD as % of the cell's value.
@@ -137,6 +126,17 @@ Json ComponentsJson(const stats::VarianceComponents& vc) {
 }
 
 }  // namespace
+
+std::string CsvField(const std::string& raw) {
+  std::string s = EscapeControl(raw);  // no NUL, newline or ESC reaches the file
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"') o += '"';
+    o += c;
+  }
+  return o + "\"";
+}
 
 Expected<CompareFormat> ParseCompareFormat(const std::string& text) {
   if (text == "grid") return CompareFormat::kGrid;

@@ -1,12 +1,15 @@
-// The campaign's readers on arbitrary bytes: the plan file (YAML), the guest's data channel, and
-// a campaign.json handed to --resume. The first byte picks the reader. Contracts: never crash or
-// throw; an accepted plan's JSON form reads back to the same plan; decoded channel files are
-// only the names asked for.
+// The campaign's readers on arbitrary bytes: the plan file (YAML), the guest's data channel, a
+// campaign.json handed to --resume, and a LAVA job log (`lavacli jobs logs --raw`) with the job
+// id of `lavacli jobs submit`. The first byte picks the reader. Contracts: never crash or throw;
+// an accepted plan's JSON form reads back to the same plan; decoded channel files are only the
+// names asked for; a LAVA log yields no more records than it has lines, and a job id is digits.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/state.h"
 
@@ -14,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0: {
       auto plan = campaign::ParsePlanYaml(text, "fuzz.yaml", "/tmp");
       if (plan.ok()) {
@@ -28,6 +31,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& [name, body] : d.files) {
         if (name != "uname" && name != "result.json") std::abort();
       }
+      break;
+    }
+    case 3: {
+      const campaign::LavaLog log = campaign::ParseLavaLog(text);
+      const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+      if (log.results.size() + log.errors.size() + log.bad_lines > lines) std::abort();
+      const std::string id = campaign::LavaJobId(text);
+      if (id.find_first_not_of("0123456789.") != std::string::npos) std::abort();
+      (void)campaign::ParseChannel(log.target, {"result.json"});
       break;
     }
     default: {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,7 +21,12 @@ struct GuestJob {
   std::vector<std::string> run_args;  // `kstacklab run` arguments (the plan's)
   bool strength = false;              // also `entropy --kernel --format json`
   uint64_t strength_samples = 100000;
-  std::string console_path;  // where the guest's console goes (kept)
+  std::string console_path;  // where the guest's console goes (kept); ssh: the steps' log
+  uint64_t boot_index = 1;   // which boot of the profile (ssh alternates kexec and reboot by it)
+  // Called before the engine changes what a real machine runs (ssh: before it switches kernels),
+  // with where the machine will then be; the runner writes it into the state at once, so a
+  // campaign killed mid-switch still says which kernel the machine was sent to.
+  std::function<void(const std::string&)> machine_note;
 };
 
 // What came back from one boot.
@@ -29,7 +35,11 @@ struct GuestReport {
   bool interrupted = false;  // the stop flag was raised: the guest was killed
   std::string failure;       // why not completed ("" when completed): deadline, QEMU error, ...
   std::string accel;         // accelerator of this boot
-  double seconds = 0;        // QEMU start to exit
+  double seconds = 0;        // QEMU start to exit; ssh: the switch to the end of the run
+  std::string machine;       // where a real machine was left ("" for a VM the engine ends)
+  // The machine does not answer (after the plan's recover command): no later boot can work, so
+  // the runner stops the campaign (status "stopped") for --resume once it is back.
+  bool machine_lost = false;
   // The guest's files by name: uname, cmdline, env.json, result.json, run.rc, run.log,
   // entropy.json, entropy.rc, sysctl.log.
   std::map<std::string, std::string> files;
@@ -57,6 +67,17 @@ class Engine {
 // `guest_binary` is the kstacklab executable copied into the guest (this one: /proc/self/exe).
 std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
                                        const std::string& guest_binary);
+
+// The ssh engine (docs/campaign.md "Engine ssh"): `guest_binary` is copied to the machine.
+std::unique_ptr<Engine> MakeSshEngine(const CampaignPlan& plan, const std::string& work_dir,
+                                      const std::string& guest_binary);
+
+// The lava engine (docs/campaign.md "Engine lava"): jobs submitted and followed with lavacli.
+std::unique_ptr<Engine> MakeLavaEngine(const CampaignPlan& plan, const std::string& work_dir);
+
+// The engine the plan names (plan.engine).
+std::unique_ptr<Engine> MakeEngine(const CampaignPlan& plan, const std::string& work_dir,
+                                   const std::string& guest_binary);
 
 // ---- pieces of the QEMU engine, public for their tests
 // -------------------------------------------

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,10 +23,10 @@ struct PlanLimits {
   static constexpr size_t kMaxProfiles = 32;
   static constexpr size_t kMaxRunArgs = 256;
   static constexpr size_t kMaxSysctls = 64;
-  static constexpr size_t kMaxQemuArgs = 64;
-  static constexpr uint64_t kMaxBoots = 1000;           // per profile
-  static constexpr size_t kMaxCmdlineBytes = 2048;      // x86's COMMAND_LINE_SIZE
-  static constexpr size_t kMaxTextBytes = 4096;         // any other single value
+  static constexpr size_t kMaxQemuArgs = 64;        // also ssh reboot_command / recover, lava lists
+  static constexpr uint64_t kMaxBoots = 1000;       // per profile
+  static constexpr size_t kMaxCmdlineBytes = 2048;  // x86's COMMAND_LINE_SIZE
+  static constexpr size_t kMaxTextBytes = 4096;     // any other single value
   static constexpr double kMaxBudgetNs = 30 * 86400e9;  // 30 days
 };
 
@@ -36,9 +37,12 @@ struct Profile {
   std::string initrd;   // optional extra initramfs, concatenated before the engine's own
   std::string cmdline;  // the profile's kernel arguments (the engine adds its console)
   std::string config;   // the kernel's .config; "" = config-RELEASE beside the image, if any
+  // Engine ssh with switch reboot: the boot entry the machine's bootloader boots this profile
+  // from (grub-reboot's ENTRY); "" elsewhere.
+  std::string boot_entry;
   std::vector<std::pair<std::string, std::string>> sysctls;  // set in the guest before the run
   // Filled by CheckPlan from the image's setup header ("6.1.0-57-amd64"); "" when the header
-  // carries no version string.
+  // carries no version string. Engine lava (the kernel is a URL): the plan's `release`, if given.
   std::string release;
   // Identity of the image when the campaign started (size, mtime), so a resume notices a kernel
   // replaced under the same name.
@@ -67,6 +71,40 @@ struct QemuSettings {
   double init_timeout_s = 120;   // the guest's init must speak by then (KVM hang detection)
 };
 
+// Engine ssh: a machine reached with the system OpenSSH client (the user's ~/.ssh/config, keys
+// and agent), switched to each profile's kernel by kexec or by a reboot into a boot entry.
+struct SshSettings {
+  std::string host;  // required
+  uint64_t port = 22;
+  std::string user = "root";
+  std::string ssh_config;             // ssh -F FILE; "" = the user's own configuration
+  std::string switch_mode = "kexec";  // kexec, reboot, alternate (kexec on odd boots, reboot even)
+  bool sudo = false;                  // prefix the machine's privileged commands with `sudo -n`
+  std::string cmdline;  // kexec: the machine's own arguments (root=...) before each profile's
+  std::string remote_dir = "/var/tmp/kstacklab";  // where kernels and the binary are copied
+  // reboot: words run on the machine before `reboot`, "{entry}" standing for the profile's
+  // boot_entry; default grub-reboot {entry}.
+  std::vector<std::string> reboot_command = {"grub-reboot", "{entry}"};
+  std::vector<std::string> recover;  // run here (argv) when the machine does not come back
+  double connect_timeout_s = 10;     // ssh -o ConnectTimeout
+  double boot_timeout_s = 600;       // switch to SSH answering from the new kernel
+  double run_timeout_s = 7200;       // the run (and entropy) on the machine
+};
+
+// Engine lava: one LAVA job per boot, submitted and followed with lavacli.
+struct LavaSettings {
+  std::string device_type = "qemu";  // qemu, or a bootloader device type (x86, ...)
+  std::string identity;              // lavacli -i IDENTITY; "" = lavacli's default
+  std::string boot_method;           // boot action method; default qemu / grub
+  std::string deploy_to;             // deploy action target; default tmpfs / tftp
+  std::string rootfs;                // URL of the root filesystem (ramdisk or nfsrootfs)
+  std::string kstacklab_url;         // URL the DUT downloads kstacklab from ("" = on PATH)
+  std::vector<std::string> prompts = {"/ #", "root@"};
+  std::vector<std::string> tags;  // device tags
+  double job_timeout_s = 7200;    // the job's `timeouts: job`
+  std::string lavacli = "lavacli";
+};
+
 struct CampaignPlan {
   std::vector<Profile> profiles;      // profiles[0] is the baseline
   std::vector<std::string> run_args;  // `kstacklab run` arguments of every boot
@@ -77,6 +115,8 @@ struct CampaignPlan {
   bool seed_given = false;
   std::string engine = "qemu";
   QemuSettings qemu;
+  SshSettings ssh;
+  LavaSettings lava;
   bool strength = false;  // also `entropy --kernel` in every boot
   uint64_t strength_samples = 100000;
 
@@ -89,6 +129,12 @@ struct CampaignPlan {
 // and the line. Never throws. Paths stay as written, relative ones resolved against `base_dir`.
 Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
                                      const std::string& base_dir);
+
+// The deepest nesting of YAML flow brackets ([ and {) outside quotes and comments. yaml-cpp's
+// parser recurses once per level, so its readers refuse text deeper than kMaxYamlFlowDepth before
+// parsing it.
+inline constexpr int kMaxYamlFlowDepth = 16;
+int YamlFlowDepth(std::string_view text);
 
 // "NAME=CMDLINE" (split at the first '=') -> a profile with that kernel.
 Expected<Profile> ParseProfileShorthand(const std::string& spec, const std::string& kernel);

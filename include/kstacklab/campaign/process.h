@@ -20,10 +20,11 @@ struct ProcessResult {
   std::string err;  // standard error (at most 1 MiB kept)
 };
 
-// Runs argv[0] (looked up in PATH) with `argv`, stdin from /dev/null, and waits at most
-// `timeout_s` (then SIGKILL, timed_out). A program that cannot be started -> RuntimeError
-// naming it.
-Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s);
+// Runs argv[0] (looked up in PATH) with `argv`, stdin from `stdin_path` ("" = /dev/null), and
+// waits at most `timeout_s` (then SIGKILL to its process group, timed_out). A program that
+// cannot be started, or a stdin file that cannot be opened -> RuntimeError naming it.
+Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s,
+                                   const std::string& stdin_path = "");
 
 // A started child in its own process group.
 class Child {
@@ -32,10 +33,11 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
   ~Child();  // kills and reaps a child still running
-  // Starts `argv` with stdin /dev/null and stdout+stderr appended to `log_path`, pinned to
-  // `cpus` when not empty. RuntimeError when it cannot be started.
+  // Starts `argv` with stdin /dev/null and stdout+stderr appended to `log_path` (stderr to
+  // `err_path` instead when given), pinned to `cpus` when not empty. RuntimeError when it cannot
+  // be started.
   Status Start(const std::vector<std::string>& argv, const std::string& log_path,
-               const std::vector<uint64_t>& cpus);
+               const std::vector<uint64_t>& cpus, const std::string& err_path = "");
   // True (and the status in *exit_code: exit status or 128 + signal) once it has ended.
   bool Poll(int* exit_code);
   // SIGKILL to the process group, then reap.

@@ -82,8 +82,9 @@ Expected<CampaignState> CreateCampaign(const std::string& dir, const CampaignPla
 // must not mix kernels under one profile. UsageError naming the profile.
 Status CheckPlanFilesUnchanged(const CampaignPlan& plan);
 
-// Runs (or resumes) the campaign until it ends or `stop` is raised. Returns the state as written;
-// state.status is "complete" or "interrupted". Runtime errors: the directory cannot be written.
+// Runs (or resumes) the campaign until it ends, `stop` is raised, or the engine loses its machine.
+// Returns the state as written; state.status is "complete", "interrupted" or "stopped"
+// (stop_reason says why; --resume continues). Runtime errors: the directory cannot be written.
 Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
                    const std::atomic<bool>& stop, const RunnerHooks& hooks);
 

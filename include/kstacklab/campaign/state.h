@@ -21,8 +21,9 @@ inline constexpr size_t kMaxStateBytes = size_t{16} << 20;
 enum class BootStatus { kPending, kAccepted, kFailed };
 const char* BootStatusName(BootStatus s);  // "pending", "accepted", "failed"
 
-// One try at a boot. outcome: "accepted", "failed" (reason says why; retried once), or
-// "interrupted" (the campaign was stopped by a signal; not counted as a try).
+// One try at a boot. outcome: "accepted", "failed" (reason says why; retried once),
+// "interrupted" (the campaign was stopped by a signal; not counted as a try), or "lost" (the
+// engine's machine stopped answering; not counted as a try; the campaign stops for --resume).
 struct Attempt {
   std::string started;  // UTC timestamp
   std::string outcome;
@@ -45,7 +46,7 @@ struct Boot {
   Json effective_kstack_randomization = nullptr;  // bool, or null when not known
   Json stack_erasing = nullptr;                   // kernel.stack_erasing (0/1) or null
   Json strength = nullptr;                        // entropy --kernel summary, or null
-  int CountedAttempts() const;                    // attempts other than "interrupted"
+  int CountedAttempts() const;                    // attempts other than "interrupted" and "lost"
 };
 
 struct CampaignState {
@@ -57,12 +58,16 @@ struct CampaignState {
   CampaignPlan plan;
   // The profile order of every block begun (indices into plan.profiles); block k is blocks[k-1].
   std::vector<std::vector<size_t>> blocks;
-  std::vector<Boot> boots;         // in the order they were begun
-  std::string accel;               // the accelerator decided ("" before the first boot)
-  std::string accel_reason;        // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
-  std::string status = "running";  // running, interrupted, complete
-  std::string stop_reason;         // why the campaign ended ("boots done", "target reached", ...)
-  double boot_seconds = 0;         // wall time of every attempt so far (the budget's clock)
+  std::vector<Boot> boots;   // in the order they were begun
+  std::string accel;         // the accelerator decided ("" before the first boot)
+  std::string accel_reason;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
+  // running, interrupted (a signal), stopped (the engine lost its machine), complete
+  std::string status = "running";
+  std::string stop_reason;  // why the campaign ended ("boots done", "target reached", ...)
+  double boot_seconds = 0;  // wall time of every attempt so far (the budget's clock)
+  // A real machine's whereabouts (engine ssh): which profile's kernel it runs, or that it did
+  // not come back. "" for engines whose guests end with the boot. The report repeats it.
+  std::string machine;
   Json block_reports = Json::array();  // after each block: the MDC reached per row (target)
 
   Boot* Find(const std::string& profile, uint64_t index);

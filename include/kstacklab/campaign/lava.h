@@ -1,0 +1,45 @@
+// The lava engine's pieces: the job definition of one boot, and what comes back in a LAVA job
+// log. The engine itself (engine.h: MakeLavaEngine) submits and follows jobs with lavacli.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kstacklab/campaign/plan.h"
+#include "kstacklab/error.h"
+
+namespace kstacklab::campaign {
+
+// The LAVA job (YAML) that boots `profile` once on plan.lava.device_type and runs the job script
+// (remote.h) in an inline test definition. On `qemu` the profile's command line is the kernel
+// image's -append argument; on a bootloader device type it is `context: extra_kernel_args`.
+// `boot` names the job ("kstacklab off boot 1"). Written with yaml-cpp's emitter, so every value
+// is quoted as YAML needs; shell words in the test steps are quoted by ShellQuote.
+std::string LavaJobYaml(const CampaignPlan& plan, const Profile& profile, uint64_t boot);
+
+// A LAVA job log as `lavacli jobs logs --raw` prints it and lava-dispatcher writes output.yaml:
+// one YAML flow mapping per line, `- {"dt": ..., "lvl": ..., "msg": ...}`.
+struct LavaTestCase {
+  std::string definition;
+  std::string name;
+  std::string result;  // pass, fail, skip, unknown
+  std::string measurement;
+  std::string units;
+};
+struct LavaLog {
+  std::string target;  // the DUT's output (lvl "target"), one line per record
+  std::vector<LavaTestCase> results;
+  std::vector<std::string> errors;  // lvl "error" messages
+  size_t bad_lines = 0;             // lines that are not such records (skipped)
+};
+// Never throws; a line that is not a record is counted in bad_lines and skipped.
+LavaLog ParseLavaLog(const std::string& text);
+
+// `lavacli jobs submit` output: the job id (the last line of digits), or "" when there is none.
+std::string LavaJobId(const std::string& submit_output);
+
+// Writes DIR/jobs/PROFILE-N.yaml for every boot the plan may make (MaxBlocks per profile) and
+// returns their paths: `campaign --dry-run`. Runtime error when a file cannot be written.
+Expected<std::vector<std::string>> WriteLavaJobs(const std::string& dir, const CampaignPlan& plan);
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,395 @@
+// The lava engine: one LAVA job per boot, submitted and followed with lavacli (the user's identity
+// from lavacli's own configuration), the result extracted from the job's log.
+#include "kstacklab/campaign/lava.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <thread>
+
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/process.h"
+#include "kstacklab/campaign/remote.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::campaign {
+namespace {
+
+constexpr const char* kDutDir = "/tmp/kstacklab";
+
+// A LAVA timeout: whole minutes, at least one.
+void Minutes(YAML::Emitter& y, double seconds) {
+  y << YAML::BeginMap << YAML::Key << "minutes" << YAML::Value
+    << std::max<int64_t>(1, static_cast<int64_t>(std::ceil(seconds / 60))) << YAML::EndMap;
+}
+
+// Base64 (RFC 4648) of `data`: the job script travels to the DUT as one word of a test step.
+std::string Base64(const std::string& data) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < data.size(); i += 3) {
+    const uint32_t v = (static_cast<uint8_t>(data[i]) << 16) |
+                       (static_cast<uint8_t>(data[i + 1]) << 8) | static_cast<uint8_t>(data[i + 2]);
+    for (int s : {18, 12, 6, 0}) out += k[(v >> s) & 63];
+  }
+  if (i < data.size()) {
+    uint32_t v = static_cast<uint8_t>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<uint8_t>(data[i + 1]) << 8;
+    out += k[(v >> 18) & 63];
+    out += k[(v >> 12) & 63];
+    out += i + 1 < data.size() ? k[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// The inline test definition's steps: fetch kstacklab if the plan says where, write the job
+// script, run it with the profile's values as quoted words.
+std::vector<std::string> TestSteps(const CampaignPlan& plan, const Profile& p) {
+  const std::string dir = kDutDir;
+  std::vector<std::string> steps = {ShellCommand({"mkdir", "-p", dir})};
+  std::string kstacklab = "kstacklab";
+  if (!plan.lava.kstacklab_url.empty()) {
+    kstacklab = dir + "/kstacklab";
+    steps.push_back(
+        ShellCommand({"sh", "-c", "wget -q -O \"$1\" \"$2\" || curl -fsSL -o \"$1\" \"$2\"",
+                      "fetch", kstacklab, plan.lava.kstacklab_url}));
+    steps.push_back(ShellCommand({"chmod", "+x", kstacklab}));
+  }
+  steps.push_back(fmt::format("echo {} | base64 -d > {}/job.sh", Base64(JobScript()), dir));
+  std::vector<std::string> words = {"sh", dir + "/job.sh"};
+  for (const std::string& a : JobScriptArgs(kstacklab, dir + "/out", p, plan.run_args,
+                                            plan.strength, plan.strength_samples)) {
+    words.push_back(a);
+  }
+  // The first argument after the script is $0 for `sh -c`, but a script file takes its own
+  // name as $0: drop the placeholder so KSTACKLAB is $1 either way.
+  words.erase(words.begin() + 2);
+  steps.push_back(ShellCommand(words));
+  return steps;
+}
+
+void EmitTest(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
+  y << YAML::BeginMap << YAML::Key << "test" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "timeout" << YAML::Value;
+  Minutes(y, plan.lava.job_timeout_s * 0.75);  // deploy and boot take the rest
+  y << YAML::Key << "definitions" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  y << YAML::Key << "repository" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "format"
+    << YAML::Value << "Lava-Test Test Definition 1.0" << YAML::Key << "name" << YAML::Value
+    << "kstacklab" << YAML::Key << "description" << YAML::Value
+    << "kstacklab run in one boot of a campaign" << YAML::EndMap;
+  y << YAML::Key << "run" << YAML::Value << YAML::BeginMap << YAML::Key << "steps" << YAML::Value
+    << YAML::BeginSeq;
+  for (const std::string& s : TestSteps(plan, p)) y << YAML::DoubleQuoted << s;
+  y << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  y << YAML::Key << "from" << YAML::Value << "inline" << YAML::Key << "name" << YAML::Value
+    << "kstacklab" << YAML::Key << "path" << YAML::Value << "inline/kstacklab.yaml";
+  y << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+}
+
+void EmitUrl(YAML::Emitter& y, const std::string& key, const std::string& url,
+             const std::string& image_arg = "") {
+  y << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  if (!image_arg.empty()) y << YAML::Key << "image_arg" << YAML::Value << image_arg;
+  y << YAML::Key << "url" << YAML::Value << url << YAML::EndMap;
+}
+
+// deploy + boot on the qemu device type: the command line goes into the kernel's -append.
+void EmitQemu(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
+  const LavaSettings& l = plan.lava;
+  y << YAML::BeginMap << YAML::Key << "deploy" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "to" << YAML::Value << (l.deploy_to.empty() ? "tmpfs" : l.deploy_to);
+  y << YAML::Key << "timeout" << YAML::Value;
+  Minutes(y, 900);
+  y << YAML::Key << "images" << YAML::Value << YAML::BeginMap;
+  const std::string append =
+      p.cmdline.empty() ? "console=ttyS0,115200" : "console=ttyS0,115200 " + p.cmdline;
+  EmitUrl(y, "kernel", p.kernel, fmt::format("-kernel {{kernel}} -append \"{}\"", append));
+  if (!p.initrd.empty()) EmitUrl(y, "initrd", p.initrd, "-initrd {initrd}");
+  if (!l.rootfs.empty()) EmitUrl(y, "rootfs", l.rootfs, "-drive format=raw,file={rootfs}");
+  y << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+  y << YAML::BeginMap << YAML::Key << "boot" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "method" << YAML::Value << (l.boot_method.empty() ? "qemu" : l.boot_method);
+  y << YAML::Key << "media" << YAML::Value << "tmpfs";
+  y << YAML::Key << "timeout" << YAML::Value;
+  Minutes(y, 600);
+  y << YAML::Key << "prompts" << YAML::Value << l.prompts;
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+// deploy + boot on a bootloader device type (tftp, then ipxe or grub): the command line goes
+// into context: extra_kernel_args (set in the job's context, LavaJobYaml).
+void EmitBootloader(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
+  const LavaSettings& l = plan.lava;
+  y << YAML::BeginMap << YAML::Key << "deploy" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "to" << YAML::Value << (l.deploy_to.empty() ? "tftp" : l.deploy_to);
+  y << YAML::Key << "timeout" << YAML::Value;
+  Minutes(y, 900);
+  EmitUrl(y, "kernel", p.kernel);
+  if (!p.initrd.empty()) EmitUrl(y, "ramdisk", p.initrd);
+  if (!l.rootfs.empty()) EmitUrl(y, "nfsrootfs", l.rootfs);
+  y << YAML::EndMap << YAML::EndMap;
+  y << YAML::BeginMap << YAML::Key << "boot" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "method" << YAML::Value << (l.boot_method.empty() ? "ipxe" : l.boot_method);
+  y << YAML::Key << "commands" << YAML::Value << (l.rootfs.empty() ? "ramdisk" : "nfs");
+  y << YAML::Key << "timeout" << YAML::Value;
+  Minutes(y, 600);
+  y << YAML::Key << "prompts" << YAML::Value << l.prompts;
+  y << YAML::EndMap << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string LavaJobYaml(const CampaignPlan& plan, const Profile& p, uint64_t boot) {
+  const LavaSettings& l = plan.lava;
+  const bool qemu = l.device_type == "qemu";
+  YAML::Emitter y;
+  y << YAML::BeginMap;
+  y << YAML::Key << "device_type" << YAML::Value << l.device_type;
+  y << YAML::Key << "job_name" << YAML::Value
+    << fmt::format("kstacklab campaign: profile {} boot {}", p.name, boot);
+  if (!l.tags.empty()) y << YAML::Key << "tags" << YAML::Value << l.tags;
+  y << YAML::Key << "priority" << YAML::Value << "medium";
+  y << YAML::Key << "visibility" << YAML::Value << "public";
+  y << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap << YAML::Key << "job"
+    << YAML::Value;
+  Minutes(y, l.job_timeout_s);
+  y << YAML::Key << "connection" << YAML::Value;
+  Minutes(y, 120);
+  y << YAML::EndMap;
+  y << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
+  if (qemu) {
+    y << YAML::Key << "arch" << YAML::Value << "amd64";
+  } else if (!p.cmdline.empty()) {
+    y << YAML::Key << "extra_kernel_args" << YAML::Value << p.cmdline;
+  }
+  y << YAML::EndMap;
+  y << YAML::Key << "actions" << YAML::Value << YAML::BeginSeq;
+  if (qemu) {
+    EmitQemu(y, plan, p);
+  } else {
+    EmitBootloader(y, plan, p);
+  }
+  EmitTest(y, plan, p);
+  y << YAML::EndSeq << YAML::EndMap;
+  return std::string(y.c_str()) + "\n";
+}
+
+LavaLog ParseLavaLog(const std::string& text) {
+  LavaLog log;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (Trim(line).empty()) continue;
+    if (YamlFlowDepth(line) > kMaxYamlFlowDepth) {  // a record nests 3 deep; refuse a bomb
+      ++log.bad_lines;
+      continue;
+    }
+    try {
+      const YAML::Node doc = YAML::Load(line);
+      if (!doc.IsSequence() || doc.size() != 1 || !doc[0].IsMap() || !doc[0]["lvl"] ||
+          !doc[0]["lvl"].IsScalar() || !doc[0]["msg"]) {
+        ++log.bad_lines;
+        continue;
+      }
+      const YAML::Node rec = doc[0];
+      const std::string lvl = rec["lvl"].Scalar();
+      const YAML::Node msg = rec["msg"];
+      if (lvl == "target" && msg.IsScalar()) {
+        log.target += msg.Scalar();
+        log.target += '\n';
+      } else if (lvl == "error" && msg.IsScalar()) {
+        log.errors.push_back(msg.Scalar());
+      } else if (lvl == "results" && msg.IsMap()) {
+        auto field = [&msg](const char* k) {
+          return msg[k] && msg[k].IsScalar() ? msg[k].Scalar() : std::string();
+        };
+        log.results.push_back({field("definition"), field("case"), field("result"),
+                               field("measurement"), field("units")});
+      }
+    } catch (const YAML::Exception&) {
+      ++log.bad_lines;
+    }
+  }
+  return log;
+}
+
+std::string LavaJobId(const std::string& submit_output) {
+  std::string id;
+  for (const std::string& raw : Split(submit_output, '\n')) {
+    const std::string line = Trim(raw);
+    if (!line.empty() && line.size() <= 20 &&
+        line.find_first_not_of("0123456789.") == std::string::npos && line[0] != '.') {
+      id = line;
+    }
+  }
+  return id;
+}
+
+Expected<std::vector<std::string>> WriteLavaJobs(const std::string& dir, const CampaignPlan& plan) {
+  const std::string jobs = dir + "/jobs";
+  if (mkdir(jobs.c_str(), 0755) != 0 && errno != EEXIST) {
+    return RuntimeError(
+        fmt::format("cannot create '{}': {}", EscapeControl(jobs), strerror(errno)));
+  }
+  std::vector<std::string> paths;
+  for (uint64_t boot = 1; boot <= plan.MaxBlocks(); ++boot) {
+    for (const Profile& p : plan.profiles) {
+      const std::string path = fmt::format("{}/{}-{}.yaml", jobs, p.name, boot);
+      KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(path, LavaJobYaml(plan, p, boot)));
+      paths.push_back(path);
+    }
+  }
+  return paths;
+}
+
+namespace {
+
+// Follows one job with lavacli: submit, wait (the job's own timeout plus a margin; `stop` cancels
+// it), show (its health), logs (kept as the attempt's console log, then read).
+class LavaEngine : public Engine {
+ public:
+  LavaEngine(CampaignPlan plan, std::string work_dir)
+      : plan_(std::move(plan)), work_(std::move(work_dir)) {}
+
+  Status Check() override {
+    if (!FindProgram(plan_.lava.lavacli)) {
+      return UsageError(fmt::format(
+          "{} is not installed: apt-get install lavacli (and set up an identity: lavacli "
+          "identities add), or use --dry-run to write the job files only",
+          EscapeControl(plan_.lava.lavacli)));
+    }
+    return OkStatus();
+  }
+  Status Prepare() override { return OkStatus(); }
+  GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override;
+  std::string Accel() const override { return "lava"; }
+  std::string AccelReason() const override {
+    return fmt::format("LAVA device type {}", plan_.lava.device_type);
+  }
+  void SetAccel(const std::string&, const std::string&) override {}
+
+ private:
+  std::vector<std::string> Lavacli(std::vector<std::string> words) const {
+    std::vector<std::string> argv = {plan_.lava.lavacli};
+    if (!plan_.lava.identity.empty()) argv.insert(argv.end(), {"-i", plan_.lava.identity});
+    argv.insert(argv.end(), words.begin(), words.end());
+    return argv;
+  }
+  Expected<std::string> Submit(const std::string& job_file);
+  std::string Wait(const std::string& id, const std::atomic<bool>& stop, bool* interrupted);
+  std::string Health(const std::string& id);
+
+  CampaignPlan plan_;
+  std::string work_;
+};
+
+Expected<std::string> LavaEngine::Submit(const std::string& job_file) {
+  ProcessResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(r, RunProcess(Lavacli({"jobs", "submit", job_file}), 300));
+  const std::string id = LavaJobId(r.out);
+  if (r.exit_code != 0 || id.empty()) {
+    return RuntimeError(fmt::format("lavacli jobs submit failed (exit {}): {}", r.exit_code,
+                                    EscapeControl(Trim(r.out + " " + r.err).substr(0, 300))));
+  }
+  return id;
+}
+
+// "" when the job finished; else why not.
+std::string LavaEngine::Wait(const std::string& id, const std::atomic<bool>& stop,
+                             bool* interrupted) {
+  const double limit = plan_.lava.job_timeout_s + 3600;  // queueing and the lab's own margin
+  Child child;
+  const std::string log = work_ + "/lavacli-wait.log";
+  if (Status st = child.Start(Lavacli({"jobs", "wait", id, "--polling", "10", "--timeout",
+                                       std::to_string(static_cast<int64_t>(limit))}),
+                              log, {});
+      !st.ok()) {
+    return st.error().message;
+  }
+  const double deadline = MonotonicSeconds() + limit + 60;
+  int code = -1;
+  while (!child.Poll(&code)) {
+    if (stop.load() || MonotonicSeconds() > deadline) {
+      child.Kill();
+      *interrupted = stop.load();
+      (void)RunProcess(Lavacli({"jobs", "cancel", id}), 120);
+      return *interrupted ? "interrupted: the job was canceled"
+                          : fmt::format("job {} did not finish within {:g} s: canceled", id, limit);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  if (code != 0) return fmt::format("lavacli jobs wait {} failed (exit {})", id, code);
+  return "";
+}
+
+// The job's health (Complete, Incomplete, Canceled, ...), "" when lavacli cannot say.
+std::string LavaEngine::Health(const std::string& id) {
+  auto r = RunProcess(Lavacli({"jobs", "show", id, "--yaml"}), 300);
+  if (!r.ok() || r->exit_code != 0 || YamlFlowDepth(r->out) > kMaxYamlFlowDepth) return "";
+  try {
+    const YAML::Node n = YAML::Load(r->out);
+    if (n.IsMap() && n["health"] && n["health"].IsScalar()) return n["health"].Scalar();
+  } catch (const YAML::Exception&) {
+  }
+  return "";
+}
+
+GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) {
+  GuestReport r;
+  r.accel = "lava";
+  const double start = MonotonicSeconds();
+  std::string job_file = job.console_path;  // PROFILE/boot-N-try-K.console.log -> .job.yaml
+  job_file = job_file.substr(0, job_file.rfind(".console.log")) + ".job.yaml";
+  if (Status st = WriteFileAtomic(job_file, LavaJobYaml(plan_, *job.profile, job.boot_index));
+      !st.ok()) {
+    r.failure = st.error().message;
+    return r;
+  }
+  auto id = Submit(job_file);
+  if (!id.ok()) {
+    r.failure = id.error().message;
+    return r;
+  }
+  const std::string why = Wait(*id, stop, &r.interrupted);
+  auto logs = RunProcess(Lavacli({"jobs", "logs", *id, "--raw", "--no-follow"}), 600);
+  const std::string raw = logs.ok() ? logs->out : std::string();
+  (void)WriteFileAtomic(job.console_path, raw);
+  r.seconds = MonotonicSeconds() - start;
+  if (!why.empty()) {
+    r.failure = why;
+    return r;
+  }
+  const std::string health = Health(*id);
+  const LavaLog log = ParseLavaLog(raw);
+  ChannelData data = ParseChannel(log.target, ChannelFileNames());
+  r.files = std::move(data.files);
+  if (health != "Complete") {
+    r.failure = fmt::format(
+        "LAVA job {} ended {}{}", *id, health.empty() ? "with no health" : health,
+        log.errors.empty() ? "" : ": " + EscapeControl(log.errors.back().substr(0, 200)));
+  } else if (!data.done) {
+    r.failure =
+        fmt::format("LAVA job {} completed, but its log holds no kstacklab results (see {})", *id,
+                    job.console_path);
+  } else {
+    r.completed = true;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> MakeLavaEngine(const CampaignPlan& plan, const std::string& work_dir) {
+  return std::make_unique<LavaEngine>(plan, work_dir);
+}
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,397 @@
+// The ssh engine: a real machine reached with the system OpenSSH client. Per boot it copies the
+// profile's kernel, initrd and this kstacklab binary where the machine lacks them (files named by
+// their SHA-256, so a copy is made once per content), switches kernels with kexec or a reboot
+// into a boot entry, waits for SSH to answer from a new boot (/proc/sys/kernel/random/boot_id
+// changed) under a deadline, runs the job script (remote.h) and reads its data channel from
+// ssh's standard output. Every step, its command and its outcome go to the attempt's log.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/process.h"
+#include "kstacklab/campaign/remote.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::campaign {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kProbeSleepS = 2;  // between SSH probes while a machine boots
+
+std::string Head(const std::string& text, size_t max = 300) {
+  return EscapeControl(Trim(text).substr(0, max));
+}
+
+// The local file's SHA-256 (coreutils sha256sum), hex.
+Expected<std::string> Sha256(const std::string& path) {
+  ProcessResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(r, RunProcess({"sha256sum", "--", path}, 600));
+  const std::string hex = r.out.substr(0, r.out.find(' '));
+  if (r.exit_code != 0 || hex.size() != 64) {
+    return RuntimeError(fmt::format("sha256sum '{}' failed: {}", EscapeControl(path), Head(r.err)));
+  }
+  return hex;
+}
+
+class SshEngine : public Engine {
+ public:
+  SshEngine(CampaignPlan plan, std::string work_dir, std::string binary)
+      : plan_(std::move(plan)), work_(std::move(work_dir)), binary_(std::move(binary)) {}
+
+  Status Check() override {
+    if (!FindProgram("ssh"))
+      return UsageError("ssh is not installed: apt-get install openssh-client");
+    if (!FindProgram("sha256sum"))
+      return UsageError("sha256sum is not installed: apt-get install coreutils");
+    const SshSettings& s = plan_.ssh;
+    if (!s.recover.empty() && !FindProgram(s.recover[0])) {
+      return UsageError(fmt::format("engine recover: '{}' is not a program here (PATH or a path)",
+                                    EscapeControl(s.recover[0])));
+    }
+    return OkStatus();
+  }
+
+  Status Prepare() override {
+    KSTACKLAB_ASSIGN_OR_RETURN(binary_sha_, Sha256(binary_));
+    for (const Profile& p : plan_.profiles) {
+      for (const std::string& f : {p.kernel, p.initrd}) {
+        if (f.empty() || sha_.count(f) != 0) continue;
+        KSTACKLAB_ASSIGN_OR_RETURN(sha_[f], Sha256(f));
+      }
+    }
+    return OkStatus();
+  }
+
+  GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override;
+
+  std::string Accel() const override { return "none"; }
+  std::string AccelReason() const override {
+    return fmt::format("a real machine over SSH ({})", plan_.ssh.host);
+  }
+  void SetAccel(const std::string&, const std::string&) override {}
+
+ private:
+  // ssh's argument vector for one remote command line. BatchMode: never a password prompt;
+  // ControlPath=none: no multiplexing master outlives the command.
+  std::vector<std::string> SshArgv(const std::string& remote) const {
+    const SshSettings& s = plan_.ssh;
+    std::vector<std::string> argv = {"ssh"};
+    if (!s.ssh_config.empty()) argv.insert(argv.end(), {"-F", s.ssh_config});
+    argv.insert(argv.end(),
+                {"-T", "-o", "BatchMode=yes", "-o",
+                 fmt::format("ConnectTimeout={}", static_cast<int>(s.connect_timeout_s)), "-o",
+                 "ControlPath=none", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
+                 "-p", std::to_string(s.port), "-l", s.user, "--", s.host, remote});
+    return argv;
+  }
+
+  std::vector<std::string> Privileged(std::vector<std::string> words) const {
+    if (plan_.ssh.sudo) words.insert(words.begin(), {"sudo", "-n", "--"});
+    return words;
+  }
+
+  // One remote command, logged with its outcome.
+  Expected<ProcessResult> Remote(const std::vector<std::string>& words, double timeout_s,
+                                 const std::string& stdin_path = "") {
+    const std::string command = ShellCommand(words);
+    const double start = MonotonicSeconds();
+    auto r = RunProcess(SshArgv(command), timeout_s, stdin_path);
+    if (!r.ok()) {
+      Log(fmt::format("$ {}\n  cannot run ssh: {}", Head(command, 2000), r.error().message));
+      return r;
+    }
+    Log(fmt::format("$ {}{}\n  exit {}{} after {:.1f} s{}", Head(command, 2000),
+                    stdin_path.empty() ? "" : " < " + stdin_path, r->exit_code,
+                    r->timed_out ? " (deadline passed: killed)" : "", MonotonicSeconds() - start,
+                    r->err.empty() ? "" : "; stderr: " + Head(r->err, 1000)));
+    return r;
+  }
+
+  void Log(const std::string& line) {
+    std::ofstream(log_path_, std::ios::app) << UtcTimestamp() << " " << line << "\n";
+  }
+
+  double Short() const { return plan_.ssh.connect_timeout_s + 60; }
+
+  // The machine's boot id, "" when it does not answer.
+  std::string BootId() {
+    auto r = Remote({"cat", "/proc/sys/kernel/random/boot_id"}, Short());
+    if (!r.ok() || r->exit_code != 0) return "";
+    return Trim(r->out);
+  }
+
+  Status Stage(const std::string& local, const std::string& remote);
+  Status MakeRemoteDir();
+  Status StageKernel(const Profile& p, std::string* kernel, std::string* initrd);
+  Status StageBinary();
+  std::string RemoteBinary() const {
+    return fmt::format("{}/kstacklab-{}", plan_.ssh.remote_dir, binary_sha_.substr(0, 16));
+  }
+  Status Switch(const Profile& p, bool reboot, const std::string& kernel,
+                const std::string& initrd);
+  bool WaitForNewBoot(const std::string& old_id, const std::atomic<bool>& stop, std::string* why);
+  GuestReport RunJob(const GuestJob& job, const std::atomic<bool>& stop);
+  GuestReport Settle(GuestReport r, const std::string& profile);
+
+  CampaignPlan plan_;
+  std::string work_;
+  std::string binary_;
+  std::string binary_sha_;
+  std::map<std::string, std::string> sha_;  // local path -> SHA-256
+  std::string log_path_;
+};
+
+// Copies `local` to `remote` unless the machine has a file there with the same content.
+Status SshEngine::Stage(const std::string& local, const std::string& remote) {
+  const std::string& sha = local == binary_ ? binary_sha_ : sha_[local];
+  auto have = Remote({"sh", "-c", "test -f \"$1\" && sha256sum \"$1\"", "stage", remote}, Short());
+  if (have.ok() && have->exit_code == 0 && have->out.rfind(sha, 0) == 0) return OkStatus();
+  const std::string tmp = remote + ".part";
+  ProcessResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(
+      r, Remote({"sh", "-c", "cat > \"$1\" && chmod 0755 \"$1\" && mv -f \"$1\" \"$2\"", "stage",
+                 tmp, remote},
+                plan_.ssh.run_timeout_s, local));
+  if (r.exit_code != 0) {
+    return RuntimeError(fmt::format("copying '{}' to the machine failed (exit {}): {}",
+                                    EscapeControl(local), r.exit_code, Head(r.err)));
+  }
+  return OkStatus();
+}
+
+Status SshEngine::MakeRemoteDir() {
+  ProcessResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(r, Remote({"mkdir", "-p", "--", plan_.ssh.remote_dir}, Short()));
+  if (r.exit_code != 0) {
+    return RuntimeError(
+        fmt::format("cannot create {} on the machine: {}", plan_.ssh.remote_dir, Head(r.err)));
+  }
+  return OkStatus();
+}
+
+// Before a kexec: the kernel and initrd it loads.
+Status SshEngine::StageKernel(const Profile& p, std::string* kernel, std::string* initrd) {
+  const std::string& dir = plan_.ssh.remote_dir;
+  KSTACKLAB_RETURN_IF_ERROR(MakeRemoteDir());
+  *kernel = fmt::format("{}/kernel-{}", dir, sha_[p.kernel].substr(0, 16));
+  KSTACKLAB_RETURN_IF_ERROR(Stage(p.kernel, *kernel));
+  if (!p.initrd.empty()) {
+    *initrd = fmt::format("{}/initrd-{}", dir, sha_[p.initrd].substr(0, 16));
+    KSTACKLAB_RETURN_IF_ERROR(Stage(p.initrd, *initrd));
+  }
+  return OkStatus();
+}
+
+// After the switch: the binary, in the new boot (a remote_dir on tmpfs did not survive it).
+Status SshEngine::StageBinary() {
+  KSTACKLAB_RETURN_IF_ERROR(MakeRemoteDir());
+  return Stage(binary_, RemoteBinary());
+}
+
+// Loads the profile's kernel (kexec) or names its boot entry (reboot), then starts the switch
+// detached on the machine: the SSH session that starts it may die with the old kernel.
+Status SshEngine::Switch(const Profile& p, bool reboot, const std::string& kernel,
+                         const std::string& initrd) {
+  std::vector<std::string> prepare;
+  if (reboot) {
+    for (const std::string& w : plan_.ssh.reboot_command) {
+      std::string word = w;
+      for (size_t at = word.find("{entry}"); at != std::string::npos; at = word.find("{entry}")) {
+        word.replace(at, 7, p.boot_entry);
+      }
+      prepare.push_back(std::move(word));
+    }
+  } else {
+    const std::string& base = plan_.ssh.cmdline;
+    prepare = {"kexec", "-l", kernel};
+    if (!initrd.empty()) prepare.push_back("--initrd=" + initrd);
+    prepare.push_back("--append=" + (base.empty() || p.cmdline.empty() ? base + p.cmdline
+                                                                       : base + " " + p.cmdline));
+  }
+  ProcessResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(r, Remote(Privileged(prepare), Short()));
+  if (r.exit_code != 0) {
+    return RuntimeError(fmt::format("{} failed on the machine (exit {}): {}", prepare[0],
+                                    r.exit_code, Head(r.err)));
+  }
+  // A fixed script: systemd's own kexec/reboot where systemd runs, else the tool's.
+  const std::string go =
+      reboot ? "sleep 1; if [ -d /run/systemd/system ]; then systemctl reboot; else reboot; fi"
+             : "sleep 1; if [ -d /run/systemd/system ]; then systemctl kexec; else kexec -e; fi";
+  auto started = Remote(Privileged({"sh", "-c", go + " </dev/null >/dev/null 2>&1 &"}), Short());
+  if (started.ok() && started->exit_code != 0 && started->exit_code != 255) {
+    return RuntimeError(fmt::format("starting the {} failed on the machine (exit {}): {}",
+                                    reboot ? "reboot" : "kexec", started->exit_code,
+                                    Head(started->err)));
+  }
+  return OkStatus();
+}
+
+// Probes until SSH answers with a boot id other than `old_id`, the deadline, or `stop`; then
+// once more after the plan's recover command, when it has one.
+bool SshEngine::WaitForNewBoot(const std::string& old_id, const std::atomic<bool>& stop,
+                               std::string* why) {
+  const SshSettings& s = plan_.ssh;
+  for (int round = 0; round < (s.recover.empty() ? 1 : 2); ++round) {
+    if (round == 1) {
+      auto r = RunProcess(s.recover, 600);
+      Log(fmt::format("recover: {} -> {}", ShellCommand(s.recover),
+                      r.ok()
+                          ? fmt::format("exit {}{}", r->exit_code, r->timed_out ? " (killed)" : "")
+                          : r.error().message));
+    }
+    const double deadline = MonotonicSeconds() + s.boot_timeout_s;
+    while (MonotonicSeconds() < deadline) {
+      if (stop.load()) return false;
+      const std::string id = BootId();
+      if (!id.empty() && id != old_id) return true;
+      std::this_thread::sleep_for(std::chrono::duration<double>(kProbeSleepS));
+    }
+    *why = fmt::format("the machine did not come back within boot_timeout ({:g} s){}",
+                       s.boot_timeout_s, round == 1 ? " after the recover command" : "");
+  }
+  return false;
+}
+
+GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) {
+  GuestReport r;
+  r.accel = "none";
+  log_path_ = job.console_path;
+  const Profile& p = *job.profile;
+  const SshSettings& s = plan_.ssh;
+  const bool reboot =
+      s.switch_mode == "reboot" || (s.switch_mode == "alternate" && job.boot_index % 2 == 0);
+  const std::string how = reboot ? "reboot" : "kexec";
+  Log(fmt::format("boot {} of profile '{}' on {} by {}", job.boot_index, p.name, s.host, how));
+  const double start = MonotonicSeconds();
+  std::string old_id = BootId();
+  if (old_id.empty()) {
+    // Still booting, or down: wait for it as after a switch (recover included), then go on.
+    std::string why;
+    if (!WaitForNewBoot("", stop, &why)) {
+      r.interrupted = stop.load();
+      r.failure = r.interrupted
+                      ? "interrupted"
+                      : fmt::format("the machine {} does not answer over SSH: {}", s.host, why);
+      r.machine = fmt::format("unreachable before boot {} of profile '{}'", job.boot_index, p.name);
+      r.machine_lost = !r.interrupted;
+      return r;
+    }
+    old_id = BootId();
+  }
+  std::string kernel, initrd;
+  if (Status st = reboot ? OkStatus() : StageKernel(p, &kernel, &initrd); !st.ok()) {
+    r.failure = st.error().message;
+    return Settle(std::move(r), p.name);
+  }
+  if (job.machine_note) {
+    job.machine_note(fmt::format("switching to profile '{}' (boot {}, {}) at {}", p.name,
+                                 job.boot_index, how, UtcTimestamp()));
+  }
+  if (Status st = Switch(p, reboot, kernel, initrd); !st.ok()) {
+    r.failure = st.error().message;
+    r.machine = fmt::format("in its previous kernel: the switch to profile '{}' failed", p.name);
+    return Settle(std::move(r), p.name);
+  }
+  std::string why;
+  if (!WaitForNewBoot(old_id, stop, &why)) {
+    r.interrupted = stop.load();
+    r.failure = r.interrupted ? "interrupted" : why;
+    r.seconds = MonotonicSeconds() - start;
+    r.machine = r.interrupted
+                    ? fmt::format("switching to profile '{}' when interrupted", p.name)
+                    : fmt::format("unreachable after the {} to profile '{}'", how, p.name);
+    r.machine_lost = !r.interrupted;
+    Log(r.failure);
+    return r;
+  }
+  r.machine = fmt::format("running profile '{}' (boot {}, {}) since {}", p.name, job.boot_index,
+                          how, UtcTimestamp());
+  if (job.machine_note) job.machine_note(r.machine);
+  if (Status st = StageBinary(); !st.ok()) {
+    r.failure = st.error().message;
+    return Settle(std::move(r), p.name);
+  }
+  GuestReport run = RunJob(job, stop);
+  run.machine = r.machine;
+  run.seconds = MonotonicSeconds() - start;
+  return Settle(std::move(run), p.name);
+}
+
+// A boot that failed mid-way: when the machine no longer answers, it is lost, not the profile.
+GuestReport SshEngine::Settle(GuestReport r, const std::string& profile) {
+  if (r.completed || r.interrupted || !BootId().empty()) return r;
+  r.machine_lost = true;
+  r.machine = fmt::format("unreachable during a boot of profile '{}'", profile);
+  r.failure = fmt::format("the machine stopped answering: {}", r.failure);
+  Log(r.failure);
+  return r;
+}
+
+// The job script on the machine, its standard output (the data channel) into the work directory.
+GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop) {
+  GuestReport r;
+  r.accel = "none";
+  const SshSettings& s = plan_.ssh;
+  const std::string bin = RemoteBinary();
+  std::vector<std::string> words = {"sh", "-c", JobScript()};
+  for (const std::string& a : JobScriptArgs(bin, s.remote_dir + "/out", *job.profile, job.run_args,
+                                            job.strength, job.strength_samples)) {
+    words.push_back(a);
+  }
+  const std::string channel = work_ + "/channel.txt";
+  const std::string err = work_ + "/ssh-run.err";
+  for (const std::string& f : {channel, err}) (void)WriteFileAtomic(f, "");
+  Child child;
+  if (Status st = child.Start(SshArgv(ShellCommand(Privileged(words))), channel, {}, err);
+      !st.ok()) {
+    r.failure = st.error().message;
+    return r;
+  }
+  Log(fmt::format("$ (the job script) kstacklab run for profile '{}'", job.profile->name));
+  const double deadline = MonotonicSeconds() + s.run_timeout_s;
+  int code = -1;
+  while (!child.Poll(&code)) {
+    if (stop.load() || MonotonicSeconds() > deadline) {
+      child.Kill();
+      r.interrupted = stop.load();
+      r.failure = r.interrupted ? "interrupted"
+                                : fmt::format("the run did not end within run_timeout ({:g} s)",
+                                              s.run_timeout_s);
+      Log(r.failure);
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto text = ReadWholeFile(channel, size_t{256} << 20);
+  ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
+  r.files = std::move(data.files);
+  auto err_text = ReadWholeFile(err, size_t{1} << 20);
+  Log(fmt::format(
+      "  exit {}{}", code,
+      err_text.ok() && !Trim(*err_text).empty() ? "; stderr: " + Head(*err_text, 2000) : ""));
+  if (data.done) {
+    r.completed = true;
+  } else {
+    r.failure = fmt::format(
+        "the job script on the machine ended (exit {}) without sending its "
+        "results: {}",
+        code, err_text.ok() ? Head(*err_text) : "");
+  }
+  return r;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> MakeSshEngine(const CampaignPlan& plan, const std::string& work_dir,
+                                      const std::string& guest_binary) {
+  return std::make_unique<SshEngine>(plan, work_dir, guest_binary);
+}
+
+}  // namespace kstacklab::campaign

@@ -1,0 +1,99 @@
+#include "kstacklab/fastpath_export.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "kstacklab/compare_report.h"
+#include "kstacklab/json.h"
+
+namespace kstacklab {
+namespace {
+
+// A YAML scalar that is always read back as the same string: a JSON string is a YAML
+// double-quoted scalar (YAML 1.2, section 7.3.1).
+std::string Str(const std::string& s) { return Json(s).dump(); }
+
+std::string SutName(const campaign::CampaignState& s) {
+  if (s.plan.engine == "ssh") return s.plan.ssh.host;
+  if (s.plan.engine == "lava") return "lava-" + s.plan.lava.device_type;
+  return "qemu-guest";
+}
+
+// "syscall/getpid" plus a benchmark's params and variant, as the lists' tables name a row.
+std::string BenchmarkName(const BenchmarkResult& b) {
+  std::string name = b.name;
+  for (const auto& [k, v] : b.params.items()) name += fmt::format(" {}:{}", k, v.dump());
+  if (!b.variant.empty()) name += " [" + b.variant + "]";
+  return name;
+}
+
+}  // namespace
+
+std::string FastpathPlanYaml(const campaign::CampaignState& s,
+                             const std::vector<CompareInput>& inputs) {
+  std::string out =
+      "# Written by kstacklab campaign --fastpath from a campaign's state (docs/campaign.md).\n"
+      "# Not mapped: the block order and seed, the stopping rule, the engine's switch method and\n"
+      "# timeouts, initrds, the run arguments (kstacklab run " +
+      Json(s.plan.run_args).dump() +
+      "), and the\n"
+      "# benchmarks: Fastpath has no kstacklab container, so the includes name kstacklab's rows.\n";
+  out += "sut:\n  name: " + Str(SutName(s)) + "\n";
+  if (s.plan.engine == "ssh") {
+    out += "  connection:\n    method: SSH\n    params:\n      user: " + Str(s.plan.ssh.user) +
+           "\n      host: " + Str(s.plan.ssh.host) + "\n";
+  }
+  out += "swprofiles:\n";
+  for (const campaign::Profile& p : s.plan.profiles) {
+    out += "- name: " + Str(p.name) + "\n  kernel: " + Str(p.kernel) + "\n";
+    if (!p.cmdline.empty()) out += "  cmdline: " + Str(p.cmdline) + "\n";
+    if (!p.sysctls.empty()) {
+      std::string sysctl;
+      for (const auto& [k, v] : p.sysctls) {
+        if (!sysctl.empty()) sysctl += ' ';
+        sysctl += k;
+        sysctl += '=';
+        sysctl += v;
+      }
+      out += "  sysctl: " + Str(sysctl) + "\n";
+    }
+  }
+  std::set<std::string> names;
+  size_t repeats = 0;
+  for (const CompareInput& in : inputs) {
+    for (const BenchmarkResult& b : in.run.benchmarks) {
+      names.insert(b.name);
+      repeats = std::max(repeats, b.repetitions.size());
+    }
+  }
+  out += names.empty() ? "benchmarks: []\n" : "benchmarks:\n";
+  for (const std::string& n : names) out += "- include: " + Str(n + ".yaml") + "\n";
+  out += fmt::format("defaults:\n  benchmark:\n    warmups: 0\n    repeats: {}\n    sessions: {}\n",
+                     repeats, s.plan.MaxBlocks());
+  return out;
+}
+
+std::string FastpathResultsCsv(const campaign::CampaignState& s,
+                               const std::vector<CompareInput>& inputs) {
+  std::string out = "sut,swprofile,benchmark,resultclass,unit,session,repeat,value\n";
+  const std::string sut = CsvField(SutName(s));
+  for (const CompareInput& in : inputs) {
+    const uint64_t boot = in.run.run.value("campaign", Json::object()).value("boot", uint64_t{0});
+    for (const BenchmarkResult& b : in.run.benchmarks) {
+      for (size_t r = 0; r < b.repetitions.size(); ++r) {
+        for (const char* metric : {"mean", "p99", "p99.9"}) {
+          auto it = b.repetitions[r].metrics.find(metric);
+          if (it == b.repetitions[r].metrics.end()) continue;
+          out += fmt::format("{},{},{},{},{},{},{},{}\n", sut, CsvField(in.run.label),
+                             CsvField(BenchmarkName(b)),
+                             CsvField(fmt::format("{} ({})", metric, b.unit)), CsvField(b.unit),
+                             boot, r, Json(it->second).dump());
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace kstacklab
