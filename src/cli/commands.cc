@@ -45,7 +45,7 @@ const std::vector<CommandDef>& Commands() {
       {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
       {"rng", "Dump a model random source's raw output to check it against the kernel",
        SetupRngCommand},
-      {"results", "List, show, export and import stored results (SQLite store)",
+      {"results", "List, show, export, import and copy stored results (SQLite or PostgreSQL)",
        SetupResultsCommand},
       {"plot", "Draw latency CDFs or the %-change chart of results (gnuplot)", SetupPlotCommand},
       {"entropy",
