@@ -8,7 +8,9 @@ PACKAGES=(
   libcli11-dev          # command-line parsing
   nlohmann-json3-dev    # result files, environment capture, JSON output
   libboost-math-dev     # Student-t / normal quantiles for the statistics
-  libsqlite3-dev        # the results store
+  libsqlite3-dev        # the results store (embedded default)
+  libpq-dev             # the results store on PostgreSQL (--store postgresql://…), through libpq
+  postgresql            # tests only: a throw-away server for the store tests (scripts/pg-test-server.sh)
   libsodium-dev         # independent cross-checks of ChaCha20 / SipHash in tests and benchmarks
   zlib1g-dev            # reading /proc/config.gz
   libgtest-dev          # unit tests
@@ -24,6 +26,7 @@ PACKAGES=(
   libyaml-cpp-dev       # campaign plan files (kstacklab campaign PLAN.yaml)
   qemu-system-x86 busybox-static  # the campaign engine `qemu` (a guest per boot; its tests boot Debian's kernel)
   cpio                  # the campaign tests list the generated initramfs with it; scripts/qemu-check.sh
+  man-db zsh            # tests only: the installed man page renders, the zsh completion loads
 )
 # --qemu is kept for old instructions: QEMU is now always installed (the campaign engine).
 if [ "${1:-}" = "--qemu" ]; then
