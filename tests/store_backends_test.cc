@@ -416,7 +416,7 @@ TEST_P(StoreBackendTest, FourWritersAndAReaderAtOnce) {
     ::close(go[1]);
     char c;
     if (::read(go[0], &c, 1) != 0) ::_exit(10);  // released when the parent closes the pipe
-    if (p == kWriters) {  // the reader
+    if (p == kWriters) {                         // the reader
       for (int round = 0; round < 200; ++round) {
         auto s = ResultStore::Open(store_, ResultStore::Mode::kExisting);
         if (!s.ok()) ::_exit(20);
@@ -484,8 +484,8 @@ class PostgresStoreTest : public StoreBackendTest {};
 TEST_P(PostgresStoreTest, APasswordInTheUrlIsRefusedBeforeConnecting) {
   const std::string password = pg_["KSTACKLAB_TEST_PG_PASSWORD"];
   const std::string base = pg_["KSTACKLAB_TEST_PG_URL"];
-  const std::string with_user = "postgresql://kstacklab_test:" + password + "@" +
-                                base.substr(base.find('@') + 1);
+  const std::string with_user =
+      "postgresql://kstacklab_test:" + password + "@" + base.substr(base.find('@') + 1);
   for (const std::string& url : {with_user, base + "?password=" + password}) {
     for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
       auto s = ResultStore::Open(url, mode);
@@ -550,8 +550,7 @@ TEST_P(PostgresStoreTest, ARoleWithoutPrivilegesIsToldWhatToAskFor) {
   auto r = ResultStore::Open(reader, ResultStore::Mode::kExisting);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().exit_code, kExitRuntime);
-  EXPECT_NE(r.error().message.find("permission denied"), std::string::npos)
-      << r.error().message;
+  EXPECT_NE(r.error().message.find("permission denied"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("GRANT"), std::string::npos) << r.error().message;
   raw_->Exec("GRANT SELECT ON runs, benchmarks, kstacklab_store TO kstacklab_reader");
   auto r2 = ResultStore::Open(reader, ResultStore::Mode::kCreate);
@@ -641,8 +640,7 @@ TEST_P(PostgresStoreTest, CopyingBothWaysTwiceAddsNoDuplicates) {
   EXPECT_EQ(*pg->Document(3), ResultToJson(Sample("z")));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, PostgresStoreTest, ::testing::Values(Kind::kPostgres),
-                         KindName);
+INSTANTIATE_TEST_SUITE_P(Backends, PostgresStoreTest, ::testing::Values(Kind::kPostgres), KindName);
 
 }  // namespace
 }  // namespace kstacklab

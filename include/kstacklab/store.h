@@ -129,7 +129,7 @@ Status CheckStoreLocation(const std::string& path);
 // creation time, environment and figures), so copying twice, or back and forth, adds nothing.
 // `progress` (may be empty) is called after each batch with (runs looked at, runs in all).
 struct CopyOutcome {
-  std::vector<std::pair<int64_t, int64_t>> copied;  // (id in `from`, new id in `to`)
+  std::vector<std::pair<int64_t, int64_t>> copied;   // (id in `from`, new id in `to`)
   std::vector<std::pair<int64_t, int64_t>> present;  // (id in `from`, id already in `to`)
 };
 Expected<CopyOutcome> CopyRuns(ResultStore& from, ResultStore& to, size_t batch,

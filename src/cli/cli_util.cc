@@ -176,8 +176,7 @@ void ProgressLine::Update(double fraction) {
   last_ = now;
   const std::string eta =
       fraction > 0.01 ? fmt::format("{:.0f}s", elapsed / fraction * (1 - fraction)) : "--";
-  std::fprintf(stderr, "\r\033[K[%3.0f%%] ETA %s  %s", fraction * 100, eta.c_str(),
-               what_.c_str());
+  std::fprintf(stderr, "\r\033[K[%3.0f%%] ETA %s  %s", fraction * 100, eta.c_str(), what_.c_str());
   std::fflush(stderr);
   shown_ = true;
 }

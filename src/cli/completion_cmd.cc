@@ -41,8 +41,8 @@ struct CommandDoc {
 // Options whose value is a path although their type does not say so.
 bool PathOption(const std::string& long_name) {
   static const std::set<std::string> k = {
-      "--output", "--store", "--dir",  "--resume", "--report", "--records", "--save-records",
-      "--kernel", "--from",  "--to",   "--initrd", "--config", "--recovery-file"};
+      "--output", "--store", "--dir", "--resume", "--report", "--records",      "--save-records",
+      "--kernel", "--from",  "--to",  "--initrd", "--config", "--recovery-file"};
   return k.count(long_name) > 0;
 }
 
@@ -157,8 +157,8 @@ std::string CaseBlocks(const CommandDoc& root, bool zsh) {
         std::vector<std::string> q;
         for (const std::string& v : o.choices) q.push_back(Quoted(v));
         action = zsh ? fmt::format("compadd -- {}; return", fmt::join(q, " "))
-                     : fmt::format("values={}; return_words=1", Quoted(fmt::format(
-                                                                    "{}", fmt::join(o.choices, " "))));
+                     : fmt::format("values={}; return_words=1",
+                                   Quoted(fmt::format("{}", fmt::join(o.choices, " "))));
       } else if (o.path) {
         action = zsh ? "_files; return" : "files=1; return_words=1";
       } else {
@@ -174,8 +174,10 @@ std::string CaseBlocks(const CommandDoc& root, bool zsh) {
 std::string BashScript(const CommandDoc& root) {
   std::vector<const CommandDoc*> all;
   Flatten(root, &all);
-  std::string s = "# bash completion for kstacklab, generated from its command-line definitions by\n"
-                  "# `kstacklab completion bash` (" + VersionText() + "). Do not edit.\n";
+  std::string s =
+      "# bash completion for kstacklab, generated from its command-line definitions by\n"
+      "# `kstacklab completion bash` (" +
+      VersionText() + "). Do not edit.\n";
   s += "_kstacklab() {\n";
   s += "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n";
   s += "  local kpath=\"\" i w values=\"\" files=0 return_words=0\n";
@@ -224,7 +226,8 @@ std::string ZshScript(const CommandDoc& root) {
   Flatten(root, &all);
   std::string s = "#compdef kstacklab\n";
   s += "# zsh completion for kstacklab, generated from its command-line definitions by\n"
-       "# `kstacklab completion zsh` (" + VersionText() + "). Do not edit.\n";
+       "# `kstacklab completion zsh` (" +
+       VersionText() + "). Do not edit.\n";
   s += "_kstacklab() {\n";
   s += "  local kpath=\"\" i w prev=${words[CURRENT-1]} files=0\n";
   s += "  local -a items\n";
@@ -244,8 +247,8 @@ std::string ZshScript(const CommandDoc& root) {
       }
       for (const std::string& n : o.names) items.push_back(Described(n, o.description));
     }
-    s += fmt::format("    ({}) items=({}); files={} ;;\n", Quoted(c->path),
-                     fmt::join(items, " "), files ? 1 : 0);
+    s += fmt::format("    ({}) items=({}); files={} ;;\n", Quoted(c->path), fmt::join(items, " "),
+                     files ? 1 : 0);
   }
   s += "  esac\n";
   s += "  _describe -t kstacklab 'kstacklab' items\n";

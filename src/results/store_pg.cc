@@ -109,8 +109,7 @@ std::string Remedy(const std::string& state) {
 // the remedy, and a lost connection said as such.
 std::string Reason(PGconn* conn, const PGresult* res) {
   if (PQstatus(conn) == CONNECTION_BAD) {
-    return fmt::format("the connection to the server was lost ({})",
-                       OneLine(PQerrorMessage(conn)));
+    return fmt::format("the connection to the server was lost ({})", OneLine(PQerrorMessage(conn)));
   }
   std::string why;
   std::string state;
@@ -134,10 +133,10 @@ Status CheckUrl(const std::string& url) {
   if (opts == nullptr) {
     std::string why = err ? OneLine(err) : std::string("out of memory");
     PQfreemem(err);
-    return UsageError(fmt::format(
-        "the results store URL is not one libpq understands: {}; write it as "
-        "postgresql://[USER@]HOST[:PORT]/DATABASE[?PARAM=VALUE...]",
-        why));
+    return UsageError(
+        fmt::format("the results store URL is not one libpq understands: {}; write it as "
+                    "postgresql://[USER@]HOST[:PORT]/DATABASE[?PARAM=VALUE...]",
+                    why));
   }
   std::string secret;
   for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
@@ -162,8 +161,8 @@ Status CheckUrl(const std::string& url) {
 Expected<Conn> Connect(const std::string& url) {
   // Later parameters override earlier ones: the URL's own connect_timeout and application name
   // win over these defaults, and the client encoding is always UTF-8 (documents are UTF-8).
-  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname",
-                        "client_encoding", nullptr};
+  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", "client_encoding",
+                        nullptr};
   const char* values[] = {"10", "kstacklab", url.c_str(), "UTF8", nullptr};
   Conn conn(PQconnectdbParams(keys, values, 1));
   if (!conn) return RuntimeError("cannot connect to the results store: out of memory");
@@ -272,12 +271,13 @@ Status CreateTables(PGconn* conn, const std::string& url) {
   auto tx = Transaction::Begin(conn, "BEGIN");
   if (!tx.ok()) return RuntimeError(fmt::format("results store {}: {}", url, tx.error().message));
   const std::string key = std::to_string(kCreateLockKey);
-  if (auto lock = Exec(conn, "SELECT pg_advisory_xact_lock($1::bigint)", {key.c_str()},
-                       PGRES_TUPLES_OK);
+  if (auto lock =
+          Exec(conn, "SELECT pg_advisory_xact_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
       !lock.ok()) {
-    return RuntimeError(fmt::format("results store {}: cannot lock the store to create its "
-                                    "tables: {}",
-                                    url, lock.error().message));
+    return RuntimeError(
+        fmt::format("results store {}: cannot lock the store to create its "
+                    "tables: {}",
+                    url, lock.error().message));
   }
   auto version = ReadVersion(conn, url);
   if (!version.ok()) return version.error();
@@ -290,8 +290,8 @@ Status CreateTables(PGconn* conn, const std::string& url) {
     }
   }
   if (Status st = tx->Commit(); !st.ok()) {
-    return RuntimeError(fmt::format("results store {}: cannot commit the new tables: {}", url,
-                                    st.error().message));
+    return RuntimeError(
+        fmt::format("results store {}: cannot commit the new tables: {}", url, st.error().message));
   }
   return OkStatus();
 }
@@ -338,17 +338,16 @@ StoredRunInfo InfoFromRow(const PGresult* r, int row) {
 Expected<int64_t> InsertRow(PGconn* conn, const RunRow& row, const std::string& stored_at) {
   const char* null = nullptr;
   const std::string partial = row.partial ? "1" : "0";
-  auto run = Exec(conn,
-                  "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, "
-                  "host, partial, document) VALUES($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id",
-                  {stored_at.c_str(), row.created.c_str(), row.label.c_str(),
-                   row.tool_version.c_str(),
-                   row.kernel_release.empty() ? null : row.kernel_release.c_str(),
-                   row.host.empty() ? null : row.host.c_str(), partial.c_str(),
-                   row.document.c_str()},
-                  PGRES_TUPLES_OK);
-  if (!run.ok()) return Error{run.error().exit_code, "cannot insert the result: " +
-                                                         run.error().message};
+  auto run =
+      Exec(conn,
+           "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, "
+           "host, partial, document) VALUES($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id",
+           {stored_at.c_str(), row.created.c_str(), row.label.c_str(), row.tool_version.c_str(),
+            row.kernel_release.empty() ? null : row.kernel_release.c_str(),
+            row.host.empty() ? null : row.host.c_str(), partial.c_str(), row.document.c_str()},
+           PGRES_TUPLES_OK);
+  if (!run.ok())
+    return Error{run.error().exit_code, "cannot insert the result: " + run.error().message};
   const int64_t id = Int(run->get(), 0, 0);
   const std::string id_text = std::to_string(id);
   for (size_t i = 0; i < row.benchmarks.size(); ++i) {
@@ -361,8 +360,9 @@ Expected<int64_t> InsertRow(PGconn* conn, const RunRow& row, const std::string& 
                       {id_text.c_str(), position.c_str(), b.name.c_str(), b.variant.c_str(),
                        b.params.c_str(), reps.c_str()},
                       PGRES_COMMAND_OK);
-    if (!bench.ok()) return Error{bench.error().exit_code, "cannot insert a benchmark row: " +
-                                                               bench.error().message};
+    if (!bench.ok())
+      return Error{bench.error().exit_code,
+                   "cannot insert a benchmark row: " + bench.error().message};
   }
   return id;
 }
@@ -377,8 +377,8 @@ Expected<std::vector<int64_t>> PostgresBackend::InsertAll(const std::vector<RunR
   std::vector<int64_t> ids;
   for (const RunRow& row : rows) {
     auto id = InsertRow(conn_.get(), row, stored_at);
-    if (!id.ok()) return RuntimeError(fmt::format("results store {}: {}", url_,
-                                                  id.error().message));
+    if (!id.ok())
+      return RuntimeError(fmt::format("results store {}: {}", url_, id.error().message));
     ids.push_back(*id);
   }
   if (Status st = tx->Commit(); !st.ok()) {
@@ -399,8 +399,8 @@ Expected<std::vector<StoredRunInfo>> PostgresBackend::List() {
   if (empty_) return out;
   auto tx = Transaction::Begin(conn_.get(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   if (!tx.ok()) return Fail("cannot start reading", tx.error());
-  auto runs = Exec(conn_.get(), (std::string(kInfoColumns) + " ORDER BY id").c_str(), {},
-                   PGRES_TUPLES_OK);
+  auto runs =
+      Exec(conn_.get(), (std::string(kInfoColumns) + " ORDER BY id").c_str(), {}, PGRES_TUPLES_OK);
   if (!runs.ok()) return Fail("cannot list the runs", runs.error());
   for (int i = 0; i < PQntuples(runs->get()); ++i) out.push_back(InfoFromRow(runs->get(), i));
   auto names = Exec(conn_.get(), "SELECT run_id, name FROM benchmarks ORDER BY run_id, position",
