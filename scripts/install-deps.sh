@@ -8,7 +8,9 @@ PACKAGES=(
   libcli11-dev          # command-line parsing
   nlohmann-json3-dev    # result files, environment capture, JSON output
   libboost-math-dev     # Student-t / normal quantiles for the statistics
-  libsqlite3-dev        # the results store
+  libsqlite3-dev        # the results store (embedded default)
+  libpq-dev             # the results store on PostgreSQL (--store postgresql://…), through libpq
+  postgresql            # tests only: a throw-away server for the store tests (scripts/pg-test-server.sh)
   libsodium-dev         # independent cross-checks of ChaCha20 / SipHash in tests and benchmarks
   zlib1g-dev            # reading /proc/config.gz
   libgtest-dev          # unit tests
@@ -29,6 +31,7 @@ PACKAGES=(
   kexec-tools           # kexec inside the ssh engine's test guest (the engine's machines need it too)
   lavacli               # the campaign engine `lava` submits and follows jobs with it
   lava-common           # LAVA's job schema: tests/e2e/campaign_lava.sh validates every generated job
+  man-db zsh            # tests only: the installed man page renders, the zsh completion loads
 )
 # --qemu is kept for old instructions: QEMU is now always installed (the campaign engine).
 if [ "${1:-}" = "--qemu" ]; then

@@ -29,6 +29,8 @@ targets=$(cmake --build "$BUILD" --target help)
 if grep -q '^kstacklab_live_skeleton:' <<<"$targets"; then
   cmake --build "$BUILD" --target kstacklab_live_skeleton >/dev/null
 fi
+# The commit header `--version` includes (src/cli/version.cc) is generated too.
+cmake --build "$BUILD" --target kstacklab_commit >/dev/null
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
   mapfile -t sources < <(git ls-files 'src/*.cc')

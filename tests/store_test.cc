@@ -1,5 +1,6 @@
-// The SQLite results store: round trips, listing, ids, schema versioning, concurrent writers,
-// and store ids in LoadResultInput().
+// What only the SQLite results store has: a file (its directory, WAL, damage, permissions, file
+// kinds), SQLite's own limits, and the store-id parser and default path every store shares. The
+// behaviour both backends share is tested on both in store_backends_test.cc.
 #include "kstacklab/store.h"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -98,80 +100,11 @@ class StoreTest : public ::testing::Test {
   std::string path_;
 };
 
-TEST_F(StoreTest, InsertThenGetReturnsTheSameDocument) {
-  ResultStore store = OpenOrDie();
-  RunResult r = Sample("baseline");
-  int64_t id = InsertOrDie(store, r);
-  EXPECT_EQ(id, 1);
-  auto doc = store.Document(id);
-  ASSERT_TRUE(doc.ok()) << doc.error().message;
-  EXPECT_EQ(*doc, ResultToJson(r));
-  auto back = store.Get(id);
-  ASSERT_TRUE(back.ok()) << back.error().message;
-  EXPECT_EQ(ResultToJson(*back), ResultToJson(r));
-  EXPECT_EQ(back->benchmarks.size(), 3u);
-  EXPECT_EQ(back->benchmarks[0].histogram.count(), 2000u);
-  EXPECT_DOUBLE_EQ(back->timer.overhead_ns, 12.5);
-}
-
 TEST_F(StoreTest, CreatesParentDirectoriesAndUsesWalAndSchemaVersion) {
   { ResultStore store = OpenOrDie(); }
   EXPECT_TRUE(fs::exists(path_));
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), std::to_string(kStoreSchemaVersion));
-}
-
-TEST_F(StoreTest, IdsIncreaseAndListShowsEveryRun) {
-  ResultStore store = OpenOrDie();
-  EXPECT_EQ(InsertOrDie(store, Sample("a")), 1);
-  EXPECT_EQ(InsertOrDie(store, Sample("b")), 2);
-  RunResult c = Sample("c");
-  c.environment = Json::object();  // no capture: kernel and host unknown
-  c.partial = true;
-  EXPECT_EQ(InsertOrDie(store, c), 3);
-
-  auto list = store.List();
-  ASSERT_TRUE(list.ok()) << list.error().message;
-  ASSERT_EQ(list->size(), 3u);
-  EXPECT_EQ((*list)[0].id, 1);
-  EXPECT_EQ((*list)[0].label, "a");
-  EXPECT_EQ((*list)[0].created, "2026-11-29T12:00:00Z");
-  EXPECT_EQ((*list)[0].kernel_release, "6.18.0-test");
-  EXPECT_EQ((*list)[0].host, "testbox");
-  EXPECT_FALSE((*list)[0].partial);
-  EXPECT_FALSE((*list)[0].stored_at.empty());
-  // Variants of one benchmark are listed once, in file order.
-  EXPECT_EQ((*list)[0].benchmarks, (std::vector<std::string>{"model/kstack", "syscall/getpid"}));
-  EXPECT_EQ((*list)[2].label, "c");
-  EXPECT_EQ((*list)[2].kernel_release, "");
-  EXPECT_EQ((*list)[2].host, "");
-  EXPECT_TRUE((*list)[2].partial);
-
-  auto info = store.Info(2);
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->label, "b");
-  EXPECT_EQ(info->benchmarks.size(), 2u);
-}
-
-TEST_F(StoreTest, BenchmarkRowsAreQueryable) {
-  {
-    ResultStore store = OpenOrDie();
-    InsertOrDie(store, Sample("a"));
-  }
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM benchmarks WHERE run_id = 1"), "3");
-  EXPECT_EQ(RawQuery(path_, "SELECT params FROM benchmarks WHERE name = 'syscall/getpid'"),
-            "{\"h\":1}");
-  EXPECT_EQ(RawQuery(path_, "SELECT variant FROM benchmarks WHERE position = 1"), "percpu-prng");
-}
-
-TEST_F(StoreTest, MissingIdIsAUsageError) {
-  ResultStore store = OpenOrDie();
-  InsertOrDie(store, Sample("a"));
-  auto r = store.Get(17);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().exit_code, kExitUsage);
-  EXPECT_EQ(r.error().message,
-            "no result with id 17 in " + path_ + " (see `kstacklab results list`)");
 }
 
 // A store whose file was damaged (a bad disk, a copy cut short): every way of reading it says
@@ -215,24 +148,6 @@ TEST_F(StoreTest, OpeningAMissingStoreForReadingCreatesNothing) {
   EXPECT_EQ(s.error().exit_code, kExitUsage);
   EXPECT_NE(s.error().message.find("no results store at " + path_), std::string::npos);
   EXPECT_FALSE(fs::exists(dir_ + "/sub"));
-}
-
-TEST_F(StoreTest, RefusesAStoreFromANewerVersionWithoutTouchingIt) {
-  {
-    ResultStore store = OpenOrDie();
-    InsertOrDie(store, Sample("a"));
-  }
-  RawExec(path_, "PRAGMA user_version = 2");
-  for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
-    auto s = ResultStore::Open(path_, mode);
-    ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.error().exit_code, kExitUsage);
-    EXPECT_NE(s.error().message.find("schema version 2, newer than this kstacklab understands (1)"),
-              std::string::npos)
-        << s.error().message;
-  }
-  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"), "2");
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "1");
 }
 
 TEST_F(StoreTest, RefusesFilesThatAreNotAStore) {
@@ -316,35 +231,6 @@ TEST_F(StoreTest, ReadOnlyOpensNeverWrite) {
   EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "1");
 }
 
-TEST_F(StoreTest, InsertAllIsAllOrNothing) {
-  auto s = OpenOrDie();
-  auto ids = s.InsertAll({Sample("a"), Sample("b")});
-  ASSERT_TRUE(ids.ok()) << ids.error().message;
-  ASSERT_EQ(ids->size(), 2u);
-  EXPECT_EQ((*ids)[1], (*ids)[0] + 1);
-  // A trigger refusing the label "bad" makes the second insert fail: the first is rolled back.
-  RawExec(path_,
-          "CREATE TRIGGER no_bad BEFORE INSERT ON runs WHEN NEW.label = 'bad' "
-          "BEGIN SELECT RAISE(ABORT, 'refused'); END");
-  auto again = s.InsertAll({Sample("good"), Sample("bad")});
-  ASSERT_FALSE(again.ok());
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "2");
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs WHERE label = 'good'"), "0");
-}
-
-// Issue 29: a result is stored only if it can be read back — its stored document within the
-// reader's limit (ResultLimits::kMaxFileBytes) — and nothing of the import is written otherwise.
-TEST_F(StoreTest, RefusesAResultTooLargeToReadBack) {
-  auto s = OpenOrDie();
-  RunResult big = Sample("big");
-  big.environment["padding"] = std::string(ResultLimits::kMaxFileBytes, 'x');
-  auto ids = s.InsertAll({Sample("small"), big});
-  ASSERT_FALSE(ids.ok());
-  EXPECT_EQ(ids.error().exit_code, kExitUsage);
-  EXPECT_NE(ids.error().message.find("to be read back"), std::string::npos) << ids.error().message;
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "0");
-}
-
 // Issue 29: no kstacklab writes a negative user_version: such a file is not a store.
 TEST_F(StoreTest, RefusesANegativeSchemaVersion) {
   {
@@ -413,53 +299,6 @@ TEST(StoreIds, OneParserForEveryCommand) {
   }
 }
 
-TEST_F(StoreTest, TwoProcessesInsertingAtOnceBothSucceed) {
-  constexpr int kPerProcess = 30;
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
-  pid_t pids[2];
-  for (int p = 0; p < 2; ++p) {
-    pids[p] = ::fork();
-    ASSERT_GE(pids[p], 0);
-    if (pids[p] == 0) {
-      ::close(go[1]);
-      char c;
-      if (::read(go[0], &c, 1) != 0) ::_exit(10);  // released when the parent closes the pipe
-      // Both children also race to create the store file and its tables.
-      for (int i = 0; i < kPerProcess; ++i) {
-        auto id = RecordInStore(Sample(fmt::format("p{}-{}", p, i)), path_);
-        if (!id.ok()) {
-          std::fprintf(stderr, "child %d: %s\n", p, id.error().message.c_str());
-          ::_exit(1);
-        }
-      }
-      ::_exit(0);
-    }
-  }
-  ::close(go[0]);
-  ::close(go[1]);
-  for (pid_t pid : pids) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0);
-  }
-  ResultStore store = OpenOrDie(ResultStore::Mode::kExisting);
-  auto list = store.List();
-  ASSERT_TRUE(list.ok());
-  ASSERT_EQ(list->size(), 2u * kPerProcess);
-  std::set<std::string> labels;
-  std::set<int64_t> ids;
-  for (const StoredRunInfo& info : *list) {
-    labels.insert(info.label);
-    ids.insert(info.id);
-    EXPECT_EQ(info.benchmarks.size(), 2u);
-  }
-  EXPECT_EQ(labels.size(), 2u * kPerProcess);
-  EXPECT_EQ(*ids.begin(), 1);
-  EXPECT_EQ(*ids.rbegin(), 2 * kPerProcess);
-}
-
 TEST_F(StoreTest, LoadResultInputResolvesStoreIds) {
   ASSERT_TRUE(RecordInStore(Sample("first"), path_).ok());
   ASSERT_TRUE(RecordInStore(Sample("second"), path_).ok());
@@ -494,15 +333,38 @@ TEST(StoreFields, KernelAndHostComeFromTheCapture) {
   EXPECT_EQ(StoredHost(r), "");
 }
 
-TEST(StoreDefaultPath, FollowsXdgDataHome) {
-  const char* old = std::getenv("XDG_DATA_HOME");
-  std::string saved = old ? old : "";
+TEST(StoreDefaultPath, FollowsKstacklabStoreThenXdgDataHome) {
+  auto saved = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  auto restore = [](const char* name, const std::optional<std::string>& v) {
+    if (v)
+      ::setenv(name, v->c_str(), 1);
+    else
+      ::unsetenv(name);
+  };
+  const auto xdg = saved("XDG_DATA_HOME");
+  const auto team = saved("KSTACKLAB_STORE");
+  ::unsetenv("KSTACKLAB_STORE");
   ::setenv("XDG_DATA_HOME", "/tmp/xdg-test", 1);
   EXPECT_EQ(DefaultStorePath(), "/tmp/xdg-test/kstacklab/results.db");
-  if (old)
-    ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
-  else
-    ::unsetenv("XDG_DATA_HOME");
+  ::setenv("KSTACKLAB_STORE", "", 1);  // empty: as if unset
+  EXPECT_EQ(DefaultStorePath(), "/tmp/xdg-test/kstacklab/results.db");
+  ::setenv("KSTACKLAB_STORE", "postgresql://db.example/perf", 1);
+  EXPECT_EQ(DefaultStorePath(), "postgresql://db.example/perf");
+  EXPECT_TRUE(IsStoreUrl(DefaultStorePath()));
+  restore("XDG_DATA_HOME", xdg);
+  restore("KSTACKLAB_STORE", team);
+}
+
+TEST(StoreUrl, OnlyThePostgresqlSchemesAreUrls) {
+  EXPECT_TRUE(IsStoreUrl("postgresql://h/db"));
+  EXPECT_TRUE(IsStoreUrl("postgres://h/db"));
+  for (const char* path : {"results.db", "./postgresql://x", "/tmp/postgres://", "mysql://h/db",
+                           "POSTGRESQL://h/db", ""}) {
+    EXPECT_FALSE(IsStoreUrl(path)) << path;
+  }
 }
 
 }  // namespace

@@ -1,23 +1,36 @@
-// The results store: an embedded SQLite database of result files (issue 3, item 5). Layout,
-// schema and concurrency guarantees: docs/store.md. Library kstacklab_store (SQLite); turning a
-// "FILE or store id" argument into a RunResult is kstacklab/load.h.
+// The results store: every run's result file in a database, listed and read back by id. Two
+// kinds behind one interface: an embedded SQLite file (the default, one machine) and a
+// PostgreSQL database (`postgresql://…`, a team's shared store). Same schema, same ids, same
+// guarantees; layout, URL form, credentials and concurrency: docs/store.md. Library
+// kstacklab_store (SQLite, libpq); turning a "FILE or store id" argument into a RunResult is
+// kstacklab/load.h.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kstacklab/error.h"
 #include "kstacklab/load.h"  // LoadResultInput, ParseStoreId (callers that include only store.h)
 #include "kstacklab/results.h"
 
-struct sqlite3;
-
 namespace kstacklab {
 
-// Default store path: $XDG_DATA_HOME/kstacklab/results.db, else
-// ~/.local/share/kstacklab/results.db.
+namespace store_internal {
+class Backend;
+}
+
+// The store every command uses when none is named: $KSTACKLAB_STORE when set and not empty (a
+// path or a postgresql:// URL, so a team sets its shared store once), else
+// $XDG_DATA_HOME/kstacklab/results.db, else ~/.local/share/kstacklab/results.db.
 std::string DefaultStorePath();
+
+// True when `spec` names a PostgreSQL store (it starts with postgresql:// or postgres://);
+// anything else is a SQLite file path.
+bool IsStoreUrl(const std::string& spec);
 
 // Version of the store's table layout, kept in SQLite's `PRAGMA user_version`. A store with a
 // larger version (written by a newer kstacklab) is refused, never modified.
@@ -36,9 +49,12 @@ struct StoredRunInfo {
   std::vector<std::string> benchmarks;  // distinct benchmark names, in file order
 };
 
-// A handle on one store file. Thread-compatible (one handle per thread); any number of processes
-// may use the same file at once: the database is in WAL mode, writers take the write lock up
-// front (BEGIN IMMEDIATE) and wait up to kBusyTimeoutMs for one another.
+// A handle on one store. Thread-compatible (one handle per thread); any number of processes, on
+// any number of hosts for PostgreSQL, may use the same store at once: every write is one
+// transaction, readers see only whole runs. SQLite: WAL mode, writers take the write lock up
+// front (BEGIN IMMEDIATE) and wait up to kBusyTimeoutMs for one another. PostgreSQL: a row lock
+// or table lock is waited for up to kBusyTimeoutMs too (lock_timeout), a connection for
+// connect_timeout (10 s unless the URL says otherwise).
 class ResultStore {
  public:
   static constexpr int kBusyTimeoutMs = 10000;
@@ -46,14 +62,18 @@ class ResultStore {
   // kCreate makes the parent directories, the file and the tables as needed (what `run` and
   // `results import` use). kExisting opens a store that is already there READ-ONLY: it never
   // writes (no WAL switch, no tables; a 0-byte file reads as an empty store; a read-only file,
-  // directory or another user's store can be read). A missing file is a UsageError saying there
-  // is no store yet (what list/show/export and store ids use). Insert on such a handle fails.
+  // directory or another user's store can be read; a PostgreSQL session is made read-only and a
+  // database without kstacklab's tables reads as an empty store). A missing file is a UsageError
+  // saying there is no store yet (what list/show/export and store ids use). Insert on such a
+  // handle fails.
   enum class Mode { kCreate, kExisting };
 
-  // Errors: a missing store (kExisting), a path that is not a regular file, a file that is not
-  // a SQLite database, someone else's database, or a store written by a newer kstacklab (schema
-  // version above kStoreSchemaVersion) -> UsageError; an unwritable directory or a failing read
-  // -> RuntimeError. Both name the path and the remedy.
+  // `path` is a file path or a postgresql:// URL (IsStoreUrl). Errors: a missing store
+  // (kExisting), a path that is not a regular file, a file that is not a SQLite database,
+  // someone else's database, a store written by a newer kstacklab (schema version above
+  // kStoreSchemaVersion), a URL holding a password -> UsageError; an unwritable directory, a
+  // failing read, a server that cannot be reached -> RuntimeError. Both name the store and the
+  // remedy.
   static Expected<ResultStore> Open(const std::string& path, Mode mode);
 
   ResultStore(ResultStore&& other) noexcept;
@@ -78,16 +98,19 @@ class ResultStore {
   // Document(id) parsed back (source named "store id N").
   Expected<RunResult> Get(int64_t id);
 
+  // Stores a document exactly as given (`results copy`): it must be a valid result document;
+  // `result` is that document parsed (the index columns come from it). One transaction.
+  Expected<std::vector<int64_t>> InsertDocuments(const std::vector<std::string>& documents,
+                                                 const std::vector<RunResult>& results);
+
+  // The path or URL it was opened with.
   const std::string& path() const { return path_; }
 
  private:
-  ResultStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  Error DbError(const std::string& what) const;
-  Error NoSuchId(int64_t id) const;
+  ResultStore(std::unique_ptr<store_internal::Backend> backend, std::string path);
 
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<store_internal::Backend> backend_;
   std::string path_;
-  bool empty_ = false;  // read-only open of a file without tables: lists nothing
 };
 
 // The one call `run` makes: opens (creating as needed) the store at `store_path` and inserts.
@@ -95,8 +118,22 @@ Expected<int64_t> RecordInStore(const RunResult& result, const std::string& stor
 
 // Whether a store can be at (or created at) `path`, checked without creating anything: an
 // existing path must be a regular file; otherwise its deepest existing ancestor must be a
-// writable directory. For `run` to refuse before measuring, not warn after.
+// writable directory. A URL must parse, hold no password, and name a server that answers with a
+// database that is empty or a kstacklab store of this schema or older (read-only check: nothing
+// is created). For `run` to refuse before measuring, not warn after.
 Status CheckStoreLocation(const std::string& path);
+
+// `results copy`: every run of `from` not yet in `to`, in id order, `batch` runs per
+// transaction (so a copy cut short keeps whole batches, and the next copy finishes it). A run
+// is in `to` when `to` holds a document byte-identical to it (its identity: the same label,
+// creation time, environment and figures), so copying twice, or back and forth, adds nothing.
+// `progress` (may be empty) is called after each batch with (runs looked at, runs in all).
+struct CopyOutcome {
+  std::vector<std::pair<int64_t, int64_t>> copied;   // (id in `from`, new id in `to`)
+  std::vector<std::pair<int64_t, int64_t>> present;  // (id in `from`, id already in `to`)
+};
+Expected<CopyOutcome> CopyRuns(ResultStore& from, ResultStore& to, size_t batch,
+                               const std::function<void(size_t, size_t)>& progress);
 
 // The summary fields a row is listed with, taken from the result itself (the environment
 // capture); empty when the capture lacks them. Exposed for tests.

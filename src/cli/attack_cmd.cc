@@ -72,50 +72,6 @@ Status CheckCost(const analysis::AttackCost& cost, bool allow_long, std::string_
                   analysis::kAttackBytesBound / (1024 * 1024), reduce));
 }
 
-// Progress of a long attack on stderr, on a terminal only: "[ 42%] ETA 12s  attack migration",
-// from the first second on, redrawn at most 4 times a second, erased at the end.
-class ProgressLine {
- public:
-  explicit ProgressLine(std::string what)
-      : what_(std::move(what)), enabled_(StderrIsTty()), start_(Clock::now()) {}
-  ProgressLine(const ProgressLine&) = delete;
-  ProgressLine& operator=(const ProgressLine&) = delete;
-  ~ProgressLine() {
-    if (shown_) std::fputs("\r\033[K", stderr);
-  }
-
-  // The callback for part `part` of `parts` equal parts of the work (an attack run several
-  // times, once per row); empty when stderr is not a terminal.
-  analysis::AttackProgress Part(uint64_t part, uint64_t parts) {
-    if (!enabled_) return {};
-    return [this, part, parts](uint64_t done, uint64_t total) {
-      const double within = total == 0 ? 0 : static_cast<double>(done) / static_cast<double>(total);
-      Update((static_cast<double>(part) + within) / static_cast<double>(parts));
-    };
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  void Update(double fraction) {
-    const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    if (elapsed < 1 || now - last_ < std::chrono::milliseconds(250)) return;
-    last_ = now;
-    const std::string eta =
-        fraction > 0.01 ? fmt::format("{:.0f}s", elapsed / fraction * (1 - fraction)) : "--";
-    std::fprintf(stderr, "\r\033[K[%3.0f%%] ETA %s  %s", fraction * 100, eta.c_str(),
-                 what_.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-
-  std::string what_;
-  bool enabled_;
-  bool shown_ = false;
-  Clock::time_point start_;
-  Clock::time_point last_{};
-};
-
 // --live runs on the kernel, not on the model: the model's flags do not apply there (they would
 // be ignored, and the report would claim a seed it never used). The first one given is named.
 Status RejectModelFlags(const CLI::App& sub, std::initializer_list<const char*> flags,

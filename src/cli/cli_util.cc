@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
 
 #include "cli/command.h"
 #include "kstacklab/fileio.h"
@@ -53,7 +54,8 @@ Error WithFlag(std::string_view flag, Error error) {
 CLI::Option* AddStoreOption(CLI::App& app, std::string* store) {
   return app
       .add_option("--store", *store,
-                  "Results store file (default: $XDG_DATA_HOME/kstacklab/results.db)")
+                  "Results store: a file, or postgresql://[USER@]HOST[:PORT]/DB (default: "
+                  "$KSTACKLAB_STORE, else $XDG_DATA_HOME/kstacklab/results.db)")
       ->check(CLI::Validator(
           [](const std::string& s) {
             return s.empty() ? std::string("is empty; give a file path such as results.db")
@@ -151,5 +153,32 @@ std::string HexBytes(const uint8_t* data, size_t n) {
 }
 
 bool StderrIsTty() { return ::isatty(STDERR_FILENO) == 1; }
+
+ProgressLine::ProgressLine(std::string what)
+    : what_(std::move(what)), enabled_(StderrIsTty()), start_(Clock::now()) {}
+
+ProgressLine::~ProgressLine() {
+  if (shown_) std::fputs("\r\033[K", stderr);
+}
+
+ProgressLine::Callback ProgressLine::Part(uint64_t part, uint64_t parts) {
+  if (!enabled_) return {};
+  return [this, part, parts](uint64_t done, uint64_t total) {
+    const double within = total == 0 ? 0 : static_cast<double>(done) / static_cast<double>(total);
+    Update((static_cast<double>(part) + within) / static_cast<double>(parts));
+  };
+}
+
+void ProgressLine::Update(double fraction) {
+  const auto now = Clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (elapsed < 1 || now - last_ < std::chrono::milliseconds(250)) return;
+  last_ = now;
+  const std::string eta =
+      fraction > 0.01 ? fmt::format("{:.0f}s", elapsed / fraction * (1 - fraction)) : "--";
+  std::fprintf(stderr, "\r\033[K[%3.0f%%] ETA %s  %s", fraction * 100, eta.c_str(), what_.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
 
 }  // namespace kstacklab::cli

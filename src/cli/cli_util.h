@@ -3,7 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -52,5 +54,30 @@ std::string HexBytes(const uint8_t* data, size_t n);
 
 // True when stderr is a terminal (progress is shown only then).
 bool StderrIsTty();
+
+// Progress of long work on stderr, on a terminal only: "[ 42%] ETA 12s  WHAT", from the first
+// second on, redrawn at most 4 times a second, erased when it goes out of scope.
+class ProgressLine {
+ public:
+  using Callback = std::function<void(uint64_t done, uint64_t total)>;
+  explicit ProgressLine(std::string what);
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine();
+
+  // The callback for part `part` of `parts` equal parts of the work (an attack run several
+  // times, once per row); empty when stderr is not a terminal.
+  Callback Part(uint64_t part, uint64_t parts);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void Update(double fraction);
+
+  std::string what_;
+  bool enabled_;
+  bool shown_ = false;
+  Clock::time_point start_;
+  Clock::time_point last_{};
+};
 
 }  // namespace kstacklab::cli

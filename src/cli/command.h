@@ -33,4 +33,8 @@ void Warn(const std::string& message);
 // Parses argv and runs the chosen subcommand; what main() calls. Usage errors exit 2.
 int Main(int argc, char** argv);
 
+// What `kstacklab --version` prints: "kstacklab 0.1.0 (commit 1a2b3c4d5e6f, Release build)"; the
+// commit is "unknown" outside a git checkout and ends in "+changes" for a modified work tree.
+std::string VersionText();
+
 }  // namespace kstacklab::cli

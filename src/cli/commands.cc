@@ -32,6 +32,7 @@ Runner SetupEntropyCommand(CLI::App& sub);
 Runner SetupRecoverCommand(CLI::App& sub);
 Runner SetupAttackCommand(CLI::App& sub);
 Runner SetupCampaignCommand(CLI::App& sub);
+Runner SetupCompletionCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
   static const std::vector<CommandDef> k = {
@@ -45,7 +46,7 @@ const std::vector<CommandDef>& Commands() {
       {"env", "Print the environment capture (kernel, config, CPU, timer)", SetupEnvCommand},
       {"rng", "Dump a model random source's raw output to check it against the kernel",
        SetupRngCommand},
-      {"results", "List, show, export and import stored results (SQLite store)",
+      {"results", "List, show, export, import and copy stored results (SQLite or PostgreSQL)",
        SetupResultsCommand},
       {"plot", "Draw latency CDFs or the %-change chart of results (gnuplot)", SetupPlotCommand},
       {"entropy",
@@ -58,6 +59,8 @@ const std::vector<CommandDef>& Commands() {
       {"campaign",
        "Boot each profile (kernel, cmdline) as often as needed, run in each boot, compare",
        SetupCampaignCommand},
+      {"completion", "Print shell completion (bash, zsh) or the man page, from these definitions",
+       SetupCompletionCommand},
   };
   return k;
 }
@@ -197,7 +200,7 @@ int Main(int argc, char** argv) {
   // At most one; none is reported below. (require_subcommand(1) would turn `kstacklab bogus`
   // into "A subcommand is required" without naming the word; this way CLI11 names it.)
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", KSTACKLAB_VERSION);
+  app.set_version_flag("--version", VersionText());
   std::vector<std::pair<CLI::App*, Runner>> runners;
   for (const CommandDef& def : Commands()) {
     CLI::App* sub = app.add_subcommand(def.name, def.summary);

@@ -1,9 +1,10 @@
-// `kstacklab results list|show|export|import`: the SQLite results store (docs/store.md).
+// `kstacklab results list|show|export|import|copy`: the results store (docs/store.md).
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct ResultsArgs {
   std::string id;                  // show, export
   std::string output;              // export -o
   std::vector<std::string> files;  // import
+  std::string from;                // copy
+  std::string to;                  // copy
+  uint64_t batch = 100;            // copy: runs per transaction
 };
 
 // "2026-11-29T18:00:00Z" -> "2026-11-29 18:00" (UTC); other text unchanged.
@@ -90,7 +94,8 @@ int RunList(const ResultsArgs& a) {
     // Nothing at the path at all (lstat: a dangling link, e.g. another user's in /tmp, is
     // something, and its refusal stands).
     struct stat st {};
-    if (store.error().exit_code != kExitUsage || lstat(path.c_str(), &st) == 0) {
+    if (store.error().exit_code != kExitUsage || IsStoreUrl(path) ||
+        lstat(path.c_str(), &st) == 0) {
       return Fail(store.error());
     }
     // No store yet is not an error for listing: there is simply nothing stored.
@@ -182,6 +187,42 @@ int RunImport(const ResultsArgs& a) {
   return PrintStdout(out);
 }
 
+// The same store named twice (one file by two paths, or one URL): a copy onto itself.
+bool SameStore(const std::string& a, const std::string& b) {
+  if (IsStoreUrl(a) || IsStoreUrl(b)) return a == b;
+  std::error_code ec1, ec2;
+  const bool same = std::filesystem::equivalent(a, b, ec1);
+  return !ec1 && same;
+}
+
+int RunCopy(const ResultsArgs& a) {
+  if (SameStore(a.from, a.to)) {
+    return Fail(UsageError(
+        fmt::format("--from and --to name the same store ({}); give two different stores", a.to)));
+  }
+  auto from = ResultStore::Open(a.from, ResultStore::Mode::kExisting);
+  if (!from.ok()) return Fail(WithFlag("--from", from.error()));
+  auto to = ResultStore::Open(a.to, ResultStore::Mode::kCreate);
+  if (!to.ok()) return Fail(WithFlag("--to", to.error()));
+  ProgressLine progress("results copy");
+  auto outcome = CopyRuns(*from, *to, a.batch, progress.Part(0, 1));
+  if (!outcome.ok()) {
+    Error e = outcome.error();
+    e.message +=
+        "; the runs copied before are kept, and the same command copies the rest (a copy adds "
+        "no run twice)";
+    return Fail(e);
+  }
+  std::string out;
+  for (const auto& [src, dst] : outcome->copied) {
+    out += fmt::format("copied id {} as id {}\n", src, dst);
+  }
+  std::fprintf(stderr, "kstacklab: copied %zu run(s) from %s to %s; %zu already there\n",
+               outcome->copied.size(), EscapeControl(a.from).c_str(), EscapeControl(a.to).c_str(),
+               outcome->present.size());
+  return PrintStdout(out);
+}
+
 }  // namespace
 
 Runner SetupResultsCommand(CLI::App& sub) {
@@ -210,12 +251,22 @@ Runner SetupResultsCommand(CLI::App& sub) {
   imp->fallthrough();
   imp->add_option("FILE", a->files, "Result files (- for stdin)")->required();
 
-  return [a, list, show, exp, imp]() {
+  CLI::App* copy = sub.add_subcommand(
+      "copy", "Copy the runs of one store that another lacks (SQLite <-> PostgreSQL)");
+  copy->add_option("--from", a->from, "Store to copy from (read only): a file or a URL")
+      ->required();
+  copy->add_option("--to", a->to, "Store to copy to (created as needed): a file or a URL")
+      ->required();
+  copy->add_option("--batch", a->batch, "Runs per transaction (default 100)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10000}));
+
+  return [a, list, show, exp, imp, copy]() {
     if (list->parsed()) return RunList(*a);
     if (show->parsed()) return RunShow(*a);
     if (exp->parsed()) return RunExport(*a);
     if (imp->parsed()) return RunImport(*a);
-    return Fail(UsageError("results needs a subcommand: list, show, export or import"));
+    if (copy->parsed()) return RunCopy(*a);
+    return Fail(UsageError("results needs a subcommand: list, show, export, import or copy"));
   };
 }
 

@@ -1,0 +1,515 @@
+// The PostgreSQL results store (docs/store.md "A team's store"), through libpq.
+//
+// Schema version 1, the same tables as the SQLite store, plus the version in a table of its own
+// (PostgreSQL has no user_version):
+//   kstacklab_store(schema_version)  one row
+//   runs(id bigint identity, stored_at, created, label, tool_version, kernel_release, host,
+//        partial, document)
+//   benchmarks(run_id -> runs.id, position, name, variant, params, repetitions)
+// The tables live in the first schema of the connection's search_path (public unless the URL
+// says `?options=-csearch_path%3DNAME`).
+//
+// Guarantees: a run is one transaction (READ COMMITTED; ids from an identity column, never
+// reused), so readers, which read in one REPEATABLE READ snapshot, see whole runs or nothing;
+// concurrent writers from any number of hosts never wait on one another (row locks only); the
+// tables are created under a transaction-scoped advisory lock, so two first writers do not
+// race. A read-only open sets the session READ ONLY: the server itself refuses any write.
+#include <fmt/format.h>
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kstacklab/text.h"
+#include "results/store_backend.h"
+
+namespace kstacklab::store_internal::pg {
+namespace {
+
+struct ConnCloser {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+struct ResultClearer {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Conn = std::unique_ptr<PGconn, ConnCloser>;
+using Result = std::unique_ptr<PGresult, ResultClearer>;
+
+// Key of the advisory lock the table creation takes ("kstk" in ASCII).
+constexpr int64_t kCreateLockKey = 0x6b73746b;
+
+constexpr const char* kCreateSchema = R"sql(
+CREATE TABLE runs(
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  stored_at text NOT NULL,
+  created text NOT NULL,
+  label text NOT NULL,
+  tool_version text NOT NULL,
+  kernel_release text,
+  host text,
+  partial integer NOT NULL,
+  document text NOT NULL
+);
+CREATE TABLE benchmarks(
+  run_id bigint NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  position integer NOT NULL,
+  name text NOT NULL,
+  variant text NOT NULL,
+  params text NOT NULL,
+  repetitions integer NOT NULL,
+  PRIMARY KEY(run_id, position)
+);
+CREATE INDEX benchmarks_by_name ON benchmarks(name);
+CREATE TABLE kstacklab_store(schema_version integer NOT NULL);
+INSERT INTO kstacklab_store VALUES (1);
+)sql";
+
+// libpq's messages span lines ("...failed: Connection refused\n\tIs the server running...");
+// an error here is one line.
+std::string OneLine(const std::string& s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == '\n' || c == '\t' || c == '\r' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return EscapeControl(out);
+}
+
+// The remedy for what the server said, by SQLSTATE; "" when there is none to give.
+std::string Remedy(const std::string& state) {
+  if (state == "42501") {
+    return "the role lacks a privilege here: ask the database owner to GRANT it (CREATE on the "
+           "schema for the first write, then SELECT and INSERT on runs and benchmarks and USAGE "
+           "on the runs id sequence), or let the owner create the store with one write";
+  }
+  if (state == "55P03") return "another session held a lock on the store for over 10 s";
+  if (state == "42P01" || state == "42703") {
+    return "the store's tables are not those of kstacklab's store schema: use another database "
+           "or schema";
+  }
+  if (state == "53100") return "the database server's disk is full: free space on it";
+  if (state == "2200H") {
+    return "its run ids have reached the largest the id sequence allows, so no run can be added; "
+           "start another store and keep this one for reading";
+  }
+  return "";
+}
+
+// Why the last command on `conn` (with result `res`, may be null) failed: the server's words,
+// the remedy, and a lost connection said as such.
+std::string Reason(PGconn* conn, const PGresult* res) {
+  if (PQstatus(conn) == CONNECTION_BAD) {
+    return fmt::format("the connection to the server was lost ({})", OneLine(PQerrorMessage(conn)));
+  }
+  std::string why;
+  std::string state;
+  if (res != nullptr) {
+    const char* primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+    const char* code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    if (primary != nullptr) why = primary;
+    if (code != nullptr) state = code;
+  }
+  if (why.empty()) why = PQerrorMessage(conn);
+  why = OneLine(why);
+  if (std::string fix = Remedy(state); !fix.empty()) why += "; " + fix;
+  return why;
+}
+
+// The connection parameters libpq reads from `url`, checked: it must parse, and it must not hold
+// a password (a command line is visible to every user of the machine through ps).
+Status CheckUrl(const std::string& url) {
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
+  if (opts == nullptr) {
+    std::string why = err ? OneLine(err) : std::string("out of memory");
+    PQfreemem(err);
+    return UsageError(
+        fmt::format("the results store URL is not one libpq understands: {}; write it as "
+                    "postgresql://[USER@]HOST[:PORT]/DATABASE[?PARAM=VALUE...]",
+                    why));
+  }
+  std::string secret;
+  for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
+    const std::string key = o->keyword;
+    if ((key == "password" || key == "sslpassword") && o->val != nullptr && *o->val != '\0') {
+      secret = key;
+    }
+  }
+  PQconninfoFree(opts);
+  if (!secret.empty()) {
+    return UsageError(fmt::format(
+        "the results store URL holds a {}: leave it out and put it in ~/.pgpass (or the file "
+        "PGPASSFILE names, or a service in PGSERVICEFILE); a command line is visible to every "
+        "user of the machine",
+        secret));
+  }
+  return OkStatus();
+}
+
+// The connection, or why not. A wrong database, role or password is the user's to fix (usage);
+// a server that does not answer is a runtime failure.
+Expected<Conn> Connect(const std::string& url) {
+  // Later parameters override earlier ones: the URL's own connect_timeout and application name
+  // win over these defaults, and the client encoding is always UTF-8 (documents are UTF-8).
+  const char* keys[] = {"connect_timeout", "fallback_application_name", "dbname", "client_encoding",
+                        nullptr};
+  const char* values[] = {"10", "kstacklab", url.c_str(), "UTF8", nullptr};
+  Conn conn(PQconnectdbParams(keys, values, 1));
+  if (!conn) return RuntimeError("cannot connect to the results store: out of memory");
+  if (PQstatus(conn.get()) == CONNECTION_OK) return conn;
+  const std::string why = OneLine(PQerrorMessage(conn.get()));
+  const bool theirs = why.find("does not exist") != std::string::npos ||
+                      why.find("password authentication failed") != std::string::npos ||
+                      why.find("no password supplied") != std::string::npos ||
+                      why.find("no pg_hba.conf entry") != std::string::npos;
+  if (theirs) {
+    return UsageError(fmt::format(
+        "cannot connect to the results store {}: {}; check the URL's role and database, and the "
+        "password in ~/.pgpass (or PGPASSFILE)",
+        url, why));
+  }
+  return RuntimeError(fmt::format(
+      "cannot connect to the results store {}: {}; is the server running and reachable at the "
+      "URL's host and port?",
+      url, why));
+}
+
+// Runs `sql` with text parameters; an error when it did not end in `want`.
+Expected<Result> Exec(PGconn* conn, const char* sql, const std::vector<const char*>& params,
+                      ExecStatusType want) {
+  Result res(PQexecParams(conn, sql, static_cast<int>(params.size()), nullptr, params.data(),
+                          nullptr, nullptr, 0));
+  if (!res || PQresultStatus(res.get()) != want) return RuntimeError(Reason(conn, res.get()));
+  return res;
+}
+
+Status Command(PGconn* conn, const char* sql) {
+  auto r = Exec(conn, sql, {}, PGRES_COMMAND_OK);
+  if (!r.ok()) return r.error();
+  return OkStatus();
+}
+
+std::string Text(const PGresult* r, int row, int col) {
+  if (PQgetisnull(r, row, col)) return std::string();
+  return std::string(PQgetvalue(r, row, col), static_cast<size_t>(PQgetlength(r, row, col)));
+}
+
+int64_t Int(const PGresult* r, int row, int col) {
+  return std::strtoll(PQgetvalue(r, row, col), nullptr, 10);
+}
+
+// An open transaction, rolled back on scope exit unless committed.
+class Transaction {
+ public:
+  static Expected<Transaction> Begin(PGconn* conn, const char* begin) {
+    KSTACKLAB_RETURN_IF_ERROR(Command(conn, begin));
+    return Transaction(conn);
+  }
+  Transaction(Transaction&& o) noexcept : conn_(std::exchange(o.conn_, nullptr)) {}
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK) Result(PQexec(conn_, "ROLLBACK"));
+  }
+  Status Commit() {
+    PGconn* conn = std::exchange(conn_, nullptr);
+    return Command(conn, "COMMIT");
+  }
+
+ private:
+  explicit Transaction(PGconn* conn) : conn_(conn) {}
+  PGconn* conn_;
+};
+
+// What the database holds: kstacklab's version, 0 for no kstacklab tables and no tables named
+// like them; a foreign or damaged layout is an error.
+Expected<int64_t> ReadVersion(PGconn* conn, const std::string& url) {
+  auto present = Exec(conn,
+                      "SELECT to_regclass('kstacklab_store') IS NOT NULL, "
+                      "to_regclass('runs') IS NOT NULL OR to_regclass('benchmarks') IS NOT NULL",
+                      {}, PGRES_TUPLES_OK);
+  if (!present.ok()) {
+    return RuntimeError(fmt::format("results store {}: cannot read the table list: {}", url,
+                                    present.error().message));
+  }
+  const bool meta = Text(present->get(), 0, 0) == "t";
+  const bool named_like = Text(present->get(), 0, 1) == "t";
+  if (!meta) {
+    if (!named_like) return int64_t{0};
+    return UsageError(fmt::format(
+        "{} has tables named runs or benchmarks but is not a kstacklab results store; use another "
+        "database, or another schema (?options=-csearch_path%3DNAME in the URL)",
+        url));
+  }
+  auto version = Exec(conn, "SELECT schema_version FROM kstacklab_store", {}, PGRES_TUPLES_OK);
+  if (!version.ok()) {
+    return RuntimeError(fmt::format("results store {}: cannot read the schema version: {}", url,
+                                    version.error().message));
+  }
+  if (PQntuples(version->get()) != 1 || Int(version->get(), 0, 0) < 1) {
+    return UsageError(fmt::format(
+        "{}: table kstacklab_store does not hold one schema version of 1 or more: not a kstacklab "
+        "results store (or one edited by hand); use another database or schema",
+        url));
+  }
+  return Int(version->get(), 0, 0);
+}
+
+// Creates the tables under the advisory lock, re-checking: another process may have made them.
+Status CreateTables(PGconn* conn, const std::string& url) {
+  auto tx = Transaction::Begin(conn, "BEGIN");
+  if (!tx.ok()) return RuntimeError(fmt::format("results store {}: {}", url, tx.error().message));
+  const std::string key = std::to_string(kCreateLockKey);
+  if (auto lock =
+          Exec(conn, "SELECT pg_advisory_xact_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
+      !lock.ok()) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot lock the store to create its "
+                    "tables: {}",
+                    url, lock.error().message));
+  }
+  auto version = ReadVersion(conn, url);
+  if (!version.ok()) return version.error();
+  if (*version > kStoreSchemaVersion) return TooNewSchema(url, *version);
+  if (*version == 0) {
+    Result res(PQexec(conn, kCreateSchema));
+    if (!res || PQresultStatus(res.get()) != PGRES_COMMAND_OK) {
+      return RuntimeError(fmt::format("results store {}: cannot create the tables: {}", url,
+                                      Reason(conn, res.get())));
+    }
+  }
+  if (Status st = tx->Commit(); !st.ok()) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot commit the new tables: {}", url, st.error().message));
+  }
+  return OkStatus();
+}
+
+class PostgresBackend final : public Backend {
+ public:
+  PostgresBackend(Conn conn, std::string url, bool empty, bool read_only)
+      : conn_(std::move(conn)), url_(std::move(url)), empty_(empty), read_only_(read_only) {}
+
+  Expected<std::vector<int64_t>> InsertAll(const std::vector<RunRow>& rows) override;
+  Expected<std::vector<StoredRunInfo>> List() override;
+  Expected<StoredRunInfo> Info(int64_t id) override;
+  Expected<std::string> Document(int64_t id) override;
+
+ private:
+  Error Fail(const std::string& what, const Error& why) const {
+    return RuntimeError(fmt::format("results store {}: {}: {}", url_, what, why.message));
+  }
+  Expected<std::vector<std::string>> BenchmarkNames(int64_t id);
+
+  Conn conn_;
+  std::string url_;
+  bool empty_;  // a read-only open of a database without kstacklab's tables
+  bool read_only_;
+};
+
+constexpr const char* kInfoColumns =
+    "SELECT id, created, stored_at, label, tool_version, kernel_release, host, partial FROM runs";
+
+StoredRunInfo InfoFromRow(const PGresult* r, int row) {
+  StoredRunInfo info;
+  info.id = Int(r, row, 0);
+  info.created = Text(r, row, 1);
+  info.stored_at = Text(r, row, 2);
+  info.label = Text(r, row, 3);
+  info.tool_version = Text(r, row, 4);
+  info.kernel_release = Text(r, row, 5);
+  info.host = Text(r, row, 6);
+  info.partial = Int(r, row, 7) != 0;
+  return info;
+}
+
+// One run's rows inside the caller's transaction; its new id.
+Expected<int64_t> InsertRow(PGconn* conn, const RunRow& row, const std::string& stored_at) {
+  const char* null = nullptr;
+  const std::string partial = row.partial ? "1" : "0";
+  auto run =
+      Exec(conn,
+           "INSERT INTO runs(stored_at, created, label, tool_version, kernel_release, "
+           "host, partial, document) VALUES($1,$2,$3,$4,$5,$6,$7,$8) RETURNING id",
+           {stored_at.c_str(), row.created.c_str(), row.label.c_str(), row.tool_version.c_str(),
+            row.kernel_release.empty() ? null : row.kernel_release.c_str(),
+            row.host.empty() ? null : row.host.c_str(), partial.c_str(), row.document.c_str()},
+           PGRES_TUPLES_OK);
+  if (!run.ok())
+    return Error{run.error().exit_code, "cannot insert the result: " + run.error().message};
+  const int64_t id = Int(run->get(), 0, 0);
+  const std::string id_text = std::to_string(id);
+  for (size_t i = 0; i < row.benchmarks.size(); ++i) {
+    const BenchmarkRow& b = row.benchmarks[i];
+    const std::string position = std::to_string(i);
+    const std::string reps = std::to_string(b.repetitions);
+    auto bench = Exec(conn,
+                      "INSERT INTO benchmarks(run_id, position, name, variant, params, "
+                      "repetitions) VALUES($1,$2,$3,$4,$5,$6)",
+                      {id_text.c_str(), position.c_str(), b.name.c_str(), b.variant.c_str(),
+                       b.params.c_str(), reps.c_str()},
+                      PGRES_COMMAND_OK);
+    if (!bench.ok())
+      return Error{bench.error().exit_code,
+                   "cannot insert a benchmark row: " + bench.error().message};
+  }
+  return id;
+}
+
+Expected<std::vector<int64_t>> PostgresBackend::InsertAll(const std::vector<RunRow>& rows) {
+  if (read_only_) {
+    return UsageError(fmt::format("results store {} was opened for reading only", url_));
+  }
+  auto tx = Transaction::Begin(conn_.get(), "BEGIN");
+  if (!tx.ok()) return Fail("cannot start the insert", tx.error());
+  const std::string stored_at = UtcTimestamp();
+  std::vector<int64_t> ids;
+  for (const RunRow& row : rows) {
+    auto id = InsertRow(conn_.get(), row, stored_at);
+    if (!id.ok())
+      return RuntimeError(fmt::format("results store {}: {}", url_, id.error().message));
+    ids.push_back(*id);
+  }
+  if (Status st = tx->Commit(); !st.ok()) {
+    if (PQstatus(conn_.get()) == CONNECTION_BAD) {
+      // COMMIT was sent, its answer never came: the server may have committed.
+      return RuntimeError(fmt::format(
+          "results store {}: the connection was lost at commit, so whether the {} is stored "
+          "cannot be told: `kstacklab results list` shows it if it is",
+          url_, rows.size() == 1 ? "run" : "runs"));
+    }
+    return Fail("cannot commit the insert", st.error());
+  }
+  return ids;
+}
+
+Expected<std::vector<StoredRunInfo>> PostgresBackend::List() {
+  std::vector<StoredRunInfo> out;
+  if (empty_) return out;
+  auto tx = Transaction::Begin(conn_.get(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  if (!tx.ok()) return Fail("cannot start reading", tx.error());
+  auto runs =
+      Exec(conn_.get(), (std::string(kInfoColumns) + " ORDER BY id").c_str(), {}, PGRES_TUPLES_OK);
+  if (!runs.ok()) return Fail("cannot list the runs", runs.error());
+  for (int i = 0; i < PQntuples(runs->get()); ++i) out.push_back(InfoFromRow(runs->get(), i));
+  auto names = Exec(conn_.get(), "SELECT run_id, name FROM benchmarks ORDER BY run_id, position",
+                    {}, PGRES_TUPLES_OK);
+  if (!names.ok()) return Fail("cannot list the benchmarks", names.error());
+  size_t k = 0;
+  std::set<std::string> seen;
+  for (int i = 0; i < PQntuples(names->get()); ++i) {
+    const int64_t run_id = Int(names->get(), i, 0);
+    while (k < out.size() && out[k].id < run_id) {
+      ++k;
+      seen.clear();
+    }
+    if (k < out.size() && out[k].id == run_id) {
+      std::string name = Text(names->get(), i, 1);
+      if (seen.insert(name).second) out[k].benchmarks.push_back(std::move(name));
+    }
+  }
+  if (Status st = tx->Commit(); !st.ok()) return Fail("cannot end reading", st.error());
+  return out;
+}
+
+Expected<std::vector<std::string>> PostgresBackend::BenchmarkNames(int64_t id) {
+  const std::string id_text = std::to_string(id);
+  auto names = Exec(conn_.get(), "SELECT name FROM benchmarks WHERE run_id = $1 ORDER BY position",
+                    {id_text.c_str()}, PGRES_TUPLES_OK);
+  if (!names.ok()) {
+    return Fail(fmt::format("cannot read the benchmarks of id {}", id), names.error());
+  }
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (int i = 0; i < PQntuples(names->get()); ++i) {
+    std::string name = Text(names->get(), i, 0);
+    if (seen.insert(name).second) out.push_back(std::move(name));
+  }
+  return out;
+}
+
+Expected<StoredRunInfo> PostgresBackend::Info(int64_t id) {
+  if (empty_) return NoSuchRun(id, url_);
+  auto tx = Transaction::Begin(conn_.get(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  if (!tx.ok()) return Fail("cannot start reading", tx.error());
+  const std::string id_text = std::to_string(id);
+  auto run = Exec(conn_.get(), (std::string(kInfoColumns) + " WHERE id = $1").c_str(),
+                  {id_text.c_str()}, PGRES_TUPLES_OK);
+  if (!run.ok()) return Fail(fmt::format("cannot read id {}", id), run.error());
+  if (PQntuples(run->get()) == 0) return NoSuchRun(id, url_);
+  StoredRunInfo info = InfoFromRow(run->get(), 0);
+  auto names = BenchmarkNames(id);
+  if (!names.ok()) return names.error();
+  info.benchmarks = std::move(*names);
+  if (Status st = tx->Commit(); !st.ok()) return Fail("cannot end reading", st.error());
+  return info;
+}
+
+Expected<std::string> PostgresBackend::Document(int64_t id) {
+  if (empty_) return NoSuchRun(id, url_);
+  const std::string id_text = std::to_string(id);
+  auto doc = Exec(conn_.get(), "SELECT document FROM runs WHERE id = $1", {id_text.c_str()},
+                  PGRES_TUPLES_OK);
+  if (!doc.ok()) return Fail(fmt::format("cannot read id {}", id), doc.error());
+  if (PQntuples(doc->get()) == 0) return NoSuchRun(id, url_);
+  return Text(doc->get(), 0, 0);
+}
+
+// The session settings every handle gets: locks waited for at most kBusyTimeoutMs, and for a
+// reader a read-only session.
+Status Configure(PGconn* conn, const std::string& url, ResultStore::Mode mode) {
+  const std::string server_encoding =
+      PQparameterStatus(conn, "server_encoding") ? PQparameterStatus(conn, "server_encoding") : "";
+  if (server_encoding != "UTF8") {
+    return UsageError(fmt::format(
+        "results store {}: the database's encoding is {}, and result documents are UTF-8; "
+        "create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)",
+        url, server_encoding.empty() ? "unknown" : server_encoding));
+  }
+  const std::string timeout = fmt::format("SET lock_timeout = {}", ResultStore::kBusyTimeoutMs);
+  if (Status st = Command(conn, timeout.c_str()); !st.ok()) {
+    return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
+  }
+  if (mode == ResultStore::Mode::kExisting) {
+    if (Status st = Command(conn, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+        !st.ok()) {
+      return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Backend>> Open(const std::string& url, ResultStore::Mode mode) {
+  KSTACKLAB_RETURN_IF_ERROR(CheckUrl(url));
+  auto conn = Connect(url);
+  if (!conn.ok()) return conn.error();
+  KSTACKLAB_RETURN_IF_ERROR(Configure(conn->get(), url, mode));
+  auto version = ReadVersion(conn->get(), url);
+  if (!version.ok()) return version.error();
+  if (*version > kStoreSchemaVersion) return TooNewSchema(url, *version);
+  bool empty = false;
+  if (*version == 0) {
+    if (mode == ResultStore::Mode::kExisting) {
+      empty = true;  // nothing stored yet; a reader creates nothing
+    } else {
+      KSTACKLAB_RETURN_IF_ERROR(CreateTables(conn->get(), url));
+    }
+  }
+  return std::unique_ptr<Backend>(std::make_unique<PostgresBackend>(
+      std::move(*conn), url, empty, mode == ResultStore::Mode::kExisting));
+}
+
+}  // namespace kstacklab::store_internal::pg

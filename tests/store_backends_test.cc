@@ -1,0 +1,646 @@
+// The results store's behaviour, the same tests on both backends: an embedded SQLite file and a
+// PostgreSQL database (a throw-away server that scripts/pg-test-server.sh starts as a ctest
+// fixture; its connection comes from the file KSTACKLAB_TEST_PG_ENV names). Round trips, ids,
+// listing, all-or-nothing inserts, schema versions, foreign tables, read-only opens, concurrent
+// writers and readers, copying between the two, and, on PostgreSQL, what only a server has:
+// credentials, encodings, privileges, a connection killed mid-transaction.
+//
+// Without a server (no PostgreSQL installed) the PostgreSQL cases are skipped, unless
+// KSTACKLAB_REQUIRE_PG=1 (CI), where a missing server fails them.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "kstacklab/load.h"
+#include "kstacklab/store.h"
+
+namespace kstacklab {
+namespace {
+
+namespace fs = std::filesystem;
+
+RunResult Sample(const std::string& label) {
+  RunResult r;
+  r.tool_version = "0.1.0";
+  r.created = "2026-11-29T12:00:00Z";
+  r.label = label;
+  r.environment = Json{{"kernel", {{"release", "6.18.0-test"}, {"hostname", "testbox"}}}};
+  r.run = Json{{"iterations", 1000}, {"repetitions", 2}};
+  r.timer = TimerInfo{"fake", 1e9, 12.5, true, std::nullopt};
+  for (const char* variant : {"off", "percpu-prng"}) {
+    BenchmarkResult b;
+    b.name = "model/kstack";
+    b.variant = variant;
+    for (int i = 0; i < 2; ++i) {
+      Repetition rep;
+      rep.iterations = 1000;
+      rep.metrics = {{"mean", 100.25 + i}, {"p99", 150.0 + i}};
+      b.repetitions.push_back(rep);
+    }
+    b.histogram.RecordN(100000, 1500);
+    b.histogram.RecordN(250000, 500);
+    r.benchmarks.push_back(std::move(b));
+  }
+  BenchmarkResult g;
+  g.name = "syscall/getpid";
+  g.params = Json{{"h", 1}};
+  g.repetitions.push_back(Repetition{1000, 0, {{"mean", 210.0}}, std::nullopt, std::nullopt});
+  r.benchmarks.push_back(std::move(g));
+  return r;
+}
+
+// The throw-away server's settings (KEY='value' lines), or empty when there is none.
+std::map<std::string, std::string> PgSettings() {
+  std::map<std::string, std::string> out;
+  const char* file = std::getenv("KSTACKLAB_TEST_PG_ENV");
+  if (file == nullptr) return out;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos || line.size() < eq + 3) continue;
+    out[line.substr(0, eq)] = line.substr(eq + 2, line.size() - eq - 3);  // strip the quotes
+  }
+  return out;
+}
+
+bool PgRequired() {
+  const char* r = std::getenv("KSTACKLAB_REQUIRE_PG");
+  return r != nullptr && std::string(r) == "1";
+}
+
+// Raw SQL on one connection, for setting up states kstacklab never writes itself and for
+// checking what is stored behind its back.
+class RawPg {
+ public:
+  explicit RawPg(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str())) {
+    EXPECT_EQ(PQstatus(conn_), CONNECTION_OK) << PQerrorMessage(conn_);
+    Exec("SET client_min_messages = warning");
+  }
+  ~RawPg() { PQfinish(conn_); }
+  RawPg(const RawPg&) = delete;
+  RawPg& operator=(const RawPg&) = delete;
+
+  // The first column of the first row ("" for none), or "ERROR: …".
+  std::string Query(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    std::string out;
+    const auto status = PQresultStatus(r);
+    if (status == PGRES_TUPLES_OK && PQntuples(r) > 0) {
+      out = PQgetvalue(r, 0, 0);
+    } else if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+      out = std::string("ERROR: ") + PQerrorMessage(conn_);
+    }
+    PQclear(r);
+    return out;
+  }
+  void Exec(const std::string& sql) {
+    const std::string r = Query(sql);
+    EXPECT_EQ(r.rfind("ERROR", 0), std::string::npos) << sql << ": " << r;
+  }
+
+ private:
+  PGconn* conn_;
+};
+
+enum class Kind { kSqlite, kPostgres };
+
+std::string KindName(const ::testing::TestParamInfo<Kind>& info) {
+  return info.param == Kind::kSqlite ? "Sqlite" : "Postgres";
+}
+
+// One empty store per test: a file in a fresh directory, or a fresh schema in the test database
+// (the URL's search_path names it), dropped afterwards.
+class StoreBackendTest : public ::testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Kind::kSqlite) {
+      char tmpl[] = "/tmp/kstacklab-store-backends-XXXXXX";
+      ASSERT_NE(::mkdtemp(tmpl), nullptr);
+      dir_ = tmpl;
+      store_ = dir_ + "/results.db";
+      return;
+    }
+    pg_ = PgSettings();
+    if (pg_.empty()) {
+      if (PgRequired()) FAIL() << "no PostgreSQL test server (KSTACKLAB_TEST_PG_ENV)";
+      GTEST_SKIP() << "no PostgreSQL test server: scripts/pg-test-server.sh starts one";
+    }
+    ::setenv("PGPASSFILE", pg_["PGPASSFILE"].c_str(), 1);
+    static std::atomic<int> counter{0};
+    schema_ = fmt::format("t{}_{}", ::getpid(), counter++);
+    raw_ = std::make_unique<RawPg>(Conninfo(""));
+    raw_->Exec("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE");
+    raw_->Exec("CREATE SCHEMA " + schema_);
+    raw_->Exec("SET search_path = " + schema_);
+    store_ = pg_["KSTACKLAB_TEST_PG_URL"] + "?options=-csearch_path%3D" + schema_;
+  }
+  void TearDown() override {
+    if (raw_) {
+      raw_->Exec("RESET search_path");
+      raw_->Exec("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE");
+    }
+    raw_.reset();
+    if (!dir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    }
+  }
+  // The test role's libpq connection string (for the raw connection), `extra` appended.
+  std::string Conninfo(const std::string& extra) { return pg_["KSTACKLAB_TEST_PG_URL"] + extra; }
+
+  bool Postgres() const { return GetParam() == Kind::kPostgres; }
+
+  // Raw SQL on the store (SQLite file or this test's schema).
+  std::string Query(const std::string& sql) {
+    if (Postgres()) return raw_->Query(sql);
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(store_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
+      out = std::string("ERROR: ") + sqlite3_errmsg(db);
+    } else if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != nullptr) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+  }
+  void Exec(const std::string& sql) {
+    if (Postgres()) return raw_->Exec(sql);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(store_.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  // Sets the stored schema version behind kstacklab's back.
+  void SetVersion(int v) {
+    Exec(Postgres() ? fmt::format("UPDATE kstacklab_store SET schema_version = {}", v)
+                    : fmt::format("PRAGMA user_version = {}", v));
+  }
+  std::string Version() {
+    return Query(Postgres() ? "SELECT schema_version FROM kstacklab_store" : "PRAGMA user_version");
+  }
+
+  ResultStore OpenOrDie(ResultStore::Mode mode = ResultStore::Mode::kCreate) {
+    auto s = ResultStore::Open(store_, mode);
+    if (!s.ok()) ADD_FAILURE() << s.error().message;
+    return std::move(s).value();
+  }
+  static int64_t InsertOrDie(ResultStore& s, const RunResult& r) {
+    auto id = s.Insert(r);
+    if (!id.ok()) ADD_FAILURE() << id.error().message;
+    return id.ok() ? *id : -1;
+  }
+
+  std::map<std::string, std::string> pg_;
+  std::unique_ptr<RawPg> raw_;
+  std::string schema_;
+  std::string dir_;
+  std::string store_;  // the path or URL
+};
+
+TEST_P(StoreBackendTest, InsertThenGetReturnsTheSameDocument) {
+  ResultStore store = OpenOrDie();
+  RunResult r = Sample("baseline");
+  int64_t id = InsertOrDie(store, r);
+  EXPECT_EQ(id, 1);
+  auto doc = store.Document(id);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  EXPECT_EQ(*doc, ResultToJson(r));
+  auto back = store.Get(id);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultToJson(*back), ResultToJson(r));
+  EXPECT_EQ(back->benchmarks.size(), 3u);
+  EXPECT_EQ(back->benchmarks[0].histogram.count(), 2000u);
+  EXPECT_EQ(Version(), std::to_string(kStoreSchemaVersion));
+}
+
+TEST_P(StoreBackendTest, IdsIncreaseAndListShowsEveryRun) {
+  ResultStore store = OpenOrDie();
+  EXPECT_EQ(InsertOrDie(store, Sample("a")), 1);
+  EXPECT_EQ(InsertOrDie(store, Sample("b")), 2);
+  RunResult c = Sample("c");
+  c.environment = Json::object();  // no capture: kernel and host unknown
+  c.partial = true;
+  EXPECT_EQ(InsertOrDie(store, c), 3);
+
+  auto list = store.List();
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].id, 1);
+  EXPECT_EQ((*list)[0].label, "a");
+  EXPECT_EQ((*list)[0].created, "2026-11-29T12:00:00Z");
+  EXPECT_EQ((*list)[0].kernel_release, "6.18.0-test");
+  EXPECT_EQ((*list)[0].host, "testbox");
+  EXPECT_FALSE((*list)[0].partial);
+  EXPECT_TRUE(IsUtcTimestamp((*list)[0].stored_at)) << (*list)[0].stored_at;
+  // Variants of one benchmark are listed once, in file order.
+  EXPECT_EQ((*list)[0].benchmarks, (std::vector<std::string>{"model/kstack", "syscall/getpid"}));
+  EXPECT_EQ((*list)[2].kernel_release, "");
+  EXPECT_EQ((*list)[2].host, "");
+  EXPECT_TRUE((*list)[2].partial);
+
+  auto info = store.Info(2);
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_EQ(info->label, "b");
+  EXPECT_EQ(info->benchmarks.size(), 2u);
+  // The index rows, for queries without parsing documents.
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks WHERE run_id = 1"), "3");
+  EXPECT_EQ(Query("SELECT params FROM benchmarks WHERE name = 'syscall/getpid' AND run_id = 1"),
+            "{\"h\":1}");
+  EXPECT_EQ(Query("SELECT variant FROM benchmarks WHERE position = 1 AND run_id = 1"),
+            "percpu-prng");
+}
+
+TEST_P(StoreBackendTest, MissingIdIsAUsageErrorNamingTheStore) {
+  ResultStore store = OpenOrDie();
+  InsertOrDie(store, Sample("a"));
+  for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+    ResultStore s = OpenOrDie(mode);
+    auto r = s.Get(17);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().exit_code, kExitUsage);
+    EXPECT_EQ(r.error().message,
+              "no result with id 17 in " + store_ + " (see `kstacklab results list`)");
+    EXPECT_FALSE(s.Info(17).ok());
+  }
+}
+
+TEST_P(StoreBackendTest, InsertAllIsAllOrNothing) {
+  ResultStore s = OpenOrDie();
+  auto ids = s.InsertAll({Sample("a"), Sample("b")});
+  ASSERT_TRUE(ids.ok()) << ids.error().message;
+  ASSERT_EQ(ids->size(), 2u);
+  EXPECT_EQ((*ids)[1], (*ids)[0] + 1);
+  // A trigger refusing the label "bad" makes the second insert fail inside the transaction,
+  // after the first run's rows are written: they are rolled back.
+  if (Postgres()) {
+    Exec(
+        "CREATE FUNCTION no_bad() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.label = "
+        "'bad' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$");
+    Exec("CREATE TRIGGER no_bad BEFORE INSERT ON runs FOR EACH ROW EXECUTE FUNCTION no_bad()");
+  } else {
+    Exec(
+        "CREATE TRIGGER no_bad BEFORE INSERT ON runs WHEN NEW.label = 'bad' "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END");
+  }
+  auto again = s.InsertAll({Sample("good"), Sample("bad")});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().exit_code, kExitRuntime);
+  EXPECT_NE(again.error().message.find("refused"), std::string::npos) << again.error().message;
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "2");
+  EXPECT_EQ(Query("SELECT count(*) FROM runs WHERE label = 'good'"), "0");
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), "6");
+  // The handle is still usable after the rollback, and no id is handed out twice.
+  EXPECT_GT(InsertOrDie(s, Sample("after")), 2);
+}
+
+TEST_P(StoreBackendTest, RefusesAResultTooLargeToReadBack) {
+  ResultStore s = OpenOrDie();
+  RunResult big = Sample("big");
+  big.environment["padding"] = std::string(ResultLimits::kMaxFileBytes, 'x');
+  auto ids = s.InsertAll({Sample("small"), big});
+  ASSERT_FALSE(ids.ok());
+  EXPECT_EQ(ids.error().exit_code, kExitUsage);
+  EXPECT_NE(ids.error().message.find("to be read back"), std::string::npos) << ids.error().message;
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "0");
+}
+
+TEST_P(StoreBackendTest, RefusesAStoreFromANewerVersionWithoutTouchingIt) {
+  {
+    ResultStore store = OpenOrDie();
+    InsertOrDie(store, Sample("a"));
+  }
+  SetVersion(2);
+  for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+    auto s = ResultStore::Open(store_, mode);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().exit_code, kExitUsage);
+    EXPECT_NE(s.error().message.find("schema version 2, newer than this kstacklab understands (1)"),
+              std::string::npos)
+        << s.error().message;
+    EXPECT_NE(s.error().message.find("use a newer kstacklab"), std::string::npos);
+  }
+  EXPECT_FALSE(CheckStoreLocation(store_).ok());
+  EXPECT_EQ(Version(), "2");
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
+}
+
+TEST_P(StoreBackendTest, RefusesTablesThatAreNotAStoreAndLeavesThemAlone) {
+  Exec("CREATE TABLE runs(x integer)");
+  for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+    auto s = ResultStore::Open(store_, mode);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().exit_code, kExitUsage);
+    EXPECT_NE(s.error().message.find("not a kstacklab results store"), std::string::npos)
+        << s.error().message;
+  }
+  EXPECT_EQ(CheckStoreLocation(store_).error().exit_code, kExitUsage);
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks").rfind("ERROR", 0), 0u)
+      << "no tables were created beside the foreign one";
+}
+
+TEST_P(StoreBackendTest, AnEmptyStoreReadsAsEmptyAndReadingCreatesNothing) {
+  if (!Postgres()) {
+    std::ofstream(store_).close();  // a 0-byte file: SQLite's empty store
+  }
+  EXPECT_TRUE(CheckStoreLocation(store_).ok());
+  ResultStore r = OpenOrDie(ResultStore::Mode::kExisting);
+  auto list = r.List();
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  EXPECT_TRUE(list->empty());
+  EXPECT_EQ(r.Document(1).error().exit_code, kExitUsage);
+  EXPECT_FALSE(r.Insert(Sample("a")).ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM runs").rfind("ERROR", 0), 0u) << "no tables created";
+}
+
+TEST_P(StoreBackendTest, AReadOnlyHandleNeverWrites) {
+  ASSERT_TRUE(RecordInStore(Sample("a"), store_).ok());
+  ResultStore r = OpenOrDie(ResultStore::Mode::kExisting);
+  auto rows = r.List();
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ(rows->size(), 1u);
+  auto id = r.Insert(Sample("b"));
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
+}
+
+TEST_P(StoreBackendTest, LoadResultInputResolvesStoreIds) {
+  ASSERT_TRUE(RecordInStore(Sample("first"), store_).ok());
+  ASSERT_TRUE(RecordInStore(Sample("second"), store_).ok());
+  auto a = LoadResultInput("2", store_);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->label, "second");
+  auto b = LoadResultInput("id:1", store_);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->label, "first");
+  auto missing = LoadResultInput("17", store_);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().exit_code, kExitUsage);
+}
+
+// Four writer processes at once, 50 runs each, while a reader lists again and again: every run
+// arrives whole (its three benchmark rows with it), none is lost or mixed with another, and the
+// reader never sees a run without all of its rows.
+TEST_P(StoreBackendTest, FourWritersAndAReaderAtOnce) {
+  constexpr int kWriters = 4;
+  constexpr int kPerWriter = 50;
+  { ResultStore create = OpenOrDie(); }  // the writers also race on the tables otherwise
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> pids;
+  for (int p = 0; p <= kWriters; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid != 0) {
+      pids.push_back(pid);
+      continue;
+    }
+    ::close(go[1]);
+    char c;
+    if (::read(go[0], &c, 1) != 0) ::_exit(10);  // released when the parent closes the pipe
+    if (p == kWriters) {                         // the reader
+      for (int round = 0; round < 200; ++round) {
+        auto s = ResultStore::Open(store_, ResultStore::Mode::kExisting);
+        if (!s.ok()) ::_exit(20);
+        auto list = s->List();
+        if (!list.ok()) ::_exit(21);
+        for (const StoredRunInfo& info : *list) {
+          if (info.benchmarks.size() != 2) ::_exit(22);  // a run without all its rows
+        }
+        if (list->size() == kWriters * kPerWriter) break;
+      }
+      ::_exit(0);
+    }
+    for (int i = 0; i < kPerWriter; ++i) {
+      RunResult r = Sample(fmt::format("w{}-{}", p, i));
+      r.benchmarks[2].params = Json{{"writer", p}, {"i", i}};
+      auto id = RecordInStore(r, store_);
+      if (!id.ok()) {
+        std::fprintf(stderr, "writer %d: %s\n", p, id.error().message.c_str());
+        ::_exit(1);
+      }
+    }
+    ::_exit(0);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "process " << pid;
+  }
+  ResultStore store = OpenOrDie(ResultStore::Mode::kExisting);
+  auto list = store.List();
+  ASSERT_TRUE(list.ok()) << list.error().message;
+  ASSERT_EQ(list->size(), size_t{kWriters * kPerWriter});
+  std::set<std::string> labels;
+  std::set<int64_t> ids;
+  for (const StoredRunInfo& info : *list) {
+    labels.insert(info.label);
+    ids.insert(info.id);
+  }
+  EXPECT_EQ(labels.size(), size_t{kWriters * kPerWriter});
+  EXPECT_EQ(ids.size(), size_t{kWriters * kPerWriter});
+  // Not mixed: each run's document and index rows belong to its own label.
+  for (int64_t id : {*ids.begin(), *ids.rbegin()}) {
+    auto r = store.Get(id);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const std::string want = fmt::format("w{}-{}", r->benchmarks[2].params["writer"].get<int>(),
+                                         r->benchmarks[2].params["i"].get<int>());
+    EXPECT_EQ(r->label, want);
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), std::to_string(3 * kWriters * kPerWriter));
+  EXPECT_EQ(Query("SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM benchmarks b WHERE "
+                  "b.run_id = r.id) <> 3"),
+            "0");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,
+                         ::testing::Values(Kind::kSqlite, Kind::kPostgres), KindName);
+
+// ---- PostgreSQL only ---------------------------------------------------------------------------
+
+class PostgresStoreTest : public StoreBackendTest {};
+
+TEST_P(PostgresStoreTest, APasswordInTheUrlIsRefusedBeforeConnecting) {
+  const std::string password = pg_["KSTACKLAB_TEST_PG_PASSWORD"];
+  const std::string base = pg_["KSTACKLAB_TEST_PG_URL"];
+  const std::string with_user =
+      "postgresql://kstacklab_test:" + password + "@" + base.substr(base.find('@') + 1);
+  for (const std::string& url : {with_user, base + "?password=" + password}) {
+    for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+      auto s = ResultStore::Open(url, mode);
+      ASSERT_FALSE(s.ok()) << url;
+      EXPECT_EQ(s.error().exit_code, kExitUsage);
+      EXPECT_NE(s.error().message.find("~/.pgpass"), std::string::npos) << s.error().message;
+      EXPECT_EQ(s.error().message.find(password), std::string::npos) << s.error().message;
+    }
+    EXPECT_FALSE(CheckStoreLocation(url).ok());
+  }
+}
+
+TEST_P(PostgresStoreTest, CredentialsComeFromThePassFileOnly) {
+  // The URL has no password: it comes from PGPASSFILE (set in SetUp). Without it, refused with
+  // the remedy, and the error never shows the password.
+  const std::string saved = pg_["PGPASSFILE"];
+  ::setenv("PGPASSFILE", "/nonexistent/pgpass", 1);
+  auto s = ResultStore::Open(store_, ResultStore::Mode::kCreate);
+  ::setenv("PGPASSFILE", saved.c_str(), 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().exit_code, kExitUsage);
+  EXPECT_NE(s.error().message.find("password"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("~/.pgpass"), std::string::npos) << s.error().message;
+  ASSERT_TRUE(RecordInStore(Sample("a"), store_).ok());
+  // Nothing stored carries the password.
+  EXPECT_EQ(Query(fmt::format("SELECT count(*) FROM runs WHERE document LIKE '%{}%'",
+                              pg_["KSTACKLAB_TEST_PG_PASSWORD"])),
+            "0");
+}
+
+TEST_P(PostgresStoreTest, WrongServersDatabasesAndEncodingsSayWhatToDo) {
+  auto down = ResultStore::Open("postgresql://kstacklab_test@127.0.0.1:1/kstacklab_test",
+                                ResultStore::Mode::kExisting);
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.error().exit_code, kExitRuntime);
+  EXPECT_NE(down.error().message.find("is the server running"), std::string::npos)
+      << down.error().message;
+  EXPECT_EQ(down.error().message.find('\n'), std::string::npos);
+
+  const std::string base = pg_["KSTACKLAB_TEST_PG_URL"];
+  auto nodb = ResultStore::Open(base.substr(0, base.rfind('/')) + "/no_such_db",
+                                ResultStore::Mode::kExisting);
+  ASSERT_FALSE(nodb.ok());
+  EXPECT_EQ(nodb.error().exit_code, kExitUsage);
+  EXPECT_NE(nodb.error().message.find("does not exist"), std::string::npos);
+
+  auto latin1 = ResultStore::Open(pg_["KSTACKLAB_TEST_PG_LATIN1_URL"], ResultStore::Mode::kCreate);
+  ASSERT_FALSE(latin1.ok());
+  EXPECT_EQ(latin1.error().exit_code, kExitUsage);
+  EXPECT_NE(latin1.error().message.find("ENCODING 'UTF8'"), std::string::npos)
+      << latin1.error().message;
+
+  auto garbage = ResultStore::Open("postgresql://[::1", ResultStore::Mode::kExisting);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error().exit_code, kExitUsage);
+}
+
+TEST_P(PostgresStoreTest, ARoleWithoutPrivilegesIsToldWhatToAskFor) {
+  ASSERT_TRUE(RecordInStore(Sample("a"), store_).ok());
+  std::string reader = pg_["KSTACKLAB_TEST_PG_READER_URL"] + "?options=-csearch_path%3D" + schema_;
+  raw_->Exec("GRANT USAGE ON SCHEMA " + schema_ + " TO kstacklab_reader");
+  auto r = ResultStore::Open(reader, ResultStore::Mode::kExisting);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code, kExitRuntime);
+  EXPECT_NE(r.error().message.find("permission denied"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("GRANT"), std::string::npos) << r.error().message;
+  raw_->Exec("GRANT SELECT ON runs, benchmarks, kstacklab_store TO kstacklab_reader");
+  auto r2 = ResultStore::Open(reader, ResultStore::Mode::kCreate);
+  ASSERT_TRUE(r2.ok()) << r2.error().message;
+  auto listed = r2->List();
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  EXPECT_EQ(listed->size(), 1u);
+  auto id = r2->Insert(Sample("b"));
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().exit_code, kExitRuntime);
+  EXPECT_NE(id.error().message.find("GRANT"), std::string::npos) << id.error().message;
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
+}
+
+// A connection killed mid-transaction (pg_terminate_backend while the insert waits on a lock
+// after its run row is written): the insert fails saying the connection was lost, and no part
+// of the run is visible.
+TEST_P(PostgresStoreTest, AConnectionKilledMidTransactionLeavesNoPartialRun) {
+  ASSERT_TRUE(RecordInStore(Sample("before"), store_).ok());
+  RawPg locker(Conninfo(""));
+  locker.Exec("SET search_path = " + schema_);
+  locker.Exec("BEGIN");
+  locker.Exec("LOCK TABLE benchmarks IN ACCESS EXCLUSIVE MODE");
+  std::atomic<bool> done{false};
+  Expected<int64_t> outcome = RuntimeError("not run");
+  std::thread writer([&] {
+    outcome = RecordInStore(Sample("killed"), store_);
+    done = true;
+  });
+  RawPg admin(pg_["KSTACKLAB_TEST_PG_ADMIN"]);
+  std::string killed;
+  for (int i = 0; i < 400 && killed != "t"; ++i) {  // up to 8 s: the lock timeout is 10 s
+    killed = admin.Query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
+        "'kstacklab' AND wait_event_type = 'Lock' AND datname = 'kstacklab_test'");
+    if (killed != "t") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  writer.join();
+  locker.Exec("COMMIT");
+  EXPECT_EQ(killed, "t") << "the insert never waited on the lock";
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error().exit_code, kExitRuntime);
+  EXPECT_NE(outcome.error().message.find("connection to the server was lost"), std::string::npos)
+      << outcome.error().message;
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
+  EXPECT_EQ(Query("SELECT count(*) FROM runs WHERE label = 'killed'"), "0");
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), "3");
+}
+
+// `results copy` SQLite -> PostgreSQL -> SQLite, each twice: the runs arrive once, byte for byte.
+TEST_P(PostgresStoreTest, CopyingBothWaysTwiceAddsNoDuplicates) {
+  char tmpl[] = "/tmp/kstacklab-store-copy-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  dir_ = tmpl;
+  const std::string file = dir_ + "/a.db";
+  const std::string back = dir_ + "/b.db";
+  {
+    auto ids = [&] {
+      auto s = ResultStore::Open(file, ResultStore::Mode::kCreate);
+      return s->InsertAll({Sample("x"), Sample("y"), Sample("x"), Sample("z")});
+    }();
+    ASSERT_TRUE(ids.ok()) << ids.error().message;  // "x" twice: the same document twice
+  }
+  auto copy = [](const std::string& from, const std::string& to) {
+    auto f = ResultStore::Open(from, ResultStore::Mode::kExisting);
+    auto t = ResultStore::Open(to, ResultStore::Mode::kCreate);
+    EXPECT_TRUE(f.ok() && t.ok());
+    auto out = CopyRuns(*f, *t, 2, {});
+    EXPECT_TRUE(out.ok()) << out.error().message;
+    return std::move(out).value();
+  };
+  CopyOutcome first = copy(file, store_);
+  EXPECT_EQ(first.copied.size(), 3u) << "the duplicate document is copied once";
+  EXPECT_EQ(copy(file, store_).copied.size(), 0u);
+  EXPECT_EQ(copy(file, store_).present.size(), 4u);
+  EXPECT_EQ(copy(store_, back).copied.size(), 3u);
+  EXPECT_EQ(copy(store_, back).copied.size(), 0u);
+  EXPECT_EQ(copy(back, store_).copied.size(), 0u);
+  EXPECT_EQ(copy(store_, file).copied.size(), 0u);
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "3");
+  auto pg = ResultStore::Open(store_, ResultStore::Mode::kExisting);
+  auto b = ResultStore::Open(back, ResultStore::Mode::kExisting);
+  ASSERT_TRUE(pg.ok() && b.ok());
+  for (int64_t id = 1; id <= 3; ++id) {
+    EXPECT_EQ(*pg->Document(id), *b->Document(id)) << id;
+  }
+  EXPECT_EQ(*pg->Document(3), ResultToJson(Sample("z")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, PostgresStoreTest, ::testing::Values(Kind::kPostgres), KindName);
+
+}  // namespace
+}  // namespace kstacklab
