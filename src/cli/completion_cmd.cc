@@ -41,8 +41,8 @@ struct CommandDoc {
 // Options whose value is a path although their type does not say so.
 bool PathOption(const std::string& long_name) {
   static const std::set<std::string> k = {
-      "--output", "--store", "--dir", "--resume", "--report", "--records",      "--save-records",
-      "--kernel", "--from",  "--to",  "--initrd", "--config", "--recovery-file"};
+      "--output", "--store", "--dir", "--resume", "--report", "--records",       "--save-records",
+      "--kernel", "--from",  "--to",  "--initrd", "--config", "--recovery-file", "--fastpath"};
   return k.count(long_name) > 0;
 }
 

@@ -42,6 +42,11 @@ refused "--label in the run" "the campaign sets --label" -- "$K" campaign --kern
 refused "cmdline with a newline" "printable ASCII" -- "$K" campaign --kernel "$BZ" --profile "$(printf 'a=x\ny')" --boots 1 --dir "$D"
 refused "unknown accel" "accel" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --accel fast --dir "$D"
 refused "target with one profile" "two profiles" -- "$K" campaign --kernel "$BZ" --profile a=x --target-mdc 2 --dir "$D"
+# The store each boot is recorded in is checked before boot 1 too (SQLite file or PostgreSQL URL).
+refused "a store URL with a password" "~/.pgpass" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" --store 'postgresql://u:secret@127.0.0.1:1/x'
+expect_exit 1 "a store server that does not answer" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" --store 'postgresql://u@127.0.0.1:1/x'
+expect_stderr "is the server running" "a store server that does not answer: says so"
+if [ -e "$D" ]; then fail "a store server that does not answer: $D was created"; rm -rf "$D"; fi
 mkdir -p "$TMP/used" && touch "$TMP/used/x"
 expect_exit 2 "a non-empty directory" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$TMP/used"
 expect_stderr "--resume" "a non-empty directory: points to --resume"
