@@ -18,26 +18,16 @@
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/fileio.h"
+#include "test_support.h"
 
 namespace kstacklab::campaign {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
+class TempDir : public testing_support::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/kstacklab-engines-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : testing_support::TempDir("kstacklab-engines-test") {}
 };
 
 void Write(const std::string& path, const std::string& data, mode_t mode = 0644) {

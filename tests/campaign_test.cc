@@ -21,26 +21,16 @@
 #include "kstacklab/compare.h"
 #include "kstacklab/dice.h"
 #include "kstacklab/fileio.h"
+#include "test_support.h"
 
 namespace kstacklab::campaign {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
+class TempDir : public testing_support::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/kstacklab-campaign-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : testing_support::TempDir("kstacklab-campaign-test") {}
 };
 
 // A minimal x86 boot header: boot_flag, "HdrS", protocol 2.00, and a version string at

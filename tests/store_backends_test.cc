@@ -27,41 +27,14 @@
 
 #include "kstacklab/load.h"
 #include "kstacklab/store.h"
+#include "test_support.h"
 
 namespace kstacklab {
 namespace {
 
 namespace fs = std::filesystem;
 
-RunResult Sample(const std::string& label) {
-  RunResult r;
-  r.tool_version = "0.1.0";
-  r.created = "2026-11-29T12:00:00Z";
-  r.label = label;
-  r.environment = Json{{"kernel", {{"release", "6.18.0-test"}, {"hostname", "testbox"}}}};
-  r.run = Json{{"iterations", 1000}, {"repetitions", 2}};
-  r.timer = TimerInfo{"fake", 1e9, 12.5, true, std::nullopt};
-  for (const char* variant : {"off", "percpu-prng"}) {
-    BenchmarkResult b;
-    b.name = "model/kstack";
-    b.variant = variant;
-    for (int i = 0; i < 2; ++i) {
-      Repetition rep;
-      rep.iterations = 1000;
-      rep.metrics = {{"mean", 100.25 + i}, {"p99", 150.0 + i}};
-      b.repetitions.push_back(rep);
-    }
-    b.histogram.RecordN(100000, 1500);
-    b.histogram.RecordN(250000, 500);
-    r.benchmarks.push_back(std::move(b));
-  }
-  BenchmarkResult g;
-  g.name = "syscall/getpid";
-  g.params = Json{{"h", 1}};
-  g.repetitions.push_back(Repetition{1000, 0, {{"mean", 210.0}}, std::nullopt, std::nullopt});
-  r.benchmarks.push_back(std::move(g));
-  return r;
-}
+RunResult Sample(const std::string& label) { return testing_support::SampleResult(label); }
 
 // The throw-away server's settings (KEY='value' lines), or empty when there is none.
 std::map<std::string, std::string> PgSettings() {

@@ -13,10 +13,13 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "kstacklab/campaign/remote.h"  // ShellQuote: the one quoting for a shell
 #include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 namespace {
+
+using campaign::ShellQuote;
 
 // One option or positional argument as a user sees it.
 struct OptionDoc {
@@ -115,19 +118,6 @@ void Flatten(const CommandDoc& doc, std::vector<const CommandDoc*>* out) {
   for (const CommandDoc& c : doc.children) Flatten(c, out);
 }
 
-// 'text' for a shell: single quotes, a quote inside as '\''.
-std::string Quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 // The subcommand-path walk, the option-value cases and the words per path, shared by the two
 // shells (both read `case` alike here); `shell` picks the few words that differ.
 std::string CaseBlocks(const CommandDoc& root, bool zsh) {
@@ -141,7 +131,7 @@ std::string CaseBlocks(const CommandDoc& root, bool zsh) {
   s += "    case \"$kpath $w\" in\n";
   for (const CommandDoc* c : all) {
     if (c->path.empty()) continue;
-    s += fmt::format("      {}{}) kpath=\"$kpath $w\" ;;\n", open, Quoted(" " + c->path));
+    s += fmt::format("      {}{}) kpath=\"$kpath $w\" ;;\n", open, ShellQuote(" " + c->path));
   }
   s += "    esac\n  done\n  kpath=${kpath# }\n";
   // The value after an option: its choices, a file, or nothing to offer.
@@ -150,19 +140,19 @@ std::string CaseBlocks(const CommandDoc& root, bool zsh) {
     for (const OptionDoc& o : c->options) {
       if (o.positional || !o.takes_value) continue;
       std::vector<std::string> pats;
-      for (const std::string& n : o.names) pats.push_back(Quoted(c->path + "|" + n));
+      for (const std::string& n : o.names) pats.push_back(ShellQuote(c->path + "|" + n));
       const std::string pattern = fmt::format("{}", fmt::join(pats, "|"));
       std::string action;
       if (!o.choices.empty()) {
         std::vector<std::string> q;
-        for (const std::string& v : o.choices) q.push_back(Quoted(v));
+        for (const std::string& v : o.choices) q.push_back(ShellQuote(v));
         action = zsh ? fmt::format("compadd -- {}; return", fmt::join(q, " "))
                      : fmt::format("values={}; return_words=1",
-                                   Quoted(fmt::format("{}", fmt::join(o.choices, " "))));
+                                   ShellQuote(fmt::format("{}", fmt::join(o.choices, " "))));
       } else if (o.path) {
         action = zsh ? "_files; return" : "files=1; return_words=1";
       } else {
-        action = zsh ? fmt::format("_message {}; return", Quoted(o.value)) : "return 0";
+        action = zsh ? fmt::format("_message {}; return", ShellQuote(o.value)) : "return 0";
       }
       s += fmt::format("    {}{}) {} ;;\n", open, pattern, action);
     }
@@ -196,8 +186,8 @@ std::string BashScript(const CommandDoc& root) {
         words.insert(words.end(), o.names.begin(), o.names.end());
       }
     }
-    s += fmt::format("      {}) values={}; files={} ;;\n", Quoted(c->path),
-                     Quoted(fmt::format("{}", fmt::join(words, " "))), files ? 1 : 0);
+    s += fmt::format("      {}) values={}; files={} ;;\n", ShellQuote(c->path),
+                     ShellQuote(fmt::format("{}", fmt::join(words, " "))), files ? 1 : 0);
   }
   s += "    esac\n  fi\n";
   s += "  if [ \"$files\" -eq 1 ] && [[ $cur != -* ]]; then\n";
@@ -218,7 +208,7 @@ std::string Described(const std::string& name, const std::string& description) {
     if (c == ':') n += '\\';
     n += c;
   }
-  return Quoted(n + ":" + description);
+  return ShellQuote(n + ":" + description);
 }
 
 std::string ZshScript(const CommandDoc& root) {
@@ -247,8 +237,8 @@ std::string ZshScript(const CommandDoc& root) {
       }
       for (const std::string& n : o.names) items.push_back(Described(n, o.description));
     }
-    s += fmt::format("    ({}) items=({}); files={} ;;\n", Quoted(c->path), fmt::join(items, " "),
-                     files ? 1 : 0);
+    s += fmt::format("    ({}) items=({}); files={} ;;\n", ShellQuote(c->path),
+                     fmt::join(items, " "), files ? 1 : 0);
   }
   s += "  esac\n";
   s += "  _describe -t kstacklab 'kstacklab' items\n";
