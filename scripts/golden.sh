@@ -176,6 +176,25 @@ v timing_bad --timing fast
 case_ validate_store run --internal-validate --store "$WORK/v.json" -o "$WORK/v.json"
 case_ validate_output run --internal-validate --no-store -o ''
 
+# --- campaign: run arguments checked before boot 1 --------------------------------------------
+# (Only arguments both builds refuse: one that passes would boot a guest of this fake image.)
+# A file with an x86 boot header: the plan's check reads only the header.
+python3 - "$WORK/bzImage" <<'PY'
+import sys
+img = bytearray(4096)
+img[0x1FE:0x200] = b"\x55\xAA"
+img[0x202:0x206] = b"HdrS"
+img[0x206:0x208] = b"\x00\x02"
+open(sys.argv[1], "wb").write(img)
+PY
+c() { case_ "campaign_$1" campaign --kernel "$WORK/bzImage" --profile a=x --boots 1 --dir "$WORK/c" -- "${@:2}"; }
+c reps --repetitions abc
+c flag --frobnicate
+c list '[x]' --suite nosuch
+c empty --suite ''
+c size --suite model --repetitions 100000
+c sessions --repetitions 60000 --sessions 2
+
 # --- the store (import, export) --------------------------------------------------------------------
 case_ store_import results import --store "$WORK/s.db" "$D/base.json" "$D/variants.json"
 case_ store_list_n results list --store "$WORK/s.db"
@@ -213,6 +232,7 @@ KSTACKLAB_SYSCTL_ROOT=$WORK/sys KSTACKLAB_RECOVERY_FILE=$WORK/recovery \
 masked run_store run --bench syscall/getpid:raw --iterations 2000 --repetitions 3 --warmup 100 \
   --store "$WORK/run.db" --label g -o "$WORK/r7.json"
 shape run_store "$WORK/r7.json"
-# the temporary directory's name is not an output
+# the temporary directory's and the binary's names are not outputs
 grep -rlF "$WORK" "$OUT" | xargs -r sed -i "s|$WORK|WORK|g"
+grep -rlF "$BIN" "$OUT" | xargs -r sed -i "s|$BIN|kstacklab|g"
 echo "recorded $(find "$OUT" -name '*.rc' | wc -l) cases in $OUT"

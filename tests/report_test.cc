@@ -547,7 +547,7 @@ TEST(Summary, HostStallsPerMillionCallsAndTheirShareOfTime) {
   r.benchmarks[0].repetitions[0].stall_ns = 540;
   r.benchmarks[0].repetitions[1].stalls = 0;
   r.benchmarks[0].repetitions[1].stall_ns = 0;
-  r.run["stall_threshold_ns"] = 500;
+  r.run.stall_threshold_ns = 500;
   BenchmarkSummary s = Summarize(r.benchmarks[0], 25.0);
   EXPECT_DOUBLE_EQ(s.stalls_per_million, 1.0 / 20 * 1e6);    // 50000 per million
   EXPECT_DOUBLE_EQ(s.stall_time_pct, 540.0 / 2700.0 * 100);  // 20 %

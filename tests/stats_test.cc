@@ -420,7 +420,7 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
     benches.push_back(Bench("syscall/getpid", libc, AbVariant("libc", tag)));
   }
   std::vector<CompareInput> inputs = {Input("ab", benches)};
-  inputs[0].run.run["ab"] = Json::array({"sysctl:kernel.stack_erasing=0,1"});
+  inputs[0].run.run.ab = {"sysctl:kernel.stack_erasing=0,1"};
   ASSERT_TRUE(CheckBaseline(inputs, "").ok());
   const auto parts = CompareParts(inputs, "");
   ASSERT_EQ(parts.size(), 1u);
@@ -439,7 +439,7 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
   // The second value as the baseline, by its tag.
   ASSERT_TRUE(CheckBaseline(inputs, "kernel.stack_erasing=1").ok());
   // A file without --ab keeps "raw"/"libc" as its columns even if a variant holds '='.
-  inputs[0].run.run.erase("ab");
+  inputs[0].run.run.ab.clear();
   t = BuildCompareTable(CompareParts(inputs, "")[0], MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->columns.size(), 4u);

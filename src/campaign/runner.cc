@@ -70,14 +70,14 @@ Status MakeDir(const std::string& path) {
 // The result file as the campaign keeps it: the guest's, with how it was booted in run.campaign.
 RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const Engine& engine,
                   const std::string& engine_name) {
-  r.run["campaign"] = {{"engine", engine_name},
-                       {"accelerator", attempt.accel},
-                       {"accelerator_reason", engine.AccelReason()},
-                       {"emulated", attempt.accel == "tcg"},
-                       {"profile", boot.profile},
-                       {"boot", boot.index},
-                       {"attempt", boot.attempts.size()},
-                       {"cmdline", boot.cmdline}};
+  r.run.campaign = {{"engine", engine_name},
+                    {"accelerator", attempt.accel},
+                    {"accelerator_reason", engine.AccelReason()},
+                    {"emulated", attempt.accel == "tcg"},
+                    {"profile", boot.profile},
+                    {"boot", boot.index},
+                    {"attempt", boot.attempts.size()},
+                    {"cmdline", boot.cmdline}};
   return r;
 }
 

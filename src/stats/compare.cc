@@ -646,7 +646,7 @@ Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& 
   // Only an --ab file changes its columns: the others are checked without a copy.
   std::vector<CompareInput> relaid;
   if (std::any_of(given.begin(), given.end(),
-                  [](const CompareInput& in) { return in.run.run.contains("ab"); })) {
+                  [](const CompareInput& in) { return !in.run.run.ab.empty(); })) {
     relaid = AbValuesAsColumns(given);
   }
   const std::vector<CompareInput>& inputs = relaid.empty() ? given : relaid;
@@ -675,7 +675,7 @@ std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs) {
 
 std::vector<CompareInput> AbValuesAsColumns(std::vector<CompareInput> inputs) {
   for (CompareInput& in : inputs) {
-    if (!in.run.run.contains("ab")) continue;
+    if (in.run.run.ab.empty()) continue;
     std::set<std::string> baseline_tags;
     for (const BenchmarkResult& b : in.run.benchmarks) {
       if (b.baseline) baseline_tags.insert(SplitAbVariant(b.variant).second);
