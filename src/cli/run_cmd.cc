@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -305,6 +306,32 @@ Runner SetupRunCommand(CLI::App& sub) {
   auto f = std::make_shared<RunFlags>();
   AddRunFlags(sub, f.get());
   return [f] { return Execute(*f); };
+}
+
+Status CheckRunArguments(const std::vector<std::string>& run_args) {
+  CLI::App app{"kstacklab"};
+  RunFlags f;
+  AddRunFlags(*app.add_subcommand("run"), &f);
+  StripLiteralMarks(app);
+  std::vector<std::string> args = {"kstacklab", "run"};
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  std::exception_ptr request;
+  std::optional<std::string> error = ParseArgs(app, args, &request);
+  if (!error && request) error = "they ask for help or the version, not a measurement";
+  if (!error) {
+    // Where the guest's result goes is the campaign's: checked as the guest runs.
+    auto plan = PlanFromFlags(f);
+    if (plan.ok()) {
+      plan->output = "/dev/null";
+      plan->record_in_store = false;
+    }
+    auto valid =
+        plan.ok() ? run::ValidatePlan(*plan, FlagNames()) : Expected<run::ValidPlan>(plan.error());
+    if (!valid.ok()) error = MessageLine(valid.error().message);
+  }
+  if (!error) return OkStatus();
+  return UsageError(
+      fmt::format("the run arguments do not parse as `kstacklab run` arguments: {}", *error));
 }
 
 }  // namespace kstacklab::cli

@@ -1,11 +1,13 @@
 // What other commands use of `run`: recording a result in the store (campaign records each boot's
-// result).
+// result), and checking run arguments exactly as `run` parses and validates them.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "kstacklab/error.h"
 #include "kstacklab/results.h"
 
 namespace kstacklab::cli {
@@ -15,5 +17,10 @@ namespace kstacklab::cli {
 // says how to add it to the store later.
 std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
                                         const std::string& written_file);
+
+// `run_args` parsed as `kstacklab run RUN_ARGS` parses them and the plan they make validated
+// (run::ValidatePlan; the output and the store are the caller's): the one-line error `run` would
+// print, in a UsageError saying these are run arguments. Measures nothing; run_cmd.cc.
+Status CheckRunArguments(const std::vector<std::string>& run_args);
 
 }  // namespace kstacklab::cli
