@@ -44,7 +44,7 @@ struct RunFlags {
   std::string store;
   bool no_store = false;
   int internal_session = -1;        // >= 0: this process is session K of a parent run
-  bool internal_validate = false;   // check everything, measure nothing (`campaign` uses it)
+  bool internal_validate = false;   // check everything, measure nothing
   std::vector<std::string> ab;      // --ab KIND:NAME=V1,V2 (knobs.h)
   std::vector<std::string> params;  // --param KEY=VALUE (WorkloadDef::run_params)
 };
@@ -113,7 +113,8 @@ void AddRunFlags(CLI::App& sub, RunFlags* f) {
                  "value, a sysctl's original always restored (docs/ab.md)")
       ->excludes(sub.get_option("--sessions"));
   sub.add_option("--internal-session", f->internal_session)->group("");  // hidden: session worker
-  // hidden: `campaign` checks a plan's run arguments exactly as `run` parses them, before boot 1
+  // hidden: the arguments checked as a run checks them, nothing measured (CheckRunArguments does
+  // the same in process; this is for another kstacklab binary, e.g. on the machine a plan runs on)
   sub.add_flag("--internal-validate", f->internal_validate)->group("");
 }
 
