@@ -16,6 +16,7 @@
 #include <string>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/load.h"
 
 namespace kstacklab {
 namespace {

@@ -15,6 +15,7 @@
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/histogram.h"
+#include "kstacklab/load.h"
 #include "kstacklab/results.h"
 #include "kstacklab/store.h"
 #include "kstacklab/text.h"

@@ -10,6 +10,7 @@
 #include "cli/compare_support.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/load.h"
 #include "kstacklab/plot.h"
 #include "kstacklab/store.h"
 
