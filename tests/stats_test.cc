@@ -208,6 +208,21 @@ TEST(Drift, LinearTrendIsFlaggedNoiseIsNot) {
   EXPECT_DOUBLE_EQ(exact.slope, 1.0);
 }
 
+// A falling tail's size on a time's scale: {8, 4, 2, 1} halves at every step, so the fitted last
+// value is 1/8 of the first (-87.5 %), where the linear fit's change over the run (slope -2.3
+// over 3 steps: -6.9) is -184 % of the mean 3.75: a fall no time can make.
+TEST(Drift, ItsSizeIsARatioOfTheFittedEndsNeverBelowMinus100Percent) {
+  auto d = DetectDrift({8, 4, 2, 1}, 0.05);
+  EXPECT_DOUBLE_EQ(d.slope, -2.3);
+  EXPECT_NEAR(100 * d.fitted_change / 3.75, -184, 1e-9);
+  EXPECT_NEAR(d.ratio, 0.125, 1e-12);
+  auto up = DetectDrift({1, 2, 4, 8}, 0.05);
+  EXPECT_NEAR(up.ratio, 8, 1e-12);
+  // A value <= 0 (an overhead-corrected time at or below the overhead) has no log: no ratio.
+  EXPECT_TRUE(std::isnan(DetectDrift({3, 2, 1, 0}, 0.05).ratio));
+  EXPECT_TRUE(std::isnan(DetectDrift({3, 2, 1, -1}, 0.05).ratio));
+}
+
 TEST(VarianceComponents, SdPercentOfTheValueWithItsEdgeCases) {
   EXPECT_DOUBLE_EQ(stats::ComponentSdPercent(4, 100), 2.0);       // sqrt(4) / 100
   EXPECT_DOUBLE_EQ(stats::ComponentSdPercent(4, -50), 4.0);       // of |value|
