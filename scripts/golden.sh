@@ -101,6 +101,10 @@ for fmt in grid markdown csv json; do
     --verbose
   case_ "compare_driftone_$fmt" compare "$D/drift.json" --format "$fmt"
 done
+aa=("$D"/aa_a{1,2,3}.json "$D"/aa_b{1,2,3}.json)  # an A/A of 3 + 3 runs, drift in some
+case_ compare_aa compare "${aa[@]}"
+case_ compare_aa_verbose compare "${aa[@]}" --verbose
+case_ compare_aa_json compare "${aa[@]}" --format json
 case_ compare_methods compare "$D/variants.json" --method fastpath --test mwu --correct holm \
   --alpha 0.01 --min-effect 1
 case_ compare_baseline compare "$D/variants.json" --baseline model:siphash

@@ -165,7 +165,7 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, c
     for (const CompareRow& row : table.rows) {
       for (size_t v = 0; v < row.variants.size(); ++v) {
         const CompareCell& cell = row.variants[v];
-        if (!cell.present || !row.baseline.present) continue;
+        if (!cell.present() || !row.baseline.present()) continue;
         any = true;
         TargetRow tr;
         tr.row = fmt::format("{} {}: {} vs {}", row.benchmark, row.result_class,

@@ -1,5 +1,6 @@
-// `kstacklab compare BASE VARIANT...`: the comparison table (issue 3; docs/reading-tables.md).
-// Glue only: parse flags -> load inputs -> BuildCompareTable -> render; drift warnings to stderr.
+// `kstacklab compare BASE VARIANT...`: the comparison table (docs/reading-tables.md).
+// Glue only: parse flags -> load inputs -> BuildCompareTable -> render the table on stdout and
+// its warnings on stderr.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -179,9 +180,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
     auto built = BuildCompareTables(inputs, *options);
     if (!built.ok()) return Fail(built.error());
     const std::vector<CompareTable>& tables = *built;
-    for (const CompareTable& t : tables) {
-      for (const std::string& w : t.warnings) Warn(w);
-    }
+    WarnAboutTables(tables, f->verbose);
     if (inputs.size() > 1 && std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
           return in.run.label == inputs[0].run.label;
         })) {
