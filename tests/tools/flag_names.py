@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Fails when a string of a library names a command-line flag ("--repetitions").
+
+Usage: flag_names.py SOURCE_DIR     (checks SOURCE_DIR/src, every library but cli/ and report/)
+       flag_names.py --self-test    (shows on made-up sources that a flag in a string fails)
+
+Libraries word their messages with values, never flags; the CLI adds the flag (cli::WithFlag)
+or passes its own names for the values (run::PlanNames). cli/ is the CLI; report/ is where the
+tool's words live, and its footnotes cite the options a reader can use. Comments do not count.
+ALLOWED lists the strings that may: each names the reason.
+"""
+
+import os
+import re
+import sys
+import tempfile
+
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+
+# (path under src/, the literal or a part of it, why it may name a flag). A short entry (a flag
+# alone) must be the whole literal.
+ALLOWED = [
+    ("campaign/qemu.cc", "/k/kstacklab run --no-store",
+     "the guest's init script runs the kstacklab command line"),
+    ("campaign/qemu.cc", "entropy --kernel", "the guest's init script runs the command line"),
+    ("campaign/plan.cc", "[--suite, syscall]",
+     "a plan's `run` key holds run's command-line arguments: the example is one"),
+] + [("campaign/plan.cc", flag, "a run argument a plan may not give: the campaign gives it")
+     for flag in ("--output", "--label", "--store", "--no-store", "--internal-session")] + [
+    ("campaign/runner.cc", "entropy --kernel printed no JSON report",
+     "names the command the guest ran"),
+    ("campaign/runner.cc", "--dir '{}'",
+     "a message from before this check; its caller is to word it with the flag"),
+    ("results/json.cc", "compare --baseline",
+     "a message from before this check; its caller is to word it with the flag"),
+    ("results/store.cc", "fewer --repetitions",
+     "a message from before this check; its caller is to word it with the flag"),
+    ("results/store.cc", "(--store PATH)",
+     "a message from before this check; its caller is to word it with the flag"),
+]
+
+
+def allowed(rel, body):
+    for path, text, _ in ALLOWED:
+        if rel == path and (body == text or (" " in text and text in body)):
+            return True
+    return False
+
+
+SKIPPED = ("cli", "report")
+
+
+def literals(text):
+    """(line, contents) of every string literal in C++ `text`, comments and chars skipped."""
+    out, i, line, n = [], 0, 1, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            i += 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            line += text.count("\n", i, end)
+            i = end
+        elif c == "R" and text.startswith('R"', i) and (i == 0 or not text[i - 1].isalnum()):
+            open_paren = text.find("(", i + 2)
+            delim = text[i + 2:open_paren]
+            end = text.find(")" + delim + '"', open_paren)
+            body = text[open_paren + 1:end]
+            out.append((line, body))
+            line += body.count("\n")
+            i = end + len(delim) + 2
+        elif c == '"' or c == "'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            if c == '"':
+                out.append((line, text[i + 1:j]))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def violations(src_dir):
+    found = []
+    for root, dirs, files in os.walk(src_dir):
+        dirs.sort()
+        rel_root = os.path.relpath(root, src_dir)
+        if rel_root.split(os.sep)[0] in SKIPPED:
+            continue
+        for name in sorted(files):
+            if not name.endswith((".cc", ".h")):
+                continue
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, src_dir)
+            with open(path, errors="replace") as f:
+                for line, body in literals(f.read()):
+                    if not FLAG.search(body):
+                        continue
+                    if allowed(rel, body):
+                        continue
+                    found.append("src/{}:{}: \"{}\"".format(rel, line, body[:120]))
+    return found
+
+
+def check(source_dir):
+    found = violations(os.path.join(source_dir, "src"))
+    if found:
+        print("library strings naming a command-line flag (word the value; the CLI names its "
+              "flag):")
+        for f in found:
+            print("  " + f)
+        return 1
+    print("flag names: no library string names a command-line flag ({} allowed, each with its "
+          "reason)".format(len(ALLOWED)))
+    return 0
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as d:
+        lib = os.path.join(d, "src", "stats")
+        os.makedirs(lib)
+        os.makedirs(os.path.join(d, "src", "cli"))
+        with open(os.path.join(d, "src", "cli", "x_cmd.cc"), "w") as f:
+            f.write('auto e = UsageError("--alpha is wrong");\n')
+        with open(os.path.join(lib, "a.cc"), "w") as f:
+            f.write('// --alpha in a comment\nconst char* k = "alpha -1 is out of range";\n'
+                    "/* --x */ char c = '-';\n")
+        if check(d) != 0:
+            print("self-test: a clean library was refused")
+            return 1
+        with open(os.path.join(lib, "b.cc"), "w") as f:
+            f.write('auto e = UsageError(fmt::format("give a smaller "\n    "--alpha"));\n')
+        if check(d) != 1:
+            print("self-test: a flag in a library's string was not found")
+            return 1
+    print("self-test: a flag in a library string fails; comments, the CLI and values do not")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(self_test())
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sys.exit(check(sys.argv[1]))
