@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,26 @@ RunOptions TinyRun(int repetitions) {
   opt.sampler.warmup = 0;
   opt.sampler.chunk = 10;
   return opt;
+}
+
+// RunAb of `rows` under the knob `spec_text` opened for it, for `repetitions` x 10 calls under a
+// guard of its own; the knob is kept to read it afterwards.
+struct AbRun {
+  std::unique_ptr<knobs::Knob> knob;
+  Expected<AbOutcome> out = RuntimeError("not run");
+};
+AbRun RunAbOf(const std::vector<WorkloadDef>& rows, const std::string& spec_text, int repetitions) {
+  AbRun run;
+  const AbSpec spec = *ParseAbSpec(spec_text);
+  auto k = OpenKnob(spec);
+  if (!k.ok()) {
+    run.out = k.error();
+    return run;
+  }
+  run.knob = std::move(*k);
+  RunGuard guard;
+  run.out = RunAb(rows, TinyRun(repetitions), ClockParams{}, guard, nullptr, spec, *run.knob);
+  return run;
 }
 
 // --- the interleaved runner ----------------------------------------------------------------
@@ -265,15 +286,10 @@ TEST_F(FakeSysctl, RunAbInterleavesAndWritesOneVariantPerValue) {
   w.loop = &TimeLoop<FakeClock, Noop>;
   WorkloadDef v = w;
   v.variant = "x";
-  RunOptions opt = TinyRun(4);
-  const AbSpec spec = *ParseAbSpec("sysctl:kernel.stack_erasing=0,1");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  RunGuard guard;
-  auto out = RunAb({w, v}, opt, ClockParams{}, guard, nullptr, spec, **k);
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  const RunResult* r = &out->result;
-  EXPECT_FALSE(out->failure);
+  AbRun ab = RunAbOf({w, v}, "sysctl:kernel.stack_erasing=0,1", 4);
+  ASSERT_TRUE(ab.out.ok()) << ab.out.error().message;
+  const RunResult* r = &ab.out->result;
+  EXPECT_FALSE(ab.out->failure);
   // Setup runs for both rows under each value: 0 1 | 1 0 | 0 1 | 1 0.
   const std::vector<std::string> want = {"0\n", "0\n", "1\n", "1\n", "1\n", "1\n", "0\n", "0\n",
                                          "0\n", "0\n", "1\n", "1\n", "1\n", "1\n", "0\n", "0\n"};
@@ -341,14 +357,9 @@ TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
   const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
                                          ModelRow("model/kstack", "percpu-prng", empty, &seen),
                                          ModelRow("model/kstack", "siphash", empty, &seen)};
-  RunOptions opt = TinyRun(4);
-  const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  RunGuard guard;
-  auto out = RunAb(rows, opt, ClockParams{}, guard, nullptr, spec, **k);
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  const RunResult* r = &out->result;
+  AbRun ab = RunAbOf(rows, "model:policy=off,percpu-prng", 4);
+  ASSERT_TRUE(ab.out.ok()) << ab.out.error().message;
+  const RunResult* r = &ab.out->result;
   const std::vector<std::string> want = {"off", "percpu-prng", "percpu-prng", "off",
                                          "off", "percpu-prng", "percpu-prng", "off"};
   EXPECT_EQ(seen, want);
@@ -358,7 +369,7 @@ TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
   EXPECT_EQ(r->benchmarks[1].variant, "percpu-prng");
   EXPECT_FALSE(r->benchmarks[1].baseline);
   for (const BenchmarkResult& b : r->benchmarks) EXPECT_EQ(b.repetitions.size(), 4u);
-  EXPECT_EQ(*(*k)->Read(), "off");  // the last value set (repetition 3: percpu-prng, off)
+  EXPECT_EQ(*ab.knob->Read(), "off");  // the last value set (repetition 3: percpu-prng, off)
   EXPECT_FALSE(fs::exists(Recovery()));
   EXPECT_EQ(Value(), "1\n");
 }
@@ -371,14 +382,9 @@ TEST_F(FakeSysctl, RunAbHonoursARowsRepetitionCap) {
   std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
                                    ModelRow("model/kstack", "percpu-prng", empty, &seen)};
   rows[1].max_repetitions = 2;
-  RunOptions opt = TinyRun(4);
-  const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  RunGuard guard;
-  auto out = RunAb(rows, opt, ClockParams{}, guard, nullptr, spec, **k);
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  const RunResult* r = &out->result;
+  AbRun ab = RunAbOf(rows, "model:policy=off,percpu-prng", 4);
+  ASSERT_TRUE(ab.out.ok()) << ab.out.error().message;
+  const RunResult* r = &ab.out->result;
   ASSERT_EQ(r->benchmarks.size(), 2u);
   EXPECT_EQ(r->benchmarks[0].repetitions.size(), 4u);
   EXPECT_EQ(r->benchmarks[1].repetitions.size(), 2u);

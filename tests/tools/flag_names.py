@@ -12,8 +12,9 @@ ALLOWED lists the strings that may: each names the reason.
 
 import os
 import re
-import sys
 import tempfile
+
+from check_tool import expect, main, write_tree
 
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 
@@ -122,30 +123,21 @@ def check(source_dir):
 
 
 def self_test():
+    """A made-up tree: a flag in the CLI, in comments and values only; then one in a library."""
     with tempfile.TemporaryDirectory() as d:
-        lib = os.path.join(d, "src", "stats")
-        os.makedirs(lib)
-        os.makedirs(os.path.join(d, "src", "cli"))
-        with open(os.path.join(d, "src", "cli", "x_cmd.cc"), "w") as f:
-            f.write('auto e = UsageError("--alpha is wrong");\n')
-        with open(os.path.join(lib, "a.cc"), "w") as f:
-            f.write('// --alpha in a comment\nconst char* k = "alpha -1 is out of range";\n'
-                    "/* --x */ char c = '-';\n")
-        if check(d) != 0:
-            print("self-test: a clean library was refused")
+        write_tree(d, {
+            "src/cli/x_cmd.cc": 'auto e = UsageError("--alpha is wrong");\n',
+            "src/stats/a.cc": '// --alpha in a comment\nconst char* k = "alpha -1 is out of '
+                              'range";\n/* --x */ char c = \'-\';\n'})
+        if not expect(check(d), 0, "a clean library was refused"):
             return 1
-        with open(os.path.join(lib, "b.cc"), "w") as f:
-            f.write('auto e = UsageError(fmt::format("give a smaller "\n    "--alpha"));\n')
-        if check(d) != 1:
-            print("self-test: a flag in a library's string was not found")
+        write_tree(d, {"src/stats/b.cc": 'auto e = UsageError(fmt::format("give a smaller "\n'
+                                         '    "--alpha"));\n'})
+        if not expect(check(d), 1, "a flag in a library's string was not found"):
             return 1
     print("self-test: a flag in a library string fails; comments, the CLI and values do not")
     return 0
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--self-test"]:
-        sys.exit(self_test())
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    sys.exit(check(sys.argv[1]))
+    main(__doc__, check, self_test, 1)

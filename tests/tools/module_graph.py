@@ -21,6 +21,8 @@ import re
 import sys
 import tempfile
 
+from check_tool import expect, main, write_tree
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -188,33 +190,23 @@ def check(graph_file, source_dir):
 def self_test():
     """A made-up tree: `b` links `a`, and a header of `a` includes one of `b`; then without it."""
     with tempfile.TemporaryDirectory() as d:
-        def write(rel, text):
-            p = os.path.join(d, rel)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as f:
-                f.write(text)
-        write("include/p/a.h", '#include "p/b.h"\n')
-        write("include/p/b.h", '#include "p/util.h"\n')
-        write("include/p/util.h", "")
-        write("src/a/a.cc", '#include "p/a.h"\n')
-        write("src/b/b.cc", '#include "p/b.h"\n')
+        write_tree(d, {
+            "include/p/a.h": '#include "p/b.h"\n',
+            "include/p/b.h": '#include "p/util.h"\n',
+            "include/p/util.h": "",
+            "src/a/a.cc": '#include "p/a.h"\n',
+            "src/b/b.cc": '#include "p/b.h"\n',
+            "graph.txt": "target a\nsource {0}/src/a/a.cc\ntarget b\nsource {0}/src/b/b.cc\n"
+                         "link a\n".format(d)})
         graph = os.path.join(d, "graph.txt")
-        write("graph.txt", "target a\nsource {0}/src/a/a.cc\ntarget b\nsource {0}/src/b/b.cc\n"
-              "link a\n".format(d))
-        if check(graph, d) != 1:
-            print("self-test: the planted cycle a <-> b was not found")
+        if not expect(check(graph, d), 1, "the planted cycle a <-> b was not found"):
             return 1
-        write("include/p/a.h", '#include "p/util.h"\n')
-        if check(graph, d) != 0:
-            print("self-test: a cycle was reported where there is none")
+        write_tree(d, {"include/p/a.h": '#include "p/util.h"\n'})
+        if not expect(check(graph, d), 0, "a cycle was reported where there is none"):
             return 1
     print("self-test: a planted cycle fails, its removal passes")
     return 0
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--self-test"]:
-        sys.exit(self_test())
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    sys.exit(check(sys.argv[1], sys.argv[2]))
+    main(__doc__, check, self_test, 2)
