@@ -142,7 +142,8 @@ Runner SetupCompareCommand(CLI::App& sub) {
                  "variant flagged as baseline by its workload, else its first variant)");
   AddStoreOption(sub, &f->store);
   sub.add_flag("--verbose", f->verbose,
-               "Also print the variance components (run, session, repetition) of each cell");
+               "Also print the variance components (run, session, repetition) of each cell, and "
+               "each drifting row in the drift warnings");
   sub.add_option("--bench", f->benches,
                  "Compare only benchmarks matching this glob (repeatable; name, name:variant)");
   sub.footer(
