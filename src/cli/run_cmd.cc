@@ -279,9 +279,9 @@ int Execute(const RunFlags& f) {
   if (!valid.ok()) return Fail(valid.error());
   if (f.internal_validate) return kExitOk;
   const bool child = valid->plan.session >= 0;
-  run::RunGuard guard;
-  Progress progress(StderrIsTty() && !child);
   const bool tty = StderrIsTty();
+  run::RunGuard guard;
+  Progress progress(tty && !child);
   run::RunHooks hooks;
   hooks.warn = Warn;
   hooks.progress = [&](double fraction, double elapsed, const std::string& row) {
