@@ -127,8 +127,8 @@ expect 0 "drift.json: syscall/getpid drifts over its 10 repetitions: mean \+4.6 
 
 # Drift in many rows of several files (an A/A of 3 + 3 runs, tests/data/compare/make_fixtures.py):
 # one line per file with the range of the changes, the explanation once — not a paragraph per
-# row burying the table (the same inputs gave 9 lines, 4.5 KB). A time cannot fall by more than
-# 100 %: aa_b1's tails fall to a tenth (a linear fit made that -211.7 %).
+# row burying the table. A time cannot fall by more than 100 %: aa_b1's tails fall to a tenth
+# (-90.6 %), which a straight line through them puts at -211.7 % of their mean.
 aa=(aa_a1.json aa_a2.json aa_a3.json aa_b1.json aa_b2.json aa_b3.json)
 expect 0 "" -- compare "${aa[@]}"
 [ "$(wc -l <"$TMP/err")" -eq 4 ] || fail "A/A drift: expected 4 warning lines, got: $(cat "$TMP/err")"
