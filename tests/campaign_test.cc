@@ -523,8 +523,8 @@ TEST(CampaignRunner, RetriesOnceRecordsFailuresAndCompletesTheOthers) {
   auto r = ReadResultFile(dir + "/off/boot-2.json");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->label, "off");
-  EXPECT_EQ(r->run["campaign"]["accelerator"], "tcg");
-  EXPECT_EQ(r->run["campaign"]["boot"], 2);
+  EXPECT_EQ(r->run.campaign["accelerator"], "tcg");
+  EXPECT_EQ(r->run.campaign["boot"], 2);
   // What is on disk is what the runner holds.
   auto loaded = LoadState(dir);
   ASSERT_TRUE(loaded.ok());

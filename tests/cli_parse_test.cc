@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/run_support.h"
 
 namespace kstacklab::cli {
 namespace {
@@ -199,6 +200,46 @@ TEST(CliParse, RunRefusesBadParamsBeforeMeasuring) {
     EXPECT_NE(o.err.find("--param " + extra.back()), std::string::npos) << o.err;
     EXPECT_TRUE(o.out.empty()) << extra.back();  // nothing measured, nothing written
   }
+}
+
+// A campaign checks its run arguments in this process, as `run` would parse and validate them:
+// the same one line `run` prints, after saying these are the run arguments.
+TEST(CliParse, CampaignRunArgumentsAreCheckedAsRunChecksThem) {
+  EXPECT_TRUE(CheckRunArguments({}).ok());
+  EXPECT_TRUE(CheckRunArguments({"--suite", "model", "--ab", "model:policy=off,siphash"}).ok());
+  struct Case {
+    std::vector<std::string> args;
+    std::string run_says;  // what `kstacklab run ARGS` prints after "kstacklab: error: "
+  };
+  const std::vector<Case> cases = {
+      {{"--repetitions", "abc"}, "--repetitions 'abc' is not a plain decimal number"},
+      {{"--frobnicate"},
+       "'--frobnicate': not a command or argument here (see `kstacklab run "
+       "--help`)"},
+      {{"--repetitions", "60000", "--sessions", "2"},
+       "--repetitions 60000 x --sessions 2 is more than the 100000 repetitions"},
+      {{"--ab", "model:policy=off,siphash", "--ab", "model:strategy=generic,nt"},
+       "--ab: one A/B knob per run, got 2"},
+      {{"--bench", "nosuch/*"}, "--bench: pattern 'nosuch/*' matches no benchmark"},
+  };
+  for (const Case& c : cases) {
+    Status st = CheckRunArguments(c.args);
+    ASSERT_FALSE(st.ok()) << c.run_says;
+    EXPECT_EQ(st.error().exit_code, kExitUsage);
+    EXPECT_EQ(st.error().message.rfind(
+                  "the run arguments do not parse as `kstacklab run` arguments: " + c.run_says, 0),
+              0u)
+        << st.error().message;
+    std::vector<std::string> run = {"run", "--internal-validate", "--no-store", "-o", "/dev/null"};
+    run.insert(run.end(), c.args.begin(), c.args.end());
+    Outcome o = Invoke(run);
+    EXPECT_EQ(o.code, kExitUsage);
+    EXPECT_EQ(o.err.rfind("kstacklab: error: " + c.run_says, 0), 0u) << o.err;
+  }
+  // A help request would boot a guest that measures nothing.
+  Status help = CheckRunArguments({"--help"});
+  ASSERT_FALSE(help.ok());
+  EXPECT_NE(help.error().message.find("ask for help"), std::string::npos);
 }
 
 TEST(CliParse, UnknownWordsAreNamed) {

@@ -1,5 +1,5 @@
-// Runtime knobs: the --ab spec, the sysctl knob on a fake root, the recovery file, restore on
-// every path, and the interleaved A/B order seen by the rows.
+// Runtime knobs: the A/B spec, the sysctl knob on a fake root, the recovery file and the model
+// knobs' rows. (The A/B run and its restore on signals: run_test.cc.)
 #include "kstacklab/knobs.h"
 
 #include <gtest/gtest.h>
@@ -16,49 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "fakes.h"
+
 namespace kstacklab::knobs {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A run of `repetitions` x 10 calls, no warm-up: the options of every RunAb test here.
-RunOptions TinyRun(int repetitions) {
-  RunOptions opt;
-  opt.repetitions = repetitions;
-  opt.sampler.iterations = 10;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 10;
-  return opt;
-}
-
-// A fake /proc/sys with kernel/stack_erasing = 1 and a private recovery file.
-class FakeSysctl : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("kstacklab-knobs-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_ / "sys/kernel");
-    std::ofstream(dir_ / "sys/kernel/stack_erasing") << "1\n";
-    ::setenv(kSysctlRootEnvVar, (dir_ / "sys").c_str(), 1);
-    ::setenv(kRecoveryFileEnvVar, (dir_ / "state/recovery").c_str(), 1);
-  }
-  void TearDown() override {
-    ::unsetenv(kSysctlRootEnvVar);
-    ::unsetenv(kRecoveryFileEnvVar);
-    fs::remove_all(dir_);
-  }
-  std::string Value() const { return ReadAll(dir_ / "sys/kernel/stack_erasing"); }
-  fs::path Recovery() const { return dir_ / "state/recovery"; }
-  fs::path dir_;
-};
+using fakes::FakeSysctl;
+using fakes::ModelRow;
+using fakes::ReadText;
 
 TEST(ParseAbSpec, Accepts) {
   auto s = ParseAbSpec("sysctl:kernel.stack_erasing=0,1");
@@ -122,38 +88,13 @@ TEST_F(FakeSysctl, ScopedKnobSavesFirstAndRestoresOnDestruction) {
     ScopedKnob held(**k);
     ASSERT_TRUE(held.Begin().ok());
     EXPECT_EQ(held.original(), "1");
-    const std::string saved = ReadAll(Recovery());
+    const std::string saved = ReadText(Recovery());
     EXPECT_NE(saved.find("kernel.stack_erasing"), std::string::npos);
     EXPECT_EQ(saved.substr(saved.size() - 3), "\t1\n");
     ASSERT_TRUE(held.Set("0").ok());
     EXPECT_EQ(Value(), "0\n");
   }
   EXPECT_EQ(Value(), "1\n");
-  EXPECT_FALSE(fs::exists(Recovery()));
-}
-
-// SIGHUP while held (run_cmd has no SIGHUP handler of its own here, and no SIGTERM one): the
-// handler writes the original back before the default action. Run in a child process.
-TEST_F(FakeSysctl, SignalHandlerRestoresBeforeTheProcessDies) {
-  auto k = OpenKnob(*ParseAbSpec("sysctl:kernel.stack_erasing=0,1"));
-  ASSERT_TRUE(k.ok());
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ScopedKnob held(**k);
-    if (!held.Begin().ok() || !held.Set("0").ok()) ::_exit(3);
-    ::raise(SIGHUP);
-    ::_exit(4);  // not reached: SIGHUP's default action ends the process
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status)) << status;
-  EXPECT_EQ(WTERMSIG(status), SIGHUP);
-  EXPECT_EQ(Value(), "1\n");
-  // The recovery file is still there (the process died): recovering is harmless.
-  auto r = RecoverPending();
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->size(), 1u);
   EXPECT_FALSE(fs::exists(Recovery()));
 }
 
@@ -237,7 +178,7 @@ TEST_F(FakeSysctl, RecoverPendingRefusesHostileFiles) {
     EXPECT_NE(r.error().message.find(needle), std::string::npos)
         << what << ": " << r.error().message;
     EXPECT_NE(r.error().message.find("nothing was written"), std::string::npos) << what;
-    EXPECT_EQ(ReadAll(victim), "precious\n") << what;
+    EXPECT_EQ(ReadText(victim), "precious\n") << what;
     EXPECT_EQ(Value(), "1\n") << what;
   };
   for (const Case& c : cases) {
@@ -281,110 +222,7 @@ TEST(ParseAbSpec, RefusesNamesThatWouldBreakTheRecoveryFile) {
   EXPECT_FALSE(ParseAbSpec("sysctl:kernel/x=0,1").ok());
 }
 
-// A row whose setup logs the knob's value: the A/B order as the workloads see it.
-struct FakeClock {
-  static uint64_t Now() {
-    static uint64_t t = 0;
-    return t += 10;
-  }
-};
-void Noop(void*) {}
-std::vector<std::string>* g_seen = nullptr;
-std::string g_path;
-
-TEST_F(FakeSysctl, RunAbInterleavesAndWritesOneVariantPerValue) {
-  std::vector<std::string> seen;
-  g_seen = &seen;
-  g_path = (dir_ / "sys/kernel/stack_erasing").string();
-  WorkloadDef w;
-  w.name = "test/noop";
-  w.setup = []() -> Expected<std::shared_ptr<void>> {
-    g_seen->push_back(ReadAll(g_path));
-    return std::shared_ptr<void>();
-  };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
-  WorkloadDef v = w;
-  v.variant = "x";
-  RunOptions opt = TinyRun(4);
-  const AbSpec spec = *ParseAbSpec("sysctl:kernel.stack_erasing=0,1");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  auto r = RunAb({w, v}, opt, ClockParams{}, nullptr, nullptr, spec, **k);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  // Setup runs for both rows under each value: 0 1 | 1 0 | 0 1 | 1 0.
-  const std::vector<std::string> want = {"0\n", "0\n", "1\n", "1\n", "1\n", "1\n", "0\n", "0\n",
-                                         "0\n", "0\n", "1\n", "1\n", "1\n", "1\n", "0\n", "0\n"};
-  EXPECT_EQ(seen, want);
-  ASSERT_EQ(r->benchmarks.size(), 4u);
-  EXPECT_EQ(r->benchmarks[0].variant, "kernel.stack_erasing=0");
-  EXPECT_EQ(r->benchmarks[1].variant, "x,kernel.stack_erasing=0");
-  EXPECT_EQ(r->benchmarks[2].variant, "kernel.stack_erasing=1");
-  EXPECT_EQ(r->benchmarks[3].variant, "x,kernel.stack_erasing=1");
-  for (const BenchmarkResult& b : r->benchmarks) {
-    EXPECT_EQ(b.repetitions.size(), 4u);
-    EXPECT_EQ(b.histogram.count(), 40u);
-  }
-  EXPECT_FALSE(r->partial);
-  EXPECT_EQ(Value(), "1\n");
-  EXPECT_FALSE(fs::exists(Recovery()));
-}
-
-TEST_F(FakeSysctl, RunAbRestoresWhenARowFails) {
-  WorkloadDef w;
-  w.name = "test/fails";
-  w.setup = []() -> Expected<std::shared_ptr<void>> { return RuntimeError("setup failed"); };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
-  RunOptions opt;
-  opt.repetitions = 2;
-  const AbSpec spec = *ParseAbSpec("sysctl:kernel.stack_erasing=0,1");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  auto r = RunAb({w}, opt, ClockParams{}, nullptr, nullptr, spec, **k);
-  EXPECT_FALSE(r.ok());
-  EXPECT_EQ(Value(), "1\n");
-  EXPECT_FALSE(fs::exists(Recovery()));
-}
-
-TEST_F(FakeSysctl, RunAbStopsEarlyAndRestores) {
-  WorkloadDef w;
-  w.name = "test/noop";
-  w.setup = []() -> Expected<std::shared_ptr<void>> { return std::shared_ptr<void>(); };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
-  RunOptions opt;
-  opt.repetitions = 3;
-  opt.sampler.iterations = 10;
-  opt.sampler.chunk = 10;
-  std::atomic<bool> stop{true};
-  const AbSpec spec = *ParseAbSpec("sysctl:kernel.stack_erasing=0,1");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  auto r = RunAb({w}, opt, ClockParams{}, &stop, nullptr, spec, **k);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->partial);
-  EXPECT_TRUE(r->benchmarks.empty());
-  EXPECT_EQ(Value(), "1\n");
-}
-
 // --- model knobs -----------------------------------------------------------------------------
-
-WorkloadDef ModelRow(const std::string& name, const std::string& variant, const Json& params,
-                     std::vector<std::string>* seen) {
-  WorkloadDef w;
-  w.name = name;
-  w.variant = variant;
-  w.params = params;
-  w.baseline = variant == "off" || variant == "generic";
-  w.setup = [seen, variant]() -> Expected<std::shared_ptr<void>> {
-    if (seen != nullptr) seen->push_back(variant);
-    return std::shared_ptr<void>();
-  };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
-  return w;
-}
 
 TEST(ModelKnob, OpenChecksTheValuesAgainstTheTable) {
   auto k = OpenKnob(*ParseAbSpec("model:policy=off,percpu-prng"));
@@ -460,82 +298,6 @@ TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
   auto none = (*ks)->RowsFor(erase, st.values, 1);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().message.find("select the erase suite"), std::string::npos);
-}
-
-// The model knob in the A/B: the values' rows in ABBA order, one variant per value, and nothing
-// written to the machine (no recovery file, the fake sysctl untouched).
-TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
-  std::vector<std::string> seen;
-  const Json empty = Json{{"handler", "empty"}};
-  const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
-                                         ModelRow("model/kstack", "percpu-prng", empty, &seen),
-                                         ModelRow("model/kstack", "siphash", empty, &seen)};
-  RunOptions opt = TinyRun(4);
-  const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  auto r = RunAb(rows, opt, ClockParams{}, nullptr, nullptr, spec, **k);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  const std::vector<std::string> want = {"off", "percpu-prng", "percpu-prng", "off",
-                                         "off", "percpu-prng", "percpu-prng", "off"};
-  EXPECT_EQ(seen, want);
-  ASSERT_EQ(r->benchmarks.size(), 2u);
-  EXPECT_EQ(r->benchmarks[0].variant, "off");
-  EXPECT_TRUE(r->benchmarks[0].baseline);
-  EXPECT_EQ(r->benchmarks[1].variant, "percpu-prng");
-  EXPECT_FALSE(r->benchmarks[1].baseline);
-  for (const BenchmarkResult& b : r->benchmarks) EXPECT_EQ(b.repetitions.size(), 4u);
-  EXPECT_EQ(*(*k)->Read(), "off");  // the last value set (repetition 3: percpu-prng, off)
-  EXPECT_FALSE(fs::exists(Recovery()));
-  EXPECT_EQ(Value(), "1\n");
-}
-
-// A row that caps its repetitions (a fork of 1 GiB) is measured in the first A/B repetitions
-// only, as in a run without --ab: each A/B repetition counts, not just the one in progress.
-TEST_F(FakeSysctl, RunAbHonoursARowsRepetitionCap) {
-  std::vector<std::string> seen;
-  const Json empty = Json{{"handler", "empty"}};
-  std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
-                                   ModelRow("model/kstack", "percpu-prng", empty, &seen)};
-  rows[1].max_repetitions = 2;
-  RunOptions opt = TinyRun(4);
-  const AbSpec spec = *ParseAbSpec("model:policy=off,percpu-prng");
-  auto k = OpenKnob(spec);
-  ASSERT_TRUE(k.ok());
-  auto r = RunAb(rows, opt, ClockParams{}, nullptr, nullptr, spec, **k);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  ASSERT_EQ(r->benchmarks.size(), 2u);
-  EXPECT_EQ(r->benchmarks[0].repetitions.size(), 4u);
-  EXPECT_EQ(r->benchmarks[1].repetitions.size(), 2u);
-}
-
-// RunWithKnobs: the selected rows a model knob does not take are named in one warning; with no
-// row it takes, exit 2 before anything is measured.
-TEST_F(FakeSysctl, RunWithKnobsWarnsAboutRowsTheModelKnobDoesNotTake) {
-  const Json empty = Json{{"handler", "empty"}};
-  std::vector<std::string> seen;
-  const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
-                                         ModelRow("model/kstack", "percpu-prng", empty, &seen),
-                                         ModelRow("model/rng", "prandom", Json::object(), &seen),
-                                         ModelRow("model/rng", "siphash", Json::object(), &seen)};
-  RunOptions opt = TinyRun(2);
-  std::vector<std::string> warnings;
-  auto warn = [&](const std::string& w) { warnings.push_back(w); };
-  auto r = RunWithKnobs(rows, opt, ClockParams{}, nullptr, nullptr,
-                        {"model:policy=off,percpu-prng"}, warn);
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->benchmarks.size(), 2u);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("2 selected rows"), std::string::npos) << warnings[0];
-  EXPECT_NE(warnings[0].find("model/rng"), std::string::npos) << warnings[0];
-  EXPECT_EQ(std::count(seen.begin(), seen.end(), "prandom"), 0);
-  seen.clear();
-  auto none = RunWithKnobs({rows[2], rows[3]}, opt, ClockParams{}, nullptr, nullptr,
-                           {"model:policy=off,percpu-prng"}, warn);
-  ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.error().exit_code, kExitUsage);
-  EXPECT_NE(none.error().message.find("select the model suite"), std::string::npos);
-  EXPECT_TRUE(seen.empty());  // nothing set up, nothing measured
 }
 
 }  // namespace

@@ -13,15 +13,18 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/runner.h"
 #include "kstacklab/text.h"
 #include "kstacklab/timing.h"
 #include "kstacklab/workload.h"
+#include "run/interleave.h"
 #include "workloads/macro.h"
 #include "workloads/pkeys.h"
 
 namespace kstacklab {
 namespace {
+
+using run::RunOptions;
+using run::RunWorkloads;
 
 using workloads::AnonHugeBytes;
 using workloads::BuildMapping;

@@ -141,13 +141,13 @@ TEST(BuildComparePlot, OnePointPerCellWithWhiskersAndVerdicts) {
   row.benchmark = "syscall/getpid";
   row.metric = "p99";
   CompareCell on;
-  on.present = true;
+  on.status = CellStatus::kCompared;
   on.change_pct = 12.5;
   on.ci_low_pct = 10;
   on.ci_high_pct = 15;
   on.verdict = Verdict::kRegression;
   CompareCell prng;
-  prng.present = true;
+  prng.status = CellStatus::kCompared;
   prng.change_pct = -1;  // CI unbounded: drawn without whiskers
   row.variants = {on, prng};
   t.rows.push_back(row);
@@ -180,16 +180,15 @@ TEST(BuildComparePlot, UnresolvedBaselineIsNamedAsTheReason) {
   drawn.benchmark = "model/kstack";
   drawn.metric = "mean";
   CompareCell up;
-  up.present = true;
+  up.status = CellStatus::kCompared;
   up.change_pct = 300;
   drawn.variants = {up};
   t.rows.push_back(drawn);
   CompareRow p50 = drawn;
   p50.metric = "p50";
   CompareCell unresolved;
-  unresolved.present = true;
+  unresolved.status = CellStatus::kBaselineBelowTimerStep;
   unresolved.value = 20;
-  unresolved.baseline_below_timer_step = true;
   p50.variants = {unresolved};
   t.rows.push_back(p50);
   auto job = BuildComparePlot(t, PlotFormat::kSvg);

@@ -293,6 +293,95 @@ TEST(CompareRender, JsonSchema) {
   EXPECT_TRUE(j["rows"][3]["variants"][0]["value"].is_null());
 }
 
+// --- the warnings: drift summarised ----------------------------------------------------------
+
+DriftFinding Drifting(const std::string& source, const std::string& row,
+                      std::vector<DriftMetric> metrics, int session = 0) {
+  DriftFinding d;
+  d.source = source;
+  d.row = row;
+  d.unit = "ns";
+  d.session = session;
+  d.several_sessions = session != 0;
+  d.repetitions = 60;
+  d.metrics = std::move(metrics);
+  return d;
+}
+
+DriftMetric Changed(const std::string& metric, double pct, double change = 1) {
+  return DriftMetric{metric, pct, change, 1.5, 1e-6};
+}
+
+// Several files, several rows each: one line per file with the range of its changes, the
+// explanation once, every row only with `verbose`; rows of one file in two tables (two variant
+// sets) count once per row.
+TEST(CompareWarnings, DriftAcrossInputsIsOneLinePerFileAndOneExplanation) {
+  CompareTable first, second;
+  first.findings.drift = {
+      Drifting("b1.json", "syscall/getpid [raw]", {Changed("mean", -20), Changed("p99.9", -55.3)}),
+      Drifting("b1.json", "syscall/getppid [raw]", {Changed("p99", -31.25)}),
+      Drifting("b1.json", "syscall/getppid [raw]", {Changed("p99", -30)}, 1),
+      Drifting("a2.json", "syscall/getpid [raw]", {Changed("mean", 5)})};
+  second.findings.drift = {Drifting("b1.json", "model/kstack [off]", {Changed("mean", -25)})};
+  CompareWarningOptions options;
+  options.details_option = "DETAILS";
+  const std::vector<std::string> lines = CompareWarningLines({first, second}, options);
+  ASSERT_EQ(lines.size(), 3u) << fmt::format("{}", fmt::join(lines, "\n"));
+  EXPECT_EQ(lines[0], "drift in 3 rows of b1.json (-55.3 to -20.0 % over the run)");
+  EXPECT_EQ(lines[1], "drift in 1 row of a2.json (+5.0 % over the run)");
+  EXPECT_EQ(lines[2].rfind("drift: in those rows a metric's repetitions change steadily", 0), 0u);
+  EXPECT_NE(lines[2].find("not comparable"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[2].find("; DETAILS names each row and metric, as does the JSON output"),
+            std::string::npos)
+      << lines[2];
+  for (const std::string& l : lines) EXPECT_EQ(l.find("--"), std::string::npos) << l;
+
+  options.verbose = true;
+  const std::vector<std::string> verbose = CompareWarningLines({first, second}, options);
+  ASSERT_EQ(verbose.size(), 3u + 5u);
+  EXPECT_EQ(verbose[2].find("DETAILS"), std::string::npos) << verbose[2];
+  EXPECT_EQ(verbose[3],
+            "b1.json: syscall/getpid [raw] drifts over its 60 repetitions: mean -20.0 % (residual "
+            "SD 1.5 %, slope p=1e-06), p99.9 -55.3 % (residual SD 1.5 %, slope p=1e-06)");
+  EXPECT_EQ(verbose[5].rfind("b1.json: syscall/getppid [raw] drifts over its 60 repetitions in "
+                             "session 1: p99 -30.0 %",
+                             0),
+            0u)
+      << verbose[5];
+}
+
+// Values at or below zero have no ratio: the change is given in the unit, and the file's line
+// gives no % range it does not have.
+TEST(CompareWarnings, AChangeWithoutARatioIsGivenInItsUnit) {
+  CompareTable t;
+  t.findings.drift = {Drifting("c.json", "model/rng [off]", {Changed("min", kCompareNaN, -3.25)})};
+  CompareWarningOptions options;
+  options.verbose = true;
+  const std::vector<std::string> lines = CompareWarningLines({t}, options);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "drift in 1 row of c.json");
+  EXPECT_NE(lines[2].find("min -3.25 ns (residual SD"), std::string::npos) << lines[2];
+}
+
+// The columns of one run share its drift: a note under the table, no warning; and nothing at
+// all without drift.
+TEST(CompareWarnings, DriftWithinOneRunIsANoteNotAWarning) {
+  CompareTable t;
+  t.columns = {{"off", "v.json", "model", "off", {"v.json"}}};
+  t.findings.drift_within_one_run = true;
+  t.findings.drift = {Drifting("v.json", "model/kstack [off]", {Changed("mean", 3)}),
+                      Drifting("v.json", "model/kstack [siphash]", {Changed("mean", 4)}, 2)};
+  EXPECT_TRUE(CompareWarningLines({t}, CompareWarningOptions{}).empty());
+  const std::vector<std::string> notes = CompareNoteLines(t);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "the machine drifted during the run (model/kstack [off]; model/kstack [siphash] in "
+            "session 2): the columns were measured interleaved in one run, so the drift is shared "
+            "and does not bias the changes, but it widens the CIs");
+  EXPECT_TRUE(CompareWarningLines({CompareTable{}}, CompareWarningOptions{}).empty());
+  EXPECT_TRUE(CompareNoteLines(CompareTable{}).empty());
+}
+
 TEST(CompareRender, FormatNames) {
   EXPECT_TRUE(ParseCompareFormat("md").ok());
   auto bad = ParseCompareFormat("html");
@@ -547,7 +636,7 @@ TEST(Summary, HostStallsPerMillionCallsAndTheirShareOfTime) {
   r.benchmarks[0].repetitions[0].stall_ns = 540;
   r.benchmarks[0].repetitions[1].stalls = 0;
   r.benchmarks[0].repetitions[1].stall_ns = 0;
-  r.run["stall_threshold_ns"] = 500;
+  r.run.stall_threshold_ns = 500;
   BenchmarkSummary s = Summarize(r.benchmarks[0], 25.0);
   EXPECT_DOUBLE_EQ(s.stalls_per_million, 1.0 / 20 * 1e6);    // 50000 per million
   EXPECT_DOUBLE_EQ(s.stall_time_pct, 540.0 / 2700.0 * 100);  // 20 %

@@ -16,7 +16,7 @@ RunResult Sample() {
   r.created = "2026-11-29T12:00:00Z";
   r.label = "v6.18 rnd-on";
   r.environment = Json{{"kernel", {{"release", "6.18.0"}}}};
-  r.run = Json{{"iterations", 1000}};
+  r.run.iterations = 1000;
   r.timer = TimerInfo{"tsc", 2.1e9, 26.5, true, std::nullopt};
   BenchmarkResult b;
   b.name = "syscall/getpid";
@@ -46,6 +46,48 @@ TEST(Results, JsonRoundTrip) {
   EXPECT_EQ(back->benchmarks[0].histogram.count(), 2u);
   EXPECT_EQ(back->benchmarks[0].histogram.max(), 5000000u);
   EXPECT_DOUBLE_EQ(back->timer.overhead_ns, 26.5);
+}
+
+// The run object: typed where code reads it, and every file written back as it was read — keys
+// of other versions and values of another JSON type kept, in their order.
+TEST(Results, RunContextIsTypedAndWrittenBackAsRead) {
+  RunContext c;
+  c.iterations = 50000;
+  c.cpu = -1;
+  c.suites = std::vector<std::string>{};
+  c.stall_threshold_ns = 10000;
+  c.warnings = {"a warning"};
+  EXPECT_EQ(RunContextToJson(c).dump(),
+            R"({"iterations":50000,"cpu":-1,"suites":[],"stall_threshold_ns":10000.0,)"
+            R"("warnings":["a warning"]})");
+  // As another version or tool may have written it: a key this one does not know first, a
+  // float written as an integer, a count of another type, an empty list not written here.
+  const std::string odd =
+      R"({"host":"x","stall_threshold_ns":500,"iterations":"many","params":[],"cpu":3,)"
+      R"("ab":["sysctl:kernel.stack_erasing=0,1"],"campaign":{"boot":2}})";
+  RunContext read = RunContextFromJson(Json::parse(odd));
+  EXPECT_EQ(read.stall_threshold_ns, 500.0);
+  EXPECT_FALSE(read.iterations.has_value());  // not a count: kept as read, not typed
+  EXPECT_EQ(read.cpu, 3);
+  EXPECT_TRUE(read.params.empty());
+  EXPECT_EQ(read.ab, (std::vector<std::string>{"sysctl:kernel.stack_erasing=0,1"}));
+  EXPECT_EQ(read.campaign["boot"], 2);
+  EXPECT_EQ(RunContextToJson(read).dump(), odd);
+  // A field set on what was read is written in its place, a new one after the rest.
+  read.cpu = 1;
+  read.campaign = Json{{"boot", 3}};
+  read.order = "interleaved";
+  EXPECT_EQ(RunContextToJson(read).dump(),
+            R"({"host":"x","stall_threshold_ns":500,"iterations":"many","params":[],"cpu":1,)"
+            R"("ab":["sysctl:kernel.stack_erasing=0,1"],"campaign":{"boot":3},)"
+            R"("order":"interleaved"})");
+  // Through a whole file.
+  RunResult r = Sample();
+  r.run = RunContextFromJson(Json::parse(odd));
+  auto back = ResultFromJson(ResultToJson(r), "odd");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ResultToJson(*back), ResultToJson(r));
+  EXPECT_EQ(ResultToJsonValue(*back)["run"].dump(), odd);
 }
 
 TEST(Results, TimerResolutionStallsAndBaselineRoundTripAndAreOptional) {

@@ -5,38 +5,14 @@
 
 #include <atomic>
 
-#include "kstacklab/runner.h"
+#include "fakes.h"
 
 namespace kstacklab {
 namespace {
 
-// A clock that only advances when the fake call says so: a call "costs" the next value from a
-// script, and every clock read costs kReadTicks (the timer overhead).
-struct FakeClock {
-  static inline uint64_t now = 0;
-  static constexpr uint64_t kReadTicks = 3;
-  static uint64_t Now() {
-    uint64_t t = now;
-    now += kReadTicks;
-    return t;
-  }
-};
-
-struct Script {
-  std::vector<uint64_t> costs;
-  size_t next = 0;
-  uint64_t calls = 0;
-};
-
-void FakeCall(void* s) {
-  auto* script = static_cast<Script*>(s);
-  FakeClock::now += script->costs[script->next++ % script->costs.size()];
-  ++script->calls;
-}
-
-TimedBody Body(Script* s) {
-  return TimedBody{&TimePerCall<FakeClock, FakeCall>, &TimeLoop<FakeClock, FakeCall>, s};
-}
+using fakes::Body;
+using fakes::FakeClock;
+using fakes::Script;
 
 TEST(Sampler, PerCallRecordsEveryCallAndSubtractsOverhead) {
   Script s{{100, 200, 300, 400}};
@@ -168,143 +144,6 @@ TEST(Sampler, StopFlagInterruptsBetweenChunks) {
   auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, 0}, scratch, merged, &stop);
   EXPECT_FALSE(rep.ok());
   EXPECT_EQ(merged.count(), 0u);  // an interrupted repetition contributes nothing
-}
-
-WorkloadDef FakeRow(const std::string& variant, Script* s) {
-  WorkloadDef w;
-  w.name = "fake/call";
-  w.variant = variant;
-  w.setup = [s]() -> Expected<std::shared_ptr<void>> {
-    return std::shared_ptr<void>(s, [](void*) {});
-  };
-  w.percall = &TimePerCall<FakeClock, FakeCall>;
-  w.loop = &TimeLoop<FakeClock, FakeCall>;
-  return w;
-}
-
-TEST(RoundOrder, AlternatesDirection) {
-  EXPECT_EQ(RoundOrder(2, 0), (std::vector<size_t>{0, 1}));
-  EXPECT_EQ(RoundOrder(2, 1), (std::vector<size_t>{1, 0}));
-  EXPECT_EQ(RoundOrder(3, 2), (std::vector<size_t>{0, 1, 2}));
-  EXPECT_EQ(RoundOrder(3, 3), (std::vector<size_t>{2, 1, 0}));
-  EXPECT_TRUE(RoundOrder(0, 1).empty());
-}
-
-TEST(Runner, InterleavedRepetitionsAndSession) {
-  Script a{{10}}, b{{20}};
-  RunOptions opt;
-  opt.repetitions = 3;
-  opt.session = 2;
-  opt.sampler.iterations = 50;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 16;
-  std::vector<std::string> order;
-  std::vector<WorkloadDef> rows = {FakeRow("a", &a), FakeRow("b", &b)};
-  rows[0].baseline = true;
-  auto r = RunWorkloads(rows, opt, ClockParams{1e9, 3}, nullptr,
-                        [&](double, double, const std::string& row) { order.push_back(row); });
-  ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->benchmarks.size(), 2u);
-  EXPECT_EQ(r->benchmarks[1].variant, "b");
-  EXPECT_TRUE(r->benchmarks[0].baseline);  // copied from the row
-  EXPECT_FALSE(r->benchmarks[1].baseline);
-  EXPECT_EQ(r->benchmarks[0].repetitions.size(), 3u);
-  EXPECT_EQ(r->benchmarks[1].repetitions[2].session, 2);
-  EXPECT_DOUBLE_EQ(r->benchmarks[1].repetitions[0].metrics.at("mean"), 20.0);
-  // Repetition r of every row before r+1 of any, the direction alternating (RoundOrder).
-  std::vector<std::string> expect = {
-      "fake/call:a", "fake/call:b", "fake/call:b", "fake/call:a", "fake/call:a", "fake/call:b", ""};
-  EXPECT_EQ(order, expect);
-  EXPECT_FALSE(r->partial);
-}
-
-// A machine that slows down steadily (every call costs 1 ns more than the one before, whoever
-// makes it): two identical rows must come out alike. In a fixed order the second row would pay
-// for the first's calls in every round (here 400 ns more per call); in RoundOrder each row's
-// calls sit at the same mean time over every two repetitions, so the means are equal.
-uint64_t g_drift_calls = 0;
-void DriftingCall(void*) { FakeClock::now += 1000 + g_drift_calls++; }
-
-TEST(Runner, LinearDriftHitsIdenticalRowsAlike) {
-  g_drift_calls = 0;
-  std::vector<WorkloadDef> rows(2);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].name = "fake/drift";
-    rows[i].variant = i == 0 ? "a" : "b";
-    rows[i].setup = []() -> Expected<std::shared_ptr<void>> { return std::shared_ptr<void>(); };
-    rows[i].percall = &TimePerCall<FakeClock, DriftingCall>;
-    rows[i].loop = &TimeLoop<FakeClock, DriftingCall>;
-  }
-  RunOptions opt;
-  opt.repetitions = 4;
-  opt.sampler.iterations = 400;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 64;
-  auto r = RunWorkloads(rows, opt, ClockParams{1e9, FakeClock::kReadTicks}, nullptr, nullptr);
-  ASSERT_TRUE(r.ok());
-  ASSERT_EQ(g_drift_calls, 4u * 2u * 400u);
-  auto mean_of = [](const BenchmarkResult& b) {
-    double sum = 0;
-    for (const Repetition& rep : b.repetitions) sum += rep.metrics.at("mean");
-    return sum / static_cast<double>(b.repetitions.size());
-  };
-  // Calls 0..3199 cost 1000..4199 ns: the mean over all is 2599.5 ns, and each row gets it.
-  EXPECT_DOUBLE_EQ(mean_of(r->benchmarks[0]), 2599.5);
-  EXPECT_DOUBLE_EQ(mean_of(r->benchmarks[1]), 2599.5);
-}
-
-TEST(Runner, SetupFailureNamesTheRowBeforeMeasuring) {
-  WorkloadDef w;
-  w.name = "fake/broken";
-  w.setup = []() -> Expected<std::shared_ptr<void>> { return RuntimeError("returned -ENOSYS"); };
-  RunOptions opt;
-  auto r = RunWorkloads({w}, opt, ClockParams{1e9, 0}, nullptr, nullptr);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message, "fake/broken: returned -ENOSYS");
-}
-
-TEST(Runner, StopGivesPartialResultWithCompletedRepetitions) {
-  Script a{{10}};
-  RunOptions opt;
-  opt.repetitions = 5;
-  opt.sampler.iterations = 10;
-  opt.sampler.warmup = 0;
-  opt.sampler.chunk = 16;
-  std::atomic<bool> stop{false};
-  int seen = 0;
-  auto r = RunWorkloads({FakeRow("", &a)}, opt, ClockParams{1e9, 0}, &stop,
-                        [&](double, double, const std::string&) {
-                          if (++seen == 3) stop = true;  // during the third repetition
-                        });
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->partial);
-  EXPECT_EQ(r->benchmarks[0].repetitions.size(), 2u);
-}
-
-TEST(CpuPin, RejectsCpuOutsideTheAllowedSet) {
-  ScopedCpuPin pin;
-  Status st = pin.Pin(100000);
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().exit_code, kExitUsage);
-  EXPECT_NE(st.error().message.find("allowed"), std::string::npos);
-  // A library message names the value, never a command-line flag.
-  EXPECT_NE(st.error().message.find("CPU 100000"), std::string::npos) << st.error().message;
-  EXPECT_EQ(st.error().message.find("--"), std::string::npos) << st.error().message;
-}
-
-TEST(CpuPin, RestoresAffinityOnDestruction) {
-  cpu_set_t before;
-  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
-  {
-    ScopedCpuPin pin;
-    ASSERT_TRUE(pin.Pin(sched_getcpu()).ok());
-    cpu_set_t during;
-    sched_getaffinity(0, sizeof during, &during);
-    EXPECT_EQ(CPU_COUNT(&during), 1);
-  }
-  cpu_set_t after;
-  sched_getaffinity(0, sizeof after, &after);
-  EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
 }  // namespace

@@ -208,6 +208,21 @@ TEST(Drift, LinearTrendIsFlaggedNoiseIsNot) {
   EXPECT_DOUBLE_EQ(exact.slope, 1.0);
 }
 
+// A falling tail's size on a time's scale: {8, 4, 2, 1} halves at every step, so the fitted last
+// value is 1/8 of the first (-87.5 %), where the linear fit's change over the run (slope -2.3
+// over 3 steps: -6.9) is -184 % of the mean 3.75: a fall no time can make.
+TEST(Drift, ItsSizeIsARatioOfTheFittedEndsNeverBelowMinus100Percent) {
+  auto d = DetectDrift({8, 4, 2, 1}, 0.05);
+  EXPECT_DOUBLE_EQ(d.slope, -2.3);
+  EXPECT_NEAR(100 * d.fitted_change / 3.75, -184, 1e-9);
+  EXPECT_NEAR(d.ratio, 0.125, 1e-12);
+  auto up = DetectDrift({1, 2, 4, 8}, 0.05);
+  EXPECT_NEAR(up.ratio, 8, 1e-12);
+  // A value <= 0 (an overhead-corrected time at or below the overhead) has no log: no ratio.
+  EXPECT_TRUE(std::isnan(DetectDrift({3, 2, 1, 0}, 0.05).ratio));
+  EXPECT_TRUE(std::isnan(DetectDrift({3, 2, 1, -1}, 0.05).ratio));
+}
+
 TEST(VarianceComponents, SdPercentOfTheValueWithItsEdgeCases) {
   EXPECT_DOUBLE_EQ(stats::ComponentSdPercent(4, 100), 2.0);       // sqrt(4) / 100
   EXPECT_DOUBLE_EQ(stats::ComponentSdPercent(4, -50), 4.0);       // of |value|
@@ -268,8 +283,9 @@ TEST(CompareTable, RowWithoutTheBaselineColumnIsNamedInANote) {
   auto t = BuildCompareTable({Input("run", std::move(benches))}, MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->columns[0].variant, "raw");
+  const std::vector<std::string> notes = CompareNoteLines(*t);
   const std::string* note = nullptr;
-  for (const std::string& n : t->notes)
+  for (const std::string& n : notes)
     if (n.rfind("not compared:", 0) == 0) note = &n;
   ASSERT_NE(note, nullptr);
   EXPECT_NE(note->find("s/plain"), std::string::npos) << *note;
@@ -298,9 +314,10 @@ TEST(CompareTable, AMetricNoInputHasIsNamedInANoteWithTheRowsParams) {
   std::vector<std::string> rows;
   for (const CompareRow& r : t->rows) rows.push_back(r.benchmark + " " + r.metric);
   EXPECT_EQ(rows, (std::vector<std::string>{"s/x mean", "s/x p99", "s/loop mean"}));  // input order
-  EXPECT_NE(std::find(t->notes.begin(), t->notes.end(),
+  const std::vector<std::string> notes = CompareNoteLines(*t);
+  EXPECT_NE(std::find(notes.begin(), notes.end(),
                       "s/loop n:16: no 'p99' values (loop-mode results carry mean only)"),
-            t->notes.end());
+            notes.end());
 }
 
 // A file mixing suites: syscall rows (raw flagged, libc) with a raw-only row, and erase rows of
@@ -336,7 +353,7 @@ TEST(CompareTable, MixedSuitesGetOneTablePerVariantSet) {
   for (const auto& part : parts) {
     auto t = BuildCompareTable(part, MeanOnly());
     ASSERT_TRUE(t.ok()) << t.error().message;
-    for (const std::string& n : t->notes)
+    for (const std::string& n : CompareNoteLines(*t))
       EXPECT_EQ(n.rfind("not compared:", 0), std::string::npos) << n;
     EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01) << t->rows[0].benchmark;
   }
@@ -420,7 +437,7 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
     benches.push_back(Bench("syscall/getpid", libc, AbVariant("libc", tag)));
   }
   std::vector<CompareInput> inputs = {Input("ab", benches)};
-  inputs[0].run.run["ab"] = Json::array({"sysctl:kernel.stack_erasing=0,1"});
+  inputs[0].run.run.ab = {"sysctl:kernel.stack_erasing=0,1"};
   ASSERT_TRUE(CheckBaseline(inputs, "").ok());
   const auto parts = CompareParts(inputs, "");
   ASSERT_EQ(parts.size(), 1u);
@@ -439,7 +456,7 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
   // The second value as the baseline, by its tag.
   ASSERT_TRUE(CheckBaseline(inputs, "kernel.stack_erasing=1").ok());
   // A file without --ab keeps "raw"/"libc" as its columns even if a variant holds '='.
-  inputs[0].run.run.erase("ab");
+  inputs[0].run.run.ab.clear();
   t = BuildCompareTable(CompareParts(inputs, "")[0], MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->columns.size(), 4u);
@@ -511,7 +528,8 @@ TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {
   EXPECT_FALSE(t->rows[0].variants[0].below_timer_step);  // mean
   EXPECT_TRUE(t->rows[1].variants[0].below_timer_step);   // p99
   bool footnote = false;
-  for (const auto& n : t->notes) footnote = footnote || n.find("timer step") != std::string::npos;
+  for (const auto& n : CompareNoteLines(*t))
+    footnote = footnote || n.find("timer step") != std::string::npos;
   EXPECT_TRUE(footnote);
   in.run.timer.resolution_ns = 5.0;  // 6 ns >= one step: not marked
   auto t2 = BuildCompareTable({in}, o);
@@ -534,17 +552,17 @@ TEST(CompareTable, PercentileBaselineBelowOneTimerStepHasNoChange) {
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->rows.size(), 2u);
   const CompareCell& mean = t->rows[0].variants[0];
-  EXPECT_FALSE(mean.baseline_below_timer_step);
+  EXPECT_FALSE((mean.status == CellStatus::kBaselineBelowTimerStep));
   EXPECT_EQ(mean.verdict, Verdict::kRegression);
   const CompareCell& p99 = t->rows[1].variants[0];
-  EXPECT_TRUE(p99.baseline_below_timer_step);
-  EXPECT_FALSE(p99.baseline_not_positive);
+  EXPECT_TRUE((p99.status == CellStatus::kBaselineBelowTimerStep));
+  EXPECT_FALSE((p99.status == CellStatus::kBaselineNotPositive));
   EXPECT_FALSE(p99.below_timer_step);
   EXPECT_TRUE(std::isnan(p99.change_pct));
   EXPECT_TRUE(std::isnan(p99.p_value));
   EXPECT_EQ(p99.verdict, Verdict::kNone);
   bool noted = false;
-  for (const std::string& n : t->notes)
+  for (const std::string& n : CompareNoteLines(*t))
     noted = noted || n.rfind("# the baseline's value is above 0 but below one timer step", 0) == 0;
   EXPECT_TRUE(noted);
   const std::string grid = RenderCompareGrid(*t);
@@ -556,13 +574,13 @@ TEST(CompareTable, PercentileBaselineBelowOneTimerStepHasNoChange) {
   in.run.timer.resolution_ns.reset();
   auto unknown = BuildCompareTable({in}, o);
   ASSERT_TRUE(unknown.ok());
-  EXPECT_FALSE(unknown->rows[1].variants[0].baseline_below_timer_step);
+  EXPECT_FALSE((unknown->rows[1].variants[0].status == CellStatus::kBaselineBelowTimerStep));
   EXPECT_EQ(unknown->rows[1].variants[0].verdict, Verdict::kRegression);
   // A baseline of one step or more is resolved: compared as usual.
   in.run.timer.resolution_ns = 0.003;
   auto resolved = BuildCompareTable({in}, o);
   ASSERT_TRUE(resolved.ok());
-  EXPECT_FALSE(resolved->rows[1].variants[0].baseline_below_timer_step);
+  EXPECT_FALSE((resolved->rows[1].variants[0].status == CellStatus::kBaselineBelowTimerStep));
   EXPECT_EQ(resolved->rows[1].variants[0].verdict, Verdict::kRegression);
 }
 
@@ -585,7 +603,7 @@ TEST(CompareTable, RunsMeasuredInBlocksAreNoted) {
     EXPECT_TRUE(t.ok());
     std::vector<std::string> found;
     if (!t.ok()) return found;
-    for (const std::string& n : t->notes)
+    for (const std::string& n : CompareNoteLines(*t))
       if (n.find("were all measured") != std::string::npos) found.push_back(n);
     return found;
   };
@@ -665,12 +683,12 @@ TEST(CompareTable, TooFewSamplesShowsChangeOnly) {
       MeanOnly());
   ASSERT_TRUE(t.ok());
   const CompareCell& c = t->rows[0].variants[0];
-  EXPECT_TRUE(c.too_few);
+  EXPECT_EQ(c.status, CellStatus::kTooFew);
   EXPECT_NEAR(c.change_pct, 50.5, 1e-9);
   EXPECT_EQ(c.verdict, Verdict::kNone);
   EXPECT_TRUE(std::isnan(c.p_value));
-  ASSERT_FALSE(t->notes.empty());
-  EXPECT_NE(t->notes[0].find("fewer than 3"), std::string::npos);
+  ASSERT_FALSE(CompareNoteLines(*t).empty());
+  EXPECT_NE(CompareNoteLines(*t)[0].find("fewer than 3"), std::string::npos);
 }
 
 TEST(CompareTable, SessionsAreTheSamples) {
@@ -679,7 +697,7 @@ TEST(CompareTable, SessionsAreTheSamples) {
   auto t = BuildCompareTable({Input("b", {b}), Input("v", {b})}, MeanOnly());
   ASSERT_TRUE(t.ok());
   const CompareCell& c = t->rows[0].baseline;
-  EXPECT_TRUE(c.hierarchical);
+  EXPECT_NE(c.unit, SampleUnit::kRepetition);
   EXPECT_EQ(c.n, 3);
   EXPECT_EQ(c.repetitions, 6);
   EXPECT_EQ(c.sessions, 3);
@@ -701,7 +719,7 @@ TEST(CompareTable, VariantsOfOneFileAndDefaultBaseline) {
   // One file: the common label is dropped from the column names and stated in a note.
   EXPECT_EQ(t->columns[0].name, "off");
   EXPECT_EQ(t->columns[1].name, "prng");
-  EXPECT_NE(t->notes[0].find("variants of one run: 'model'"), std::string::npos);
+  EXPECT_NE(CompareNoteLines(*t)[0].find("variants of one run: 'model'"), std::string::npos);
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 25.0, 1e-9);
   CompareOptions o = MeanOnly();
   o.baseline = "prng";
@@ -738,7 +756,7 @@ TEST(CompareTable, InputsWithOneLabelAreRunsOfOneColumn) {
   EXPECT_EQ(b.repetitions, 6);
   EXPECT_DOUBLE_EQ(b.value, 102);
   EXPECT_DOUBLE_EQ(b.sd, 2);  // SD of the run means, not of the repetitions
-  EXPECT_FALSE(v.no_run_variance);
+  EXPECT_NE(v.status, CellStatus::kNoRunVariance);
   // Welch on run means: t = (111 - 102) / sqrt(4/3 + 1/3) = 6.97, df = 2.94: p < 0.01.
   EXPECT_NEAR(v.change_pct, 100 * (111.0 / 102 - 1), 1e-9);
   EXPECT_EQ(v.verdict, Verdict::kRegression);
@@ -760,17 +778,17 @@ TEST(CompareTable, SingleRunAcrossRunsHasNoVerdict) {
   auto within = BuildCompareTable({OneRun({{"b", base}, {"v", up}})}, MeanOnly());
   ASSERT_TRUE(within.ok());
   EXPECT_EQ(within->rows[0].variants[0].verdict, Verdict::kRegression);
-  EXPECT_FALSE(within->rows[0].variants[0].no_run_variance);
+  EXPECT_NE(within->rows[0].variants[0].status, CellStatus::kNoRunVariance);
   auto across = BuildCompareTable(
       {Input("b", {Bench("s/x", base)}), Input("v", {Bench("s/x", up)})}, MeanOnly());
   ASSERT_TRUE(across.ok());
   const CompareCell& c = across->rows[0].variants[0];
-  EXPECT_TRUE(c.no_run_variance);
+  EXPECT_EQ(c.status, CellStatus::kNoRunVariance);
   EXPECT_EQ(c.verdict, Verdict::kNone);
   EXPECT_NEAR(c.change_pct, 5.0, 1e-9);
   EXPECT_GT(c.ci_low_pct, 0);  // the within-run CI is still reported
   bool noted = false;
-  for (const std::string& n : across->notes)
+  for (const std::string& n : CompareNoteLines(*across))
     noted = noted || n.find("measure >= 3 runs per configuration") != std::string::npos;
   EXPECT_TRUE(noted);
   // Several sessions on both sides carry the process-to-process variance but not the run's
@@ -781,7 +799,7 @@ TEST(CompareTable, SingleRunAcrossRunsHasNoVerdict) {
                                 MeanOnly());
   ASSERT_TRUE(sess.ok());
   EXPECT_EQ(sess->rows[0].variants[0].unit, SampleUnit::kSession);
-  EXPECT_TRUE(sess->rows[0].variants[0].no_run_variance);
+  EXPECT_EQ(sess->rows[0].variants[0].status, CellStatus::kNoRunVariance);
   EXPECT_EQ(sess->rows[0].variants[0].verdict, Verdict::kNone);
   EXPECT_TRUE(std::isnan(sess->rows[0].variants[0].p_adjusted));
   // The same sessions as variants of one run: decided (they share the run).
@@ -789,13 +807,13 @@ TEST(CompareTable, SingleRunAcrossRunsHasNoVerdict) {
                                        Bench("s/x", up, "v", sessions)};
   auto one_run = BuildCompareTable({Input("run", both)}, MeanOnly());
   ASSERT_TRUE(one_run.ok());
-  EXPECT_FALSE(one_run->rows[0].variants[0].no_run_variance);
+  EXPECT_NE(one_run->rows[0].variants[0].status, CellStatus::kNoRunVariance);
   EXPECT_EQ(one_run->rows[0].variants[0].verdict, Verdict::kRegression);
   // One side with sessions, the other a single process: still no verdict.
   auto mixed = BuildCompareTable(
       {Input("b", {Bench("s/x", base, "", sessions)}), Input("v", {Bench("s/x", up)})}, MeanOnly());
   ASSERT_TRUE(mixed.ok());
-  EXPECT_TRUE(mixed->rows[0].variants[0].no_run_variance);
+  EXPECT_EQ(mixed->rows[0].variants[0].status, CellStatus::kNoRunVariance);
 }
 
 TEST(CompareTable, InputErrors) {
@@ -866,9 +884,9 @@ TEST(CompareTable, MissingBenchmarkIsBlankWithNote) {
                              MeanOnly());
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->rows.size(), 2u);
-  EXPECT_FALSE(t->rows[1].variants[0].present);
+  EXPECT_FALSE(t->rows[1].variants[0].present());
   bool noted = false;
-  for (const std::string& n : t->notes)
+  for (const std::string& n : CompareNoteLines(*t))
     noted = noted || n.find("s/y: absent from v") != std::string::npos;
   EXPECT_TRUE(noted);
 }
@@ -971,7 +989,7 @@ int CountFlagged(uint64_t seed, int runs, double change, int trials, int* no_run
     EXPECT_TRUE(table.ok());
     const CompareCell& c = table->rows[0].variants[0];
     if (c.verdict != Verdict::kNone) ++flagged;
-    if (no_run_variance && c.no_run_variance) ++*no_run_variance;
+    if (no_run_variance && c.status == CellStatus::kNoRunVariance) ++*no_run_variance;
   }
   return flagged;
 }
@@ -1020,7 +1038,7 @@ TEST(CompareTable, AaSessionsOfSingleRunsAreNeverMarked) {
     ASSERT_TRUE(t.ok());
     const CompareCell& c = t->rows[0].variants[0];
     if (c.verdict != Verdict::kNone) ++marked;
-    if (c.no_run_variance) ++unmarked;
+    if (c.status == CellStatus::kNoRunVariance) ++unmarked;
   }
   EXPECT_EQ(marked, 0);
   EXPECT_EQ(unmarked, 200);
@@ -1034,11 +1052,12 @@ TEST(CompareTable, BaselineAtOrBelowZeroHasNoChange) {
     auto t = BuildCompareTable({OneRun({{"b", b}, {"v", v}})}, MeanOnly());
     ASSERT_TRUE(t.ok());
     const CompareCell& c = t->rows[0].variants[0];
-    EXPECT_TRUE(c.baseline_not_positive) << base;
+    EXPECT_EQ(c.status, CellStatus::kBaselineNotPositive) << base;
     EXPECT_TRUE(std::isnan(c.change_pct)) << base;
     EXPECT_EQ(c.verdict, Verdict::kNone) << base;
     bool noted = false;
-    for (const std::string& n : t->notes) noted = noted || n.rfind("# the baseline", 0) == 0;
+    for (const std::string& n : CompareNoteLines(*t))
+      noted = noted || n.rfind("# the baseline", 0) == 0;
     EXPECT_TRUE(noted) << base;
     const std::string grid = RenderCompareGrid(*t);
     EXPECT_NE(grid.find("-1.00 ns #"), std::string::npos) << grid;
@@ -1070,7 +1089,7 @@ TEST(CompareTable, MannWhitneyTooFewSamplesIsExplained) {
   EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
   EXPECT_DOUBLE_EQ(t->rows[0].variants[0].p_value, 0.1);
   bool noted = false;
-  for (const std::string& n : t->notes)
+  for (const std::string& n : CompareNoteLines(*t))
     noted = noted || n.find("smallest attainable p is 0.1") != std::string::npos;
   EXPECT_TRUE(noted);
   // Tied values (per-repetition percentiles move in whole timer steps) take the normal
@@ -1083,7 +1102,8 @@ TEST(CompareTable, MannWhitneyTooFewSamplesIsExplained) {
       {OneRun({{"b", {100, 100.1, 99.9, 100.2}}, {"v", {105, 105.1, 104.9, 105.2}}})}, o);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression);
-  for (const std::string& n : t->notes) EXPECT_EQ(n.find("smallest attainable"), std::string::npos);
+  for (const std::string& n : CompareNoteLines(*t))
+    EXPECT_EQ(n.find("smallest attainable"), std::string::npos);
 }
 
 // A tail metric of short repetitions is an extreme-value estimate: a repetition of 500 calls
@@ -1096,7 +1116,7 @@ TEST(CompareTable, ThinTailsAreNoted) {
   auto t = BuildCompareTable({Input("run", {short_reps})}, o);
   ASSERT_TRUE(t.ok());
   bool noted = false;
-  for (const std::string& n : t->notes)
+  for (const std::string& n : CompareNoteLines(*t))
     noted = noted || n.find(
                          "p99: a cell is the mean of per-repetition p99s, and a repetition "
                          "of 500 calls has only 5 calls above its p99: the value rests on a "
@@ -1105,7 +1125,8 @@ TEST(CompareTable, ThinTailsAreNoted) {
   EXPECT_TRUE(noted);
   t = BuildCompareTable({Input("run", {Bench("s/x", {100, 101, 99, 100})})}, o);
   ASSERT_TRUE(t.ok());
-  for (const std::string& n : t->notes) EXPECT_EQ(n.find("calls above its"), std::string::npos);
+  for (const std::string& n : CompareNoteLines(*t))
+    EXPECT_EQ(n.find("calls above its"), std::string::npos);
   // p99.9 of 10000 calls has exactly 10 above it: quiet (it was noted as "10.0 calls ... >=
   // 10000" while 1 - 99.9/100 was 0.000999999999999889); 9000 calls have 9 and are noted.
   o.metrics = {"p99.9"};
@@ -1119,11 +1140,12 @@ TEST(CompareTable, ThinTailsAreNoted) {
   };
   t = BuildCompareTable({Input("run", {reps_of(10000)})}, o);
   ASSERT_TRUE(t.ok());
-  for (const std::string& n : t->notes) EXPECT_EQ(n.find("calls above its"), std::string::npos);
+  for (const std::string& n : CompareNoteLines(*t))
+    EXPECT_EQ(n.find("calls above its"), std::string::npos);
   t = BuildCompareTable({Input("run", {reps_of(9000)})}, o);
   ASSERT_TRUE(t.ok());
   noted = false;
-  for (const std::string& n : t->notes)
+  for (const std::string& n : CompareNoteLines(*t))
     noted = noted || (n.find("repetition of 9000 calls has only 9 calls above its p99.9") !=
                           std::string::npos &&
                       n.find("(>= 10000 for p99.9)") != std::string::npos);
@@ -1334,13 +1356,14 @@ TEST(CompareTable, PerCallAgainstLoopModeIsFootnoted) {
   auto t = BuildCompareTable(inputs, MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   bool noted = false;
-  for (const std::string& n : t->notes)
+  for (const std::string& n : CompareNoteLines(*t))
     noted = noted || n.rfind("timing: s/x compare per-call", 0) == 0;
   EXPECT_TRUE(noted);
   inputs[1] = Input("b", {Bench("s/x", {100, 101, 99})});
   t = BuildCompareTable(inputs, MeanOnly());
   ASSERT_TRUE(t.ok());
-  for (const std::string& n : t->notes) EXPECT_EQ(n.find("timing:"), std::string::npos) << n;
+  for (const std::string& n : CompareNoteLines(*t))
+    EXPECT_EQ(n.find("timing:"), std::string::npos) << n;
 }
 
 TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {

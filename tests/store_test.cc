@@ -18,6 +18,7 @@
 #include <string>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/load.h"
 #include "test_support.h"
 
 namespace kstacklab {

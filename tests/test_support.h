@@ -41,7 +41,8 @@ inline RunResult SampleResult(const std::string& label) {
   r.created = "2026-11-29T12:00:00Z";
   r.label = label;
   r.environment = Json{{"kernel", {{"release", "6.18.0-test"}, {"hostname", "testbox"}}}};
-  r.run = Json{{"iterations", 1000}, {"repetitions", 2}};
+  r.run.iterations = 1000;
+  r.run.repetitions = 2;
   r.timer = TimerInfo{"fake", 1e9, 12.5, true, std::nullopt};
   for (const char* variant : {"off", "percpu-prng"}) {
     BenchmarkResult b;

@@ -1,7 +1,8 @@
-// The comparison table of `kstacklab compare` (issue 3): plain data built from loaded result
-// files by BuildCompareTable(); rendered by report/ (grid, markdown, csv, json) and drawn by the
-// %-change chart. Statistics and their definitions: docs/reading-tables.md,
-// include/kstacklab/stats.h.
+// The comparison table of `kstacklab compare`: plain data built from loaded result files by
+// BuildCompareTable() — the numbers, each cell's status and the findings its notes rest on, no
+// words; rendered by report/ (grid, markdown, csv, json, the notes and the warnings:
+// compare_report.h) and drawn by the %-change chart. Statistics and their definitions:
+// docs/reading-tables.md, include/kstacklab/stats.h.
 //
 // Shape: rows are benchmark x params x metric, grouped by benchmark name (in order of first
 // appearance); columns are configurations: a label (every input carrying it is one run of the
@@ -15,8 +16,13 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kstacklab/error.h"
@@ -100,10 +106,29 @@ enum class SampleUnit { kRepetition, kSession, kRun };
 // "repetitions", "sessions", "runs".
 const char* SampleUnitName(SampleUnit u);
 
+// What a cell holds: a change with its uncertainty and a verdict, or why it does not. The
+// renderers mark each kind (docs/reading-tables.md).
+enum class CellStatus {
+  kAbsent,     // the column lacks this benchmark or metric: a blank cell
+  kValueOnly,  // the baseline's own cell, or a row without a baseline value: the value alone
+  // The baseline's value is <= 0 (an overhead-corrected per-call value at or below the timer
+  // overhead): a % change of it means nothing, so the cell has the column's own value only.
+  kBaselineNotPositive,
+  // A per-call metric whose baseline value is above 0 but below one timer step
+  // (timing::BaselineBelowTimerStep): unresolved by the counter; as kBaselineNotPositive.
+  kBaselineBelowTimerStep,
+  kTooFew,  // fewer than 3 samples on a side: the change only, no CI or verdict
+  // Measured in other runs than the baseline while a side's samples are not per-run means (the
+  // repetitions or sessions of one run): no run-to-run variance, so the change and its
+  // within-run CI, but no p-value in the correction and no verdict.
+  kNoRunVariance,
+  kCompared,  // change, CI, p-value, MDC, and a verdict when significant
+};
+
 // A configuration's data for one row, and (for non-baseline cells) its comparison with the
 // baseline.
 struct CompareCell {
-  bool present = false;        // the column has this benchmark and metric; else a blank cell
+  CellStatus status = CellStatus::kAbsent;
   double value = kCompareNaN;  // point estimate: mean of the samples (metric's unit)
   double sd = kCompareNaN;     // sample standard deviation of the samples
   int n = 0;                   // number of samples (units of `unit`)
@@ -111,7 +136,6 @@ struct CompareCell {
   int sessions = 0;            // distinct (run, Repetition::session) pairs
   int runs = 0;                // inputs behind the samples
   SampleUnit unit = SampleUnit::kRepetition;
-  bool hierarchical = false;  // unit != kRepetition
   // Per-level variance components (NaN where the level does not vary), from the cell's data.
   stats::VarianceComponents components;
   // Comparison with the baseline (NaN / kNone in the baseline cell and when undecidable):
@@ -122,25 +146,18 @@ struct CompareCell {
   double p_value = kCompareNaN;     // raw p-value of the chosen test
   double p_adjusted = kCompareNaN;  // Holm-adjusted p-value (== p_value without correction)
   double mdc_pct = kCompareNaN;  // minimal detectable |change| at options.power with these n, SDs
-  bool too_few = false;          // fewer than 3 samples on a side: change only, no verdict
-  // Measured in other runs than the baseline while a side's samples are not per-run means (the
-  // repetitions or sessions of one run): no run-to-run variance, so the change and its
-  // within-run CI but no verdict.
-  bool no_run_variance = false;
-  // A per-call metric (percentile, min, max) whose change is smaller than one timer step of
-  // either column (timing::ChangeBelowTimerStep): the difference may be the counter's.
+  // Not a status but a caveat on the values, whatever the status: a per-call metric whose two
+  // values differ by less than one timer step of either column (timing::ChangeBelowTimerStep),
+  // so the difference may be the counter's.
   bool below_timer_step = false;
-  // The baseline's value is <= 0 (an overhead-corrected per-call value at or below the timer
-  // overhead): a % change of it means nothing, so the cell has no change, CI or verdict.
-  bool baseline_not_positive = false;
-  // A per-call metric whose baseline value is above 0 but below one timer step
-  // (timing::BaselineBelowTimerStep): unresolved by the counter, so, as for a baseline <= 0, the
-  // cell has no change, CI or verdict and shows the column's own value.
-  bool baseline_below_timer_step = false;
   Verdict verdict = Verdict::kNone;
 
-  // Either of the two above: the baseline cannot carry a % change (shown with '#').
-  bool BaselineUnresolved() const { return baseline_not_positive || baseline_below_timer_step; }
+  bool present() const { return status != CellStatus::kAbsent; }
+  // The baseline cannot carry a % change (shown with '#').
+  bool BaselineUnresolved() const {
+    return status == CellStatus::kBaselineNotPositive ||
+           status == CellStatus::kBaselineBelowTimerStep;
+  }
 };
 
 struct CompareRow {
@@ -156,16 +173,94 @@ struct CompareRow {
   std::vector<CompareCell> variants;  // columns[1..], in order
 };
 
+// A row whose repetitions trend over the run in one input (stats::DetectDrift per session and
+// metric, at a fixed level of 0.001 whatever the alpha): a change of the machine during the run.
+struct DriftMetric {
+  std::string metric;
+  // The change over the run as a time can change: 100 * (DriftResult::ratio - 1), never below
+  // -100; NaN where a value is <= 0 (then `change` says it).
+  double change_pct = kCompareNaN;
+  double change = kCompareNaN;           // the linear fit's change over the run, metric's unit
+  double residual_sd_pct = kCompareNaN;  // spread around the linear fit, % of the mean
+  double p = kCompareNaN;                // of slope = 0
+};
+struct DriftFinding {
+  std::string source;                // the input (CompareInput::source)
+  std::string row;                   // BenchmarkLabel of the entry, variant included
+  std::string unit;                  // the metrics' unit
+  int session = 0;                   // the session whose repetitions drift
+  bool several_sessions = false;     // other sessions of the entry drift too, or this one is not 0
+  size_t repetitions = 0;            // of the entry, every session
+  std::vector<DriftMetric> metrics;  // the drifting ones, in CompareOptions::metrics order
+};
+
+// What the table's footnotes and warnings rest on, as data: report/ words them
+// (compare_report.h CompareNoteLines, CompareWarningLines). Empty or false: nothing to say.
+struct CompareFindings {
+  // The columns are the variants of one input: its label and source.
+  std::optional<std::pair<std::string, std::string>> variants_of_one_run;
+  // Some cell has that status (or caveat).
+  bool any_too_few = false;
+  bool any_baseline_not_positive = false;
+  bool any_baseline_below_timer_step = false;
+  bool any_below_timer_step = false;
+  bool any_no_run_variance = false;
+  // > 0: Mann-Whitney with these n cannot reach p < alpha: the largest of its smallest
+  // attainable p-values over the cells at or above alpha.
+  double mwu_min_p = 0;
+  // Column -> the benchmarks whose samples there are session means.
+  std::map<std::string, std::set<std::string>> session_columns;
+  // Column -> how many runs its per-run means come from.
+  std::map<std::string, int> run_columns;
+  struct Missing {
+    std::string row;                   // BenchmarkLabel without variant
+    std::vector<std::string> columns;  // where it is absent (blank cells)
+  };
+  std::vector<Missing> missing;
+  std::vector<std::string> not_in_baseline;  // rows measured, but not in the baseline column
+  struct NoMetric {
+    std::string row, metric;  // the row stores no values of the metric (loop mode: mean only)
+  };
+  std::vector<NoMetric> no_metric;
+  // A tail metric whose per-repetition value rests on few calls: a repetition of `calls` calls
+  // has `calls_above` above its percentile; `calls_needed` would leave 10 above it.
+  struct ThinTail {
+    std::string metric;
+    uint64_t calls = 0, calls_above = 0;
+    long long calls_needed = 0;
+  };
+  std::vector<ThinTail> thin_tails;  // by metric name
+  // Per benchmark name (table order): the largest MDC over its decidable cells, per metric.
+  struct Mdc {
+    std::string benchmark;
+    std::vector<std::pair<std::string, double>> metric_pct;  // CompareOptions::metrics order
+  };
+  std::vector<Mdc> mdc;
+  // Rows measured per call in one input and in loop mode in another (two methods).
+  std::vector<std::string> mixed_timing;
+  // Every run of a column measured before (or after) every run of the baseline.
+  struct Block {
+    std::string column, baseline;  // their labels
+    bool after = false;            // the column's runs came after the baseline's
+    std::string early_first, early_last, late_first, late_last;  // UTC times
+    size_t early_runs = 0, late_runs = 0;
+  };
+  std::vector<Block> blocks;
+  // Drift of repetitions, in input order. With one input the columns were measured interleaved
+  // in one run: the drift is shared (a footnote); across inputs it biases the change (a warning).
+  std::vector<DriftFinding> drift;
+  bool drift_within_one_run = false;
+};
+
 struct CompareTable {
   std::vector<CompareColumn> columns;  // columns[0] is the baseline
   std::vector<CompareRow> rows;
   CompareOptions options;
-  std::vector<std::string> notes;     // footnotes: missing benchmarks, too-few samples, MDC, ...
-  std::vector<std::string> warnings;  // for stderr: drift of repetitions, ...
+  CompareFindings findings;
 };
 
 // Value checks of CompareOptions and PlanOptions, run by BuildCompareTable and BuildPlan too.
-// Their UsageErrors name the value, never a command-line flag (issue 9): a caller that wants its
+// Their UsageErrors name the value, never a command-line flag: a caller that wants its
 // own name for the value (the CLI: its flag) checks first and words the error itself.
 Status CheckAlpha(double alpha);       // in (0, 0.5)
 Status CheckPower(double power);       // in [0.5, 1)
@@ -252,8 +347,5 @@ struct PlanRow {
 // of range.
 Expected<std::vector<PlanRow>> BuildPlan(const std::vector<CompareInput>& inputs,
                                          const PlanOptions& options);
-
-// Short descriptions used by every renderer's footer.
-std::string MethodDescription(const CompareOptions& options);
 
 }  // namespace kstacklab

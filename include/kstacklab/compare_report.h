@@ -17,6 +17,28 @@ enum class CompareFormat { kGrid, kMarkdown, kCsv, kJson };
 // "grid", "markdown" (or "md"), "csv", "json"; else a UsageError naming the allowed values.
 Expected<CompareFormat> ParseCompareFormat(const std::string& text);
 
+// The rule that decides (R)/(I), in one sentence (every footer, JSON's method_description).
+std::string MethodDescription(const CompareOptions& options);
+
+// The notes under a table, worded from its findings (CompareFindings), in a fixed order: what
+// the cells' marks mean (*, #, (s), ~), where the samples come from, what is missing, thin
+// tails, the MDC, how the inputs were measured (per call against loop mode, runs in blocks, a
+// drift shared by the columns of one run). Each is one line.
+std::vector<std::string> CompareNoteLines(const CompareTable& table);
+
+struct CompareWarningOptions {
+  bool verbose = false;  // one more line per drifting row and session, its metrics and fits
+  // Where the caller shows every drifting row without `verbose` (the CLI: its flag).
+  std::string details_option = "the verbose report";
+};
+// The warnings for stderr (one line each, no prefix): drift across inputs summarised — one
+// line per input ("drift in 14 rows of b1.json (-55.3 to -20.1 % over the run)", the changes
+// on a time's scale: DriftMetric::change_pct), then the explanation once; `verbose` adds one
+// line per drifting row and session. Empty when nothing drifts across inputs (a drift within
+// one run is a note).
+std::vector<std::string> CompareWarningLines(const std::vector<CompareTable>& tables,
+                                             const CompareWarningOptions& options);
+
 // The footer lines shared by grid, markdown and csv: sign convention per lower_is_better,
 // the method, samples per side, then the table's notes.
 std::vector<std::string> CompareFooter(const CompareTable& table);

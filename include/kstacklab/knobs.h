@@ -1,4 +1,4 @@
-// Runtime knobs and the interleaved A/B run (docs/ab.md).
+// Runtime knobs for the interleaved A/B run (docs/ab.md; the run itself: include/kstacklab/run.h).
 //
 // A knob is a setting of the running system that can be switched between repetitions of one
 // run, so that its values are measured in one process, interleaved, with the machine's drift
@@ -9,21 +9,19 @@
 //    value selects the rows of the selected benchmarks that carry it, so the chosen designs are
 //    measured in the ABBA order of a sysctl rather than all in one run's order.
 //
-// Anything a sysctl knob changes is restored: on return and on error (RAII), from a SIGINT, SIGTERM
-// or SIGHUP handler (an async-signal-safe write of the saved value), and — because SIGKILL cannot
-// be caught — from a recovery file written before the first change, which the next run (or
-// `kstacklab recover`) applies.
+// Anything a sysctl knob changes is restored: on return and on error (ScopedKnob, RAII), from the
+// run's signal guard (run::RunGuard writes the saved value back on a signal), and — because
+// SIGKILL cannot be caught — from a recovery file written before the first change, which the
+// next run (or `kstacklab recover`) applies.
 #pragma once
 
-#include <atomic>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kstacklab/error.h"
-#include "kstacklab/runner.h"
+#include "kstacklab/workload.h"
 
 namespace kstacklab::knobs {
 
@@ -60,11 +58,12 @@ class Knob {
   virtual std::string path() const = 0;  // the file written ("" for a model knob)
   virtual Expected<std::string> Read() const = 0;
   virtual Status Write(const std::string& value) = 0;
-  // True when Write changes the machine: RunAb then holds the knob in a ScopedKnob (recovery
-  // file, signal handlers, restore). A model knob's value lives in this object only.
+  // True when Write changes the machine: the A/B run then holds the knob in a ScopedKnob
+  // (recovery file, restore) under its signal guard. A model knob's value lives in this object
+  // only.
   virtual bool changes_machine() const { return true; }
-  // Whether any value of the knob bears on row `w` (sysctl: every row). RunWithKnobs warns about
-  // the selected rows a knob does not take; they are not measured.
+  // Whether any value of the knob bears on row `w` (sysctl: every row). The run warns about the
+  // selected rows a knob does not take; they are not measured.
   virtual bool Takes(const WorkloadDef& /*w*/) const { return true; }
   // The rows measured under values[v], with the variant and baseline they are written with.
   // Sysctl: every row, its variant suffixed "NAME=VALUE", the first value the baseline. Model:
@@ -99,10 +98,13 @@ Expected<std::vector<std::string>> RecoverPending();
 // True when the recovery file exists and a live run holds its lock (a run with a knob changed
 // right now, whose file it is): it must not be applied or removed.
 bool RecoveryInUse();
+// What to say about such a file: whose it is, and that its run restores the knob when it ends.
+std::string RecoveryInUseMessage();
 
-// Holds a knob changed: Begin() saves the original value in the recovery file and installs the
-// signal handlers; the destructor (or Restore()) writes the original back, removes the file and
-// reinstates the previous handlers. One at a time per process (CHECKed).
+// Holds a knob changed: Begin() takes the sysctl's machine-wide lock and the recovery lock and
+// saves the original value in the recovery file; the destructor (or Restore()) writes the
+// original back and removes the file. Restoring on a signal is the run guard's
+// (run::RunGuard::HoldKnob), which holds a ScopedKnob.
 class ScopedKnob {
  public:
   explicit ScopedKnob(Knob& knob) : knob_(knob) {}
@@ -121,25 +123,5 @@ class ScopedKnob {
   int lock_fd_ = -1;         // the recovery lock (flock), held from Begin() to Restore()
   int sysctl_lock_fd_ = -1;  // the sysctl's machine-wide lock (LockDir()), held as long
 };
-
-// The interleaved A/B: for each repetition, for each value in RoundOrder, sets the knob and runs
-// one repetition of the value's rows (Knob::RowsFor, then RunWorkloads). A sysctl knob writes
-// each row once per value, its variant suffixed with "NAME=VALUE" ("kernel.stack_erasing=0", or
-// "generic,kernel.stack_erasing=0"); a model knob writes the rows carrying each value under
-// their own variant ("off", "percpu-prng"). Every value's rows are chosen (and checked) before
-// anything is measured. A sysctl knob is restored before returning, on every path. `stop` ends
-// it early (partial).
-Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                          const ClockParams& clock, const std::atomic<bool>* stop,
-                          const ProgressFn& progress, const AbSpec& spec, Knob& knob);
-
-// What `run` calls: restores what a killed run left changed (one `warn` line per knob), then
-// with no spec runs RunWorkloads, with one spec RunAb on the rows the knob Takes (one `warn` line
-// names the others, which are not measured). More than one spec -> UsageError.
-Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                                 const ClockParams& clock, const std::atomic<bool>* stop,
-                                 const ProgressFn& progress,
-                                 const std::vector<std::string>& ab_specs,
-                                 const std::function<void(const std::string&)>& warn);
 
 }  // namespace kstacklab::knobs

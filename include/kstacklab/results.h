@@ -83,6 +83,33 @@ struct BenchmarkResult {
   Histogram histogram;
 };
 
+// How the run was made: the file's "run" object (docs/result-schema.md), filled by the run
+// library (include/kstacklab/run.h). A field is absent (nullopt, empty, null) where a file lacks
+// it, or holds it with another JSON type than this version writes (such a value stays in
+// `as_read` only). Readers use the typed members. `as_read` is the object as a file had it
+// (empty for a run made here): the writer writes it back key by key, in its order, with a typed
+// member's value where it differs from what was read, then the typed members the file lacked;
+// so a file read and written again is byte for byte the same, and a field set on it (a
+// campaign's stamp) is written where a reader expects it.
+struct RunContext {
+  std::optional<uint64_t> iterations;               // timed calls per repetition
+  std::optional<uint64_t> repetitions;              // per session
+  std::optional<uint64_t> warmup;                   // untimed calls before each repetition
+  std::optional<int64_t> cpu;                       // the CPU measured on
+  std::optional<std::string> timing;                // "percall" or "loop"
+  std::optional<std::string> sched;                 // "normal" or "fifo"
+  std::optional<int64_t> sessions;                  // processes the repetitions were measured in
+  std::optional<std::vector<std::string>> suites;   // as selected (may be empty)
+  std::optional<std::vector<std::string>> benches;  // globs, as selected (may be empty)
+  std::optional<std::string> order;                 // the interleaving, in words
+  std::optional<double> stall_threshold_ns;         // a call above it counts as a host stall
+  std::vector<std::string> params;    // KEY=VALUE row settings; written when not empty
+  std::vector<std::string> ab;        // the A/B knob spec; written when not empty
+  std::vector<std::string> warnings;  // what the run warned about; written when not empty
+  Json campaign;  // how a campaign booted this run (an object; campaign/runner.cc); null: none
+  Json as_read = Json::object();
+};
+
 struct RunResult {
   std::string schema = kResultSchema;
   std::string tool_version;
@@ -90,13 +117,15 @@ struct RunResult {
   std::string label;                  // the configuration this run measured (e.g. kernel + sysctl)
   bool partial = false;               // interrupted: holds only the completed repetitions
   Json environment = Json::object();  // sysinfo capture, see `kstacklab env --json`
-  Json run = Json::object();          // how it was run: iterations, repetitions, warmup, cpu, ...
+  RunContext run;                     // how it was run
   TimerInfo timer;
   std::vector<BenchmarkResult> benchmarks;
-  // Not written to the file: a runtime failure after something was measured (a knob that could
-  // not be set mid-run, or not restored). The run keeps what it measured, then exits 1 with it.
-  std::string failure;
 };
+
+// The "run" object of a result file, and back (the rules of RunContext). Any JSON object is
+// accepted: nothing in it is an error.
+Json RunContextToJson(const RunContext& context);
+RunContext RunContextFromJson(const Json& object);
 
 // Serialises to the documented JSON (2-space indent, trailing newline, locale-independent).
 std::string ResultToJson(const RunResult& result);

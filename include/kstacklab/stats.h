@@ -151,11 +151,16 @@ LevelPlan PlanLevels(const VarianceComponents& vc, double mean, double effect, d
 // index 0..n-1. `drifting` when the slope is significant (two-sided t-test of slope = 0, df n-2,
 // p < alpha) AND the fitted change over the run, |slope| * (n - 1), exceeds the residual standard
 // deviation (so a trend larger than the spread around it). Needs n >= 4, else not drifting.
+// How large the drift is, on the scale of a time: `ratio`, the fitted last value over the fitted
+// first on a log scale (the least-squares slope of log(value), exponentiated over n - 1 steps):
+// always > 0, so its change, ratio - 1, never falls below -100 % (a linear fit of a falling tail
+// can end below zero: {8, 4, 2, 1} fit linearly fall by 184 % of their mean; their ratio is 1/8).
 struct DriftResult {
-  double slope = 0;          // per repetition, in the values' unit
-  double fitted_change = 0;  // slope * (n - 1)
-  double residual_sd = 0;    // sqrt(SSE / (n - 2))
-  double p = 1;              // p-value of slope = 0
+  double slope = 0;                                         // per repetition, in the values' unit
+  double fitted_change = 0;                                 // slope * (n - 1)
+  double residual_sd = 0;                                   // sqrt(SSE / (n - 2))
+  double p = 1;                                             // p-value of slope = 0
+  double ratio = std::numeric_limits<double>::quiet_NaN();  // NaN unless every value is > 0
   bool drifting = false;
 };
 DriftResult DetectDrift(const std::vector<double>& values, double alpha);

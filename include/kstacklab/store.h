@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "kstacklab/error.h"
-#include "kstacklab/load.h"  // LoadResultInput, ParseStoreId (callers that include only store.h)
 #include "kstacklab/results.h"
 
 namespace kstacklab {

@@ -264,7 +264,7 @@ class LavaEngine : public Engine {
     if (!FindProgram(plan_.lava.lavacli)) {
       return UsageError(fmt::format(
           "{} is not installed: apt-get install lavacli (and set up an identity: lavacli "
-          "identities add), or use --dry-run to write the job files only",
+          "identities add), or only write the job files (a dry run needs no lavacli)",
           EscapeControl(plan_.lava.lavacli)));
     }
     return OkStatus();

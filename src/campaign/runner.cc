@@ -70,14 +70,14 @@ Status MakeDir(const std::string& path) {
 // The result file as the campaign keeps it: the guest's, with how it was booted in run.campaign.
 RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const Engine& engine,
                   const std::string& engine_name) {
-  r.run["campaign"] = {{"engine", engine_name},
-                       {"accelerator", attempt.accel},
-                       {"accelerator_reason", engine.AccelReason()},
-                       {"emulated", attempt.accel == "tcg"},
-                       {"profile", boot.profile},
-                       {"boot", boot.index},
-                       {"attempt", boot.attempts.size()},
-                       {"cmdline", boot.cmdline}};
+  r.run.campaign = {{"engine", engine_name},
+                    {"accelerator", attempt.accel},
+                    {"accelerator_reason", engine.AccelReason()},
+                    {"emulated", attempt.accel == "tcg"},
+                    {"profile", boot.profile},
+                    {"boot", boot.index},
+                    {"attempt", boot.attempts.size()},
+                    {"cmdline", boot.cmdline}};
   return r;
 }
 
@@ -165,7 +165,7 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, c
     for (const CompareRow& row : table.rows) {
       for (size_t v = 0; v < row.variants.size(); ++v) {
         const CompareCell& cell = row.variants[v];
-        if (!cell.present || !row.baseline.present) continue;
+        if (!cell.present() || !row.baseline.present()) continue;
         any = true;
         TargetRow tr;
         tr.row = fmt::format("{} {}: {} vs {}", row.benchmark, row.result_class,

@@ -24,7 +24,6 @@
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/campaign_report.h"
@@ -103,23 +102,6 @@ std::string SelfPath() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
-}
-
-// The plan's run arguments parsed exactly as `kstacklab run` parses them: this binary checks
-// them (run --internal-validate measures nothing).
-Status CheckRunArguments(const std::vector<std::string>& run_args) {
-  std::vector<std::string> argv = {SelfPath(), "run"};
-  argv.insert(argv.end(), run_args.begin(), run_args.end());
-  argv.insert(argv.end(), {"--no-store", "-o", "/dev/null", "--internal-validate"});
-  campaign::ProcessResult r;
-  KSTACKLAB_ASSIGN_OR_RETURN(r, campaign::RunProcess(argv, 60));
-  if (r.exit_code == 0) return OkStatus();
-  std::string msg = Trim(r.err);
-  constexpr std::string_view kPrefix = "kstacklab: error: ";
-  if (msg.rfind(kPrefix, 0) == 0) msg = msg.substr(kPrefix.size());
-  msg = msg.substr(0, msg.find('\n'));
-  return UsageError(fmt::format("the run arguments do not parse as `kstacklab run` arguments: {}",
-                                msg.empty() ? "exit " + std::to_string(r.exit_code) : msg));
 }
 
 Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {

@@ -31,14 +31,17 @@ std::string BoundedMessage(const std::string& message) {
 
 // One line each: control characters in the message (a file name with a newline, bytes of a
 // hostile file) are escaped, so an error never spans lines or drives the terminal.
+std::string MessageLine(const std::string& message) {
+  return EscapeControl(BoundedMessage(message));
+}
+
 int Fail(const Error& error) {
-  std::fprintf(stderr, "kstacklab: error: %s\n",
-               EscapeControl(BoundedMessage(error.message)).c_str());
+  std::fprintf(stderr, "kstacklab: error: %s\n", MessageLine(error.message).c_str());
   return error.exit_code;
 }
 
 void Warn(const std::string& message) {
-  std::fprintf(stderr, "kstacklab: warning: %s\n", EscapeControl(BoundedMessage(message)).c_str());
+  std::fprintf(stderr, "kstacklab: warning: %s\n", MessageLine(message).c_str());
 }
 
 Status CheckTableOrJson(const std::string& format) {

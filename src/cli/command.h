@@ -6,8 +6,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "kstacklab/error.h"
 
@@ -25,10 +28,23 @@ struct CommandDef {
 // The table of subcommands (commands.cc). Adding a command = one row there + one file.
 const std::vector<CommandDef>& Commands();
 
+// A message as Fail and Warn print it: one line of at most 1000 bytes (a longer one keeps its
+// head and tail), control characters escaped.
+std::string MessageLine(const std::string& message);
 // Prints "kstacklab: error: <message>" on stderr; returns the error's exit code.
 int Fail(const Error& error);
 // Prints "kstacklab: warning: <message>" on stderr.
 void Warn(const std::string& message);
+
+// Parses `args` (args[0] the program) with `app` as Main parses its command line: an empty
+// argument is refused, an argument "[...]" is taken as it is (`app` prepared by
+// StripLiteralMarks), and a parse error is one line naming the command's --help. Returns that
+// line as Main prints it after "kstacklab: error: ", or nullopt when parsed; a --help or
+// --version request sets `*request` instead (CLI11's exception, for the caller to print).
+std::optional<std::string> ParseArgs(CLI::App& app, const std::vector<std::string>& args,
+                                     std::exception_ptr* request);
+// Lets every option of `app` and its subcommands take an argument "[...]" as it is (ParseArgs).
+void StripLiteralMarks(CLI::App& app);
 
 // Parses argv and runs the chosen subcommand; what main() calls. Usage errors exit 2.
 int Main(int argc, char** argv);

@@ -91,12 +91,12 @@ std::string ConversionMessage(const std::string& what) {
 // An empty argument ("" or --opt=) means nothing to any option here, but CLI11 reads it as 0 or
 // as the default (--alpha '' -> "alpha 0 is out of range", --label '' -> the default label).
 // `rng … --message ""` is the one exception: the empty message is a SipHash test vector.
-std::optional<std::string> EmptyArgument(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
+std::optional<std::string> EmptyArgument(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
     std::string option;
     if (arg.empty()) {
-      if (i > 1 && argv[i - 1][0] == '-') option = argv[i - 1];
+      if (i > 1 && !args[i - 1].empty() && args[i - 1][0] == '-') option = args[i - 1];
     } else if (arg.size() > 3 && arg.rfind("--", 0) == 0 && arg.back() == '=') {
       option = std::string(arg.substr(0, arg.size() - 1));
     } else {
@@ -137,16 +137,18 @@ std::string ParsedPath(const CLI::App& app) {
 // For a command that needs a subcommand and got none: "`attack` needs a subcommand, one of: …",
 // naming the word given instead (CLI11 says only "A subcommand is required"). Empty when that is
 // not the error.
-std::string MissingSubcommand(const CLI::App& app, int argc, char** argv) {
+std::string MissingSubcommand(const CLI::App& app, const std::vector<std::string>& args) {
   const std::vector<const CLI::App*> chain = ParsedChain(app);
   if (chain.empty() || chain.back()->get_require_subcommand_min() == 0) return {};
   const CLI::App* at = chain.back();
   std::vector<std::string> names;
   for (const CLI::App* sub : at->get_subcommands({})) names.push_back(sub->get_name());
   std::string given;
-  for (int i = 1; i < argc; ++i) {
-    if (argv[i] == at->get_name()) {
-      if (i + 1 < argc && argv[i + 1][0] != '-') given = argv[i + 1];
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == at->get_name()) {
+      if (i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-') {
+        given = args[i + 1];
+      }
       break;
     }
   }
@@ -164,17 +166,6 @@ constexpr char kLiteralMark = '\x1f';
 bool LooksLikeCli11List(std::string_view arg) {
   return arg.size() >= 2 && arg.front() == '[' && arg.back() == ']';
 }
-void StripLiteralMarks(CLI::App& app) {
-  for (CLI::Option* opt : app.get_options()) {
-    opt->transform([](std::string v) {
-      if (!v.empty() && v.back() == kLiteralMark && LooksLikeCli11List(v.substr(0, v.size() - 1))) {
-        v.pop_back();
-      }
-      return v;
-    });
-  }
-  for (CLI::App* sub : app.get_subcommands({})) StripLiteralMarks(*sub);
-}
 
 // --help and --version: CLI11 prints to std::cout; a stdout that cannot take it (/dev/full, a
 // closed pipe) is a failure, not exit 0.
@@ -190,6 +181,52 @@ int PrintedExit(const CLI::App& app, const CLI::Error& e) {
 }
 
 }  // namespace
+
+void StripLiteralMarks(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    opt->transform([](std::string v) {
+      if (!v.empty() && v.back() == kLiteralMark && LooksLikeCli11List(v.substr(0, v.size() - 1))) {
+        v.pop_back();
+      }
+      return v;
+    });
+  }
+  for (CLI::App* sub : app.get_subcommands({})) StripLiteralMarks(*sub);
+}
+
+std::optional<std::string> ParseArgs(CLI::App& app, const std::vector<std::string>& args,
+                                     std::exception_ptr* request) {
+  if (std::optional<std::string> empty = EmptyArgument(args)) return MessageLine(*empty);
+  std::vector<std::string> marked = args;
+  for (size_t i = 1; i < marked.size(); ++i) {
+    if (LooksLikeCli11List(marked[i])) marked[i] += kLiteralMark;
+  }
+  std::vector<const char*> marked_argv;
+  for (const std::string& a : marked) marked_argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(marked_argv.size()), marked_argv.data());
+  } catch (const CLI::CallForHelp&) {
+    *request = std::current_exception();
+  } catch (const CLI::CallForAllHelp&) {
+    *request = std::current_exception();
+  } catch (const CLI::CallForVersion&) {
+    *request = std::current_exception();
+  } catch (const CLI::ExtrasError& e) {
+    // An unknown command or subcommand word, or a stray argument.
+    return fmt::format("{}: not a command or argument here (see `kstacklab{} --help`)",
+                       EscapeControl(Unexpected(e)), ParsedPath(app));
+  } catch (const CLI::ParseError& e) {
+    std::string what = ConversionMessage(e.what());
+    if (args.size() < 2) what = "no command given; try `kstacklab --help`";
+    if (what.find("subcommand") != std::string::npos) {  // CLI11: "A subcommand is required"
+      if (std::string missing = MissingSubcommand(app, args); !missing.empty()) {
+        what = std::move(missing);
+      }
+    }
+    return fmt::format("{} (see `kstacklab{} --help`)", EscapeControl(what), ParsedPath(app));
+  }
+  return std::nullopt;
+}
 
 int Main(int argc, char** argv) {
   // A file size limit (`ulimit -f`) makes a write fail with EFBIG, reported like a full disk
@@ -207,41 +244,17 @@ int Main(int argc, char** argv) {
     runners.emplace_back(sub, def.setup(*sub));
   }
   StripLiteralMarks(app);
-  if (std::optional<std::string> empty = EmptyArgument(argc, argv)) {
-    return Fail(UsageError(*empty));
-  }
-  std::vector<std::string> marked(argv, argv + argc);
-  for (size_t i = 1; i < marked.size(); ++i) {
-    if (LooksLikeCli11List(marked[i])) marked[i] += kLiteralMark;
-  }
-  std::vector<const char*> marked_argv;
-  for (const std::string& a : marked) marked_argv.push_back(a.c_str());
-  try {
-    app.parse(argc, marked_argv.data());
-  } catch (const CLI::CallForHelp& e) {
-    return PrintedExit(app, e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return PrintedExit(app, e);
-  } catch (const CLI::CallForVersion& e) {
-    return PrintedExit(app, e);
-  } catch (const CLI::ExtrasError& e) {
-    // An unknown command or subcommand word, or a stray argument.
-    std::fprintf(
-        stderr, "kstacklab: error: %s: not a command or argument here (see `kstacklab%s --help`)\n",
-        EscapeControl(Unexpected(e)).c_str(), ParsedPath(app).c_str());
+  std::exception_ptr request;
+  if (auto error = ParseArgs(app, std::vector<std::string>(argv, argv + argc), &request)) {
+    std::fprintf(stderr, "kstacklab: error: %s\n", error->c_str());
     return kExitUsage;
-  } catch (const CLI::ParseError& e) {
-    std::string what = ConversionMessage(e.what());
-    if (argc < 2) what = "no command given; try `kstacklab --help`";
-    const std::string path = ParsedPath(app);
-    if (what.find("subcommand") != std::string::npos) {  // CLI11: "A subcommand is required"
-      if (std::string missing = MissingSubcommand(app, argc, argv); !missing.empty()) {
-        what = std::move(missing);
-      }
+  }
+  if (request) {
+    try {
+      std::rethrow_exception(request);
+    } catch (const CLI::Error& e) {
+      return PrintedExit(app, e);
     }
-    std::fprintf(stderr, "kstacklab: error: %s (see `kstacklab%s --help`)\n",
-                 EscapeControl(what).c_str(), path.c_str());
-    return kExitUsage;
   }
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;

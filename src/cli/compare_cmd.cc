@@ -1,5 +1,6 @@
-// `kstacklab compare BASE VARIANT...`: the comparison table (issue 3; docs/reading-tables.md).
-// Glue only: parse flags -> load inputs -> BuildCompareTable -> render; drift warnings to stderr.
+// `kstacklab compare BASE VARIANT...`: the comparison table (docs/reading-tables.md).
+// Glue only: parse flags -> load inputs -> BuildCompareTable -> render the table on stdout and
+// its warnings on stderr.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/histogram.h"
+#include "kstacklab/load.h"
 #include "kstacklab/results.h"
 #include "kstacklab/store.h"
 #include "kstacklab/text.h"
@@ -140,7 +142,8 @@ Runner SetupCompareCommand(CLI::App& sub) {
                  "variant flagged as baseline by its workload, else its first variant)");
   AddStoreOption(sub, &f->store);
   sub.add_flag("--verbose", f->verbose,
-               "Also print the variance components (run, session, repetition) of each cell");
+               "Also print the variance components (run, session, repetition) of each cell, and "
+               "each drifting row in the drift warnings");
   sub.add_option("--bench", f->benches,
                  "Compare only benchmarks matching this glob (repeatable; name, name:variant)");
   sub.footer(
@@ -178,9 +181,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
     auto built = BuildCompareTables(inputs, *options);
     if (!built.ok()) return Fail(built.error());
     const std::vector<CompareTable>& tables = *built;
-    for (const CompareTable& t : tables) {
-      for (const std::string& w : t.warnings) Warn(w);
-    }
+    WarnAboutTables(tables, f->verbose);
     if (inputs.size() > 1 && std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
           return in.run.label == inputs[0].run.label;
         })) {

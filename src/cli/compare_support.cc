@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "cli/cli_util.h"
+#include "cli/command.h"
+#include "kstacklab/compare_report.h"
 
 namespace kstacklab::cli {
 
@@ -20,6 +22,13 @@ Expected<std::vector<CompareTable>> BuildCompareTables(const std::vector<Compare
     tables.push_back(std::move(*table));
   }
   return tables;
+}
+
+void WarnAboutTables(const std::vector<CompareTable>& tables, bool verbose) {
+  CompareWarningOptions options;
+  options.verbose = verbose;
+  options.details_option = "`kstacklab compare --verbose`";
+  for (const std::string& line : CompareWarningLines(tables, options)) Warn(line);
 }
 
 }  // namespace kstacklab::cli

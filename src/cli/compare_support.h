@@ -15,4 +15,7 @@ namespace kstacklab::cli {
 Expected<std::vector<CompareTable>> BuildCompareTables(const std::vector<CompareInput>& inputs,
                                                        const CompareOptions& options);
 
+// The tables' warnings on stderr (CompareWarningLines), each row's details with `verbose`.
+void WarnAboutTables(const std::vector<CompareTable>& tables, bool verbose);
+
 }  // namespace kstacklab::cli

@@ -18,8 +18,9 @@
 #include "kstacklab/json.h"
 #include "kstacklab/live.h"
 #include "kstacklab/results.h"
-#include "kstacklab/runner.h"
+#include "kstacklab/run.h"
 #include "kstacklab/sysinfo.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 
@@ -267,7 +268,7 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
       return UsageError(fmt::format(
           "--cpu {}: CPU {} is not available to this process (offline, or outside its affinity; "
           "allowed: {}); give one of those",
-          plan.cpu, plan.cpu, ScopedCpuPin::AllowedCpus()));
+          plan.cpu, plan.cpu, run::AllowedCpus()));
     }
   }
   if (!flags.records.empty() && (!flags.cpu.empty() || !flags.save_records.empty())) {

@@ -11,6 +11,7 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/compare.h"
+#include "kstacklab/load.h"
 #include "kstacklab/plan_report.h"
 #include "kstacklab/store.h"
 

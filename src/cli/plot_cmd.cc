@@ -10,6 +10,7 @@
 #include "cli/compare_support.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/load.h"
 #include "kstacklab/plot.h"
 #include "kstacklab/store.h"
 
@@ -70,7 +71,7 @@ int RunPlot(const PlotArgs& a) {
     auto tables = BuildCompareTables(inputs, options);
     if (!tables.ok()) return Fail(tables.error());
     const CompareTable& table = tables->front();
-    for (const std::string& w : table.warnings) Warn(w);
+    WarnAboutTables({table}, /*verbose=*/false);
     for (size_t p = 1; p < tables->size(); ++p) {
       const CompareTable& other = (*tables)[p];
       std::vector<std::string> names;

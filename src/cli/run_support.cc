@@ -1,32 +1,12 @@
 #include "cli/run_support.h"
 
 #include <fmt/format.h>
-#include <sys/utsname.h>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "kstacklab/store.h"
-#include "kstacklab/sysinfo.h"
 
 namespace kstacklab::cli {
-
-std::string DefaultLabel() {
-  utsname u{};
-  if (uname(&u) != 0) return "run";
-  return u.release;
-}
-
-Json CaptureRunEnvironment(std::vector<std::string>* warnings) {
-  Json env = CaptureEnvironment(SysinfoOptionsFromEnvironment());
-  for (const EnvWarning& w : EnvironmentWarnings(env)) {
-    warnings->push_back(fmt::format("{}; {}", w.message, w.remedy));
-  }
-  return env;
-}
-
-void PrintWarnings(const std::vector<std::string>& warnings) {
-  for (const std::string& w : warnings) Warn(w);
-}
 
 std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
                                         const std::string& written_file) {

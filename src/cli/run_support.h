@@ -1,4 +1,5 @@
-// Pieces of `run` that tie the measurement to the environment capture and the store.
+// What other commands use of `run`: recording a result in the store (campaign records each boot's
+// result), and checking run arguments exactly as `run` parses and validates them.
 #pragma once
 
 #include <cstdint>
@@ -6,24 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "kstacklab/error.h"
 #include "kstacklab/results.h"
 
 namespace kstacklab::cli {
-
-// The default label of a run: the kernel release (uname -r).
-std::string DefaultLabel();
-
-// Captures the environment and appends its warnings (each "message; remedy") plus the build
-// type warning to `warnings`.
-Json CaptureRunEnvironment(std::vector<std::string>* warnings);
-
-// Prints each warning once on stderr.
-void PrintWarnings(const std::vector<std::string>& warnings);
 
 // Records the result in the store ("" = default path). A store failure is a warning: the
 // result file `written_file` ("" = none was written) keeps the measurement, and the warning
 // says how to add it to the store later.
 std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
                                         const std::string& written_file);
+
+// `run_args` parsed as `kstacklab run RUN_ARGS` parses them and the plan they make validated
+// (run::ValidatePlan; the output and the store are the caller's): the one-line error `run` would
+// print, in a UsageError saying these are run arguments. Measures nothing; run_cmd.cc.
+Status CheckRunArguments(const std::vector<std::string>& run_args);
 
 }  // namespace kstacklab::cli

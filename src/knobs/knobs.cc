@@ -1,9 +1,8 @@
-// Runtime knobs and the interleaved A/B run (include/kstacklab/knobs.h).
+// Runtime knobs, their locks and the recovery file (include/kstacklab/knobs.h).
 #include "kstacklab/knobs.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,7 +13,6 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -94,84 +92,6 @@ class SysctlKnob : public Knob {
   std::string name_;
   std::string path_;
 };
-
-// --- signal-time restore --------------------------------------------------------------------
-// Prepared before the handlers are installed; the handler only reads them. Every signal whose
-// default action ends the process is covered, faults included (a crash restores the value, then
-// dies of its signal as it would have), except those the process ignores: `run` leaves SIGHUP
-// ignored under nohup and ignores SIGPIPE, and a restore there would put the original value back
-// under a run that goes on measuring the changed one.
-constexpr int kSignals[] = {SIGINT,  SIGTERM, SIGHUP,    SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
-                            SIGPIPE, SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGABRT, SIGSEGV,
-                            SIGBUS,  SIGFPE,  SIGILL,    SIGTRAP, SIGSYS};
-constexpr size_t kSignalCount = std::size(kSignals);
-constexpr size_t kTermIndex = 1;  // SIGTERM in kSignals
-char g_restore_path[4096];
-char g_restore_text[1024];
-size_t g_restore_len = 0;
-struct sigaction g_old_actions[kSignalCount];
-bool g_handled[kSignalCount];
-std::atomic<bool> g_installed{false};
-
-void CallOld(size_t index, int sig, siginfo_t* info, void* context) {
-  const struct sigaction& old = g_old_actions[index];
-  if ((old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
-    old.sa_handler(sig);
-  } else if ((old.sa_flags & SA_SIGINFO) != 0 && old.sa_sigaction != nullptr) {
-    old.sa_sigaction(sig, info, context);
-  } else if (old.sa_handler == SIG_DFL) {
-    // SIGHUP with no handler of its own ends the run the way SIGTERM does when that is handled.
-    const struct sigaction& term = g_old_actions[kTermIndex];
-    if (sig == SIGHUP && (term.sa_flags & SA_SIGINFO) == 0 && term.sa_handler != SIG_DFL &&
-        term.sa_handler != SIG_IGN) {
-      term.sa_handler(SIGTERM);
-      return;
-    }
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
-  }
-}
-
-void OnSignal(int sig, siginfo_t* info, void* context) {
-  const int saved_errno = errno;
-  const int fd = ::open(g_restore_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t ignored = ::write(fd, g_restore_text, g_restore_len);
-    (void)ignored;
-    ::close(fd);
-  }
-  for (size_t i = 0; i < kSignalCount; ++i) {
-    if (kSignals[i] == sig) CallOld(i, sig, info, context);
-  }
-  errno = saved_errno;
-}
-
-void InstallHandlers(const std::string& path, const std::string& value) {
-  KSTACKLAB_CHECK(path.size() < sizeof g_restore_path && value.size() + 1 < sizeof g_restore_text);
-  KSTACKLAB_CHECK(!g_installed.exchange(true));
-  std::memcpy(g_restore_path, path.c_str(), path.size() + 1);
-  value.copy(g_restore_text, value.size());
-  g_restore_text[value.size()] = '\n';
-  g_restore_len = value.size() + 1;
-  struct sigaction sa {};
-  sa.sa_sigaction = OnSignal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  for (int s : kSignals) sigaddset(&sa.sa_mask, s);  // one restore at a time
-  for (size_t i = 0; i < kSignalCount; ++i) {
-    sigaction(kSignals[i], nullptr, &g_old_actions[i]);
-    g_handled[i] =
-        (g_old_actions[i].sa_flags & SA_SIGINFO) != 0 || g_old_actions[i].sa_handler != SIG_IGN;
-    if (g_handled[i]) sigaction(kSignals[i], &sa, nullptr);
-  }
-}
-
-void RemoveHandlers() {
-  if (!g_installed.exchange(false)) return;
-  for (size_t i = 0; i < kSignalCount; ++i) {
-    if (g_handled[i]) sigaction(kSignals[i], &g_old_actions[i], nullptr);
-  }
-}
 
 // --- model knobs ------------------------------------------------------------------------------
 
@@ -455,12 +375,16 @@ class RecoveryLock {
   int fd_ = -1;
 };
 
-std::string InUseMessage() {
+}  // namespace
+
+std::string RecoveryInUseMessage() {
   return fmt::format(
       "the recovery file {} belongs to a kstacklab run that is still running with a knob "
       "changed (it holds {}); that run restores the knob when it ends",
       RecoveryFilePath(), RecoveryLockPath());
 }
+
+namespace {
 
 // The machine-wide lock of one sysctl: whoever holds it is the one run changing that knob, so a
 // second A/B of it (with another recovery file, XDG_STATE_HOME or user) cannot save the first
@@ -535,7 +459,7 @@ Expected<std::vector<std::string>> RecoverPending() {
   RecoveryLock lock;
   auto taken = lock.TryTake();
   if (!taken.ok()) return taken.error();
-  if (!*taken) return RuntimeError(InUseMessage() + "; nothing was written");
+  if (!*taken) return RuntimeError(RecoveryInUseMessage() + "; nothing was written");
   // The file says what to write where, and `run` applies it as whoever runs it (often root): it
   // is trusted only if it is this user's own regular file that nobody else can write, and only
   // for lines that restore a sysctl under SysctlRoot(). Every line is checked before any write.
@@ -618,7 +542,7 @@ Status ScopedKnob::Begin() {
   auto taken = lock.TryTake();
   if (!taken.ok()) return taken.error();
   if (!*taken) {
-    return UsageError(InUseMessage() +
+    return UsageError(RecoveryInUseMessage() +
                       "; wait for it to finish: two runs changing knobs at once would each "
                       "measure, and save as original, the other's value");
   }
@@ -649,7 +573,6 @@ Status ScopedKnob::Begin() {
         file,
         n >= 0 && n < static_cast<ssize_t>(line.size()) ? "short write" : std::strerror(err)));
   }
-  InstallHandlers(knob_.path(), original_);
   lock_fd_ = lock.Detach();
   knob_lock.keep = true;
   sysctl_lock_fd_ = knob_lock.fd;
@@ -671,7 +594,6 @@ Status ScopedKnob::Set(const std::string& value) {
 Status ScopedKnob::Restore() {
   if (!active_) return OkStatus();
   Status st = knob_.Write(original_);
-  RemoveHandlers();
   active_ = false;
   // Released after the recovery file is removed (below), or kept for `recover` when the write
   // failed: either way another run may take it from here on.
@@ -690,150 +612,6 @@ Status ScopedKnob::Restore() {
   }
   ::unlink(RecoveryFilePath().c_str());
   return OkStatus();
-}
-
-Expected<RunResult> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                          const ClockParams& clock, const std::atomic<bool>* stop,
-                          const ProgressFn& progress, const AbSpec& spec, Knob& knob) {
-  const size_t nv = spec.values.size();
-  // The rows of each value, all chosen before anything changes; value v's results go to
-  // merged.benchmarks[first[v] ...].
-  std::vector<std::vector<WorkloadDef>> per_value;
-  std::vector<size_t> first;
-  size_t total_rows = 0;
-  for (size_t v = 0; v < nv; ++v) {
-    auto r = knob.RowsFor(rows, spec.values, v);
-    if (!r.ok()) return r.error();
-    first.push_back(total_rows);
-    total_rows += r->size();
-    per_value.push_back(std::move(*r));
-  }
-  RunResult merged;
-  merged.benchmarks.resize(total_rows);
-  std::optional<ScopedKnob> held;  // a sysctl: saved, restored on every path
-  if (knob.changes_machine()) {
-    held.emplace(knob);
-    KSTACKLAB_RETURN_IF_ERROR(held->Begin());
-    // Every value is written once (and read back) before anything is measured: a value the
-    // kernel rejects ("abc", out of range) is the user's input error, found now, not mid-run.
-    for (const std::string& v : spec.values) {
-      if (Status set = held->Set(v); !set.ok()) {
-        Status restored = held->Restore();
-        return UsageError(fmt::format(
-            "{}: sysctl {} does not take the value '{}' ({}); nothing was measured, {}; give "
-            "values the sysctl accepts",
-            spec.text, spec.name, EscapeControl(v), set.error().message,
-            restored.ok() ? "the original value " + held->original() + " is restored"
-                          : "and restoring it failed: " + restored.error().message));
-      }
-    }
-    KSTACKLAB_RETURN_IF_ERROR(held->Set(held->original()));
-  }
-  RunOptions one = options;
-  one.repetitions = 1;
-  const double total = static_cast<double>(options.repetitions) * nv;
-  for (int r = 0; r < options.repetitions && !merged.partial; ++r) {
-    const std::vector<size_t> order = RoundOrder(nv, r);
-    one.first_repetition = r;
-    for (size_t k = 0; k < nv; ++k) {
-      if (stop != nullptr && stop->load()) {
-        merged.partial = true;
-        break;
-      }
-      const size_t v = order[k];
-      if (Status set = held ? held->Set(spec.values[v]) : knob.Write(spec.values[v]); !set.ok()) {
-        if (r == 0 && k == 0) return set.error();  // nothing measured yet: a plain error
-        // Keep what was measured (a partial file) and say why it stopped.
-        merged.partial = true;
-        merged.failure = fmt::format("setting {} to {} failed mid-run: {}", spec.name,
-                                     spec.values[v], set.error().message);
-        break;
-      }
-      const double done = static_cast<double>(r) * nv + k;
-      ProgressFn inner;
-      if (progress) {
-        inner = [&](double f, double e, const std::string& row) {
-          progress((done + f) / total, e, row);
-        };
-      }
-      auto res = RunWorkloads(per_value[v], one, clock, stop, inner);
-      if (!res.ok()) return res.error();
-      for (size_t i = 0; i < per_value[v].size(); ++i) {
-        BenchmarkResult& into = merged.benchmarks[first[v] + i];
-        BenchmarkResult& got = res->benchmarks[i];
-        if (into.name.empty()) {
-          into = std::move(got);
-          continue;
-        }
-        into.repetitions.insert(into.repetitions.end(), got.repetitions.begin(),
-                                got.repetitions.end());
-        KSTACKLAB_RETURN_IF_ERROR(into.histogram.Merge(got.histogram));
-      }
-      if (res->partial) {
-        merged.partial = true;
-        break;
-      }
-    }
-  }
-  // A value never reached (stopped early) leaves its rows empty: drop them.
-  std::erase_if(merged.benchmarks, [](const BenchmarkResult& b) { return b.name.empty(); });
-  if (held) {
-    if (Status restored = held->Restore(); !restored.ok()) {
-      if (merged.benchmarks.empty()) return restored.error();
-      merged.failure += fmt::format("{}restoring {} failed: {}", merged.failure.empty() ? "" : "; ",
-                                    spec.name, restored.error().message);
-    }
-  }
-  return merged;
-}
-
-Expected<RunResult> RunWithKnobs(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                                 const ClockParams& clock, const std::atomic<bool>* stop,
-                                 const ProgressFn& progress,
-                                 const std::vector<std::string>& ab_specs,
-                                 const std::function<void(const std::string&)>& warn) {
-  if (RecoveryInUse()) {
-    if (!ab_specs.empty()) {
-      return UsageError(InUseMessage() + "; wait for it to finish before an A/B of your own");
-    }
-    warn(InUseMessage() +
-         ": this run measures the machine with that knob changed, and disturbs that run's "
-         "measurement");
-  } else {
-    auto recovered = RecoverPending();
-    if (!recovered.ok()) return recovered.error();
-    for (const std::string& line : *recovered) {
-      warn(fmt::format("a previous run was killed with a knob changed: {}", line));
-    }
-  }
-  if (ab_specs.empty()) return RunWorkloads(rows, options, clock, stop, progress);
-  if (ab_specs.size() > 1) {
-    return UsageError(
-        fmt::format("--ab: one A/B knob per run, got {}: {}; give --ab once (measure the other "
-                    "knob in a run of its own)",
-                    ab_specs.size(), fmt::join(ab_specs, " ")));
-  }
-  auto spec = ParseAbSpec(ab_specs[0]);
-  if (!spec.ok()) return spec.error();
-  auto knob = OpenKnob(*spec);
-  if (!knob.ok()) return knob.error();
-  std::vector<WorkloadDef> taken;
-  std::vector<std::string> left;  // names of the rows the knob does not take, once each
-  size_t left_rows = 0;
-  for (const WorkloadDef& w : rows) {
-    if ((*knob)->Takes(w)) {
-      taken.push_back(w);
-      continue;
-    }
-    ++left_rows;
-    if (std::find(left.begin(), left.end(), w.name) == left.end()) left.push_back(w.name);
-  }
-  if (left_rows != 0 && !taken.empty()) {
-    warn(fmt::format("knob {}: {} selected row{} the knob does not apply to {} not measured: {}",
-                     spec->text, left_rows, left_rows == 1 ? "" : "s",
-                     left_rows == 1 ? "is" : "are", fmt::join(left, ", ")));
-  }
-  return RunAb(taken, options, clock, stop, progress, *spec, **knob);
 }
 
 }  // namespace kstacklab::knobs

@@ -31,12 +31,12 @@ std::string PctText(double pct) {
 }
 
 std::string BaselineCellText(const CompareRow& r) {
-  if (!r.baseline.present) return "";
+  if (!r.baseline.present()) return "";
   return ValueText(r.baseline.value) + " " + r.unit;
 }
 
 std::string VariantCellText(const CompareCell& c, const std::string& unit) {
-  if (!c.present) return "";
+  if (!c.present()) return "";
   // No change to show (no baseline for this row, or a baseline <= 0 or below one timer step):
   // the column's own value.
   if (std::isnan(c.change_pct)) {
@@ -44,8 +44,8 @@ std::string VariantCellText(const CompareCell& c, const std::string& unit) {
   }
   std::string s = PctText(c.change_pct);
   if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
-  if (c.too_few) s += " *";
-  if (c.no_run_variance) s += " ~";
+  if (c.status == CellStatus::kTooFew) s += " *";
+  if (c.status == CellStatus::kNoRunVariance) s += " ~";
   if (c.below_timer_step) s += " (s)";
   return s;
 }
@@ -105,7 +105,7 @@ std::vector<std::string> ComponentLines(const CompareTable& t) {
   for (const CompareRow& r : t.rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
-      if (!c.present || (c.runs < 2 && c.sessions < 2) || !(c.value != 0)) continue;
+      if (!c.present() || (c.runs < 2 && c.sessions < 2) || !(c.value != 0)) continue;
       out.push_back(fmt::format(
           "Variance components (SD as % of the value) {} {}{} [{}]: {} ({} runs, {} sessions, {} "
           "repetitions)",
@@ -123,6 +123,28 @@ Json ComponentsJson(const stats::VarianceComponents& vc) {
               {"runs", vc.runs},
               {"sessions_per_run", JsonNumber(vc.sessions_per_run)},
               {"repetitions_per_session", JsonNumber(vc.repetitions_per_session)}};
+}
+
+// Each drifting row and session of the inputs, with its fits (compare.h DriftFinding).
+Json DriftToJson(const std::vector<DriftFinding>& drift) {
+  Json out = Json::array();
+  for (const DriftFinding& d : drift) {
+    Json metrics = Json::array();
+    for (const DriftMetric& m : d.metrics) {
+      metrics.push_back({{"metric", m.metric},
+                         {"change_pct", JsonNumber(m.change_pct)},
+                         {"change", JsonNumber(m.change)},
+                         {"residual_sd_pct", JsonNumber(m.residual_sd_pct)},
+                         {"p", JsonNumber(m.p)}});
+    }
+    out.push_back({{"source", d.source},
+                   {"row", d.row},
+                   {"unit", d.unit},
+                   {"session", d.session},
+                   {"repetitions", d.repetitions},
+                   {"metrics", std::move(metrics)}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -177,7 +199,7 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
     bool hier = false, runs = false;
     for (const CompareRow& r : t.rows) {
       const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
-      if (!c.present) continue;
+      if (!c.present()) continue;
       lo = std::min(lo, c.n);
       hi = std::max(hi, c.n);
       slo = std::min(slo, c.repetitions);
@@ -199,7 +221,7 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
   }
   samples.back() = '.';
   out.push_back(samples);
-  for (const std::string& n : t.notes) out.push_back("Note: " + n);
+  for (const std::string& n : CompareNoteLines(t)) out.push_back("Note: " + n);
   if (t.options.verbose) {
     for (std::string& l : ComponentLines(t)) out.push_back(std::move(l));
   }
@@ -226,16 +248,18 @@ std::string RenderCompareCsv(const CompareTable& t) {
   for (const CompareRow& r : t.rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
-      out += fmt::format(
-          "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(r.benchmark),
-          CsvField(r.params_text), CsvField(r.metric), CsvField(r.unit),
-          r.lower_is_better ? "true" : "false", CsvField(t.columns[i].name),
-          i == 0 ? "baseline" : "variant", CsvNum(c.value), c.present ? fmt::format("{}", c.n) : "",
-          c.present ? fmt::format("{}", c.repetitions) : "",
-          c.present ? fmt::format("{}", c.sessions) : "",
-          c.present ? fmt::format("{}", c.runs) : "", CsvNum(c.change_pct), CsvNum(c.ci_low_pct),
-          CsvNum(c.ci_high_pct), CsvNum(c.p_value), CsvNum(c.p_adjusted), CsvNum(c.mdc_pct),
-          i == 0 || !c.present ? "" : VerdictCode(c.verdict), c.no_run_variance ? "true" : "");
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                         CsvField(r.benchmark), CsvField(r.params_text), CsvField(r.metric),
+                         CsvField(r.unit), r.lower_is_better ? "true" : "false",
+                         CsvField(t.columns[i].name), i == 0 ? "baseline" : "variant",
+                         CsvNum(c.value), c.present() ? fmt::format("{}", c.n) : "",
+                         c.present() ? fmt::format("{}", c.repetitions) : "",
+                         c.present() ? fmt::format("{}", c.sessions) : "",
+                         c.present() ? fmt::format("{}", c.runs) : "", CsvNum(c.change_pct),
+                         CsvNum(c.ci_low_pct), CsvNum(c.ci_high_pct), CsvNum(c.p_value),
+                         CsvNum(c.p_adjusted), CsvNum(c.mdc_pct),
+                         i == 0 || !c.present() ? "" : VerdictCode(c.verdict),
+                         c.status == CellStatus::kNoRunVariance ? "true" : "");
     }
   }
   for (const std::string& l : CompareFooter(t)) out += "# " + l + "\n";
@@ -255,14 +279,14 @@ Json CompareToJsonValue(const CompareTable& t) {
     auto cell = [&](const CompareCell& c, const std::string& label, bool variant) {
       Json j;
       j["label"] = label;
-      j["value"] = c.present ? JsonNumber(c.value) : Json(nullptr);
-      j["n"] = c.present ? Json(c.n) : Json(nullptr);
-      j["repetitions"] = c.present ? Json(c.repetitions) : Json(nullptr);
-      j["sessions"] = c.present ? Json(c.sessions) : Json(nullptr);
-      j["runs"] = c.present ? Json(c.runs) : Json(nullptr);
-      j["sample_unit"] = c.present ? Json(SampleUnitName(c.unit)) : Json(nullptr);
-      j["sd"] = c.present ? JsonNumber(c.sd) : Json(nullptr);
-      j["variance_components"] = c.present ? ComponentsJson(c.components) : Json(nullptr);
+      j["value"] = c.present() ? JsonNumber(c.value) : Json(nullptr);
+      j["n"] = c.present() ? Json(c.n) : Json(nullptr);
+      j["repetitions"] = c.present() ? Json(c.repetitions) : Json(nullptr);
+      j["sessions"] = c.present() ? Json(c.sessions) : Json(nullptr);
+      j["runs"] = c.present() ? Json(c.runs) : Json(nullptr);
+      j["sample_unit"] = c.present() ? Json(SampleUnitName(c.unit)) : Json(nullptr);
+      j["sd"] = c.present() ? JsonNumber(c.sd) : Json(nullptr);
+      j["variance_components"] = c.present() ? ComponentsJson(c.components) : Json(nullptr);
       if (variant) {
         j["change_pct"] = JsonNumber(c.change_pct);
         j["ci_low_pct"] = JsonNumber(c.ci_low_pct);
@@ -270,11 +294,11 @@ Json CompareToJsonValue(const CompareTable& t) {
         j["p_value"] = JsonNumber(c.p_value);
         j["p_adjusted"] = JsonNumber(c.p_adjusted);
         j["mdc_pct"] = JsonNumber(c.mdc_pct);
-        j["too_few"] = c.too_few;
-        j["no_run_variance"] = c.no_run_variance;
+        j["too_few"] = c.status == CellStatus::kTooFew;
+        j["no_run_variance"] = c.status == CellStatus::kNoRunVariance;
         j["below_timer_step"] = c.below_timer_step;
-        j["baseline_not_positive"] = c.baseline_not_positive;
-        j["baseline_below_timer_step"] = c.baseline_below_timer_step;
+        j["baseline_not_positive"] = c.status == CellStatus::kBaselineNotPositive;
+        j["baseline_below_timer_step"] = c.status == CellStatus::kBaselineBelowTimerStep;
         j["verdict"] = VerdictCode(c.verdict);
       }
       return j;
@@ -308,7 +332,8 @@ Json CompareToJsonValue(const CompareTable& t) {
   j["sign"] =
       "positive change_pct = the variant's value is larger than the baseline's; "
       "with lower_is_better that is worse (R)";
-  j["notes"] = t.notes;
+  j["notes"] = CompareNoteLines(t);
+  if (!t.findings.drift.empty()) j["drift"] = DriftToJson(t.findings.drift);
   return j;
 }
 

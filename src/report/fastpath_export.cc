@@ -79,7 +79,8 @@ std::string FastpathResultsCsv(const campaign::CampaignState& s,
   std::string out = "sut,swprofile,benchmark,resultclass,unit,session,repeat,value\n";
   const std::string sut = CsvField(SutName(s));
   for (const CompareInput& in : inputs) {
-    const uint64_t boot = in.run.run.value("campaign", Json::object()).value("boot", uint64_t{0});
+    const Json& stamp = in.run.run.campaign;
+    const uint64_t boot = stamp.is_object() ? stamp.value("boot", uint64_t{0}) : 0;
     for (const BenchmarkResult& b : in.run.benchmarks) {
       for (size_t r = 0; r < b.repetitions.size(); ++r) {
         for (const char* metric : {"mean", "p99", "p99.9"}) {

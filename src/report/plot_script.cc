@@ -188,9 +188,9 @@ struct ChartLine {
 std::vector<ChartLine> ChartLines(const CompareTable& table, std::vector<std::string>& notes) {
   std::vector<ChartLine> lines;
   for (const CompareRow& row : table.rows) {
-    const bool any =
-        std::any_of(row.variants.begin(), row.variants.end(),
-                    [](const CompareCell& c) { return c.present && std::isfinite(c.change_pct); });
+    const bool any = std::any_of(
+        row.variants.begin(), row.variants.end(),
+        [](const CompareCell& c) { return c.present() && std::isfinite(c.change_pct); });
     std::string label = BenchmarkLabel(row.benchmark, row.params_text) + " " + row.metric;
     if (!any) {
       const bool base_unresolved =
@@ -222,7 +222,7 @@ ChartData ChartSeries(const std::vector<ChartLine>& lines, size_t m) {
     d.ytics += fmt::format("{}{} {}", i ? ", " : "", GnuplotQuote(lines[i].label), PlotNumber(y0));
     for (size_t j = 0; j < m && j < lines[i].row->variants.size(); ++j) {
       const CompareCell& c = lines[i].row->variants[j];
-      if (!c.present || !std::isfinite(c.change_pct)) continue;
+      if (!c.present() || !std::isfinite(c.change_pct)) continue;
       const double y = y0 + (m > 1 ? 0.3 - spread * static_cast<double>(j) : 0);
       const double lo = std::isfinite(c.ci_low_pct) ? c.ci_low_pct : c.change_pct;
       const double hi = std::isfinite(c.ci_high_pct) ? c.ci_high_pct : c.change_pct;

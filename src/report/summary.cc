@@ -123,11 +123,7 @@ std::string StepAndStallNotes(const RunResult& run) {
         run.benchmarks.front().histogram.max_value_bits(), fmt::join(beyond, ", "));
   }
   if (!stalled.empty()) {
-    double threshold = kNaN;
-    if (run.run.is_object() && run.run.contains("stall_threshold_ns") &&
-        run.run["stall_threshold_ns"].is_number()) {
-      threshold = run.run["stall_threshold_ns"].get<double>();
-    }
+    const double threshold = run.run.stall_threshold_ns.value_or(kNaN);
     out += fmt::format(
         "# host stalls (calls above {}) took >= 1 % of the time in {}: their means are carried "
         "by a few host interruptions; compare p50/p99 or rerun with fewer other loads\n",

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,66 @@ Json HistogramToJson(const Histogram& h) {
               {"max", h.max()},
               {"overflow", h.overflow()},
               {"buckets", std::move(buckets)}};
+}
+
+// One typed field of RunContext, set from `j` when its JSON type fits the field.
+void ReadField(const Json& j, std::optional<uint64_t>* out) {
+  if (j.is_number_unsigned()) *out = j.get<uint64_t>();
+}
+void ReadField(const Json& j, std::optional<int64_t>* out) {
+  if (j.is_number_integer()) *out = j.get<int64_t>();
+}
+void ReadField(const Json& j, std::optional<double>* out) {
+  if (j.is_number()) *out = j.get<double>();
+}
+void ReadField(const Json& j, std::optional<std::string>* out) {
+  if (j.is_string()) *out = j.get<std::string>();
+}
+bool IsStringList(const Json& j) {
+  return j.is_array() &&
+         std::all_of(j.begin(), j.end(), [](const Json& e) { return e.is_string(); });
+}
+void ReadField(const Json& j, std::optional<std::vector<std::string>>* out) {
+  if (IsStringList(j)) *out = j.get<std::vector<std::string>>();
+}
+void ReadField(const Json& j, std::vector<std::string>* out) {
+  if (IsStringList(j)) *out = j.get<std::vector<std::string>>();
+}
+void ReadField(const Json& j, Json* out) {
+  if (j.is_object()) *out = j;
+}
+
+// Set when it is: an optional when it holds a value, a list when it is not empty, JSON when it
+// is not null.
+template <class T>
+void PutField(Json& j, const char* key, const std::optional<T>& value) {
+  if (value) j[key] = *value;
+}
+void PutField(Json& j, const char* key, const std::vector<std::string>& value) {
+  if (!value.empty()) j[key] = value;
+}
+void PutField(Json& j, const char* key, const Json& value) {
+  if (!value.is_null()) j[key] = value;
+}
+
+// Calls f(key, field) for every typed field of RunContext, in the order `run` writes them.
+template <class Context, class F>
+void ForEachRunField(Context& c, F&& f) {
+  f("iterations", c.iterations);
+  f("repetitions", c.repetitions);
+  f("warmup", c.warmup);
+  f("cpu", c.cpu);
+  f("timing", c.timing);
+  f("sched", c.sched);
+  f("sessions", c.sessions);
+  f("suites", c.suites);
+  f("benches", c.benches);
+  f("order", c.order);
+  f("stall_threshold_ns", c.stall_threshold_ns);
+  f("params", c.params);
+  f("ab", c.ab);
+  f("warnings", c.warnings);
+  f("campaign", c.campaign);
 }
 
 // "a.b", or "b" at the top level.
@@ -246,6 +307,32 @@ Status CheckParams(const Reader& r, const Json& params, const std::string& path)
 
 }  // namespace
 
+Json RunContextToJson(const RunContext& c) {
+  Json typed = Json::object();
+  ForEachRunField(c, [&](const char* key, const auto& field) { PutField(typed, key, field); });
+  // The object as read, each key where it was, a typed field's value where it differs from
+  // what was read (a number read as 10000 and held as 10000.0 is the same: kept as read).
+  Json j = Json::object();
+  for (auto it = c.as_read.begin(); it != c.as_read.end(); ++it) {
+    const auto t = typed.find(it.key());
+    j[it.key()] = t == typed.end() || *t == it.value() ? it.value() : *t;
+  }
+  for (auto t = typed.begin(); t != typed.end(); ++t) {
+    if (!j.contains(t.key())) j[t.key()] = t.value();
+  }
+  return j;
+}
+
+RunContext RunContextFromJson(const Json& object) {
+  RunContext c;
+  if (!object.is_object()) return c;
+  c.as_read = object;
+  ForEachRunField(c, [&](const char* key, auto& field) {
+    if (const auto it = object.find(key); it != object.end()) ReadField(*it, &field);
+  });
+  return c;
+}
+
 Json ResultToJsonValue(const RunResult& result) {
   Json j;
   j["schema"] = result.schema;
@@ -254,7 +341,7 @@ Json ResultToJsonValue(const RunResult& result) {
   j["label"] = result.label;
   j["partial"] = result.partial;
   j["environment"] = result.environment;
-  j["run"] = result.run;
+  j["run"] = RunContextToJson(result.run);
   j["timer"] = Json{{"source", result.timer.source},
                     {"freq_hz", result.timer.freq_hz},
                     {"overhead_ns", result.timer.overhead_ns},
@@ -491,7 +578,7 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
     if (j.contains(key) && !j[key].is_object()) return r.Bad(key, "must be an object");
   }
   if (j.contains("environment")) out.environment = j["environment"];
-  if (j.contains("run")) out.run = j["run"];
+  if (j.contains("run")) out.run = RunContextFromJson(j["run"]);
   const Json* timer = nullptr;
   KSTACKLAB_ASSIGN_OR_RETURN(timer, r.Field(j, "timer", "", false));
   if (timer) KSTACKLAB_RETURN_IF_ERROR(ReadTimer(r, *timer, &out.timer));

@@ -1,6 +1,6 @@
 // BuildCompareTable (include/kstacklab/compare.h): columns from files and variants, rows from
-// benchmarks x metrics, and the per-cell statistics of stats.h. Definitions:
-// docs/reading-tables.md.
+// benchmarks x metrics, the per-cell statistics of stats.h, and the findings the notes rest on
+// (worded by report/compare_report.cc). Definitions: docs/reading-tables.md.
 #include "kstacklab/compare.h"
 
 #include <fmt/format.h>
@@ -50,8 +50,6 @@ Verdict Direction(double change_pct, bool lower_is_better) {
   return larger == lower_is_better ? Verdict::kRegression : Verdict::kImprovement;
 }
 
-std::string Pct(double v) { return fmt::format("{:.2f}%", v); }
-
 }  // namespace
 
 const char* VerdictCode(Verdict v) {
@@ -64,29 +62,6 @@ const char* VerdictCode(Verdict v) {
       break;
   }
   return "-";
-}
-
-std::string MethodDescription(const CompareOptions& o) {
-  double level = 100 * (1 - o.alpha);
-  std::string test =
-      o.test == SignificanceTest::kWelch ? "Welch's t-test" : "Mann-Whitney U (two-sided)";
-  std::string p_rule = o.correction == Correction::kHolm
-                           ? fmt::format("the Holm-adjusted p ({}) < {:g}", test, o.alpha)
-                           : fmt::format("p ({}) < {:g}", test, o.alpha);
-  std::string rule;
-  if (o.method == VerdictMethod::kFastpath) {
-    rule = fmt::format(
-        "fastpath: (R)/(I) when the {:g}% Student-t intervals of the two means do not "
-        "overlap{}",
-        level, o.correction == Correction::kHolm ? " and " + p_rule : "");
-  } else {
-    rule = fmt::format(
-        "ci: (R)/(I) when the {:g}% CI of the % change (Fieller's theorem, "
-        "Welch-Satterthwaite df) excludes 0 and {}",
-        level, p_rule);
-  }
-  if (o.min_effect_pct > 0) rule += fmt::format(" and |change| >= {:g}%", o.min_effect_pct);
-  return rule + fmt::format("; alpha {:g}", o.alpha);
 }
 
 namespace {
@@ -143,30 +118,14 @@ Expected<size_t> PickBaseline(const ColumnSet& set, const std::vector<CompareInp
   return hits[0];
 }
 
-// What the notes need, gathered while the rows are built.
-struct NoteState {
-  std::vector<std::pair<std::string, std::vector<std::string>>> missing;  // row key -> columns
-  std::vector<std::string> no_baseline;  // row keys measured, but not in the baseline column
-  std::set<std::string> no_metric;
-  bool any_too_few = false;
-  bool any_no_run_variance = false;
-  bool any_below_timer_step = false;
-  bool any_not_positive = false;
-  bool any_base_below_step = false;
-  double mwu_min_p = 0;  // the largest smallest-attainable MWU p among cells at or above alpha
-  // Tail metrics whose per-repetition value rests on fewer than kMinTailCalls calls above it:
-  // metric -> the fewest calls in a repetition.
-  std::map<std::string, uint64_t> thin_tails;
-  std::map<std::string, std::vector<std::string>> session_cols;  // column -> benchmarks
-  std::map<std::string, int> run_cols;                           // column -> runs
-  // MDC per benchmark name and metric: the largest over its rows' decidable variant cells.
-  std::map<std::string, std::map<std::string, double>> mdc;
-};
+// MDC per benchmark name and metric, gathered while the rows are built: the largest over its
+// rows' decidable variant cells.
+using MdcByName = std::map<std::string, std::map<std::string, double>>;
 
 CompareCell DescribeCell(const CellSamples& s) {
   CompareCell cell;
-  cell.present = !s.samples.empty();
-  if (!cell.present) return cell;
+  if (s.samples.empty()) return cell;
+  cell.status = CellStatus::kValueOnly;
   cell.value = stats::Mean(s.samples);
   cell.sd = stats::StdDev(s.samples);
   cell.n = static_cast<int>(s.samples.size());
@@ -174,7 +133,6 @@ CompareCell DescribeCell(const CellSamples& s) {
   cell.sessions = s.sessions;
   cell.runs = s.runs;
   cell.unit = s.unit;
-  cell.hierarchical = s.unit != SampleUnit::kRepetition;
   cell.components = s.components;
   return cell;
 }
@@ -184,19 +142,21 @@ CompareCell DescribeCell(const CellSamples& s) {
 void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, CompareCell& v,
                          const std::vector<double>& vs, bool same_runs,
                          const CompareOptions& options) {
-  if (!v.present || !b.present || !std::isfinite(b.value)) return;
+  if (!v.present() || !b.present() || !std::isfinite(b.value)) return;
   if (!(b.value > 0)) {
-    v.baseline_not_positive = true;
+    v.status = CellStatus::kBaselineNotPositive;
     return;
   }
   v.change_pct = 100 * (v.value / b.value - 1);
   if (b.n < kMinSamples || v.n < kMinSamples) {
-    v.too_few = true;
+    v.status = CellStatus::kTooFew;
     return;
   }
   // Across runs, only per-run means carry the run-to-run variance (process start, boot, the
   // machine's drift over minutes); the sessions of one run do not (DESIGN.md "Statistics").
-  v.no_run_variance = !same_runs && (b.unit != SampleUnit::kRun || v.unit != SampleUnit::kRun);
+  const bool no_run_variance =
+      !same_runs && (b.unit != SampleUnit::kRun || v.unit != SampleUnit::kRun);
+  v.status = no_run_variance ? CellStatus::kNoRunVariance : CellStatus::kCompared;
   stats::RatioInterval ci = stats::FiellerRatioCi(vs, bs, options.alpha);
   if (ci.bounded) {
     v.ci_low_pct = 100 * (ci.low - 1);
@@ -204,7 +164,7 @@ void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, Co
   }
   v.p_value = options.test == SignificanceTest::kWelch ? stats::WelchTTest(vs, bs).p
                                                        : stats::MannWhitneyU(vs, bs).p;
-  v.p_adjusted = v.no_run_variance ? kCompareNaN : v.p_value;
+  v.p_adjusted = no_run_variance ? kCompareNaN : v.p_value;
   // At scale 1 (stats.h), so that the variances neither overflow nor underflow.
   const int e = stats::MagnitudeExponent(vs, bs);
   const std::vector<double> vs1 = stats::ScaledByPowerOfTwo(vs, e);
@@ -223,23 +183,85 @@ std::string ResultClass(const Key& key, const std::string& params_text, const st
   return cls.append(" (").append(unit).append(")");
 }
 
-// The rows of one key, one per metric with data; appended to table.rows.
-void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
-                const std::vector<size_t>& order, bool& first, CompareTable& table,
-                NoteState& notes) {
-  const CompareOptions& options = table.options;
-  std::string params_text = ParamsText(key.params);
+// The columns lacking the key's benchmark, and whether the baseline is one of them.
+void NoteAbsentColumns(const std::string& row_key, const KeyEntries& e, const CompareTable& table,
+                       CompareFindings& f) {
   std::vector<std::string> absent;
-  for (size_t k = 0; k < order.size(); ++k) {
+  for (size_t k = 0; k < e.by_column.size(); ++k) {
     bool any = false;
     for (const auto& run : e.by_column[k]) any = any || !run.empty();
     if (!any) absent.push_back(table.columns[k].name);
   }
-  const std::string row_key = BenchmarkLabel(key.name, params_text);
-  if (!absent.empty()) notes.missing.emplace_back(row_key, absent);
-  if (!absent.empty() && absent.front() == table.columns[0].name && absent.size() < order.size()) {
-    notes.no_baseline.push_back(row_key);
+  if (absent.empty()) return;
+  f.missing.push_back({row_key, absent});
+  if (absent.front() == table.columns[0].name && absent.size() < e.by_column.size()) {
+    f.not_in_baseline.push_back(row_key);
   }
+}
+
+// A tail metric whose repetitions have too few calls above its percentile: the fewest calls of a
+// repetition that stores it, by metric.
+void NoteThinTail(const KeyEntries& e, const std::string& metric,
+                  std::map<std::string, uint64_t>& thin_tails) {
+  const double pct = PercentileOf(metric);
+  if (std::isnan(pct)) return;
+  uint64_t fewest = UINT64_MAX;
+  for (const auto& column : e.by_column)
+    for (const auto& run : column)
+      for (const BenchmarkResult* b : run)
+        for (const Repetition& r : b->repetitions)
+          if (r.metrics.count(metric) != 0) fewest = std::min(fewest, r.iterations);
+  if (fewest == UINT64_MAX || CallsAbove(pct, fewest) >= kMinTailCalls) return;
+  auto [it, added] = thin_tails.emplace(metric, fewest);
+  if (!added) it->second = std::min(it->second, fewest);
+}
+
+// Each variant cell of a row against the baseline cell: its status, change and statistics.
+void CompareCells(const std::string& metric, const std::string& unit,
+                  const std::vector<CellSamples>& samples, const ColumnSet& set,
+                  const std::vector<size_t>& order, const CompareOptions& options,
+                  std::vector<CompareCell>& cells, CompareFindings& f) {
+  const double ns = NsPerUnit(unit);
+  const CompareCell& base = cells[0];
+  for (size_t k = 1; k < order.size(); ++k) {
+    CompareCell& v = cells[k];
+    const bool unresolved =
+        v.present() && base.present() &&
+        stats::BaselineBelowTimerStep(metric, base.value * ns, set.step_ns[order[0]],
+                                      set.step_ns[order[k]]);
+    if (unresolved) {
+      v.status = CellStatus::kBaselineBelowTimerStep;
+    } else {
+      CompareWithBaseline(base, samples[0].samples, v, samples[k].samples,
+                          set.runs[order[0]] == set.runs[order[k]], options);
+    }
+    f.any_baseline_below_timer_step = f.any_baseline_below_timer_step || unresolved;
+    f.any_too_few = f.any_too_few || v.status == CellStatus::kTooFew;
+    f.any_no_run_variance = f.any_no_run_variance || v.status == CellStatus::kNoRunVariance;
+    f.any_baseline_not_positive =
+        f.any_baseline_not_positive || v.status == CellStatus::kBaselineNotPositive;
+    if (options.test == SignificanceTest::kMannWhitney && !std::isnan(v.p_value) &&
+        v.status != CellStatus::kNoRunVariance) {
+      const double min_p =
+          stats::MannWhitneyMinP(static_cast<size_t>(base.n), static_cast<size_t>(v.n));
+      if (min_p >= options.alpha) f.mwu_min_p = std::max(f.mwu_min_p, min_p);
+    }
+    v.below_timer_step = v.present() && base.present() && !unresolved &&
+                         stats::ChangeBelowTimerStep(metric, base.value * ns, v.value * ns,
+                                                     set.step_ns[order[0]], set.step_ns[order[k]]);
+    f.any_below_timer_step = f.any_below_timer_step || v.below_timer_step;
+  }
+}
+
+// The rows of one key, one per metric with data; appended to table.rows.
+void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
+                const std::vector<size_t>& order, bool& first, CompareTable& table,
+                std::map<std::string, uint64_t>& thin_tails, MdcByName& mdc) {
+  const CompareOptions& options = table.options;
+  CompareFindings& f = table.findings;
+  std::string params_text = ParamsText(key.params);
+  const std::string row_key = BenchmarkLabel(key.name, params_text);
+  NoteAbsentColumns(row_key, e, table, f);
   for (const std::string& metric : options.metrics) {
     std::vector<CellSamples> samples;
     bool any = false;
@@ -247,21 +269,9 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       samples.push_back(SamplesOf(e.by_column[k], metric));
       any = any || !samples.back().samples.empty();
     }
-    if (const double pct = PercentileOf(metric); !std::isnan(pct)) {
-      uint64_t fewest = UINT64_MAX;
-      for (const auto& column : e.by_column)
-        for (const auto& run : column)
-          for (const BenchmarkResult* b : run)
-            for (const Repetition& r : b->repetitions)
-              if (r.metrics.count(metric) != 0) fewest = std::min(fewest, r.iterations);
-      if (fewest != UINT64_MAX && CallsAbove(pct, fewest) < kMinTailCalls) {
-        auto [it, added] = notes.thin_tails.emplace(metric, fewest);
-        if (!added) it->second = std::min(it->second, fewest);
-      }
-    }
+    NoteThinTail(e, metric, thin_tails);
     if (!any) {
-      notes.no_metric.insert(
-          fmt::format("{}: no '{}' values (loop-mode results carry mean only)", row_key, metric));
+      f.no_metric.push_back({row_key, metric});
       continue;
     }
     CompareRow row;
@@ -278,39 +288,15 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
     for (size_t k = 0; k < order.size(); ++k) {
       cells.push_back(DescribeCell(samples[k]));
       const std::string& col = table.columns[k].name;
-      if (samples[k].unit == SampleUnit::kSession) notes.session_cols[col].push_back(key.name);
+      if (samples[k].unit == SampleUnit::kSession) f.session_columns[col].insert(key.name);
       if (samples[k].unit == SampleUnit::kRun)
-        notes.run_cols[col] = std::max(notes.run_cols[col], samples[k].runs);
+        f.run_columns[col] = std::max(f.run_columns[col], samples[k].runs);
     }
-    const double ns = NsPerUnit(row.unit);
-    for (size_t k = 1; k < order.size(); ++k) {
-      CompareCell& v = cells[k];
-      v.baseline_below_timer_step =
-          v.present && cells[0].present &&
-          stats::BaselineBelowTimerStep(metric, cells[0].value * ns, set.step_ns[order[0]],
-                                        set.step_ns[order[k]]);
-      notes.any_base_below_step = notes.any_base_below_step || v.baseline_below_timer_step;
-      if (!v.baseline_below_timer_step) {
-        CompareWithBaseline(cells[0], samples[0].samples, v, samples[k].samples,
-                            set.runs[order[0]] == set.runs[order[k]], options);
-      }
-      notes.any_too_few = notes.any_too_few || v.too_few;
-      notes.any_no_run_variance = notes.any_no_run_variance || v.no_run_variance;
-      notes.any_not_positive = notes.any_not_positive || v.baseline_not_positive;
-      if (options.test == SignificanceTest::kMannWhitney && !std::isnan(v.p_value) &&
-          !v.no_run_variance) {
-        const double min_p =
-            stats::MannWhitneyMinP(static_cast<size_t>(cells[0].n), static_cast<size_t>(v.n));
-        if (min_p >= options.alpha) notes.mwu_min_p = std::max(notes.mwu_min_p, min_p);
-      }
-      v.below_timer_step =
-          v.present && cells[0].present && !v.baseline_below_timer_step &&
-          stats::ChangeBelowTimerStep(metric, cells[0].value * ns, v.value * ns,
-                                      set.step_ns[order[0]], set.step_ns[order[k]]);
-      notes.any_below_timer_step = notes.any_below_timer_step || v.below_timer_step;
-      if (std::isfinite(v.mdc_pct) && !v.no_run_variance) {
-        double& slot = notes.mdc[key.name][metric];
-        slot = std::max(slot, v.mdc_pct);
+    CompareCells(metric, row.unit, samples, set, order, options, cells, f);
+    for (size_t k = 1; k < cells.size(); ++k) {
+      if (std::isfinite(cells[k].mdc_pct) && cells[k].status != CellStatus::kNoRunVariance) {
+        double& slot = mdc[key.name][metric];
+        slot = std::max(slot, cells[k].mdc_pct);
       }
     }
     row.baseline = cells[0];
@@ -325,12 +311,12 @@ void ApplyHolm(CompareTable& table) {
   std::vector<double> p;
   for (const CompareRow& r : table.rows)
     for (const CompareCell& c : r.variants)
-      p.push_back(c.no_run_variance ? kCompareNaN : c.p_value);
+      p.push_back(c.status == CellStatus::kNoRunVariance ? kCompareNaN : c.p_value);
   std::vector<double> adj = stats::HolmAdjust(p);
   size_t i = 0;
   for (CompareRow& r : table.rows) {
     for (CompareCell& c : r.variants) {
-      if (!c.no_run_variance) c.p_adjusted = adj[i];
+      if (c.status != CellStatus::kNoRunVariance) c.p_adjusted = adj[i];
       ++i;
     }
   }
@@ -340,7 +326,7 @@ void ApplyVerdicts(CompareTable& table) {
   const CompareOptions& options = table.options;
   for (CompareRow& r : table.rows) {
     for (CompareCell& v : r.variants) {
-      if (v.too_few || v.no_run_variance || std::isnan(v.p_adjusted) || std::isnan(v.change_pct))
+      if (v.status != CellStatus::kCompared || std::isnan(v.p_adjusted) || std::isnan(v.change_pct))
         continue;
       bool significant = false;
       if (options.method == VerdictMethod::kFastpath) {
@@ -361,117 +347,38 @@ void ApplyVerdicts(CompareTable& table) {
   }
 }
 
-void AddMdcNotes(const std::vector<std::string>& names, const NoteState& s, CompareTable& table) {
-  bool explained = false;
-  for (const std::string& name : names) {
-    auto it = s.mdc.find(name);
-    if (it == s.mdc.end()) continue;
-    std::vector<std::string> parts;
-    for (const std::string& m : table.options.metrics) {
-      auto jt = it->second.find(m);
-      if (jt != it->second.end()) parts.push_back(m + " " + Pct(jt->second));
-    }
-    if (!explained) {
-      const bool welch = table.options.test == SignificanceTest::kWelch &&
-                         table.options.method == VerdictMethod::kCi;
-      table.notes.push_back(fmt::format(
-          "MDC = minimal detectable change at {:g}% power and alpha {:g} with the observed SDs and "
-          "n (largest over the columns){}; smaller true changes are likely to go unmarked",
-          100 * table.options.power, table.options.alpha,
-          welch ? "" : ", computed for Welch's t-test (the chosen rule is stricter)"));
-      explained = true;
-    }
-    table.notes.push_back(fmt::format("{}: MDC {}", name, fmt::join(parts, ", ")));
-  }
-}
-
-void AddNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
-              const std::vector<std::string>& names, const NoteState& s, CompareTable& table) {
+// The findings gathered by name or metric, in the order the notes give them: MDC by benchmark
+// name in table order, thin tails by metric.
+void FinishFindings(const std::vector<CompareInput>& inputs, const ColumnSet& set,
+                    const std::vector<std::string>& names, const MdcByName& mdc,
+                    const std::map<std::string, uint64_t>& thin_tails, CompareTable& table) {
+  CompareFindings& f = table.findings;
   if (inputs.size() == 1 && set.columns.size() > 1) {
-    table.notes.push_back(fmt::format(
-        "columns are the variants of one run: '{}' ({}), measured interleaved by repetition",
-        inputs[0].run.label, inputs[0].source));
+    f.variants_of_one_run = std::make_pair(inputs[0].run.label, inputs[0].source);
   }
-  if (s.any_too_few) {
-    table.notes.push_back(
-        "* fewer than 3 samples on a side: the change is shown without CI or verdict; add samples "
-        "of that side's unit (see Samples): repetitions of one run, sessions "
-        "(--sessions), or runs with the same label when the column groups runs");
+  for (const std::string& name : names) {
+    auto it = mdc.find(name);
+    if (it == mdc.end()) continue;
+    CompareFindings::Mdc m{name, {}};
+    for (const std::string& metric : table.options.metrics) {
+      auto jt = it->second.find(metric);
+      if (jt != it->second.end()) m.metric_pct.emplace_back(metric, jt->second);
+    }
+    f.mdc.push_back(std::move(m));
   }
-  if (s.any_not_positive) {
-    table.notes.push_back(
-        "# the baseline's value is <= 0 (an overhead-corrected per-call value at or below the "
-        "timer's overhead), so a % change means nothing: the cell shows the column's own value; "
-        "compare the absolute values, or the mean in --timing loop, which needs no correction");
-  }
-  if (s.any_base_below_step) {
-    table.notes.push_back(
-        "# the baseline's value is above 0 but below one timer step (timer.resolution_ns), so a "
-        "% change means nothing: the cell shows the column's own value; compare the absolute "
-        "values, or the mean, which averages the step out (or --timing loop)");
-  }
-  if (s.mwu_min_p > 0) {
-    table.notes.push_back(fmt::format(
-        "Mann-Whitney with this few samples cannot reach p < {:g}: its smallest attainable p is "
-        "{:.3g} (complete separation), so no cell can be marked; use more samples (runs or "
-        "repetitions) or the default Welch test",
-        table.options.alpha, s.mwu_min_p));
-  }
-  if (s.any_below_timer_step) table.notes.push_back(stats::kTimerStepFootnote);
-  if (s.any_no_run_variance) {
-    table.notes.push_back(
-        "~ measured in a different run than the baseline, and a side's samples are the "
-        "repetitions or sessions of one run: they leave out the run-to-run variance (process, "
-        "boot, the machine's drift between runs), so the change and its within-run CI are shown "
-        "without (R)/(I); measure >= 3 runs per configuration — reboot between them for kernel "
-        "configurations — each with the same label (inputs with one label form one column), or "
-        "measure the configurations as variants of one run (--ab); docs/reading-tables.md says "
-        "how");
-  }
-  for (const auto& [col, benches] : s.session_cols) {
-    std::set<std::string> uniq(benches.begin(), benches.end());
-    table.notes.push_back(fmt::format(
-        "column '{}' holds several sessions: samples are session means, n = sessions, so the "
-        "between-session variance is included ({})",
-        col, fmt::join(uniq, ", ")));
-  }
-  for (size_t c = 0; c < table.columns.size(); ++c) {
-    auto it = s.run_cols.find(table.columns[c].name);
-    if (it == s.run_cols.end()) continue;
-    table.notes.push_back(
-        fmt::format("column '{}' groups {} runs ({}): samples are per-run means, n = runs, so the "
-                    "run-to-run variance is included",
-                    it->first, it->second, fmt::join(table.columns[c].sources, ", ")));
-  }
-  for (const auto& [row, cols] : s.missing)
-    table.notes.push_back(
-        fmt::format("{}: absent from {} (blank cells)", row, fmt::join(cols, ", ")));
-  if (!s.no_baseline.empty()) {
-    table.notes.push_back(fmt::format(
-        "not compared: {} measured, but not in the baseline column '{}', so their cells show "
-        "values without a change; compare them against a column they have (LABEL:VARIANT) in a "
-        "table of their own",
-        fmt::join(s.no_baseline, ", "), table.columns[0].name));
-  }
-  for (const std::string& n : s.no_metric) table.notes.push_back(n);
-  for (const auto& [metric, calls] : s.thin_tails) {
+  for (const auto& [metric, calls] : thin_tails) {
     const double pct = PercentileOf(metric);
-    table.notes.push_back(fmt::format(
-        "{}: a cell is the mean of per-repetition {}s, and a repetition of {} calls has only "
-        "{} calls above its {}: the value rests on a few extreme calls; measure tails with "
-        "more iterations per repetition (>= {} for {})",
-        metric, metric, calls, CallsAbove(pct, calls), metric,
-        std::llround(kMinTailCalls * 100 / (100 - pct)), metric));
+    f.thin_tails.push_back(
+        {metric, calls, CallsAbove(pct, calls), std::llround(kMinTailCalls * 100 / (100 - pct))});
   }
-  AddMdcNotes(names, s, table);
 }
 
 // Runs of two labels measured in blocks — every run of one before every run of the other — leave
-// whatever changed on the machine between the blocks in the change. One note per label whose
+// whatever changed on the machine between the blocks in the change. One finding per label whose
 // runs (>= 2, each side) and the baseline's do not overlap in time; nothing when a run's time is
 // missing or not in the written form, or two runs share a second (the order is then unknown).
-void AddBlockNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set,
-                   const std::vector<size_t>& order, CompareTable& table) {
+void FindBlocks(const std::vector<CompareInput>& inputs, const ColumnSet& set,
+                const std::vector<size_t>& order, CompareTable& table) {
   struct Span {
     std::string first, last;
     size_t runs = 0;
@@ -506,63 +413,51 @@ void AddBlockNotes(const std::vector<CompareInput>& inputs, const ColumnSet& set
     noted_groups.insert(set.group[col]);
     const Span& early = after ? *b : *v;
     const Span& late = after ? *v : *b;
-    table.notes.push_back(fmt::format(
-        "the runs of '{}' were all measured {} those of '{}' ({} runs {} to {}, then {} runs {} to "
-        "{}): whatever changed on the machine between the two blocks is in the change; measure "
-        "the configurations in cycles, one run of each per cycle, each cycle in a random order "
-        "(docs/reading-tables.md, \"Order of runs\")",
-        name_of(col), after ? "after" : "before", name_of(base), early.runs, early.first,
-        early.last, late.runs, late.first, late.last));
+    table.findings.blocks.push_back({name_of(col), name_of(base), after, early.first, early.last,
+                                     late.first, late.last, early.runs, late.runs});
   }
 }
 
-// Drift of each file's repetitions (per session), for the requested metrics: one line per
-// benchmark entry listing its drifting metrics. Columns of one file were measured interleaved
-// by repetition (`run` interleaves its rows), so there the drift is shared and only widens the
-// CIs; across files it biases the comparison, and a warning says so.
-void AddDriftWarnings(const std::vector<CompareInput>& inputs, CompareTable& table) {
-  std::vector<std::string> shared_drift;
+// The metrics of one benchmark entry that drift over one session's repetitions.
+std::vector<DriftMetric> DriftingMetrics(const std::vector<std::string>& metrics,
+                                         const std::vector<const Repetition*>& reps) {
+  std::vector<DriftMetric> out;
+  for (const std::string& metric : metrics) {
+    std::vector<double> values;
+    for (const Repetition* r : reps) {
+      auto it = r->metrics.find(metric);
+      if (it != r->metrics.end()) values.push_back(it->second);
+    }
+    stats::DriftResult d = stats::DetectDrift(values, kDriftAlpha);
+    if (!d.drifting) continue;
+    const double m = stats::Mean(values);
+    out.push_back({metric, 100 * (d.ratio - 1), d.fitted_change, 100 * d.residual_sd / m, d.p});
+  }
+  return out;
+}
+
+// Drift of each file's repetitions (per session), for the requested metrics: one finding per
+// benchmark entry and session with its drifting metrics. Columns of one file were measured
+// interleaved by repetition (`run` interleaves its rows), so there the drift is shared and only
+// widens the CIs; across files it biases the comparison.
+void FindDrift(const std::vector<CompareInput>& inputs, CompareTable& table) {
+  CompareFindings& f = table.findings;
+  f.drift_within_one_run = inputs.size() == 1;
   for (const CompareInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
-      std::map<int, std::vector<std::string>> drifting;  // session -> "metric +x%"
-      for (const std::string& metric : table.options.metrics) {
-        std::map<int, std::vector<double>> by_session;
-        for (const Repetition& r : b.repetitions) {
-          auto it = r.metrics.find(metric);
-          if (it != r.metrics.end()) by_session[r.session].push_back(it->second);
-        }
-        for (const auto& [session, values] : by_session) {
-          stats::DriftResult d = stats::DetectDrift(values, kDriftAlpha);
-          if (!d.drifting) continue;
-          double m = stats::Mean(values);
-          drifting[session].push_back(
-              fmt::format("{} {:+.1f}% (residual SD {:.1f}%, slope p={:.2g})", metric,
-                          100 * d.fitted_change / m, 100 * d.residual_sd / m, d.p));
-        }
+      std::map<int, std::vector<const Repetition*>> by_session;
+      for (const Repetition& r : b.repetitions) by_session[r.session].push_back(&r);
+      std::map<int, std::vector<DriftMetric>> drifting;  // session -> its drifting metrics
+      for (const auto& [session, reps] : by_session) {
+        std::vector<DriftMetric> metrics = DriftingMetrics(table.options.metrics, reps);
+        if (!metrics.empty()) drifting.emplace(session, std::move(metrics));
       }
-      std::string what = BenchmarkLabel(b.name, ParamsText(b.params), b.variant);
-      for (const auto& [session, parts] : drifting) {
-        std::string where = drifting.size() > 1 || session != 0
-                                ? fmt::format(" in session {}", session)
-                                : std::string();
-        if (inputs.size() == 1) {
-          shared_drift.push_back(what + where);
-          continue;
-        }
-        table.warnings.push_back(fmt::format(
-            "{}: {} drifts over its {} repetitions{}: fitted change over the run {} — larger than "
-            "the spread, so runs measured at different times are not comparable; measure the "
-            "configurations in one run (variants, interleaved) or alternate runs in pairs, each "
-            "pair in a random order (A B, B A, ...), and compare adjacent ones",
-            in.source, what, b.repetitions.size(), where, fmt::join(parts, ", ")));
+      for (auto& [session, metrics] : drifting) {
+        f.drift.push_back({in.source, BenchmarkLabel(b.name, ParamsText(b.params), b.variant),
+                           b.unit, session, drifting.size() > 1 || session != 0,
+                           b.repetitions.size(), std::move(metrics)});
       }
     }
-  }
-  if (!shared_drift.empty()) {
-    table.notes.push_back(fmt::format(
-        "the machine drifted during the run ({}): the columns were measured interleaved in one "
-        "run, so the drift is shared and does not bias the changes, but it widens the CIs",
-        fmt::join(shared_drift, "; ")));
   }
 }
 
@@ -637,7 +532,7 @@ Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& 
     if (is_label && is_variant) {
       return UsageError(fmt::format(
           "baseline '{}' is ambiguous: it is a label, and also a label's variant (LABEL:VARIANT); "
-          "relabel the file whose label holds ':' (run --label refuses ':')",
+          "relabel the file whose label holds ':' (a run refuses ':' in its label)",
           baseline));
     }
   }
@@ -646,7 +541,7 @@ Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& 
   // Only an --ab file changes its columns: the others are checked without a copy.
   std::vector<CompareInput> relaid;
   if (std::any_of(given.begin(), given.end(),
-                  [](const CompareInput& in) { return in.run.run.contains("ab"); })) {
+                  [](const CompareInput& in) { return !in.run.run.ab.empty(); })) {
     relaid = AbValuesAsColumns(given);
   }
   const std::vector<CompareInput>& inputs = relaid.empty() ? given : relaid;
@@ -675,7 +570,7 @@ std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs) {
 
 std::vector<CompareInput> AbValuesAsColumns(std::vector<CompareInput> inputs) {
   for (CompareInput& in : inputs) {
-    if (!in.run.run.contains("ab")) continue;
+    if (in.run.run.ab.empty()) continue;
     std::set<std::string> baseline_tags;
     for (const BenchmarkResult& b : in.run.benchmarks) {
       if (b.baseline) baseline_tags.insert(SplitAbVariant(b.variant).second);
@@ -781,25 +676,17 @@ namespace {
 // A row measured per call in one input and in loop mode in another compares two methods: the
 // per-call values are corrected for the timer's overhead call by call, the loop values are a
 // batch's time over its calls, and the two differ by a steady few % that is not the change.
-// One note naming the rows (a footnote, as for the timer step; the cells are still shown).
-void AddTimingModeNote(const std::vector<CompareInput>& inputs, CompareTable& table) {
+// The rows are named in the findings (a footnote, as for the timer step; the cells are shown).
+void FindMixedTiming(const std::vector<CompareInput>& inputs, CompareTable& table) {
   std::map<std::string, std::set<std::string>> modes;  // row name -> timing modes seen
   for (const CompareInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
       modes[BenchmarkId(b.name, b.params, "")].insert(b.timing.empty() ? "percall" : b.timing);
     }
   }
-  std::vector<std::string> mixed;
   for (const auto& [row, seen] : modes) {
-    if (seen.size() > 1) mixed.push_back(row);
+    if (seen.size() > 1) table.findings.mixed_timing.push_back(row);
   }
-  if (mixed.empty()) return;
-  table.notes.push_back(fmt::format(
-      "timing: {} compare per-call (--timing percall) with loop-mode (--timing loop) "
-      "measurements: per-call values are corrected for the timer's overhead call by call, loop "
-      "values are a batch's time per call, and the two methods differ by a steady few % that is "
-      "not a change of the kernel; compare inputs measured the same way",
-      fmt::join(mixed, ", ")));
 }
 
 }  // namespace
@@ -820,21 +707,22 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   for (size_t c : order) table.columns.push_back(set.columns[c]);
 
   Keys keys = RowKeys(set, order, inputs);
-  NoteState notes;
+  std::map<std::string, uint64_t> thin_tails;
+  MdcByName mdc;
   for (const std::string& name : keys.names) {
     bool first = true;
     for (const Key& key : keys.by_name[name]) {
       auto entries = EntriesOf(key, set, order, inputs);
       if (!entries.ok()) return entries.error();
-      AddKeyRows(key, *entries, set, order, first, table, notes);
+      AddKeyRows(key, *entries, set, order, first, table, thin_tails, mdc);
     }
   }
   if (options.correction == Correction::kHolm) ApplyHolm(table);
   ApplyVerdicts(table);
-  AddNotes(inputs, set, keys.names, notes, table);
-  AddTimingModeNote(inputs, table);
-  AddBlockNotes(inputs, set, order, table);
-  AddDriftWarnings(inputs, table);
+  FinishFindings(inputs, set, keys.names, mdc, thin_tails, table);
+  FindMixedTiming(inputs, table);
+  FindBlocks(inputs, set, order, table);
+  FindDrift(inputs, table);
   return table;
 }
 

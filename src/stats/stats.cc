@@ -415,6 +415,13 @@ DriftResult DetectDrift(const std::vector<double>& values, double alpha) {
     r.p = std::min(1.0, 2 * StudentTCdf(-std::fabs(t), dn - 2));
   }
   r.drifting = r.p < alpha && std::fabs(r.fitted_change) > r.residual_sd;
+  if (std::all_of(values.begin(), values.end(), [](double v) { return v > 0; })) {
+    double sly = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sly += (static_cast<double>(i) - xbar) * std::log(values[i]);
+    }
+    r.ratio = std::exp(sly / sxx * (dn - 1));
+  }
   return r;
 }
 

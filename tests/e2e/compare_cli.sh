@@ -119,7 +119,40 @@ grep -q 'fewer than 3' "$TMP/out" || fail "too-few footnote"
 grep -q '% \*' "$TMP/out" || fail "too-few marker"
 grep -q 'session means' "$TMP/out" || fail "hierarchical note"
 grep -q 'absent from' "$TMP/out" || fail "missing-benchmark note"
-expect 0 "drifts over its 10 repetitions.*not comparable.*interleaved" -- compare base.json drift.json --metrics mean
+expect 0 "^kstacklab: warning: drift in 1 row of drift.json \(\+4.6 % over the run\)$" -- compare base.json drift.json --metrics mean
+grep -qE "^kstacklab: warning: drift: .*not comparable.*interleaved.*compare --verbose" "$TMP/err" ||
+  fail "drift: the explanation is not there once: $(cat "$TMP/err")"
+[ "$(grep -c 'not comparable' "$TMP/err")" -eq 1 ] || fail "drift explained more than once"
+expect 0 "drift.json: syscall/getpid drifts over its 10 repetitions: mean \+4.6 % \(residual SD" -- compare base.json drift.json --metrics mean --verbose
+
+# Drift in many rows of several files (an A/A of 3 + 3 runs, tests/data/compare/make_fixtures.py):
+# one line per file with the range of the changes, the explanation once — not a paragraph per
+# row burying the table. A time cannot fall by more than 100 %: aa_b1's tails fall to a tenth
+# (-90.6 %), which a straight line through them puts at -211.7 % of their mean.
+aa=(aa_a1.json aa_a2.json aa_a3.json aa_b1.json aa_b2.json aa_b3.json)
+expect 0 "" -- compare "${aa[@]}"
+[ "$(wc -l <"$TMP/err")" -eq 4 ] || fail "A/A drift: expected 4 warning lines, got: $(cat "$TMP/err")"
+[ "$(wc -c <"$TMP/err")" -lt 1000 ] || fail "A/A drift: $(wc -c <"$TMP/err") bytes of warnings"
+grep -qx 'kstacklab: warning: drift in 3 rows of aa_a1.json (+36.0 to +37.1 % over the run)' "$TMP/err" ||
+  fail "A/A drift: no summary line for aa_a1.json: $(cat "$TMP/err")"
+grep -qx 'kstacklab: warning: drift in 5 rows of aa_b1.json (-90.6 to -42.5 % over the run)' "$TMP/err" ||
+  fail "A/A drift: no summary line for aa_b1.json: $(cat "$TMP/err")"
+grep -qx 'kstacklab: warning: drift in 1 row of aa_b2.json (+37.2 to +38.5 % over the run)' "$TMP/err" ||
+  fail "A/A drift: no summary line for aa_b2.json: $(cat "$TMP/err")"
+grep -qE -- '-[0-9]{3}\.[0-9] %|-1[0-9][0-9]\.' "$TMP/err" && fail "A/A drift: a fall beyond -100 %"
+cp "$TMP/out" "$TMP/aa_table"
+expect 0 "" -- compare "${aa[@]}" --verbose
+[ "$(grep -c 'drifts over its 12 repetitions' "$TMP/err")" -eq 9 ] ||
+  fail "A/A drift --verbose: not one line per drifting row: $(cat "$TMP/err")"
+expect 0 "" -- compare "${aa[@]}" --format json
+python3 - "$TMP/out" <<'PY' || fail "A/A drift: the JSON output lacks the drift details"
+import json, sys
+d = json.load(open(sys.argv[1]))
+drift = [x for t in d.get("tables", [d]) for x in t.get("drift", [])]
+assert len(drift) == 9, len(drift)
+assert {x["source"] for x in drift} == {"aa_a1.json", "aa_b1.json", "aa_b2.json"}, drift
+assert all(m["change_pct"] > -100 for x in drift for m in x["metrics"]), drift
+PY
 
 # Plan.
 expect 0 "" -- plan base.json --target-effect 1

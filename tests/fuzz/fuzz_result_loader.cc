@@ -30,6 +30,9 @@ void CompareAndRender(const std::vector<CompareInput>& inputs) {
     for (CompareFormat f : {CompareFormat::kGrid, CompareFormat::kMarkdown, CompareFormat::kCsv})
       (void)RenderCompare(*table, f);
     if (RenderCompare(*table, CompareFormat::kJson).empty()) std::abort();
+    CompareWarningOptions verbose;
+    verbose.verbose = true;
+    (void)CompareWarningLines({*table}, verbose);
   }
 }
 

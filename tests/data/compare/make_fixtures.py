@@ -14,10 +14,10 @@ EMPTY_HIST = {"unit": "ps", "sub_bucket_bits": 11, "max_value_bits": 44, "count"
               "min": 0, "max": 0, "overflow": 0, "buckets": []}
 
 
-def reps(rng, mean, n, noise=0.005, session_of=lambda i: 0, trend=0.0):
+def reps(rng, mean, n, noise=0.005, session_of=lambda i: 0, trend=0.0, decay=1.0):
     out = []
     for i in range(n):
-        m = mean * (1 + rng.gauss(0, noise)) + trend * i
+        m = mean * (1 + rng.gauss(0, noise)) * decay ** i + trend * i
         r = {"iterations": 100000, "session": session_of(i)}
         shape = {"mean": 1.0, "stddev": 0.08, "min": 0.9, "p50": 0.98, "p90": 1.05, "p99": 1.4,
                  "p99.9": 2.2, "p99.99": 4.0, "max": 30.0}
@@ -111,6 +111,29 @@ for r in range(3):
     write(f"kbase_{r + 1}.json", result("kbase", [bench("syscall/getpid", reps(rng, 200.0 * (1 + rng.gauss(0, 0.01)), 10))]))
     rng = random.Random(200 + r)
     write(f"kplus5_{r + 1}.json", result("kplus5", [bench("syscall/getpid", reps(rng, 210.0 * (1 + rng.gauss(0, 0.01)), 10))]))
+
+# An A/A comparison of 3 + 3 runs of eight rows in which the machine drifted during some runs:
+# aa_a1 slows down in three rows, aa_b1 speeds up geometrically in five (its tails fall from 2.2
+# times the mean to a fifth of it: a linear fit of such a fall ends below zero), aa_b2 in one
+# row. compare_cli.sh checks that the warnings summarise them, one line per file.
+AA_ROWS = [("syscall/getpid", 200.0), ("syscall/getppid", 210.0), ("syscall/invalid", 190.0),
+           ("syscall/fstat", 260.0)]
+AA_DRIFT = {"a1": {0: "up", 2: "up", 5: "up"}, "b1": {0: "down", 1: "down", 3: "down", 4: "down",
+                                                     6: "down"}, "b2": {7: "up"}}
+for label in ("a", "b"):
+    for r in range(3):
+        name = f"{label}{r + 1}"
+        rng = random.Random(300 + 10 * r + (label == "b"))
+        rows = []
+        for i, (bname, mean) in enumerate(AA_ROWS * 2):
+            kind = AA_DRIFT.get(name, {}).get(i)
+            rs = reps(rng, mean, 12, trend=mean / 30 if kind == "up" else 0.0,
+                      decay=0.95 if kind == "down" else 1.0)
+            if kind == "down":  # the tails fall faster than the mean
+                for j, rep in enumerate(rs):
+                    rep["p99.9"] = round(rep["p99.9"] * 0.85 ** j, 2)
+            rows.append(bench(bname, rs, variant="raw" if i < 4 else "libc", baseline=i < 4))
+        write(f"aa_{name}.json", dict(result(label, rows), created=f"2026-01-0{r + 1}T0{label == 'b'}:00:00Z"))
 
 # Bad inputs.
 doc = result("future", syscall_set(11, 1.0))

@@ -1,4 +1,4 @@
-// Multi-session runs (`run --sessions S`): each session is a fresh process (new address space,
+// Multi-session runs (RunPlan::sessions > 1): each session is a fresh process (new address space,
 // stack placement and calibration) whose result is merged into one RunResult. The caller builds
 // the child's command line; this unit runs it safely:
 //  * the child writes its result to a pipe (its stdout), never to a named temporary file, so no
@@ -9,27 +9,25 @@
 //    result is still read back.
 #pragma once
 
-#include <atomic>
-#include <csignal>
 #include <string>
 #include <vector>
 
 #include "kstacklab/error.h"
 #include "kstacklab/results.h"
+#include "kstacklab/run.h"
 
-namespace kstacklab {
+namespace kstacklab::run {
 
 // Runs `argv` (argv[0] = the executable's path) with stdout connected to a pipe and reads the
-// result document it writes there. `stop` is polled whenever a signal interrupts the read;
-// `*stop_signal` (when non-zero) is the signal forwarded, else SIGTERM. `session` names the
+// result document it writes there. The guard's stop request is polled whenever a signal
+// interrupts the read, and forwarded to the child as the signal that made it. `session` names the
 // session in messages. Errors: the child cannot start, or it exits non-zero without a partial
 // result -> RuntimeError.
 Expected<RunResult> RunSession(const std::vector<std::string>& argv, int session,
-                               const std::atomic<bool>* stop,
-                               const volatile std::sig_atomic_t* stop_signal);
+                               const RunGuard& guard);
 
 // Appends the repetitions and histograms of `other` to `into` (the same benchmarks in the same
 // order, else RuntimeError); `partial` is or-ed.
 Status MergeSession(RunResult& into, const RunResult& other);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::run

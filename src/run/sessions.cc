@@ -1,7 +1,9 @@
-#include "kstacklab/sessions.h"
+// Sessions in fresh processes (src/run/sessions.h).
+#include "run/sessions.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,11 +13,10 @@
 
 #include "kstacklab/fileio.h"
 
-namespace kstacklab {
+namespace kstacklab::run {
 
 Expected<RunResult> RunSession(const std::vector<std::string>& argv, int session,
-                               const std::atomic<bool>* stop,
-                               const volatile std::sig_atomic_t* stop_signal) {
+                               const RunGuard& guard) {
   KSTACKLAB_CHECK(!argv.empty());
   std::vector<char*> cargv;
   std::vector<std::string> copy = argv;
@@ -44,8 +45,8 @@ Expected<RunResult> RunSession(const std::vector<std::string>& argv, int session
   ::close(fds[1]);
   bool forwarded = false;
   auto forward_stop = [&] {
-    if (stop != nullptr && stop->load() && !forwarded) {
-      ::kill(pid, stop_signal != nullptr && *stop_signal != 0 ? *stop_signal : SIGTERM);
+    if (guard.stop_requested() && !forwarded) {
+      ::kill(pid, guard.stop_signal() != 0 ? guard.stop_signal() : SIGTERM);
       forwarded = true;
     }
   };
@@ -92,4 +93,4 @@ Status MergeSession(RunResult& into, const RunResult& other) {
   return OkStatus();
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::run

@@ -1,13 +1,14 @@
-#include "kstacklab/runner.h"
+// The interleaved runner of one process (src/run/interleave.h).
+#include "run/interleave.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <map>
+#include <memory>
 
-namespace kstacklab {
+namespace kstacklab::run {
 namespace {
 
 // The run's sampler settings within the row's caps (slow calls).
@@ -94,66 +95,4 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
   return result;
 }
 
-ScopedCpuPin::~ScopedCpuPin() {
-  if (active_) sched_setaffinity(0, sizeof(saved_), &saved_);
-}
-
-std::string ScopedCpuPin::AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "unknown";
-  std::string out;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (!CPU_ISSET(c, &set)) continue;
-    int e = c;
-    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
-    if (!out.empty()) out += ",";
-    out += e == c ? fmt::format("{}", c) : fmt::format("{}-{}", c, e);
-    c = e;
-  }
-  return out;
-}
-
-Status ScopedCpuPin::Pin(int cpu) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
-    return RuntimeError(fmt::format("cannot read CPU affinity: {}", std::strerror(errno)));
-  }
-  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
-    return UsageError(
-        fmt::format("CPU {} is not available to this process (allowed: {})", cpu, AllowedCpus()));
-  }
-  cpu_set_t want;
-  CPU_ZERO(&want);
-  CPU_SET(cpu, &want);
-  if (!active_) saved_ = allowed;
-  if (sched_setaffinity(0, sizeof(want), &want) != 0) {
-    return RuntimeError(fmt::format("cannot pin to CPU {}: {}", cpu, std::strerror(errno)));
-  }
-  active_ = true;
-  return OkStatus();
-}
-
-ScopedFifo::~ScopedFifo() {
-  if (active_) sched_setscheduler(0, saved_policy_, &saved_param_);
-}
-
-Status ScopedFifo::Enable() {
-  int policy = sched_getscheduler(0);
-  sched_param old{};
-  sched_getparam(0, &old);
-  sched_param p{};
-  p.sched_priority = 1;
-  if (sched_setscheduler(0, SCHED_FIFO, &p) != 0) {
-    return RuntimeError(fmt::format("cannot switch to SCHED_FIFO: {}", std::strerror(errno)));
-  }
-  if (!active_) {
-    saved_policy_ = policy;
-    saved_param_ = old;
-  }
-  active_ = true;
-  return OkStatus();
-}
-
-}  // namespace kstacklab
+}  // namespace kstacklab::run
