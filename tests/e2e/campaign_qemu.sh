@@ -116,7 +116,9 @@ else
 fi
 # 4. A KVM that never boots the guest (a PVM host): found by the init deadline, then TCG, once.
 # The stand-in QEMU hangs under -accel kvm and is the real one otherwise; the device probed for
-# KVM is /dev/null (KSTACKLAB_KVM_DEVICE), so `auto` tries KVM first on any host.
+# KVM is /dev/null (KSTACKLAB_KVM_DEVICE), so `auto` tries KVM first on any host. The init
+# deadline (60 s) also holds for the TCG boot after the fallback: at 20 s a TCG guest on a loaded
+# machine (another QEMU test and two builds beside it) missed it once.
 cat >"$TMP/fake-qemu" <<'SH'
 #!/bin/sh
 for a in "$@"; do [ "$a" = kvm ] && exec sleep 600; done
@@ -128,7 +130,7 @@ profiles:
   - {name: on, kernel: $KERNEL, cmdline: randomize_kstack_offset=on}
 run: [--bench, syscall/getpid:raw, --repetitions, "3", --iterations, "500"]
 boots: 1
-engine: {name: qemu, qemu: $TMP/fake-qemu, init_timeout: 20s}
+engine: {name: qemu, qemu: $TMP/fake-qemu, init_timeout: 60s}
 YAML
 D4=$TMP/c4
 start=$SECONDS
@@ -150,10 +152,12 @@ PY
 
 # 5. The precision rule on real boots: an A/A campaign (two identical profiles) with a loose
 # target stops at min_boots, records the MDC after every block, and its report says the
-# profiles do not differ.
+# profiles do not differ. The target is the loosest the rule takes (1000 %): the tiny run's mean
+# under TCG on a loaded machine varied so much between boots that 3 boots per side once gave an
+# MDC above 200 % (a test of the rule's mechanics, not of this machine's noise).
 D5=$TMP/c5
 expect_exit 0 "an A/A target campaign" -- "$K" campaign --kernel "$KERNEL" --profile a=quiet \
-  --profile b=quiet --target-mdc 200 --max-boots 4 --seed 5 --no-store --dir "$D5" -- "${RUN[@]}"
+  --profile b=quiet --target-mdc 1000 --max-boots 4 --seed 5 --no-store --dir "$D5" -- "${RUN[@]}"
 expect_stderr "after block 3: worst MDC of the mean" "the MDC is printed after each block"
 expect_stdout "nothing: every profile has the same kernel" "the report names an A/A campaign"
 python3 - "$D5" <<'PY' && pass "the rule stopped at min_boots with block reports" || fail "target campaign state"
@@ -163,7 +167,7 @@ assert s["stop_reason"] == "target reached after 3 blocks", s["stop_reason"]
 reps = s["block_reports"]
 assert [r["block"] for r in reps] == [1, 2, 3], reps
 assert reps[0]["worst_mdc_pct"] is None and not reps[0]["reached"]
-assert reps[2]["reached"] and 0 < reps[2]["worst_mdc_pct"] <= 200
+assert reps[2]["reached"] and 0 < reps[2]["worst_mdc_pct"] <= 1000
 assert sum(b["status"] == "accepted" for b in s["boots"]) == 6
 PY
 finish
