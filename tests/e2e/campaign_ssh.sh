@@ -4,7 +4,8 @@
 # campaign switches the guest's kernel with kexec between boots and verifies each boot's
 # /proc/cmdline; hostile profile strings reach the guest's kernel command line as text and run
 # nowhere; a guest killed mid-campaign is a failed boot with the machine recorded unreachable,
-# and --resume finishes once a machine answers again.
+# and --resume finishes once a machine answers again; a machine that is down is brought back by
+# the plan's recover command, and `switch: alternate` boots by kexec, then by a full reboot.
 # Skips (77) only where qemu-system-x86, busybox-static, dropbear-bin, kexec-tools or
 # openssh-client are missing; CI installs them (scripts/install-deps.sh).
 . "$(dirname "$0")/lib.bash"
@@ -24,6 +25,7 @@ E1000=$(dirname "$KERNEL")/e1000-$RELEASE.ko
 QEMU_PIDS=()
 cleanup() {
   for p in "${QEMU_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  [ -f "$TMP/guest.pid" ] && kill -9 "$(cat "$TMP/guest.pid")" 2>/dev/null  # the recover script's guest
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -64,7 +66,9 @@ ip addr add 10.0.2.15/24 dev eth0
 ip route add default via 10.0.2.2
 echo "test-guest: $(cat /proc/sys/kernel/random/boot_id) cmdline: $(cat /proc/cmdline)" > /dev/ttyS0
 dropbear -s -p 22 -P /tmp/dropbear.pid
-while :; do sleep 3600; done
+# PID 1 is this shell: busybox's reboot asks init with SIGTERM, so do what an init does.
+trap 'echo "test-guest: rebooting" >/dev/ttyS0; sync; reboot -f' TERM
+while :; do sleep 3600 & wait $!; done
 INIT
 chmod 755 "$R/init"
 (cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$TMP/initrd.gz"
@@ -224,5 +228,64 @@ b = {x["profile"]: x for x in s["boots"]}
 assert b["off"]["status"] == "accepted" and len(b["off"]["attempts"]) == 1, b["off"]
 assert b["on"]["status"] == "accepted" and len(b["on"]["attempts"]) == 2, b["on"]
 assert s["machine"].startswith("running profile 'on'"), s["machine"]
+PY
+
+# 3. The other switch and the recover hook. The machine is down when the campaign starts; the
+# plan's recover command (a power-cycle stand-in: it kills whatever is left of the guest and
+# starts it afresh) brings it back. `switch: alternate` then makes boot 1 a kexec and boot 2 a
+# full reboot: the reboot command stands in for grub-reboot (QEMU's firmware always boots its
+# -kernel with its -append, which holds the profile's argument), and busybox's reboot restarts the
+# guest. Both boots are verified like any other.
+cat >"$TMP/recover.sh" <<REC
+#!/bin/bash
+# Power-cycles the test guest: kill the recorded QEMU, start a new one, wait for SSH (300 s).
+[ -f "$TMP/guest.pid" ] && kill -9 "\$(cat "$TMP/guest.pid")" 2>/dev/null
+echo "recover \$(date -u +%T)" >>"$TMP/recover.log"
+qemu-system-x86_64 -nodefaults -no-user-config -display none -accel tcg,thread=multi -cpu max \
+  -smp 2 -m 1G -kernel "$KERNEL" -initrd "$TMP/initrd.gz" -append "console=ttyS0 panic=-1" \
+  -serial "file:$TMP/console-r\$\$.log" \
+  -nic "user,model=e1000,hostfwd=tcp:127.0.0.1:$port-:22" >/dev/null 2>&1 </dev/null &
+echo \$! >"$TMP/guest.pid"
+for ((i = 0; i < 150; i++)); do
+  ssh -F "$TMP/ssh_config" -p "$port" -l root -o BatchMode=yes -o ConnectTimeout=5 guest true 2>/dev/null && exit 0
+  sleep 2
+done
+exit 1
+REC
+chmod +x "$TMP/recover.sh"
+cat >"$TMP/c3.yaml" <<YAML
+profiles:
+  - {name: dflt, kernel: $KERNEL, initrd: $TMP/initrd.gz, cmdline: 'panic=-1', boot_entry: qemu-default}
+run: [--bench, syscall/getpid:raw, --repetitions, "3", --iterations, "500", --warmup, "100"]
+boots: 2
+engine: {name: ssh, host: guest, port: $port, user: root, ssh_config: $TMP/ssh_config,
+         switch: alternate, cmdline: "console=ttyS0", reboot_command: [true, "{entry}"],
+         recover: [$TMP/recover.sh], boot_timeout: 60s, run_timeout: 10min, connect_timeout: 10s}
+YAML
+for p in "${QEMU_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done   # the machine is down
+D3=$TMP/c3
+echo "   ($(date -u +%T) campaign 3 starts; load $(cut -d' ' -f1-3 /proc/loadavg))"
+start=$SECONDS
+expect_exit 0 "a machine that is down is brought back by recover; kexec then reboot" -- \
+  "$K" campaign "$TMP/c3.yaml" --no-store --dir "$D3"
+echo "   (campaign 3: $((SECONDS - start)) s; recover ran $(grep -c . "$TMP/recover.log" 2>/dev/null || echo 0) time(s))"
+n=$(grep -c . "$TMP/recover.log" 2>/dev/null || echo 0)
+[ "$n" = 1 ] && pass "the recover command ran once (for the machine that was down)" \
+  || fail "the recover command ran $n times; once was expected (did the reboot not come back?)"
+python3 - "$D3" <<'PY' && pass "boot 1 by kexec and boot 2 by reboot, both verified" || fail "campaign 3 state"
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "campaign.json")))
+assert s["status"] == "complete", s["status"]
+boots = sorted(s["boots"], key=lambda b: b["index"])
+assert [b["status"] for b in boots] == ["accepted", "accepted"], boots
+logs = [open(os.path.join(d, b["attempts"][-1]["console"])).read() for b in boots]
+assert "by kexec" in logs[0] and "--append=" in logs[0], logs[0][:600]
+assert "by reboot" in logs[1] and "kexec -l" not in logs[1], logs[1][:600]
+assert "recover:" in logs[0], "no recover line in boot 1's step log"
+assert "recover:" not in logs[1], "boot 2 came back only through the recover command"
+for b in boots:
+    assert "panic=-1" in b["cmdline"].split(), b["cmdline"]
+assert "console=ttyS0" in boots[1]["cmdline"] and "reboot" in s["machine"], s["machine"]
 PY
 finish
