@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How `kstacklab run`'s defaults (repetitions x iterations, sessions) were chosen (issue 7):
+# How `kstacklab run`'s defaults (repetitions x iterations, sessions) were chosen:
 # the settings that give the smallest minimal detectable change (MDC) per second spent.
 #
 # Phase 1, the split of a fixed budget of calls per row between repetitions and iterations:

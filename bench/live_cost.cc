@@ -1,4 +1,4 @@
-// Cost of observing (issue 10): getpid per call, measured with the engine (RunRepetition, per-call
+// Cost of observing: getpid per call, measured with the engine (RunRepetition, per-call
 // timing), in three arms interleaved repetition by repetition (order rotated):
 //   off       no BPF program attached;
 //   filtered  the sampler attached but filtering on another syscall (getppid): what every other

@@ -306,10 +306,11 @@ TEST(PrngRecoverTest, OneCandidateBelowFullRankLeavesItsFreeBits) {
 }
 
 // Not circular: the linear map and the simulated stream both come from rng::PrandomU32State, so
-// the attacker is also run on the stream kernel-facts §1.4 derives from known seeds (raw seeds
-// deadbeef cafebabe 12345678 9abcdef0 -> offsets 352, 128, 800, ...) and must recover the state
-// after warm-up that §1.4 gives, (3914310139, 2884665896, 2749798375, 3161520175), with the 15
-// bits no output depends on (s1 bit 0, s2 bits 0-2, s3 bits 0-3, s4 bits 0-6) as 0.
+// the attacker is also run on the stream prandom_seed_full_state()'s seeding (lib/random32.c:
+// __seed() minima, then 10 warm-up steps) gives known raw seeds (deadbeef cafebabe 12345678
+// 9abcdef0 -> offsets 352, 128, 800, ...; computed with an independent re-implementation) and
+// must recover the state after that warm-up, (3914310139, 2884665896, 2749798375, 3161520175), with
+// the 15 bits no output depends on (s1 bit 0, s2 bits 0-2, s3 bits 0-3, s4 bits 0-6) as 0.
 TEST(PrngRecoverTest, RecoversTheKernelDerivedState) {
   const uint32_t seeds[4] = {0xdeadbeefu, 0xcafebabeu, 0x12345678u, 0x9abcdef0u};
   rng::PrandomState st;
@@ -487,7 +488,7 @@ TEST(TimerTest, MeasuredRobustSigmaIsTheIqrOfItsErrors) {
   EXPECT_GT(m->counter_step_ns, 0.0);
 }
 
-// Issue 9: the library names the value; `attack timer` adds --measure-calls.
+// The library names the value; `attack timer` adds --measure-calls.
 TEST(TimerTest, TooFewJitterCallsIsAUsageErrorNamingNoFlag) {
   auto m = MeasureSyscallJitter(99);
   ASSERT_FALSE(m.ok());
@@ -539,10 +540,10 @@ TEST(AttackReportTest, TableAndJsonCarryEveryField) {
   EXPECT_EQ(j["rows"][0]["correct"], 2);
 }
 
-// --- issue 29: bounded work --------------------------------------------------------------------
+// --- bounded work --------------------------------------------------------------------------------
 
-// The requests the issue found unbounded are beyond the bound; the defaults and the documented
-// examples are within it.
+// Requests that once ran without bound (hours, gigabytes) are beyond the bound; the defaults and
+// the documented examples are within it.
 TEST(AttackCostTest, MigrationEstimateSeparatesTheDefaultFromTheUnbounded) {
   MigrationOptions o;  // defaults: 11 designs x 100000 syscalls on 2 CPUs
   EXPECT_TRUE(WithinAttackBounds(EstimateMigrationCost(o)));

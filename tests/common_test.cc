@@ -83,7 +83,7 @@ TEST(Text, EscapeControlLeavesCleanTextAlone) {
   EXPECT_FALSE(TextProblem(EscapeControl("\x01\xff\xc2\x9b")).has_value());
 }
 
-// Issue 29: labels that render alike are refused (zero-width, bidirectional controls); tables
+// Labels that render alike are refused (zero-width, bidirectional controls); tables
 // align by terminal columns, not bytes.
 TEST(Text, InvisibleCharactersAndDisplayWidth) {
   EXPECT_FALSE(InvisibleProblem("rnd-on").has_value());
@@ -239,7 +239,7 @@ TEST_F(FileIoTest, CheckWritableRefusesBadPathsBeforeAnyWork) {
   EXPECT_TRUE(fs::is_empty(dir_));  // the probe left nothing
 }
 
-// Issue 29: every link on the way, not only the last component. Another user's link to a
+// Every link on the way, not only the last component. Another user's link to a
 // directory (a component) and a chain through another user's link are refused like a link at
 // the end; a dangling link's target is created through the link; a loop is refused (ELOOP).
 TEST_F(FileIoTest, LinksAsComponentsAndChainsPassTheStickyRule) {

@@ -170,7 +170,7 @@ TEST(EntropyTest, EmptyAndRejected) {
   EXPECT_EQ(t.samples(), 1u);
 }
 
-// The offset geometries of kernel-facts §5.2, by hand.
+// The offset geometries of include/linux/randomize_kstack.h's eras (kstack/apply.h), by hand.
 TEST(OffsetGeometryTest, V611AndOlderKernels) {
   const kstack::OffsetGeometry& v611 = kstack::kGeometryV611;
   EXPECT_EQ(v611.Apply(0xffffffffu), 1008u);

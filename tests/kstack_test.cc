@@ -172,7 +172,7 @@ TEST(KstackSiphash, TenOffsetsPerHash) {
   EXPECT_EQ(rng::Siphash1u64(0x0706050403020100ull, key), 0x93f5f5799a932462ull);
 }
 
-// The per-task siphash draft (kernel-facts §6.3): offset n of a task = KSTACK_OFFSET_MAX of the
+// The per-task siphash draft (kstack/policies.h): offset n of a task = KSTACK_OFFSET_MAX of the
 // low 32 bits of SipHash-2-4(seq = n as 8 little-endian bytes) under the task's key. Checked
 // against libsodium's crypto_shorthash_siphash24, an independent SipHash-2-4.
 TEST(KstackSiphashTask, OneSiphashPerSyscallMatchesLibsodium) {
@@ -430,7 +430,7 @@ TEST(KstackApply, HandlerFrameMovesByTheMaskedOffset) {
 }
 
 // The plain-XOR era (v5.13-v6.8): the state is the XOR of pre-masked inputs, so only the input
-// mask's bits reach the alloca; the compiler then rounds up (kernel-facts §5.4-5.5, apply.h).
+// mask's bits reach the alloca; the compiler then rounds up (the eras in kstack/apply.h).
 TEST(OffsetGeometryTest, PlainXorEraGeometries) {
   const OffsetGeometry& x86 = kGeometryPreV69X86;  // rdtsc() & 0xFF, rounded up to 8 (GCC)
   EXPECT_EQ(x86.Apply(0), 0u);

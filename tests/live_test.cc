@@ -355,7 +355,7 @@ TEST(RecordsCsvTest, RoundTripAndErrors) {
       RecordsFromCsv("local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n0x1,0x2,3\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("line 2"), std::string::npos);
-  // Issue 29: the first line is skipped only when it is the header: a file without one keeps
+  // The first line is skipped only when it is the header: a file without one keeps
   // its first record, and a first line that is neither is an error naming line 1.
   auto headless = RecordsFromCsv("0x10,0x1,2,1,7,39,0xff,1\n0x20,0x1,3,1,7,39,0xff,1\n");
   ASSERT_TRUE(headless.ok()) << headless.error().message;

@@ -70,7 +70,7 @@ TEST(Grid, ReproducesListsSection1TwoLineHeader) {
   EXPECT_EQ(RenderGrid(t), Slurp("lists_s1.txt"));
 }
 
-// Issue 29: cells are aligned by terminal columns, not bytes (UTF-8 labels shifted the grid).
+// Cells are aligned by terminal columns, not bytes (UTF-8 labels shifted the grid).
 TEST(Grid, AlignsByDisplayWidth) {
   GridTable t;
   t.header = {{"label", "v"}};
@@ -108,7 +108,7 @@ CompareTable Build(const std::vector<std::string>& files, const CompareOptions& 
   return *t;
 }
 
-// Issue 29: extreme changes print sanely (no 300-digit cell) and a change that is not finite is
+// Extreme changes print sanely (no 300-digit cell) and a change that is not finite is
 // "n/a" in the grid where JSON has null.
 TEST(CompareRender, ExtremeAndNonFiniteChangesAgreeAcrossFormats) {
   auto input = [](const std::string& label, double mean) {
@@ -161,8 +161,8 @@ TEST(CompareRender, SeveralTables) {
   EXPECT_EQ(RenderCompareTables({t}, CompareFormat::kJson), RenderCompare(t, CompareFormat::kJson));
 }
 
-// Three labels of one run each: the planted +-5 % is shown with '~' and no verdict (issue 7:
-// a single run carries no run-to-run variance); the golden files changed with that rule.
+// Three labels of one run each: the planted +-5 % is shown with '~' and no verdict (a single run
+// carries no run-to-run variance); the golden files changed with that rule.
 TEST(CompareRender, GoldenThreeFiles) {
   CompareTable t = Build({"base.json", "plus5.json", "minus5.json"});
   EXPECT_EQ(RenderCompare(t, CompareFormat::kGrid), Slurp("golden_three.grid"));
@@ -501,7 +501,7 @@ TEST(PlanRender, CellsAndFooterComputedByHand) {
   EXPECT_NE(text.find("A pilot of one run cannot see the run-to-run"), std::string::npos);
 }
 
-// Issue 29: a row that cannot be planned (mean <= 0) says so, with no time, and the footer why.
+// A row that cannot be planned (mean <= 0) says so, with no time, and the footer why.
 TEST(PlanRender, ANonPositiveMeanCannotBePlanned) {
   PlanOptions o;
   o.target_pct = 2;

@@ -120,7 +120,7 @@ TEST(Results, TimerResolutionStallsAndBaselineRoundTripAndAreOptional) {
 }
 
 // The shape `compare` orders runs by: exactly what UtcTimestamp() writes, nothing near it.
-// Issue 29: one entry per benchmark, params and variant: a repeated one (pooled by every
+// One entry per benchmark, params and variant: a repeated one (pooled by every
 // reader before) is refused, naming both entries.
 TEST(Results, DuplicateBenchmarkEntriesAreRefused) {
   RunResult r = Sample();
@@ -136,7 +136,7 @@ TEST(Results, DuplicateBenchmarkEntriesAreRefused) {
   EXPECT_TRUE(ResultFromJson(ResultToJson(r), "two.json").ok());
 }
 
-// Issue 29: params are normalised when read: keys sorted, a string holding a plain decimal
+// Params are normalised when read: keys sorted, a string holding a plain decimal
 // integer read as the integer ({"h":"0"} is {"h":0}); other strings are kept.
 TEST(Results, ParamsAreNormalisedWhenRead) {
   RunResult r = Sample();
@@ -151,7 +151,7 @@ TEST(Results, ParamsAreNormalisedWhenRead) {
   EXPECT_FALSE(ResultFromJson(ResultToJson(r), "h.json").ok());
 }
 
-// Issue 29: a label holding ':' (compare's LABEL:VARIANT separator) or an invisible or
+// A label holding ':' (compare's LABEL:VARIANT separator) or an invisible or
 // bidirectional character is refused by run; the loader refuses the latter in any text field.
 TEST(Results, LabelsThatMislead) {
   EXPECT_FALSE(LabelProblem("rnd-on").has_value());
@@ -265,7 +265,7 @@ TEST(Results, OverflowingNumberIsAUsageErrorNotACrash) {
   EXPECT_NE(r.error().message.find("big.json"), std::string::npos);
 }
 
-// Issue 8: hostile result files are refused (exit 2, naming the field), never a crash.
+// Hostile result files are refused (exit 2, naming the field), never a crash.
 Json SampleJson() { return Json::parse(ResultToJson(Sample())); }
 
 std::string Refusal(const Json& j) {

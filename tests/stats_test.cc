@@ -835,7 +835,7 @@ TEST(CompareTable, InputErrors) {
   EXPECT_FALSE(BuildCompareTable({}, MeanOnly()).ok());
 }
 
-// Issue 9: the library's errors name the value, never a command-line flag (the CLI adds it).
+// The library's errors name the value, never a command-line flag (the CLI adds it).
 TEST(CompareTable, ValueChecksNameTheValueNotAFlag) {
   auto in = Input("b", {Bench("s/x", {1, 2, 3})});
   std::vector<Status> errors = {CheckAlpha(0.5),
@@ -1313,7 +1313,7 @@ TEST(Plan, NeededRepetitionsFromPilot) {
   EXPECT_FALSE(BuildPlan({{"pilot.json", run}}, o).ok());
 }
 
-// Issue 29: a pilot row with a mean <= 0 (overhead-corrected near-zero rows) is not planned
+// A pilot row with a mean <= 0 (overhead-corrected near-zero rows) is not planned
 // (it printed a negative time); the others are.
 TEST(Plan, ARowWithANonPositiveMeanCannotBePlanned) {
   RunResult run;
@@ -1333,7 +1333,7 @@ TEST(Plan, ARowWithANonPositiveMeanCannotBePlanned) {
   EXPECT_GT((*rows)[1].plan.cost_s, 0.0);
 }
 
-// Issue 29: --baseline A:raw is refused when it is both a label (an old file's) and label A's
+// --baseline A:raw is refused when it is both a label (an old file's) and label A's
 // variant raw; either alone is taken as before.
 TEST(CompareTable, ABaselineThatIsBothALabelAndALabelsVariantIsRefused) {
   std::vector<CompareInput> inputs = {
@@ -1347,7 +1347,7 @@ TEST(CompareTable, ABaselineThatIsBothALabelAndALabelsVariantIsRefused) {
   EXPECT_TRUE(CheckBaseline(inputs, "A:raw").ok());
 }
 
-// Issue 29: per-call and loop-mode measurements of one row compared: a note names the row.
+// Per-call and loop-mode measurements of one row compared: a note names the row.
 TEST(CompareTable, PerCallAgainstLoopModeIsFootnoted) {
   BenchmarkResult loop = Bench("s/x", {100, 101, 99});
   loop.timing = "loop";

@@ -205,7 +205,7 @@ TEST_F(StoreTest, ReadOnlyOpensNeverWrite) {
   EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "1");
 }
 
-// Issue 29: no kstacklab writes a negative user_version: such a file is not a store.
+// No kstacklab writes a negative user_version: such a file is not a store.
 TEST_F(StoreTest, RefusesANegativeSchemaVersion) {
   {
     ResultStore store = OpenOrDie();
@@ -223,7 +223,7 @@ TEST_F(StoreTest, RefusesANegativeSchemaVersion) {
   EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM runs"), "1");
 }
 
-// Issue 29: a store path ending in '/' and one under /proc are refused before any work.
+// A store path ending in '/' and one under /proc are refused before any work.
 TEST_F(StoreTest, StoreLocationsThatCannotHoldAStoreAreRefusedFirst) {
   for (const std::string& bad : {dir_ + "/new/", std::string("/proc/kstacklab/results.db")}) {
     Status st = CheckStoreLocation(bad);
@@ -234,7 +234,7 @@ TEST_F(StoreTest, StoreLocationsThatCannotHoldAStoreAreRefusedFirst) {
   EXPECT_TRUE(CheckStoreLocation(dir_ + "/fresh/results.db").ok());
 }
 
-// Issue 29: the store's own messages say what is wrong: a table without a column it needs is
+// The store's own messages say what is wrong: a table without a column it needs is
 // named (it said "not an error"), and a table at the largest row id is not "free space".
 TEST_F(StoreTest, MissingColumnAndLastRowIdAreNamed) {
   {

@@ -64,7 +64,7 @@ TEST(Workloads, GlobSelectsAndUnknownNamesAreUsageErrors) {
   auto bad_suite = SelectWorkloads({"nosuch"}, {});
   ASSERT_FALSE(bad_suite.ok());
   EXPECT_NE(bad_suite.error().message.find("kstacklab list"), std::string::npos);
-  // Issue 9: the library names the value; `run` adds --suite / --bench.
+  // The library names the value; `run` adds --suite / --bench.
   EXPECT_EQ(none.error().message.find("--"), std::string::npos) << none.error().message;
   EXPECT_NE(none.error().message.find("'nosuch/*'"), std::string::npos);
   EXPECT_EQ(bad_suite.error().message.find("--"), std::string::npos) << bad_suite.error().message;

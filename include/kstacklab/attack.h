@@ -1,4 +1,4 @@
-// Attacks on the kstack offset designs (DESIGN.md job 4, issue 11): each claim argued on the
+// Attacks on the kstack offset designs (DESIGN.md job 4): each claim argued on the
 // list ("only 6 bits", "period 2^113, so it cannot be guessed", "a migrated task leaves the old
 // CPU's offset unchanged", "a 24 MHz counter gives too few bits") made an experiment on the
 // bit-exact models of rng/ and kstack/, measured against the chance baseline (1/64, 6 bits).

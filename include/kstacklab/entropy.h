@@ -1,6 +1,7 @@
 // Offset entropy: what a kstack-offset design "buys" (DESIGN.md job 4). Pure functions over a
 // sequence of masked offsets or their 64-bin histogram (bin = offset / 16, offsets in
-// {0, 16, ..., 1008} as on 64-bit v6.11+, kernel-facts §5.5). Ideal: 6 bits.
+// {0, 16, ..., 1008} as on 64-bit v6.11+: KSTACK_OFFSET_MAX's mask 0x3F0, commit 872bb37f6829).
+// Ideal: 6 bits.
 #pragma once
 
 #include <array>
@@ -83,7 +84,8 @@ double BestBlindGuess(const kstack::OffsetGeometry& g);
 double ChiSquarePValue(double chi2, int dof = kOffsetBins - 1);
 // What tools/testing/selftests/lkdtm/stack-entropy.sh prints for `seen` distinct offsets: the
 // length of seen's binary representation (`echo "obase=2; $seen" | bc | wc -L`), i.e.
-// floor(log2(seen)) + 1; seen = 0 prints "0", one digit, so 1 (kernel-facts §8.2). Over-reports
+// floor(log2(seen)) + 1; seen = 0 prints "0", one digit, so 1 (the script as of torvalds/linux
+// 85ebe5aeef9b). Over-reports
 // by 1 when seen is a power of two: 64 distinct offsets (6 true bits) print 7.
 int StackEntropyScriptBits(uint64_t seen);
 // repeats / (samples - 1): the fraction of consecutive equal offsets (1/64 for uniform iid

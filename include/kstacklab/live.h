@@ -1,4 +1,4 @@
-// Live ground truth from the running kernel (issue 10): a BPF program on the raw tracepoint
+// Live ground truth from the running kernel: a BPF program on the raw tracepoint
 // sys_exit runs on the syscall's own task stack, below the alloca of add_random_kstack_offset(),
 // so the address of one of its locals moves exactly with that syscall's stack offset. The sampler
 // records one LiveRecord per syscall of this process; DeriveOffsets() turns the addresses into

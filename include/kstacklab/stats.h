@@ -1,4 +1,4 @@
-// Statistics for comparing configurations (issue 3): pure functions with defined edge cases.
+// Statistics for comparing configurations: pure functions with defined edge cases.
 // Definitions and when to use which: docs/reading-tables.md ("Statistics").
 //
 // Edge cases, common to all functions: NaN in the input propagates to a NaN result (never a

@@ -1,6 +1,7 @@
 // prng-recover: the final design's per-CPU LFSR113 (percpu-prng, a96ef5848cb0) is linear over
 // GF(2), so each leaked offset (bits 4..9 of one prandom_u32_state() output) is 6 linear
-// equations in the 128 state bits (113 of which matter, kernel-facts §1.1). The attacker solves
+// equations in the 128 state bits (113 of which matter: the low 1, 3, 4 and 7 bits of s1..s4 are
+// masked off by the first step of prandom_u32_state(), lib/random32.c). The attacker solves
 // them (analysis/gf2.h) and predicts every later offset. The same attacker against designs
 // that are not LFSR113 (the siphash designs, the crng-fed legacy and per-task designs, a uniform
 // source) finds no consistent state or a wrong one, and stays at chance.
@@ -8,7 +9,7 @@
 // The linear map is not re-derived from the algorithm: column v of "state -> output n" is the
 // output of the real rng::PrandomU32State() started from the state with only bit v set (the
 // step is XORs, shifts and constant masks, hence linear; a test checks it on random states, and
-// another recovers the state kernel-facts §1.4 derives from known seeds).
+// another recovers the state prandom_seed_full_state()'s seeding gives known raw seeds).
 //
 // Gaps (--gaps G): between two observations up to G outputs the attacker does not see (other
 // tasks' syscalls on that CPU), their number unknown to it. The attacker searches the gap

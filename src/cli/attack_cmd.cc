@@ -1,4 +1,4 @@
-// `kstacklab attack NAME …`: the attacks of issue 11 on the bit-exact models (DESIGN.md job 4).
+// `kstacklab attack NAME …`: the attacks on the bit-exact models (DESIGN.md job 4).
 // One subcommand per attack (the table below); each validates its flags, runs the experiment in
 // analysis/ and prints the report through report/ (table by default, --format json).
 #include <fmt/format.h>

@@ -16,7 +16,8 @@
 namespace kstacklab::cli {
 
 // `error` worded with the flag it is about: "FLAG: message", exit code kept. Library errors name
-// values, never flags (issue 9); this is the one place the CLI adds the flag. `flag` may carry
+// values, never flags (a library has callers that are not this CLI, and ctest flag_names
+// checks it); this is the one place the CLI adds the flag. `flag` may carry
 // the value too ("--cpu 3").
 Error WithFlag(std::string_view flag, Error error);
 

@@ -1,5 +1,7 @@
 // Poison strategies: ways to write the 8-byte poison to every word of [low, high)
-// (__stackleak_poison() and the arch overrides it allows, kernel-facts §7.5).
+// (__stackleak_poison() in kernel/kstack_erase.c, formerly kernel/stackleak.c, and the arch
+// overrides it allows since commit 491a78663e03: s390's in arch/s390/include/asm/processor.h,
+// commit 2a405f6bb3a5).
 //
 // Every strategy takes 8-byte aligned bounds. The wide ones store scalar words up to their
 // alignment (32 bytes for AVX2, 16 for NEON, 64 for non-temporal stores), then full vectors,

@@ -1,12 +1,12 @@
 // The macro suite (opt-in: `--suite macro`, never in the default run): macro/kernbench, a
 // reproducible compile load timed as a whole, as mmtests' kernbench times `make -jN vmlinux`
-// (prior-art.md §2.3). Every machine that built kstacklab has its sources and its compiler, so
-// the load is: compile the .cc files of a fixed set of kstacklab's own modules with the C++
-// compiler kstacklab was built with (never through ccache), -O2, -j = online CPUs, objects into a
-// private temporary directory. One timed call = one whole build; per build the row stores elapsed
-// seconds (the sampler's mean...max) and the children's user and system seconds (getrusage
-// RUSAGE_CHILDREN around the build, outside the timed region) as the metrics "user" and "sys".
-// System time is where per-syscall hardening shows.
+// (mmtests shellpack_src/src/kernbench/kernbench-bench). Every machine that built kstacklab has its
+// sources and its compiler, so the load is: compile the .cc files of a fixed set of kstacklab's own
+// modules with the C++ compiler kstacklab was built with (never through ccache), -O2, -j = online
+// CPUs, objects into a private temporary directory. One timed call = one whole build; per build the
+// row stores elapsed seconds (the sampler's mean...max) and the children's user and system seconds
+// (getrusage RUSAGE_CHILDREN around the build, outside the timed region) as the metrics "user" and
+// "sys". System time is where per-syscall hardening shows.
 //
 // A build takes tens of seconds, so the row makes 1 timed build per repetition, at most 3
 // repetitions and no warm-up calls; its setup runs one untimed build first, which checks that the

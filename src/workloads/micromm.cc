@@ -1,7 +1,9 @@
 // The micromm suite: fork() and munmap() of a populated anonymous mapping (1 GiB by default,
 // scaled down with a note when memory is short; `run --param size=…` sets it),
 // with page-sized folios (h:0) or PTE-mapped THP folios (h:1), as the kpkeys page-table
-// hardening series was judged (prior-art.md §1.5, §6.3). Unit: us.
+// hardening series was judged (Kevin Brodsky, "[RFC PATCH v5 00/18] pkeys-based page table
+// hardening", 2025-08-15,
+// https://lore.kernel.org/all/20250815085512.2182322-1-kevin.brodsky@arm.com/). Unit: us.
 //
 //  * micromm/fork: the timed call is fork() in the parent; the child _exit()s at once and is
 //    reaped after the second timer read, outside the timed region. fork copies the mapping's

@@ -1,7 +1,8 @@
 // The micromm suite's mappings, exposed for tests (workloads/micromm.cc).
 //
 // A populated anonymous private mapping of `bytes` (a multiple of 2 MiB), built the way David
-// Hildenbrand's pte-mapped-folio-benchmarks.c builds it (prior-art.md §1.5):
+// Hildenbrand's pte-mapped-folio-benchmarks.c builds it
+// (https://gitlab.com/davidhildenbrand/scratchspace/-/raw/main/pte-mapped-folio-benchmarks.c):
 //  * h:0 (huge = false): MADV_NOHUGEPAGE, every page written -> page-sized folios, PTE-mapped;
 //  * h:1 (huge = true): 2 MiB aligned, MADV_HUGEPAGE, every page written -> PMD-mapped THPs; then
 //    MADV_NOHUGEPAGE, which keeps the THPs but stops khugepaged from collapsing split ones back

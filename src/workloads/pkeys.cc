@@ -1,6 +1,7 @@
 // The pkeys suite: the user-space analogue of kpkeys page-table hardening and its lazy-MMU
-// batching (prior-art.md §6.3). A pkey-protected page stands for the page tables; a store to it
-// stands for a page-table update.
+// batching (Kevin Brodsky, "[RFC PATCH v5 00/18] pkeys-based page table hardening", 2025-08-15,
+// https://lore.kernel.org/all/20250815085512.2182322-1-kevin.brodsky@arm.com/). A pkey-protected
+// page stands for the page tables; a store to it stands for a page-table update.
 //
 //  * pkeys/wrpkru: one PKRU write (WRPKRU) and read back (RDPKRU): the cost of one switch.
 //  * pkeys/update(n) variant unbatched (the baseline): each of n stores opens and closes its own

@@ -79,7 +79,7 @@ expect_stderr "--resolution-hz 'fast'" "--resolution-hz named"
 expect_exit 2 "--format xml" -- "$KSTACKLAB" attack timer --format xml
 expect_stderr "--format xml" "--format named"
 
-# Issue 29: work beyond the bound (60 s or 512 MiB, estimated before anything runs) is refused
+# Work beyond the bound (60 s or 512 MiB, estimated before anything runs) is refused
 # with the estimate, what to reduce and --allow-long; the defaults run.
 expect_exit 2 "migration 1e8 syscalls x 1024 cpus x other-rate 100" -- "$KSTACKLAB" attack migration \
   --syscalls 100000000 --cpus 1024 --other-rate 100
@@ -130,7 +130,7 @@ json.load(open(sys.argv[2]))
 PY
 then pass "progress on a terminal, erased, JSON intact"; else fail "progress on a pty"; fi
 
-# Issue 29: --live refuses the model's flags (they were ignored, and "seed 0" was printed after
+# --live refuses the model's flags (they were ignored, and "seed 0" was printed after
 # --seed 5), one line naming the flag, before anything live is tried (no root needed).
 for flag in "--cpus 4" "--syscalls 1000" "--migrate-prob 0.1" "--user-migrate-prob 0.1" \
   "--other-rate 1" "--policy percpu-prng" "--seed 5" "--allow-long"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the third hostile-input round (issue 29) — file safety through every path
+# End-to-end: the third hostile-input round — file safety through every path
 # component, default names that never collide, a sysctl locked machine-wide and every --ab value
 # tried before measuring, EFBIG like ENOSPC, the store's side files, and the exit codes and
 # messages the audit found wrong. The sticky-directory cases run as a second, unprivileged user

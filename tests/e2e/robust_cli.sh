@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end regression tests of issue 8: hostile input is refused before measuring, special
+# End-to-end regression tests: hostile input is refused before measuring, special
 # files are written through, modes and the umask are kept, stdout errors are reported, a killed
 # --sessions parent leaves no orphan and no file, reading commands never write the store.
 # Usage: bash robust_cli.sh KSTACKLAB_BINARY DATA_DIR
@@ -196,7 +196,7 @@ else
 fi
 chmod 755 "$TMP/ro"
 
-# items 13 and issue 9: unknown words are named; both store-id parsers agree.
+# Unknown words are named; both store-id parsers agree.
 expect_exit 2 "kstacklab bogus" -- "$k" bogus
 expect_stderr "bogus" "unknown command named"
 expect_exit 2 "results frob" -- "$k" results frob

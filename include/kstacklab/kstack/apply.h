@@ -24,8 +24,9 @@ inline constexpr uint32_t kOffsetGranule = 16;  // bytes between two offsets
 constexpr uint32_t KstackOffsetMax(uint32_t x) { return x & kOffsetMask; }
 
 // The offsets a kernel can apply: the bits of the offset state that reach the alloca, then the
-// compiler's rounding of the alloca size up to a multiple of `align` (kernel-facts §5). The models
-// are of the v6.11+ geometry; the live sampler meets every era (kGeometries).
+// compiler's rounding of the alloca size up to a multiple of `align` (add_random_kstack_offset()
+// in include/linux/randomize_kstack.h, and the eras below). The models are of the v6.11+
+// geometry; the live sampler meets every era (kGeometries).
 struct OffsetGeometry {
   // The bits of the state that reach the alloca: KSTACK_OFFSET_MAX's mask, narrowed to the arch's
   // input mask where the state only ever held masked inputs (the plain-XOR era).
@@ -48,9 +49,11 @@ struct OffsetGeometry {
   }
 };
 
-// The eras (kernel-facts §5.2-5.4; the roundings below are [DER] from compiling the alloca with
-// the kernel's flags: GCC 12 with -mpreferred-stack-boundary=3 rounds up to 8 on x86-64, clang 14
-// with -mstack-alignment=8 to 16; arm64 rounds to 16, as commit 872bb37f6829's log shows):
+// The eras (KSTACK_OFFSET_MAX and choose_random_kstack_offset() in include/linux/randomize_kstack.h
+// at each commit named below, the arch inputs as commit 6db1208bf95b's log lists them; the
+// roundings are ours, from compiling the alloca with the kernel's flags: GCC 12 with
+// -mpreferred-stack-boundary=3 rounds up to 8 on x86-64, clang 14 with -mstack-alignment=8 to 16;
+// arm64 rounds to 16, as commit 872bb37f6829's log shows):
 // - plain-XOR era, mainline v5.13-v6.8 and stable kernels before the ror32 backport (5.15.155,
 //   6.1.86, 6.6.27): state ^= input at each exit, the input pre-masked by the arch (x86
 //   rdtsc() & 0xFF, arm64 get_random_int() / get_random_u16() & 0x1FF), so the state never has

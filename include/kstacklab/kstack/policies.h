@@ -1,6 +1,8 @@
 // The kstack offset designs ("policies"): every option discussed for randomize_kstack_offset,
 // each producing the offset for a syscall entry, bit-exact with the kernel code it names
-// (kernel-facts §5, §6; include/linux/randomize_kstack.h across versions).
+// (include/linux/randomize_kstack.h across versions: the per-CPU XOR of commit 39218ff4c625, its
+// ror32 of commit 9c573cd31343, the per-task state of commit 37beb4256016 and the per-CPU
+// LFSR113 of commit a96ef5848cb0; each design below names its own).
 //
 // A policy is a small class with
 //   uint32_t Entry();   the offset for this syscall entry (u32 before KSTACK_OFFSET_MAX),
@@ -370,7 +372,9 @@ struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
   std::shared_ptr<rng::Crng> crng_;
 };
 
-// --- per-task siphash (kernel-facts §6.3: a public draft of randomize_kstack.h) --------------
+// --- per-task siphash (a draft of randomize_kstack.h) ------------------------------------------
+// The draft is a public copy of the header marked "TODO: update comment"; it is in no posted
+// patch we found, so it names no commit.
 
 // The draft's get_update_kstack_offset(): u32 offset = siphash_1u64(current->random_kstack_seq,
 // &current->random_kstack_key); random_kstack_seq++ — one SipHash-2-4 per syscall, truncated to
