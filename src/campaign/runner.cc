@@ -305,8 +305,8 @@ class SlotRunner {
   const std::string& lost_reason() const { return lost_reason_; }
 
  private:
-  // Records attempt `k` of boot `index` as running (saved before the boot, so that a crash of
-  // this process leaves it in the state file) and boots it.
+  // Records attempt `k` of boot `index` as running (saved to the state file before the boot)
+  // and boots it.
   Expected<GuestReport> BootAttempt(const Profile& profile, uint64_t index, size_t k, size_t done,
                                     size_t total, double started_s) {
     Boot* b = state_.Find(profile.name, index);
