@@ -113,9 +113,9 @@ Expected<AttackRow> RunRow(const kstack::PolicyDef& policy, double hz, const std
   return row;
 }
 
-}  // namespace
-
-Expected<AttackReport> RunTimer(const TimerOptions& o) {
+// The counter resolutions to simulate, each with its label: the ones given, the TSC's, and the
+// uniform reference row (hz 0).
+Expected<std::vector<std::pair<double, std::string>>> Resolutions(const TimerOptions& o) {
   std::vector<std::pair<double, std::string>> res;
   for (double hz : o.resolutions_hz) {
     if (!(hz >= 1e3 && hz <= 1e11)) {
@@ -126,6 +126,47 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
   if (o.tsc_hz > 0) res.emplace_back(o.tsc_hz, fmt::format("TSC {:.4g} GHz", o.tsc_hz / 1e9));
   if (o.uniform_row) res.emplace_back(0, "uniform");
   if (res.empty()) return UsageError("timer: no counter resolution to simulate");
+  return res;
+}
+
+// How to read the report: the method, the reference row, and the measured jitter when there
+// is one.
+std::vector<std::string> TimerNotes(const TimerOptions& o) {
+  std::vector<std::string> notes = {
+      "Method: per row, `observed` simulated syscalls; the attacker knows the design's state "
+      "before each exit step and its counter reading has error e (normal, sd = jitter; or "
+      "resampled from the measured jitter); it predicts the next offset; accuracy = correct / "
+      "predicted.",
+      "uniform: the same design fed by a uniform source instead of a counter (the reference).",
+      "bit-4 step ns: how long counter bit 4 (the offset's lowest bit, 16 ticks) takes; an error "
+      "well below it leaves the offset predictable, one well above leaves 6 bits.",
+  };
+  if (o.measured.errors_ns.empty()) return notes;
+  notes.push_back(fmt::format(
+      "jitter measured here: {} per-call durations of a raw getpid(2) timed by the engine's "
+      "CycleClock, each minus their median (an upper-bound proxy for the error of timing the "
+      "kernel's exit read from user space); `jitter ns` = robust sigma = IQR / 1.349 (the sd "
+      "of a normal law with that IQR).",
+      o.measured.errors_ns.size()));
+  if (AtCounterResolution(o.measured)) {
+    const double step = o.measured.counter_step_ns;
+    notes.push_back(fmt::format(
+        "The measured jitter is at the counter's resolution: IQR {:.4g} ns {} one step of the "
+        "counter ({:.4g} ns; every duration is a multiple of it), so `jitter ns` {:.4g} = "
+        "IQR / 1.349 shows how coarse the counter is, not how large the error is: the true "
+        "error is not resolved below one step and may be smaller.",
+        o.measured.robust_sigma_ns * kIqrPerSigma,
+        o.measured.robust_sigma_ns * kIqrPerSigma < 0.5 * step ? "is below" : "is", step,
+        o.measured.robust_sigma_ns));
+  }
+  return notes;
+}
+
+}  // namespace
+
+Expected<AttackReport> RunTimer(const TimerOptions& o) {
+  std::vector<std::pair<double, std::string>> res;
+  KSTACKLAB_ASSIGN_OR_RETURN(res, Resolutions(o));
   if (o.samples < 1) return UsageError("timer: samples >= 1");
   AttackReport r;
   r.attack = "timer";
@@ -168,34 +209,7 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
       }
     }
   }
-  r.notes = {
-      "Method: per row, `observed` simulated syscalls; the attacker knows the design's state "
-      "before each exit step and its counter reading has error e (normal, sd = jitter; or "
-      "resampled from the measured jitter); it predicts the next offset; accuracy = correct / "
-      "predicted.",
-      "uniform: the same design fed by a uniform source instead of a counter (the reference).",
-      "bit-4 step ns: how long counter bit 4 (the offset's lowest bit, 16 ticks) takes; an error "
-      "well below it leaves the offset predictable, one well above leaves 6 bits.",
-  };
-  if (!o.measured.errors_ns.empty()) {
-    r.notes.push_back(fmt::format(
-        "jitter measured here: {} per-call durations of a raw getpid(2) timed by the engine's "
-        "CycleClock, each minus their median (an upper-bound proxy for the error of timing the "
-        "kernel's exit read from user space); `jitter ns` = robust sigma = IQR / 1.349 (the sd "
-        "of a normal law with that IQR).",
-        o.measured.errors_ns.size()));
-    if (AtCounterResolution(o.measured)) {
-      const double step = o.measured.counter_step_ns;
-      r.notes.push_back(fmt::format(
-          "The measured jitter is at the counter's resolution: IQR {:.4g} ns {} one step of the "
-          "counter ({:.4g} ns; every duration is a multiple of it), so `jitter ns` {:.4g} = "
-          "IQR / 1.349 shows how coarse the counter is, not how large the error is: the true "
-          "error is not resolved below one step and may be smaller.",
-          o.measured.robust_sigma_ns * kIqrPerSigma,
-          o.measured.robust_sigma_ns * kIqrPerSigma < 0.5 * step ? "is below" : "is", step,
-          o.measured.robust_sigma_ns));
-    }
-  }
+  r.notes = TimerNotes(o);
   return r;
 }
 

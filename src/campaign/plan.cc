@@ -1014,24 +1014,74 @@ Json PlanToJson(const CampaignPlan& plan) {
   return j;
 }
 
+namespace {
+
+// The readers below throw Json::exception on a missing or mistyped field; PlanFromJson turns it
+// into its error.
+
+Profile ProfileFromJson(const Json& pj) {
+  Profile p;
+  p.name = pj.at("name").get<std::string>();
+  p.kernel = pj.at("kernel").get<std::string>();
+  p.release = pj.at("release").get<std::string>();
+  p.kernel_size = pj.at("kernel_size").get<uint64_t>();
+  p.kernel_mtime = pj.at("kernel_mtime").get<int64_t>();
+  p.initrd = pj.at("initrd").get<std::string>();
+  p.config = pj.at("config").get<std::string>();
+  p.cmdline = pj.at("cmdline").get<std::string>();
+  p.boot_entry = pj.value("boot_entry", std::string());
+  for (const auto& [k, v] : pj.at("sysctl").items())
+    p.sysctls.emplace_back(k, v.get<std::string>());
+  return p;
+}
+
+void ReadQemuSettings(const Json& e, QemuSettings& q) {
+  q.binary = e.at("qemu").get<std::string>();
+  q.busybox = e.at("busybox").get<std::string>();
+  q.cpus = e.at("cpus").get<uint64_t>();
+  q.memory = e.at("memory").get<std::string>();
+  q.accel = e.at("accel").get<std::string>();
+  q.pin = e.at("pin").get<std::vector<uint64_t>>();
+  q.extra_args = e.at("qemu_args").get<std::vector<std::string>>();
+  q.boot_timeout_s = e.at("boot_timeout_s").get<double>();
+  q.init_timeout_s = e.at("init_timeout_s").get<double>();
+}
+
+void ReadSshSettings(const Json& sj, SshSettings& s) {
+  s.host = sj.at("host").get<std::string>();
+  s.port = sj.at("port").get<uint64_t>();
+  s.user = sj.at("user").get<std::string>();
+  s.ssh_config = sj.at("ssh_config").get<std::string>();
+  s.switch_mode = sj.at("switch").get<std::string>();
+  s.sudo = sj.at("sudo").get<bool>();
+  s.cmdline = sj.at("cmdline").get<std::string>();
+  s.remote_dir = sj.at("remote_dir").get<std::string>();
+  s.reboot_command = sj.at("reboot_command").get<std::vector<std::string>>();
+  s.recover = sj.at("recover").get<std::vector<std::string>>();
+  s.connect_timeout_s = sj.at("connect_timeout_s").get<double>();
+  s.boot_timeout_s = sj.at("boot_timeout_s").get<double>();
+  s.run_timeout_s = sj.at("run_timeout_s").get<double>();
+}
+
+void ReadLavaSettings(const Json& lj, LavaSettings& l) {
+  l.device_type = lj.at("device_type").get<std::string>();
+  l.identity = lj.at("identity").get<std::string>();
+  l.boot_method = lj.at("boot_method").get<std::string>();
+  l.deploy_to = lj.at("deploy_to").get<std::string>();
+  l.rootfs = lj.at("rootfs").get<std::string>();
+  l.kstacklab_url = lj.at("kstacklab_url").get<std::string>();
+  l.prompts = lj.at("prompts").get<std::vector<std::string>>();
+  l.tags = lj.at("tags").get<std::vector<std::string>>();
+  l.job_timeout_s = lj.at("job_timeout_s").get<double>();
+  l.lavacli = lj.at("lavacli").get<std::string>();
+}
+
+}  // namespace
+
 Expected<CampaignPlan> PlanFromJson(const Json& j) {
   try {
     CampaignPlan plan;
-    for (const Json& pj : j.at("profiles")) {
-      Profile p;
-      p.name = pj.at("name").get<std::string>();
-      p.kernel = pj.at("kernel").get<std::string>();
-      p.release = pj.at("release").get<std::string>();
-      p.kernel_size = pj.at("kernel_size").get<uint64_t>();
-      p.kernel_mtime = pj.at("kernel_mtime").get<int64_t>();
-      p.initrd = pj.at("initrd").get<std::string>();
-      p.config = pj.at("config").get<std::string>();
-      p.cmdline = pj.at("cmdline").get<std::string>();
-      p.boot_entry = pj.value("boot_entry", std::string());
-      for (const auto& [k, v] : pj.at("sysctl").items())
-        p.sysctls.emplace_back(k, v.get<std::string>());
-      plan.profiles.push_back(std::move(p));
-    }
+    for (const Json& pj : j.at("profiles")) plan.profiles.push_back(ProfileFromJson(pj));
     plan.run_args = j.at("run").get<std::vector<std::string>>();
     plan.boots = j.at("boots").get<uint64_t>();
     if (!j.at("target").is_null()) {
@@ -1045,48 +1095,10 @@ Expected<CampaignPlan> PlanFromJson(const Json& j) {
     plan.seed_given = true;
     const Json& e = j.at("engine");
     plan.engine = e.at("name").get<std::string>();
-    QemuSettings& q = plan.qemu;
-    q.binary = e.at("qemu").get<std::string>();
-    q.busybox = e.at("busybox").get<std::string>();
-    q.cpus = e.at("cpus").get<uint64_t>();
-    q.memory = e.at("memory").get<std::string>();
-    q.accel = e.at("accel").get<std::string>();
-    q.pin = e.at("pin").get<std::vector<uint64_t>>();
-    q.extra_args = e.at("qemu_args").get<std::vector<std::string>>();
-    q.boot_timeout_s = e.at("boot_timeout_s").get<double>();
-    q.init_timeout_s = e.at("init_timeout_s").get<double>();
+    ReadQemuSettings(e, plan.qemu);
     // Campaigns begun before the ssh and lava engines have neither section.
-    if (j.contains("ssh")) {
-      const Json& sj = j.at("ssh");
-      SshSettings& s = plan.ssh;
-      s.host = sj.at("host").get<std::string>();
-      s.port = sj.at("port").get<uint64_t>();
-      s.user = sj.at("user").get<std::string>();
-      s.ssh_config = sj.at("ssh_config").get<std::string>();
-      s.switch_mode = sj.at("switch").get<std::string>();
-      s.sudo = sj.at("sudo").get<bool>();
-      s.cmdline = sj.at("cmdline").get<std::string>();
-      s.remote_dir = sj.at("remote_dir").get<std::string>();
-      s.reboot_command = sj.at("reboot_command").get<std::vector<std::string>>();
-      s.recover = sj.at("recover").get<std::vector<std::string>>();
-      s.connect_timeout_s = sj.at("connect_timeout_s").get<double>();
-      s.boot_timeout_s = sj.at("boot_timeout_s").get<double>();
-      s.run_timeout_s = sj.at("run_timeout_s").get<double>();
-    }
-    if (j.contains("lava")) {
-      const Json& lj = j.at("lava");
-      LavaSettings& l = plan.lava;
-      l.device_type = lj.at("device_type").get<std::string>();
-      l.identity = lj.at("identity").get<std::string>();
-      l.boot_method = lj.at("boot_method").get<std::string>();
-      l.deploy_to = lj.at("deploy_to").get<std::string>();
-      l.rootfs = lj.at("rootfs").get<std::string>();
-      l.kstacklab_url = lj.at("kstacklab_url").get<std::string>();
-      l.prompts = lj.at("prompts").get<std::vector<std::string>>();
-      l.tags = lj.at("tags").get<std::vector<std::string>>();
-      l.job_timeout_s = lj.at("job_timeout_s").get<double>();
-      l.lavacli = lj.at("lavacli").get<std::string>();
-    }
+    if (j.contains("ssh")) ReadSshSettings(j.at("ssh"), plan.ssh);
+    if (j.contains("lava")) ReadLavaSettings(j.at("lava"), plan.lava);
     if (plan.engine != "qemu" && plan.engine != "ssh" && plan.engine != "lava") {
       return UsageError("its plan names an unknown engine");
     }

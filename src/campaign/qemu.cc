@@ -232,6 +232,86 @@ class QemuEngine : public Engine {
     return argv;
   }
 
+  // Writes the boot's initramfs (the profile's own initrd, padded to 4 bytes, then the shared
+  // one and the job's files) to `initrd`, and empties `channel` and the console log.
+  Status WriteBootFiles(const GuestJob& job, const std::string& initrd,
+                        const std::string& channel) const {
+    const Profile& p = *job.profile;
+    std::string image;
+    if (!p.initrd.empty()) {
+      auto extra = ReadBinary(p.initrd);
+      if (!extra.ok()) return extra.error();
+      image = std::move(*extra);
+      image.resize((image.size() + 3) & ~size_t{3}, '\0');
+    }
+    image += base_;
+    image += JobArchive(job);
+    for (const std::string& path : {initrd, channel, job.console_path}) {
+      KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(path, path == initrd ? image : std::string()));
+    }
+    return OkStatus();
+  }
+
+  // Waits for QEMU (started at `start`) to exit, into `code`; kills it when the campaign is
+  // stopped, at the boot timeout, or when the guest's init is silent past the init timeout.
+  // Returns false when it was killed (`r` then says why).
+  bool AwaitExit(Child& child, const GuestJob& job, const std::atomic<bool>& stop,
+                 const std::string& accel, double start, int* code, GuestReport* r) const {
+    bool init_seen = false;
+    for (;;) {
+      if (child.Poll(code)) return true;
+      const double t = MonotonicSeconds() - start;
+      if (stop.load()) {
+        child.Kill();
+        r->interrupted = true;
+        r->failure = "interrupted";
+        r->seconds = MonotonicSeconds() - start;
+        return false;
+      }
+      if (t > plan_.qemu.boot_timeout_s) {
+        child.Kill();
+        r->failure = fmt::format("no power-off within the boot timeout ({:g} s): killed",
+                                 plan_.qemu.boot_timeout_s);
+        r->seconds = MonotonicSeconds() - start;
+        return false;
+      }
+      if (!init_seen && t > plan_.qemu.init_timeout_s) {
+        init_seen = ConsoleHasMarker(job.console_path);
+        if (!init_seen) {
+          child.Kill();
+          r->failure = kSilentInit;
+          if (accel != "kvm") {
+            r->failure = fmt::format("{} within init_timeout ({:g} s): killed", kSilentInit,
+                                     plan_.qemu.init_timeout_s);
+          }
+          r->seconds = MonotonicSeconds() - start;
+          return false;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // Reads what the guest sent on `channel` after QEMU exited with `code`: its files, and
+  // whether it completed or why not.
+  static void ReadGuestResults(const GuestJob& job, const std::string& channel,
+                               const std::string& qemu_log, int code, GuestReport* r) {
+    auto text = ReadWholeFile(channel, size_t{256} << 20);
+    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
+    r->files = std::move(data.files);
+    if (code != 0) {
+      r->failure = fmt::format("QEMU exited with status {}: {}", code, FirstLine(qemu_log));
+    } else if (!data.done) {
+      const std::string panic = PanicLine(job.console_path);
+      r->failure = panic.empty() ? std::string(
+                                       "the guest stopped without sending its results "
+                                       "(see its console log)")
+                                 : panic;
+    } else {
+      r->completed = true;
+    }
+  }
+
   GuestReport BootOnce(const GuestJob& job, const std::atomic<bool>& stop,
                        const std::string& accel) {
     GuestReport r;
@@ -239,23 +319,9 @@ class QemuEngine : public Engine {
     const Profile& p = *job.profile;
     const std::string initrd = work_ + "/boot.initrd";
     const std::string channel = work_ + "/channel.txt";
-    std::string image;
-    if (!p.initrd.empty()) {
-      auto extra = ReadBinary(p.initrd);
-      if (!extra.ok()) {
-        r.failure = extra.error().message;
-        return r;
-      }
-      image = std::move(*extra);
-      image.resize((image.size() + 3) & ~size_t{3}, '\0');
-    }
-    image += base_;
-    image += JobArchive(job);
-    for (const std::string& path : {initrd, channel, job.console_path}) {
-      if (Status st = WriteFileAtomic(path, path == initrd ? image : std::string()); !st.ok()) {
-        r.failure = st.error().message;
-        return r;
-      }
+    if (Status st = WriteBootFiles(job, initrd, channel); !st.ok()) {
+      r.failure = st.error().message;
+      return r;
     }
     const std::string qemu_log = work_ + "/qemu.log";
     std::error_code ec;
@@ -269,54 +335,9 @@ class QemuEngine : public Engine {
       return r;
     }
     int code = -1;
-    bool init_seen = false;
-    for (;;) {
-      if (child.Poll(&code)) break;
-      const double t = MonotonicSeconds() - start;
-      if (stop.load()) {
-        child.Kill();
-        r.interrupted = true;
-        r.failure = "interrupted";
-        r.seconds = MonotonicSeconds() - start;
-        return r;
-      }
-      if (t > plan_.qemu.boot_timeout_s) {
-        child.Kill();
-        r.failure = fmt::format("no power-off within the boot timeout ({:g} s): killed",
-                                plan_.qemu.boot_timeout_s);
-        r.seconds = MonotonicSeconds() - start;
-        return r;
-      }
-      if (!init_seen && t > plan_.qemu.init_timeout_s) {
-        init_seen = ConsoleHasMarker(job.console_path);
-        if (!init_seen) {
-          child.Kill();
-          r.failure = kSilentInit;
-          if (accel != "kvm") {
-            r.failure = fmt::format("{} within init_timeout ({:g} s): killed", kSilentInit,
-                                    plan_.qemu.init_timeout_s);
-          }
-          r.seconds = MonotonicSeconds() - start;
-          return r;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    if (!AwaitExit(child, job, stop, accel, start, &code, &r)) return r;
     r.seconds = MonotonicSeconds() - start;
-    auto text = ReadWholeFile(channel, size_t{256} << 20);
-    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
-    r.files = std::move(data.files);
-    if (code != 0) {
-      r.failure = fmt::format("QEMU exited with status {}: {}", code, FirstLine(qemu_log));
-    } else if (!data.done) {
-      const std::string panic = PanicLine(job.console_path);
-      r.failure = panic.empty() ? std::string(
-                                      "the guest stopped without sending its results "
-                                      "(see its console log)")
-                                : panic;
-    } else {
-      r.completed = true;
-    }
+    ReadGuestResults(job, channel, qemu_log, code, &r);
     return r;
   }
 

@@ -292,84 +292,12 @@ class SlotRunner {
     while (b->status == BootStatus::kPending) {
       if (stop_.load()) return SlotEnd::kInterrupted;
       const size_t k = b->attempts.size() + 1;
-      Attempt a;
-      a.started = UtcTimestamp();
-      a.outcome = "running";
-      a.console = fmt::format("{}/boot-{}-try-{}.console.log", profile.name, index, k);
-      b->attempts.push_back(a);
-      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
-      Progress(profile, index, done, total, started_s);
-      GuestJob job{&profile,
-                   state_.plan.run_args,
-                   state_.plan.strength,
-                   state_.plan.strength_samples,
-                   dir_ + "/" + a.console,
-                   index,
-                   {}};
-      Status noted = OkStatus();
-      job.machine_note = [this, &noted](const std::string& where) {
-        state_.machine = where;
-        if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
-      };
-      const GuestReport report = engine_.Boot(job, stop_);
-      KSTACKLAB_RETURN_IF_ERROR(noted);
-      if (!report.machine.empty()) state_.machine = report.machine;
+      GuestReport report;
+      KSTACKLAB_ASSIGN_OR_RETURN(report, BootAttempt(profile, index, k, done, total, started_s));
       b = state_.Find(profile.name, index);  // (the vector did not grow; kept for clarity)
-      Attempt& at = b->attempts.back();
-      at.accel = report.accel;
-      at.seconds = report.seconds;
-      state_.boot_seconds += report.seconds;
-      state_.accel = engine_.Accel();
-      state_.accel_reason = engine_.AccelReason();
-      if (report.interrupted) {
-        at.outcome = "interrupted";
-        at.reason = "the campaign was stopped by a signal; the guest was killed";
-        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
-        return SlotEnd::kInterrupted;
-      }
-      if (Has(report, "run.log")) {
-        const std::string log = fmt::format("{}/boot-{}-try-{}.run.log", profile.name, index, k);
-        (void)WriteFileAtomic(dir_ + "/" + log, File(report, "run.log"));
-      }
-      BootCheck check = VerifyBoot(profile, report, state_.plan.strength);
-      b->release = check.release;
-      b->cmdline = check.cmdline;
-      b->effective_kstack_randomization = check.effective_kstack_randomization;
-      b->stack_erasing = check.stack_erasing;
-      b->strength = check.strength;
-      if (check.accepted) {
-        const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
-        at.outcome = "accepted";
-        const RunResult stamped =
-            Stamped(std::move(check.result), *b, at, engine_, state_.plan.engine);
-        KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)));
-        b->file = file;
-        b->status = BootStatus::kAccepted;
-        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
-        if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
-      } else if (report.machine_lost) {
-        // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
-        at.outcome = "lost";
-        at.reason = check.reason;
-        lost_reason_ = check.reason;
-        if (hooks_.note) {
-          hooks_.note(fmt::format("boot {} of '{}': {} (log: {}/{})", index, profile.name,
-                                  check.reason, dir_, at.console));
-        }
-        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
-        return SlotEnd::kMachineLost;
-      } else {
-        at.outcome = "failed";
-        at.reason = check.reason;
-        const bool last = b->CountedAttempts() >= kMaxCountedAttempts;
-        if (last) b->status = BootStatus::kFailed;
-        if (hooks_.note) {
-          hooks_.note(fmt::format("boot {} of '{}' failed{}: {} (console: {}/{})", index,
-                                  profile.name, last ? "" : ", retrying once", check.reason, dir_,
-                                  at.console));
-        }
-        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
-      }
+      SlotEnd end = SlotEnd::kDone;
+      KSTACKLAB_ASSIGN_OR_RETURN(end, RecordAttempt(profile, index, k, report, *b));
+      if (end != SlotEnd::kDone) return end;
     }
     return SlotEnd::kDone;
   }
@@ -377,6 +305,100 @@ class SlotRunner {
   const std::string& lost_reason() const { return lost_reason_; }
 
  private:
+  // Records attempt `k` of boot `index` as running (saved to the state file before the boot)
+  // and boots it.
+  Expected<GuestReport> BootAttempt(const Profile& profile, uint64_t index, size_t k, size_t done,
+                                    size_t total, double started_s) {
+    Boot* b = state_.Find(profile.name, index);
+    Attempt a;
+    a.started = UtcTimestamp();
+    a.outcome = "running";
+    a.console = fmt::format("{}/boot-{}-try-{}.console.log", profile.name, index, k);
+    b->attempts.push_back(a);
+    KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+    Progress(profile, index, done, total, started_s);
+    GuestJob job{&profile,
+                 state_.plan.run_args,
+                 state_.plan.strength,
+                 state_.plan.strength_samples,
+                 dir_ + "/" + a.console,
+                 index,
+                 {}};
+    Status noted = OkStatus();
+    job.machine_note = [this, &noted](const std::string& where) {
+      state_.machine = where;
+      if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
+    };
+    GuestReport report = engine_.Boot(job, stop_);
+    KSTACKLAB_RETURN_IF_ERROR(noted);
+    if (!report.machine.empty()) state_.machine = report.machine;
+    return report;
+  }
+
+  // Records how attempt `k` of boot `b` (the `index`th of the profile) ended, and writes its
+  // result when the boot is accepted. Returns kInterrupted or kMachineLost when the slot ends
+  // so, else kDone: the attempt is recorded, and the slot is over unless `b` is still pending
+  // (failed with a try left).
+  Expected<SlotEnd> RecordAttempt(const Profile& profile, uint64_t index, size_t k,
+                                  const GuestReport& report, Boot& b) {
+    Attempt& at = b.attempts.back();
+    at.accel = report.accel;
+    at.seconds = report.seconds;
+    state_.boot_seconds += report.seconds;
+    state_.accel = engine_.Accel();
+    state_.accel_reason = engine_.AccelReason();
+    if (report.interrupted) {
+      at.outcome = "interrupted";
+      at.reason = "the campaign was stopped by a signal; the guest was killed";
+      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      return SlotEnd::kInterrupted;
+    }
+    if (Has(report, "run.log")) {
+      const std::string log = fmt::format("{}/boot-{}-try-{}.run.log", profile.name, index, k);
+      (void)WriteFileAtomic(dir_ + "/" + log, File(report, "run.log"));
+    }
+    BootCheck check = VerifyBoot(profile, report, state_.plan.strength);
+    b.release = check.release;
+    b.cmdline = check.cmdline;
+    b.effective_kstack_randomization = check.effective_kstack_randomization;
+    b.stack_erasing = check.stack_erasing;
+    b.strength = check.strength;
+    if (check.accepted) {
+      const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
+      at.outcome = "accepted";
+      const RunResult stamped =
+          Stamped(std::move(check.result), b, at, engine_, state_.plan.engine);
+      KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)));
+      b.file = file;
+      b.status = BootStatus::kAccepted;
+      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
+    } else if (report.machine_lost) {
+      // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
+      at.outcome = "lost";
+      at.reason = check.reason;
+      lost_reason_ = check.reason;
+      if (hooks_.note) {
+        hooks_.note(fmt::format("boot {} of '{}': {} (log: {}/{})", index, profile.name,
+                                check.reason, dir_, at.console));
+      }
+      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      return SlotEnd::kMachineLost;
+    } else {
+      at.outcome = "failed";
+      at.reason = check.reason;
+      const bool last = b.CountedAttempts() >= kMaxCountedAttempts;
+      if (last) b.status = BootStatus::kFailed;
+      if (hooks_.note) {
+        hooks_.note(fmt::format("boot {} of '{}' failed{}: {} (console: {}/{})", index,
+                                profile.name, last ? "" : ", retrying once", check.reason, dir_,
+                                at.console));
+      }
+      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+    }
+    return SlotEnd::kDone;
+  }
+
   void Progress(const Profile& profile, uint64_t index, size_t done, size_t total,
                 double started_s) {
     if (!hooks_.progress) return;

@@ -109,6 +109,73 @@ void KeepOnlyWhatCompareReads(const std::vector<std::string>& metrics, RunResult
   }
 }
 
+// Loads the inputs, each keeping only the rows --bench selects and what the table reads; refuses
+// more repetitions than one comparison takes, and a --bench that selects nothing.
+Expected<std::vector<CompareInput>> LoadInputs(const CompareFlags& f,
+                                               const CompareOptions& options) {
+  std::vector<CompareInput> inputs;
+  size_t total_repetitions = 0;
+  for (const std::string& spec : f.inputs) {
+    auto run = LoadResultInput(spec, StorePath(f.store));
+    if (!run.ok()) return run.error();
+    std::erase_if(run->benchmarks,
+                  [&](const BenchmarkResult& b) { return !BenchSelected(b, f.benches); });
+    KeepOnlyWhatCompareReads(options.metrics, &*run);
+    for (const BenchmarkResult& b : run->benchmarks) total_repetitions += b.repetitions.size();
+    if (total_repetitions > kMaxCompareRepetitions) {
+      return UsageError(fmt::format(
+          "the inputs up to {} hold more than {} repetitions of the selected rows, more than "
+          "one comparison takes (memory grows with them: about 1.3 GB at this bound); select "
+          "rows with --bench, or compare fewer files at once",
+          EscapeControl(spec), kMaxCompareRepetitions));
+    }
+    inputs.push_back({spec, std::move(*run)});
+  }
+  if (!f.benches.empty() && std::all_of(inputs.begin(), inputs.end(), [](const CompareInput& in) {
+        return in.run.benchmarks.empty();
+      })) {
+    return UsageError("--bench matches no benchmark in the inputs (see `kstacklab show FILE`)");
+  }
+  return inputs;
+}
+
+// Warns when the inputs leave nothing to compare between configurations: every file has one
+// label, or every table has one column.
+void WarnAboutColumns(const std::vector<CompareInput>& inputs,
+                      const std::vector<CompareTable>& tables) {
+  if (inputs.size() > 1 && std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
+        return in.run.label == inputs[0].run.label;
+      })) {
+    // The default label is the kernel release, so two runs on one kernel made without --label
+    // merge silently: only their variants are compared, never the files.
+    Warn(fmt::format(
+        "all {} inputs have the label '{}', so they are runs of one configuration and only "
+        "their variants are compared; if the files are different configurations, give each "
+        "its own --label when running (the default label is the kernel release)",
+        inputs.size(), inputs[0].run.label));
+  } else if (std::all_of(tables.begin(), tables.end(),
+                         [](const CompareTable& t) { return t.columns.size() < 2; })) {
+    Warn(
+        "only one configuration given: the table shows the baseline alone; name a second "
+        "file, or a file holding several variants");
+  }
+}
+
+int RunCompare(const CompareFlags& f) {
+  auto format = ParseCompareFormat(f.format);
+  if (!format.ok()) return Fail(WithFlag("--format", format.error()));
+  auto options = OptionsFrom(f);
+  if (!options.ok()) return Fail(options.error());
+  auto inputs = LoadInputs(f, *options);
+  if (!inputs.ok()) return Fail(inputs.error());
+  auto built = BuildCompareTables(*inputs, *options);
+  if (!built.ok()) return Fail(built.error());
+  const std::vector<CompareTable>& tables = *built;
+  WarnAboutTables(tables, f.verbose);
+  WarnAboutColumns(*inputs, tables);
+  return PrintStdout(RenderCompareTables(tables, *format));
+}
+
 }  // namespace
 
 Runner SetupCompareCommand(CLI::App& sub) {
@@ -149,57 +216,7 @@ Runner SetupCompareCommand(CLI::App& sub) {
   sub.footer(
       "Sign: + % = the variant's value is larger than the baseline's; for times (lower is "
       "better) + % = slower -> (R). See docs/reading-tables.md.");
-  return [f]() {
-    auto format = ParseCompareFormat(f->format);
-    if (!format.ok()) return Fail(WithFlag("--format", format.error()));
-    auto options = OptionsFrom(*f);
-    if (!options.ok()) return Fail(options.error());
-    std::vector<CompareInput> inputs;
-    size_t total_repetitions = 0;
-    for (const std::string& spec : f->inputs) {
-      auto run = LoadResultInput(spec, StorePath(f->store));
-      if (!run.ok()) return Fail(run.error());
-      std::erase_if(run->benchmarks,
-                    [&](const BenchmarkResult& b) { return !BenchSelected(b, f->benches); });
-      KeepOnlyWhatCompareReads(options->metrics, &*run);
-      for (const BenchmarkResult& b : run->benchmarks) total_repetitions += b.repetitions.size();
-      if (total_repetitions > kMaxCompareRepetitions) {
-        return Fail(UsageError(fmt::format(
-            "the inputs up to {} hold more than {} repetitions of the selected rows, more than "
-            "one comparison takes (memory grows with them: about 1.3 GB at this bound); select "
-            "rows with --bench, or compare fewer files at once",
-            EscapeControl(spec), kMaxCompareRepetitions)));
-      }
-      inputs.push_back({spec, std::move(*run)});
-    }
-    if (!f->benches.empty() &&
-        std::all_of(inputs.begin(), inputs.end(),
-                    [](const CompareInput& in) { return in.run.benchmarks.empty(); })) {
-      return Fail(
-          UsageError("--bench matches no benchmark in the inputs (see `kstacklab show FILE`)"));
-    }
-    auto built = BuildCompareTables(inputs, *options);
-    if (!built.ok()) return Fail(built.error());
-    const std::vector<CompareTable>& tables = *built;
-    WarnAboutTables(tables, f->verbose);
-    if (inputs.size() > 1 && std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
-          return in.run.label == inputs[0].run.label;
-        })) {
-      // The default label is the kernel release, so two runs on one kernel made without --label
-      // merge silently: only their variants are compared, never the files.
-      Warn(fmt::format(
-          "all {} inputs have the label '{}', so they are runs of one configuration and only "
-          "their variants are compared; if the files are different configurations, give each "
-          "its own --label when running (the default label is the kernel release)",
-          inputs.size(), inputs[0].run.label));
-    } else if (std::all_of(tables.begin(), tables.end(),
-                           [](const CompareTable& t) { return t.columns.size() < 2; })) {
-      Warn(
-          "only one configuration given: the table shows the baseline alone; name a second "
-          "file, or a file holding several variants");
-    }
-    return PrintStdout(RenderCompareTables(tables, *format));
-  };
+  return [f]() { return RunCompare(*f); };
 }
 
 }  // namespace kstacklab::cli

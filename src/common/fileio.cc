@@ -140,119 +140,151 @@ bool ForeignLink(const struct stat& dir, uid_t link_uid) {
   return shared && link_uid != ::geteuid() && link_uid != dir.st_uid;
 }
 
-Resolved Resolve(const std::string& path) {
+// A walk in progress: the result so far, the components still to walk (first in front) and
+// the number of links followed.
+struct Walk {
   Resolved r;
-  auto stop = [&r](WalkProblem p, std::string message) {
+  std::deque<std::string> todo;
+  int hops = 0;
+
+  // Ends the walk on a problem.
+  Resolved Stop(WalkProblem p, std::string message) {
     r.problem = p;
     r.message = std::move(message);
     return std::move(r);
-  };
-  std::deque<std::string> todo;
-  auto push_front_components = [&todo](const std::string& p) {
+  }
+  // Puts the components of `p` first in the queue ("" and "." are dropped).
+  void PushFrontComponents(const std::string& p) {
     std::vector<std::string> parts;
     for (const std::string& c : Split(p, '/')) {
       if (!c.empty() && c != ".") parts.push_back(c);
     }
     todo.insert(todo.begin(), parts.begin(), parts.end());
-  };
-  auto start_at_root = [&r]() {
+  }
+  void StartAtRoot() {
     r.dir = Fd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     r.dir_path = "/";
-  };
-  if (!path.empty() && path[0] == '/') {
-    start_at_root();
-  } else {
+  }
+  void StartAtCurrentDirectory() {
     r.dir = Fd(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
     std::error_code ec;
     r.dir_path = std::filesystem::current_path(ec).string();
     if (ec) r.dir_path = ".";
   }
-  if (r.dir.get() < 0) return stop(WalkProblem::kOther, std::strerror(errno));
-  push_front_components(path);
-  if (todo.empty()) {  // "/" or "."
+  // Nothing is left to walk ("/", "." or a link to one of them): the path is `dir` itself.
+  Resolved AtDirectory() {
     r.name = ".";
     r.exists = ::fstat(r.dir.get(), &r.st) == 0;
-    return r;
+    return std::move(r);
   }
-  int hops = 0;
-  while (!todo.empty()) {
+};
+
+// The component `name` of the walk could not be read (errno `err`): a missing last component
+// is where the write creates it; anything else stops the walk.
+Resolved Unreadable(Walk& w, const std::string& name, bool last, int err) {
+  if (err == ENOENT && last) {
+    w.r.name = name;
+    return std::move(w.r);
+  }
+  const std::string here = JoinPath(w.r.dir_path, name);
+  if (err == ENOENT) {
+    return w.Stop(WalkProblem::kMissingDir, fmt::format("directory '{}' does not exist", here));
+  }
+  return w.Stop(WalkProblem::kOther, fmt::format("'{}': {}", here, std::strerror(err)));
+}
+
+// The component `name` is a symbolic link (status `lst`): its target's components are walked
+// next, from "/" when it is absolute. Returns the result when the walk ends here.
+std::optional<Resolved> FollowLink(Walk& w, const std::string& name, const struct stat& lst) {
+  Resolved& r = w.r;
+  const std::string link = JoinPath(r.dir_path, name);
+  struct stat dst {};
+  if (::fstat(r.dir.get(), &dst) == 0 && ForeignLink(dst, lst.st_uid)) {
+    return w.Stop(WalkProblem::kForeignLink,
+                  fmt::format("'{}' is a symbolic link made by uid {} in the shared directory "
+                              "'{}': refusing to write through it (it could point at any file "
+                              "of yours); give another path",
+                              link, lst.st_uid, r.dir_path));
+  }
+  if (++w.hops > 40) {
+    return w.Stop(WalkProblem::kLoop,
+                  fmt::format("'{}': too many levels of symbolic links (a loop?); give "
+                              "another path",
+                              link));
+  }
+  std::string target(PATH_MAX, '\0');
+  const ssize_t n = ::readlinkat(r.dir.get(), name.c_str(), target.data(), target.size());
+  if (n <= 0) {
+    return w.Stop(WalkProblem::kOther, fmt::format("cannot read the link '{}': {}", link,
+                                                   std::strerror(n < 0 ? errno : EINVAL)));
+  }
+  target.resize(static_cast<size_t>(n));
+  if (target[0] == '/') w.StartAtRoot();
+  if (r.dir.get() < 0) return w.Stop(WalkProblem::kOther, std::strerror(errno));
+  w.PushFrontComponents(target);
+  if (w.todo.empty()) return w.AtDirectory();  // a link to "/" or "."
+  return std::nullopt;
+}
+
+// The component `name` (status `lst`, not the last) is entered as the walk's directory.
+// Returns the result when the walk ends here.
+std::optional<Resolved> EnterDirectory(Walk& w, const std::string& name, const struct stat& lst) {
+  Resolved& r = w.r;
+  const std::string here = JoinPath(r.dir_path, name);
+  if (!S_ISDIR(lst.st_mode)) {
+    return w.Stop(WalkProblem::kNotDir, fmt::format("'{}' is not a directory", here));
+  }
+  Fd next(::openat(r.dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (next.get() < 0) {
+    return w.Stop(WalkProblem::kOther, fmt::format("'{}': {}", here, std::strerror(errno)));
+  }
+  r.dir = std::move(next);
+  if (name == "..") {
+    r.dir_path = DirOf(r.dir_path);
+  } else {
+    r.dir_path = here;
+  }
+  return std::nullopt;
+}
+
+Resolved Resolve(const std::string& path) {
+  Walk w;
+  if (!path.empty() && path[0] == '/') {
+    w.StartAtRoot();
+  } else {
+    w.StartAtCurrentDirectory();
+  }
+  if (w.r.dir.get() < 0) return w.Stop(WalkProblem::kOther, std::strerror(errno));
+  w.PushFrontComponents(path);
+  if (w.todo.empty()) return w.AtDirectory();  // "/" or "."
+  while (!w.todo.empty()) {
+    Resolved& r = w.r;
     struct statfs fs {};
     if (::fstatfs(r.dir.get(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
       r.on_proc = true;
-      r.name = todo.back();
-      return r;
+      r.name = w.todo.back();
+      return std::move(r);
     }
-    const std::string name = todo.front();
-    todo.pop_front();
-    const bool last = todo.empty();
+    const std::string name = w.todo.front();
+    w.todo.pop_front();
+    const bool last = w.todo.empty();
     struct stat lst {};
     if (::fstatat(r.dir.get(), name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) != 0) {
-      const int err = errno;
-      if (err == ENOENT && last) {
-        r.name = name;
-        return r;
-      }
-      const std::string here = JoinPath(r.dir_path, name);
-      if (err == ENOENT) {
-        return stop(WalkProblem::kMissingDir, fmt::format("directory '{}' does not exist", here));
-      }
-      return stop(WalkProblem::kOther, fmt::format("'{}': {}", here, std::strerror(err)));
+      return Unreadable(w, name, last, errno);
     }
     if (S_ISLNK(lst.st_mode)) {
-      const std::string link = JoinPath(r.dir_path, name);
-      struct stat dst {};
-      if (::fstat(r.dir.get(), &dst) == 0 && ForeignLink(dst, lst.st_uid)) {
-        return stop(WalkProblem::kForeignLink,
-                    fmt::format("'{}' is a symbolic link made by uid {} in the shared directory "
-                                "'{}': refusing to write through it (it could point at any file "
-                                "of yours); give another path",
-                                link, lst.st_uid, r.dir_path));
-      }
-      if (++hops > 40) {
-        return stop(WalkProblem::kLoop,
-                    fmt::format("'{}': too many levels of symbolic links (a loop?); give "
-                                "another path",
-                                link));
-      }
-      std::string target(PATH_MAX, '\0');
-      const ssize_t n = ::readlinkat(r.dir.get(), name.c_str(), target.data(), target.size());
-      if (n <= 0) {
-        return stop(WalkProblem::kOther, fmt::format("cannot read the link '{}': {}", link,
-                                                     std::strerror(n < 0 ? errno : EINVAL)));
-      }
-      target.resize(static_cast<size_t>(n));
-      if (target[0] == '/') start_at_root();
-      if (r.dir.get() < 0) return stop(WalkProblem::kOther, std::strerror(errno));
-      push_front_components(target);
-      if (todo.empty()) {  // a link to "/" or "."
-        r.name = ".";
-        r.exists = ::fstat(r.dir.get(), &r.st) == 0;
-        return r;
-      }
+      if (std::optional<Resolved> done = FollowLink(w, name, lst)) return std::move(*done);
       continue;
     }
     if (last) {
       r.name = name;
       r.exists = true;
       r.st = lst;
-      return r;
+      return std::move(r);
     }
-    const std::string here = JoinPath(r.dir_path, name);
-    if (!S_ISDIR(lst.st_mode)) {
-      return stop(WalkProblem::kNotDir, fmt::format("'{}' is not a directory", here));
-    }
-    Fd next(::openat(r.dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (next.get() < 0) {
-      return stop(WalkProblem::kOther, fmt::format("'{}': {}", here, std::strerror(errno)));
-    }
-    r.dir = std::move(next);
-    if (name == "..") {
-      r.dir_path = DirOf(r.dir_path);
-    } else {
-      r.dir_path = here;
-    }
+    if (std::optional<Resolved> done = EnterDirectory(w, name, lst)) return std::move(*done);
   }
-  return r;
+  return std::move(w.r);
 }
 
 // A file of another user in a sticky, world-writable directory (the kernel's
