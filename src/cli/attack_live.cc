@@ -1,4 +1,4 @@
-#include "cli/attack_live.h"
+#include "attack_live.h"
 
 #include <fmt/format.h>
 

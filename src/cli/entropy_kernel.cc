@@ -1,4 +1,4 @@
-#include "cli/entropy_kernel.h"
+#include "entropy_kernel.h"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "cli/cli_util.h"
+#include "cli_util.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/entropy_report.h"
 #include "kstacklab/fileio.h"

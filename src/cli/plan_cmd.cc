@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/load.h"
 #include "kstacklab/plan_report.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/grid_table.h"
 #include "kstacklab/json.h"

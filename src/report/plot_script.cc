@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "kstacklab/plot.h"
-#include "report/plot_cdf.h"
+#include "plot_cdf.h"
 
 namespace kstacklab {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/text.h"
-#include "results/store_backend.h"
+#include "store_backend.h"
 
 namespace kstacklab {
 

@@ -1,5 +1,5 @@
 // Sessions in fresh processes (src/run/sessions.h).
-#include "run/sessions.h"
+#include "sessions.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "columns.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/stats.h"
-#include "stats/columns.h"
-#include "stats/samples.h"
+#include "samples.h"
 
 namespace kstacklab {
 namespace {

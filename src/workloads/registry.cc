@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "workloads/suites.h"
+#include "suites.h"
 
 namespace kstacklab {
 
