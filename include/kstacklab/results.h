@@ -14,6 +14,7 @@
 #include "kstacklab/error.h"
 #include "kstacklab/histogram.h"
 #include "kstacklab/json.h"
+#include "kstacklab/repetition.h"
 
 namespace kstacklab {
 
@@ -38,15 +39,6 @@ struct ResultLimits {
   static constexpr double kMaxFreqHz = 1e12;     // timer.freq_hz in [0, 1 THz]
 };
 
-// Metric names in the order they are written and shown. Units: the benchmark's `unit` (ns).
-// All are overhead-corrected (timer.overhead_ns subtracted) except stddev, which a constant
-// shift does not change. Loop-mode repetitions carry "mean" only.
-inline const std::vector<std::string>& MetricNames() {
-  static const std::vector<std::string> k = {"mean", "stddev", "min",    "p50", "p90",
-                                             "p99",  "p99.9",  "p99.99", "max"};
-  return k;
-}
-
 struct TimerInfo {
   std::string source;      // "tsc", "cntvct_el0", "clock_gettime(CLOCK_MONOTONIC_RAW)", "fake"
   double freq_hz = 0;      // ticks per second (calibrated against CLOCK_MONOTONIC_RAW)
@@ -55,18 +47,6 @@ struct TimerInfo {
   // Effective step of the counter in ns (timing::EstimateCounterStep): every per-call duration
   // is a multiple of it. nullopt = unknown (files written before it was measured).
   std::optional<double> resolution_ns;
-};
-
-// One repetition: a timed batch of `iterations` calls — the unit of a statistical sample.
-struct Repetition {
-  uint64_t iterations = 0;
-  int session = 0;                        // which process (run --sessions) measured it, from 0
-  std::map<std::string, double> metrics;  // keys from MetricNames()
-  // Host stalls (per-call mode only): calls whose raw timed region exceeded the run's stall
-  // threshold (run.stall_threshold_ns), and their summed raw duration in ns. nullopt = not
-  // counted (loop mode, or files written before stalls were counted).
-  std::optional<uint64_t> stalls;
-  std::optional<double> stall_ns;
 };
 
 struct BenchmarkResult {
