@@ -18,6 +18,7 @@
 #include "kstacklab/entropy_report.h"
 #include "kstacklab/grid_table.h"
 #include "kstacklab/plan_report.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/text.h"
 

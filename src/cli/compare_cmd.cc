@@ -13,6 +13,7 @@
 #include "cli_util.h"
 #include "command.h"
 #include "compare_support.h"
+#include "kstacklab/bench_glob.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/histogram.h"

@@ -15,6 +15,7 @@
 #include "kstacklab/grid_table.h"
 #include "kstacklab/json.h"
 #include "kstacklab/load.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/store.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/text.h"

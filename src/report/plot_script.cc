@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "kstacklab/naming.h"
 #include "kstacklab/plot.h"
 #include "plot_cdf.h"
 

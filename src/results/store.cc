@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/text.h"
 #include "store_backend.h"
 

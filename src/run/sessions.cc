@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
 
 namespace kstacklab::run {
 

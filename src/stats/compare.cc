@@ -15,6 +15,7 @@
 #include <string>
 
 #include "columns.h"
+#include "kstacklab/naming.h"
 #include "kstacklab/stats.h"
 #include "kstacklab/text.h"
 #include "kstacklab/timer_step.h"

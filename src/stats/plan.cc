@@ -6,6 +6,7 @@
 
 #include "columns.h"
 #include "kstacklab/compare.h"
+#include "kstacklab/naming.h"
 #include "kstacklab/stats.h"
 #include "samples.h"
 

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "kstacklab/bench_glob.h"
 #include "suites.h"
 
 namespace kstacklab {
