@@ -20,6 +20,7 @@
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/naming.h"
+#include "kstacklab/plan.h"
 #include "kstacklab/timer_step.h"
 
 namespace kstacklab {

@@ -12,6 +12,7 @@
 #include "command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/load.h"
+#include "kstacklab/plan.h"
 #include "kstacklab/plan_report.h"
 #include "kstacklab/store.h"
 

@@ -24,7 +24,7 @@ struct pt_regs {
   unsigned long orig_ax;
 } __attribute__((preserve_access_index));
 
-// Keep in sync with LiveRecord in include/kstacklab/live.h (static_assert there on the size).
+// Keep in sync with LiveRecord in include/kstacklab/live/records.h (static_assert there on the size).
 struct live_record {
   __u64 local_addr;  // address of a local of this program (on the task stack)
   __u64 stack_base;  // task_struct.stack: lowest address of the task stack

@@ -19,7 +19,8 @@
 #include <string>
 
 #include "kstack_sampler.skel.h"
-#include "kstacklab/live.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 
 namespace kstacklab::live {
 

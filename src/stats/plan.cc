@@ -1,5 +1,7 @@
 // BuildPlan (include/kstacklab/compare.h): variance components and runs x sessions x repetitions
 // per configuration from pilot runs (Kalibera & Jones 2013; docs/reading-tables.md "plan").
+#include "kstacklab/plan.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
