@@ -13,7 +13,7 @@
 
 namespace kstacklab::live {
 
-// One syscall of the sampled process, as the BPF program wrote it (src/live/kstack_sampler.bpf.c,
+// One syscall of the sampled process, as the BPF program wrote it (src/live/kstack_probe.bpf.c,
 // struct live_record: same layout).
 struct LiveRecord {
   uint64_t local_addr = 0;  // address of a local of the BPF program, on the task stack
@@ -26,7 +26,7 @@ struct LiveRecord {
   uint32_t flags = 0;       // kHasTaskState
   uint32_t pad = 0;
 };
-static_assert(sizeof(LiveRecord) == 48, "must match struct live_record in kstack_sampler.bpf.c");
+static_assert(sizeof(LiveRecord) == 48, "must match struct live_record in kstack_probe.bpf.c");
 
 // LiveRecord::flags: task_state holds task_struct.kstack_offset (the kernel has that field).
 inline constexpr uint32_t kHasTaskState = 1;

@@ -5,7 +5,7 @@
 // moves exactly with that syscall's stack offset: one record per syscall of the target process.
 //
 // Built by CMake with `clang -target bpf -O2 -g`; `bpftool gen skeleton` embeds the object into
-// a header (src/live/sampler.cc). No vmlinux.h: the two kernel fields read (task_struct.stack,
+// a header (src/live/probe.cc). No vmlinux.h: the two kernel fields read (task_struct.stack,
 // pt_regs.orig_ax) are declared below with preserve_access_index, so libbpf relocates them
 // against the running kernel's BTF (/sys/kernel/btf/vmlinux) at load time (CO-RE).
 #include <linux/bpf.h>
