@@ -15,6 +15,7 @@
 #include "kstacklab/plan.h"
 #include "kstacklab/plan_report.h"
 #include "kstacklab/store.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 namespace {
