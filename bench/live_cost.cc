@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "kstacklab/histogram.h"
-#include "kstacklab/live.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 #include "kstacklab/raw_syscall.h"
 #include "kstacklab/sampler.h"
 #include "kstacklab/timing.h"

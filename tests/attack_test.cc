@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/gf2.h"
+#include "gf2.h"
 #include "kstacklab/attack_report.h"
 #include "kstacklab/json.h"
 #include "kstacklab/kstack/policies.h"

@@ -21,6 +21,7 @@
 #include "kstacklab/compare.h"
 #include "kstacklab/dice.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {

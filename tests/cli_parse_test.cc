@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "cli/command.h"
-#include "cli/run_support.h"
+#include "command.h"
+#include "run_support.h"
 
 namespace kstacklab::cli {
 namespace {
@@ -75,7 +75,7 @@ TEST(CliParse, ListIsGeneratedFromTheTable) {
 }  // namespace
 }  // namespace kstacklab::cli
 
-#include "cli/cli_util.h"
+#include "cli_util.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::cli {

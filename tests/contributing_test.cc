@@ -26,7 +26,7 @@
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"
 #include "kstacklab/workload.h"
-#include "workloads/model_rows.h"
+#include "model_rows.h"
 
 namespace kstacklab::kstack {
 #include "contributing_examples.h"  // NOLINT(bugprone-suspicious-include): the guide's code

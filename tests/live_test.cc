@@ -1,8 +1,6 @@
-// Live sampler (include/kstacklab/live.h): offsets from recorded addresses, serial dependence and
+// Live sampler (include/kstacklab/live/): offsets from recorded addresses, serial dependence and
 // the input diagnosis on hand-made records and on a recorded fixture (tests/data/live/), then the
 // sampler itself on this kernel (skipped, with the reason, only where BPF is unavailable).
-#include "kstacklab/live.h"
-
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,6 +15,10 @@
 #include <vector>
 
 #include "kstacklab/entropy.h"
+#include "kstacklab/live/attacks.h"
+#include "kstacklab/live/infer.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 
 namespace kstacklab::live {
 namespace {

@@ -1,7 +1,7 @@
 // The micromm, pkeys and macro suites: the mappings are what the rows claim, a pkey write window
 // really guards its page, a small kernbench build runs, and the runner honours a row's caps,
 // unit and extra metrics (fake durations, no timing thresholds).
-#include "workloads/micromm.h"
+#include "micromm.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -13,12 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "interleave.h"
 #include "kstacklab/text.h"
 #include "kstacklab/timing.h"
 #include "kstacklab/workload.h"
-#include "run/interleave.h"
-#include "workloads/macro.h"
-#include "workloads/pkeys.h"
+#include "macro.h"
+#include "pkeys.h"
 
 namespace kstacklab {
 namespace {

@@ -17,7 +17,9 @@
 #include "kstacklab/compare_report.h"
 #include "kstacklab/entropy_report.h"
 #include "kstacklab/grid_table.h"
+#include "kstacklab/plan.h"
 #include "kstacklab/plan_report.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/text.h"
 

@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/naming.h"
+#include "kstacklab/result_reader.h"
 
 namespace kstacklab {
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "fakes.h"
+#include "interleave.h"
 #include "kstacklab/knobs.h"
-#include "run/interleave.h"
 
 namespace kstacklab::run {
 namespace {

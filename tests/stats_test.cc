@@ -16,8 +16,11 @@
 #include <cmath>
 #include <random>
 
+#include "kstacklab/bench_glob.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
+#include "kstacklab/naming.h"
+#include "kstacklab/plan.h"
 #include "kstacklab/timer_step.h"
 
 namespace kstacklab {

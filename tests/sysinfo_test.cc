@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "kstacklab/error.h"
-#include "sysinfo/text.h"
+#include "text.h"
 
 namespace kstacklab {
 namespace {

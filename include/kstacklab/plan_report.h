@@ -8,6 +8,7 @@
 
 #include "kstacklab/compare.h"
 #include "kstacklab/error.h"
+#include "kstacklab/plan.h"
 
 namespace kstacklab {
 

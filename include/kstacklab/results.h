@@ -1,6 +1,7 @@
 // The result schema ("kstacklab-result/1", DESIGN.md "Result file"): plain data produced by the
-// sampler, read by stats/ and report/. JSON (de)serialisation lives in src/results/json.cc;
-// the documented field list is docs/result-schema.md.
+// sampler, read by stats/ and report/, its limits and its JSON form (src/results/json.cc); the
+// documented field list is docs/result-schema.md. Reading a file: kstacklab/result_reader.h; the
+// labels of its rows: kstacklab/naming.h; `--bench GLOB`: kstacklab/bench_glob.h.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include "kstacklab/error.h"
 #include "kstacklab/histogram.h"
 #include "kstacklab/json.h"
+#include "kstacklab/repetition.h"
 
 namespace kstacklab {
 
@@ -38,15 +40,6 @@ struct ResultLimits {
   static constexpr double kMaxFreqHz = 1e12;     // timer.freq_hz in [0, 1 THz]
 };
 
-// Metric names in the order they are written and shown. Units: the benchmark's `unit` (ns).
-// All are overhead-corrected (timer.overhead_ns subtracted) except stddev, which a constant
-// shift does not change. Loop-mode repetitions carry "mean" only.
-inline const std::vector<std::string>& MetricNames() {
-  static const std::vector<std::string> k = {"mean", "stddev", "min",    "p50", "p90",
-                                             "p99",  "p99.9",  "p99.99", "max"};
-  return k;
-}
-
 struct TimerInfo {
   std::string source;      // "tsc", "cntvct_el0", "clock_gettime(CLOCK_MONOTONIC_RAW)", "fake"
   double freq_hz = 0;      // ticks per second (calibrated against CLOCK_MONOTONIC_RAW)
@@ -55,18 +48,6 @@ struct TimerInfo {
   // Effective step of the counter in ns (timing::EstimateCounterStep): every per-call duration
   // is a multiple of it. nullopt = unknown (files written before it was measured).
   std::optional<double> resolution_ns;
-};
-
-// One repetition: a timed batch of `iterations` calls — the unit of a statistical sample.
-struct Repetition {
-  uint64_t iterations = 0;
-  int session = 0;                        // which process (run --sessions) measured it, from 0
-  std::map<std::string, double> metrics;  // keys from MetricNames()
-  // Host stalls (per-call mode only): calls whose raw timed region exceeded the run's stall
-  // threshold (run.stall_threshold_ns), and their summed raw duration in ns. nullopt = not
-  // counted (loop mode, or files written before stalls were counted).
-  std::optional<uint64_t> stalls;
-  std::optional<double> stall_ns;
 };
 
 struct BenchmarkResult {
@@ -131,54 +112,11 @@ RunContext RunContextFromJson(const Json& object);
 std::string ResultToJson(const RunResult& result);
 Json ResultToJsonValue(const RunResult& result);
 
-// Parses and validates a result document. `source` names it in messages (a path or "store id 3").
-// Malformed JSON -> UsageError with the byte position; unknown schema -> UsageError naming it;
-// a NaN/inf/non-number metric, a label/name/variant that is not UTF-8 or holds a control
-// character, a benchmark without repetitions, an inconsistent histogram or anything beyond
-// ResultLimits -> UsageError naming the field. Never throws, whatever `text` holds.
-Expected<RunResult> ResultFromJson(const std::string& text, const std::string& source);
-Expected<RunResult> ReadResultFile(const std::string& path);
-// Standard input read (at most ResultLimits::kMaxFileBytes) and parsed, named "<stdin>".
-Expected<RunResult> ReadResultStdin();
-
-// Checks a label (run --label, or a variant/name) for what ResultFromJson would refuse:
-// returns "is not valid UTF-8 (...)" / "contains the control character ..." or nullopt.
-std::optional<std::string> LabelProblem(const std::string& label);
-
-// Human-readable column label of a benchmark entry inside a file: "label" or "label:variant".
-std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench);
-
 // The current time as ISO 8601 UTC ("2026-11-29T20:10:00Z"), the form of RunResult::created.
 std::string UtcTimestamp();
 // True when `t` has exactly that form ("dddd-dd-ddTdd:dd:ddZ"), in which text order is time
 // order (`compare` orders runs by it).
 bool IsUtcTimestamp(std::string_view t);
-
-// "syscall/getpid" + {"h":1} -> "h:1" (empty without params), the lists' params notation.
-std::string ParamsText(const Json& params);
-
-// A benchmark row's id: "name", "name(k:v, ...)" with params, then ":variant" when there is one,
-// e.g. "model/kstack(handler:getpid):percpu-prng". Unique per row of the workload table.
-std::string BenchmarkId(const std::string& name, const Json& params, const std::string& variant);
-
-// A row as people read it (the summary table, warnings, notes, plots): "name", then " " and
-// params_text (ParamsText) when not empty, then " [variant]" when there is one, e.g.
-// "pkeys/update n:256 [batched]". compare's result class is the lists' other form (compare.h).
-std::string BenchmarkLabel(const std::string& name, const std::string& params_text,
-                           const std::string& variant = "");
-
-// The one rule of `--bench GLOB` (run, compare): the glob (fnmatch) matches the row as its
-// BenchmarkId, or with the params or the variant left out ("name:variant" selects every params
-// row of it, "name" every row); a row of an --ab file also as its own variant (SplitAbVariant).
-bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
-                      const std::string& variant);
-
-// The variant of a row measured under an --ab value: the row's own variant and the value's tag
-// ("NAME=VALUE"), joined by a comma ("raw,kernel.stack_erasing=0"; the tag alone for a row
-// without a variant). SplitAbVariant takes one apart: {own variant, tag}; {variant, ""} when the
-// variant carries no tag (its last comma-separated piece has no '=').
-std::string AbVariant(const std::string& own, const std::string& tag);
-std::pair<std::string, std::string> SplitAbVariant(const std::string& variant);
 
 // Nanoseconds in one `BenchmarkResult::unit` of time ("ns" 1, "us" 1e3, "ms" 1e6, "s" 1e9); 1 for
 // any other unit. Repetition metrics are stored in the row's unit; histograms always in ps.

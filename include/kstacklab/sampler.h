@@ -13,11 +13,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "kstacklab/error.h"
 #include "kstacklab/histogram.h"
-#include "kstacklab/results.h"
+#include "kstacklab/repetition.h"
 
 namespace kstacklab {
 

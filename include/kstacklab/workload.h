@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/naming.h"
 #include "kstacklab/results.h"
 #include "kstacklab/sampler.h"
 

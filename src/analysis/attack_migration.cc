@@ -22,7 +22,7 @@
 #include <optional>
 #include <span>
 
-#include "analysis/attack_util.h"
+#include "attack_util.h"
 #include "kstacklab/attack.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"

@@ -33,8 +33,8 @@
 #include <span>
 #include <utility>
 
-#include "analysis/attack_util.h"
-#include "analysis/gf2.h"
+#include "attack_util.h"
+#include "gf2.h"
 #include "kstacklab/attack.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"

@@ -18,7 +18,7 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/attack_util.h"
+#include "attack_util.h"
 #include "kstacklab/attack.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/kstack/policies.h"

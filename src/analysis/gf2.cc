@@ -1,4 +1,4 @@
-#include "analysis/gf2.h"
+#include "gf2.h"
 
 #include <bit>
 

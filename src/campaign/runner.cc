@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::campaign {

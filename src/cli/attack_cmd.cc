@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/attack_live.h"
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "attack_live.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/attack.h"
 #include "kstacklab/attack_report.h"
 #include "kstacklab/timing.h"

@@ -1,4 +1,4 @@
-#include "cli/attack_live.h"
+#include "attack_live.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,10 @@
 #include <string>
 
 #include "kstacklab/entropy.h"
-#include "kstacklab/live.h"
+#include "kstacklab/live/attacks.h"
+#include "kstacklab/live/infer.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 #include "kstacklab/results.h"
 #include "kstacklab/sysinfo.h"
 

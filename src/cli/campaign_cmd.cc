@@ -17,10 +17,9 @@
 #include <optional>
 #include <random>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
-#include "cli/compare_support.h"
-#include "cli/run_support.h"
+#include "cli_util.h"
+#include "command.h"
+#include "compare_support.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
@@ -31,6 +30,7 @@
 #include "kstacklab/fileio.h"
 #include "kstacklab/store.h"
 #include "kstacklab/text.h"
+#include "run_support.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/cli_util.h"
+#include "cli_util.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <utility>
 
-#include "cli/command.h"
+#include "command.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/store.h"
 #include "kstacklab/text.h"

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/command.h"
+#include "command.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::cli {

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
-#include "cli/compare_support.h"
+#include "cli_util.h"
+#include "command.h"
+#include "compare_support.h"
+#include "kstacklab/bench_glob.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/histogram.h"

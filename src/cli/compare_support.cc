@@ -1,9 +1,9 @@
-#include "cli/compare_support.h"
+#include "compare_support.h"
 
 #include <utility>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/compare_report.h"
 
 namespace kstacklab::cli {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/campaign/remote.h"  // ShellQuote: the one quoting for a shell
 #include "kstacklab/text.h"
 

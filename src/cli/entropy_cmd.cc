@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
-#include "cli/entropy_kernel.h"
+#include "cli_util.h"
+#include "command.h"
+#include "entropy_kernel.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/entropy_report.h"
 #include "kstacklab/grid_table.h"

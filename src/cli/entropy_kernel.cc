@@ -1,4 +1,4 @@
-#include "cli/entropy_kernel.h"
+#include "entropy_kernel.h"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -10,13 +10,15 @@
 #include <unordered_set>
 #include <vector>
 
-#include "cli/cli_util.h"
+#include "cli_util.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/entropy_report.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/grid_table.h"
 #include "kstacklab/json.h"
-#include "kstacklab/live.h"
+#include "kstacklab/live/infer.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 #include "kstacklab/results.h"
 #include "kstacklab/run.h"
 #include "kstacklab/sysinfo.h"

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/json.h"
 #include "kstacklab/sysinfo.h"
 #include "kstacklab/timing.h"

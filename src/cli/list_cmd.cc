@@ -1,8 +1,8 @@
 // `kstacklab list`: every benchmark, grouped by suite, generated from the workload table.
 #include <fmt/format.h>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/json.h"
 #include "kstacklab/workload.h"
 

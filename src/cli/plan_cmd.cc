@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <memory>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/load.h"
+#include "kstacklab/plan.h"
 #include "kstacklab/plan_report.h"
 #include "kstacklab/store.h"
+#include "kstacklab/text.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
-#include "cli/compare_support.h"
+#include "cli_util.h"
+#include "command.h"
+#include "compare_support.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/load.h"

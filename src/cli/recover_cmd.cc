@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <string>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/knobs.h"
 
 namespace kstacklab::cli {

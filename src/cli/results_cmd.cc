@@ -9,12 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/grid_table.h"
 #include "kstacklab/json.h"
 #include "kstacklab/load.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/store.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/text.h"

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/kstack/sources.h"
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/crng.h"

@@ -15,12 +15,12 @@
 #include <utility>
 #include <vector>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
-#include "cli/run_support.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/run.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/text.h"
+#include "run_support.h"
 
 namespace kstacklab::cli {
 namespace {

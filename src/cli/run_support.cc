@@ -1,9 +1,9 @@
-#include "cli/run_support.h"
+#include "run_support.h"
 
 #include <fmt/format.h>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/store.h"
 
 namespace kstacklab::cli {

@@ -1,8 +1,8 @@
 // `kstacklab show FILE|ID`: the summary table of a stored result.
 #include <fmt/format.h>
 
-#include "cli/cli_util.h"
-#include "cli/command.h"
+#include "cli_util.h"
+#include "command.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/load.h"
 #include "kstacklab/summary.h"

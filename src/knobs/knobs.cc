@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/naming.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::knobs {

@@ -7,7 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kstacklab/live.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 #include "kstacklab/raw_syscall.h"
 
 namespace kstacklab::live {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kstacklab/grid_table.h"
+#include "kstacklab/plan.h"
 #include "kstacklab/stats.h"
 
 namespace kstacklab {

@@ -1,6 +1,6 @@
 // The latency CDF of a histogram and the tail view of it (include/kstacklab/plot.h,
 // src/report/plot_cdf.h).
-#include "report/plot_cdf.h"
+#include "plot_cdf.h"
 
 #include "kstacklab/histogram.h"
 

@@ -8,8 +8,9 @@
 #include <map>
 #include <optional>
 
+#include "kstacklab/naming.h"
 #include "kstacklab/plot.h"
-#include "report/plot_cdf.h"
+#include "plot_cdf.h"
 
 namespace kstacklab {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "kstacklab/grid_table.h"
 #include "kstacklab/moments.h"
+#include "kstacklab/naming.h"
 
 namespace kstacklab {
 namespace {

@@ -1,6 +1,5 @@
 // JSON form of the result schema. Field list: docs/result-schema.md.
 #include <fmt/format.h>
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,8 @@
 #include <vector>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/naming.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/results.h"
 #include "kstacklab/text.h"
 
@@ -621,11 +622,6 @@ Expected<RunResult> ReadResultStdin() {
   return ResultFromJson(*text, "<stdin>");
 }
 
-std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench) {
-  if (bench.variant.empty()) return run.label;
-  return run.label + ":" + bench.variant;
-}
-
 std::string UtcTimestamp() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -643,58 +639,6 @@ bool IsUtcTimestamp(std::string_view t) {
     if (!ok) return false;
   }
   return true;
-}
-
-std::string ParamsText(const Json& params) {
-  std::string out;
-  for (auto it = params.begin(); it != params.end(); ++it) {
-    if (!out.empty()) out += ", ";
-    out += it.key() + ":" +
-           (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
-  }
-  return out;
-}
-
-std::string BenchmarkId(const std::string& name, const Json& params, const std::string& variant) {
-  std::string id = name;
-  if (!params.empty()) id.append("(").append(ParamsText(params)).append(")");
-  if (!variant.empty()) id.append(":").append(variant);
-  return id;
-}
-
-std::string BenchmarkLabel(const std::string& name, const std::string& params_text,
-                           const std::string& variant) {
-  std::string label = name;
-  if (!params_text.empty()) label.append(" ").append(params_text);
-  if (!variant.empty()) label.append(" [").append(variant).append("]");
-  return label;
-}
-
-bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
-                      const std::string& variant) {
-  const Json none = Json::object();
-  auto matches = [&](const std::string& v) {
-    for (const std::string& id : {BenchmarkId(name, params, v), BenchmarkId(name, none, v),
-                                  BenchmarkId(name, params, ""), name}) {
-      if (fnmatch(glob.c_str(), id.c_str(), 0) == 0) return true;
-    }
-    return false;
-  };
-  // A row measured under an --ab value also answers to its own variant ("getpid:raw" selects
-  // "raw,kernel.stack_erasing=0" and "=1").
-  const auto [own, tag] = SplitAbVariant(variant);
-  return matches(variant) || (!tag.empty() && !own.empty() && matches(own));
-}
-
-std::string AbVariant(const std::string& own, const std::string& tag) {
-  return own.empty() ? tag : own + "," + tag;
-}
-
-std::pair<std::string, std::string> SplitAbVariant(const std::string& variant) {
-  const size_t comma = variant.rfind(',');
-  const size_t start = comma == std::string::npos ? 0 : comma + 1;
-  if (variant.find('=', start) == std::string::npos) return {variant, ""};
-  return {comma == std::string::npos ? "" : variant.substr(0, comma), variant.substr(start)};
 }
 
 }  // namespace kstacklab

@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "kstacklab/result_reader.h"
 #include "kstacklab/store.h"
 
 namespace kstacklab {

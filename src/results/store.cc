@@ -9,8 +9,9 @@
 #include <utility>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/text.h"
-#include "results/store_backend.h"
+#include "store_backend.h"
 
 namespace kstacklab {
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "kstacklab/text.h"
-#include "results/store_backend.h"
+#include "store_backend.h"
 
 namespace kstacklab::store_internal::pg {
 namespace {

@@ -26,7 +26,7 @@
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/text.h"
-#include "results/store_backend.h"
+#include "store_backend.h"
 
 namespace kstacklab::store_internal::sqlite {
 namespace {

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "interleave.h"
 #include "kstacklab/text.h"
-#include "run/interleave.h"
 
 namespace kstacklab::run {
 namespace {

@@ -1,5 +1,5 @@
 // The interleaved runner of one process (src/run/interleave.h).
-#include "run/interleave.h"
+#include "interleave.h"
 
 #include <fmt/format.h>
 

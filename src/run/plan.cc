@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/run.h"
 #include "kstacklab/store.h"
 

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "interleave.h"
 #include "kstacklab/knobs.h"
 #include "kstacklab/sysinfo.h"
 #include "kstacklab/timing.h"
-#include "run/interleave.h"
-#include "run/sessions.h"
+#include "sessions.h"
 
 namespace kstacklab::run {
 namespace {

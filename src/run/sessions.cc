@@ -1,5 +1,5 @@
 // Sessions in fresh processes (src/run/sessions.h).
-#include "run/sessions.h"
+#include "sessions.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
 
 namespace kstacklab::run {
 

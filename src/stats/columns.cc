@@ -1,4 +1,4 @@
-#include "stats/columns.h"
+#include "columns.h"
 
 #include <fmt/format.h>
 

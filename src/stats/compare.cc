@@ -14,11 +14,12 @@
 #include <set>
 #include <string>
 
+#include "columns.h"
+#include "kstacklab/naming.h"
 #include "kstacklab/stats.h"
 #include "kstacklab/text.h"
 #include "kstacklab/timer_step.h"
-#include "stats/columns.h"
-#include "stats/samples.h"
+#include "samples.h"
 
 namespace kstacklab {
 namespace {

@@ -1,13 +1,16 @@
 // BuildPlan (include/kstacklab/compare.h): variance components and runs x sessions x repetitions
 // per configuration from pilot runs (Kalibera & Jones 2013; docs/reading-tables.md "plan").
+#include "kstacklab/plan.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
+#include "columns.h"
 #include "kstacklab/compare.h"
+#include "kstacklab/naming.h"
 #include "kstacklab/stats.h"
-#include "stats/columns.h"
-#include "stats/samples.h"
+#include "samples.h"
 
 namespace kstacklab {
 namespace {

@@ -1,4 +1,4 @@
-#include "stats/samples.h"
+#include "samples.h"
 
 #include <map>
 

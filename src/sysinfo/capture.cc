@@ -15,7 +15,7 @@
 #include <set>
 
 #include "kstacklab/sysinfo.h"
-#include "sysinfo/text.h"
+#include "text.h"
 
 namespace kstacklab {
 

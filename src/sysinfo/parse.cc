@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "kstacklab/sysinfo.h"
-#include "sysinfo/text.h"
+#include "text.h"
 
 namespace kstacklab {
 

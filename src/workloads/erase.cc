@@ -26,7 +26,7 @@
 
 #include "kstacklab/raw_syscall.h"
 #include "kstacklab/timing.h"
-#include "workloads/suites.h"
+#include "suites.h"
 
 namespace kstacklab::workloads {
 namespace {

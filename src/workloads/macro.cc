@@ -11,7 +11,7 @@
 // A build takes tens of seconds, so the row makes 1 timed build per repetition, at most 3
 // repetitions and no warm-up calls; its setup runs one untimed build first, which checks that the
 // compile works and warms the page cache (kernbench's warm-up build).
-#include "workloads/macro.h"
+#include "macro.h"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -30,7 +30,7 @@
 #include <memory>
 
 #include "kstacklab/timing.h"
-#include "workloads/suites.h"
+#include "suites.h"
 
 extern char** environ;
 

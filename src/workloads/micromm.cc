@@ -16,7 +16,7 @@
 // the rows cap the run's settings: at most kMaxCalls timed calls per repetition, 1 warm-up call
 // (none for munmap) and kMaxRepetitions repetitions, whatever --iterations/--warmup/--repetitions
 // ask for (docs/micromm.md).
-#include "workloads/micromm.h"
+#include "micromm.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -36,7 +36,7 @@
 
 #include "kstacklab/text.h"
 #include "kstacklab/timing.h"
-#include "workloads/suites.h"
+#include "suites.h"
 
 namespace kstacklab::workloads {
 

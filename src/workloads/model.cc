@@ -14,8 +14,8 @@
 
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"
-#include "workloads/model_rows.h"
-#include "workloads/suites.h"
+#include "model_rows.h"
+#include "suites.h"
 
 namespace kstacklab::workloads {
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kstacklab/error.h"
+#include "kstacklab/json.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"

@@ -11,7 +11,7 @@
 // x86-64 PKU only. WRPKRU/RDPKRU are issued directly (glibc's pkey_set() adds a read-modify-write
 // of PKRU around them). arm64 POE (POR_EL0) is not implemented: no machine here has it.
 // Without PKU every row is skipped with the reason.
-#include "workloads/pkeys.h"
+#include "pkeys.h"
 
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -21,7 +21,7 @@
 #include <cstring>
 
 #include "kstacklab/timing.h"
-#include "workloads/suites.h"
+#include "suites.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

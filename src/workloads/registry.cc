@@ -2,7 +2,8 @@
 
 #include <set>
 
-#include "workloads/suites.h"
+#include "kstacklab/bench_glob.h"
+#include "suites.h"
 
 namespace kstacklab {
 

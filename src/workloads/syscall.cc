@@ -10,7 +10,7 @@
 
 #include "kstacklab/raw_syscall.h"
 #include "kstacklab/timing.h"
-#include "workloads/suites.h"
+#include "suites.h"
 
 namespace kstacklab::workloads {
 using ::kstacklab::RawSyscall0;

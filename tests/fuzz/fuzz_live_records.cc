@@ -7,7 +7,8 @@
 #include <string_view>
 
 #include "kstacklab/entropy.h"
-#include "kstacklab/live.h"
+#include "kstacklab/live/infer.h"
+#include "kstacklab/live/records.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point

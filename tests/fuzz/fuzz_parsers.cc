@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "cli/cli_util.h"
+#include "cli_util.h"
 #include "kstacklab/knobs.h"
 #include "kstacklab/load.h"
 #include "kstacklab/text.h"

@@ -12,6 +12,7 @@
 
 #include "kstacklab/compare.h"
 #include "kstacklab/compare_report.h"
+#include "kstacklab/result_reader.h"
 #include "kstacklab/results.h"
 
 namespace {

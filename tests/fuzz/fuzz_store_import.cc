@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "kstacklab/result_reader.h"
 #include "kstacklab/store.h"
 
 namespace {

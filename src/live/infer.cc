@@ -16,7 +16,8 @@
 
 #include "kstacklab/dice.h"
 #include "kstacklab/entropy.h"
-#include "kstacklab/live.h"
+#include "kstacklab/live/infer.h"
+#include "kstacklab/live/records.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::live {

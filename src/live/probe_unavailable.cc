@@ -1,6 +1,7 @@
 // The live sampler in a build without libbpf / clang / bpftool: everything pure still works
 // (fixtures, statistics); attaching says how to get the sampler.
-#include "kstacklab/live.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 
 namespace kstacklab::live {
 

@@ -5,7 +5,7 @@
 // moves exactly with that syscall's stack offset: one record per syscall of the target process.
 //
 // Built by CMake with `clang -target bpf -O2 -g`; `bpftool gen skeleton` embeds the object into
-// a header (src/live/sampler.cc). No vmlinux.h: the two kernel fields read (task_struct.stack,
+// a header (src/live/probe.cc). No vmlinux.h: the two kernel fields read (task_struct.stack,
 // pt_regs.orig_ax) are declared below with preserve_access_index, so libbpf relocates them
 // against the running kernel's BTF (/sys/kernel/btf/vmlinux) at load time (CO-RE).
 #include <linux/bpf.h>
@@ -24,7 +24,7 @@ struct pt_regs {
   unsigned long orig_ax;
 } __attribute__((preserve_access_index));
 
-// Keep in sync with LiveRecord in include/kstacklab/live.h (static_assert there on the size).
+// Keep in sync with LiveRecord in include/kstacklab/live/records.h (static_assert there on the size).
 struct live_record {
   __u64 local_addr;  // address of a local of this program (on the task stack)
   __u64 stack_base;  // task_struct.stack: lowest address of the task stack

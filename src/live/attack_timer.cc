@@ -1,5 +1,5 @@
 // The timer attack against the rdtsc-fed offset counter, scored against the sampler's ground
-// truth (include/kstacklab/live.h, docs/live.md).
+// truth (include/kstacklab/live/attacks.h, docs/live.md).
 #include <fmt/format.h>
 #include <sys/syscall.h>
 
@@ -9,7 +9,10 @@
 #include <cmath>
 #include <map>
 
-#include "kstacklab/live.h"
+#include "kstacklab/live/attacks.h"
+#include "kstacklab/live/infer.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 #include "kstacklab/raw_syscall.h"
 #include "kstacklab/timing.h"
 

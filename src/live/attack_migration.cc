@@ -1,4 +1,4 @@
-// The forced-migration experiment on the running kernel (include/kstacklab/live.h).
+// The forced-migration experiment on the running kernel (include/kstacklab/live/attacks.h).
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sched.h>
@@ -10,7 +10,10 @@
 #include <cstring>
 #include <thread>
 
-#include "kstacklab/live.h"
+#include "kstacklab/live/attacks.h"
+#include "kstacklab/live/infer.h"
+#include "kstacklab/live/probe.h"
+#include "kstacklab/live/records.h"
 #include "kstacklab/raw_syscall.h"
 
 namespace kstacklab::live {

@@ -1,0 +1,29 @@
+// `--bench GLOB` (kstacklab/bench_glob.h).
+#include "kstacklab/bench_glob.h"
+
+#include <fnmatch.h>
+
+#include <string>
+
+#include "kstacklab/json.h"
+#include "kstacklab/naming.h"
+
+namespace kstacklab {
+
+bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
+                      const std::string& variant) {
+  const Json none = Json::object();
+  auto matches = [&](const std::string& v) {
+    for (const std::string& id : {BenchmarkId(name, params, v), BenchmarkId(name, none, v),
+                                  BenchmarkId(name, params, ""), name}) {
+      if (fnmatch(glob.c_str(), id.c_str(), 0) == 0) return true;
+    }
+    return false;
+  };
+  // A row measured under an --ab value also answers to its own variant ("getpid:raw" selects
+  // "raw,kernel.stack_erasing=0" and "=1").
+  const auto [own, tag] = SplitAbVariant(variant);
+  return matches(variant) || (!tag.empty() && !own.empty() && matches(own));
+}
+
+}  // namespace kstacklab
