@@ -1,9 +1,9 @@
 // Cost of observing: getpid per call, measured with the engine (RunRepetition, per-call
 // timing), in three arms interleaved repetition by repetition (order rotated):
 //   off       no BPF program attached;
-//   filtered  the sampler attached but filtering on another syscall (getppid): what every other
-//             syscall on the machine pays while the sampler is attached (tracepoint + filter);
-//   recording the sampler attached and recording every getpid (ring buffer write).
+//   filtered  the probe attached but filtering on another syscall (getppid): what every other
+//             syscall on the machine pays while the probe is attached (tracepoint + filter);
+//   recording the probe attached and recording every getpid (ring buffer write).
 // Needs root. Usage: bench/live_cost [REPETITIONS=15] [CALLS_PER_REPETITION=100000]
 // Prints per-arm medians over repetitions of the per-repetition p50 and mean (overhead-corrected
 // ns), and the median of the per-repetition differences to `off`.
@@ -67,15 +67,15 @@ int main(int argc, char** argv) {
     std::array<double, 3> rep_p50{};
     for (int k = 0; k < 3; ++k) {
       const int arm = (k + r) % 3;  // rotate the order
-      std::unique_ptr<kstacklab::live::Sampler> sampler;
+      std::unique_ptr<kstacklab::live::Probe> probe;
       if (arm > 0) {
-        auto s = kstacklab::live::Sampler::Attach(
-            kstacklab::live::SamplerOptions{arm == 1 ? SYS_getppid : SYS_getpid});
+        auto s = kstacklab::live::Probe::Attach(
+            kstacklab::live::ProbeOptions{arm == 1 ? SYS_getppid : SYS_getpid});
         if (!s.ok()) {
           std::fprintf(stderr, "live_cost: %s\n", s.error().message.c_str());
           return 1;
         }
-        sampler = std::move(*s);
+        probe = std::move(*s);
       }
       kstacklab::Histogram merged;
       auto rep = kstacklab::RunRepetition(body, config, clock, scratch, merged, nullptr);
@@ -83,13 +83,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "live_cost: %s\n", rep.error().message.c_str());
         return 1;
       }
-      if (sampler) {
-        if (sampler->Dropped() != 0) {
+      if (probe) {
+        if (probe->Dropped() != 0) {
           std::fprintf(stderr, "live_cost: records dropped; use fewer calls per repetition\n");
           return 1;
         }
         sink.clear();
-        (void)sampler->Drain(&sink);
+        (void)probe->Drain(&sink);
       }
       rep_p50[arm] = rep->metrics.at("p50");
       p50[arm].push_back(rep->metrics.at("p50"));

@@ -20,7 +20,7 @@ PACKAGES=(
   clang-format          # the format check in CI (scripts/check-format.sh)
   clang-tidy            # the lint in CI (scripts/tidy.sh)
   linux-perf            # bench/compare-perf.sh runs `perf bench syscall basic` beside kstacklab
-  libbpf-dev bpftool    # the live BPF sampler (entropy --kernel, docs/live.md)
+  libbpf-dev bpftool    # the live BPF probe (entropy --kernel, docs/live.md)
   llvm                  # llvm-symbolizer: readable ASan/UBSan and libFuzzer stack traces
   clang libclang-rt-14-dev  # the BPF program (clang -target bpf) and the libFuzzer targets (scripts/fuzz.sh)
   libyaml-cpp-dev       # campaign plan files (kstacklab campaign PLAN.yaml)

@@ -10,7 +10,7 @@
 #          with SEGV_PKUERR, inside it succeeds; PKRU is left as found; every pkeys row runs
 #          through the runner: they skip nowhere here),
 #          kstacklab run --suite pkeys, then kstacklab compare --bench pkeys/update;
-#   live   live_test (the BPF sampler on this older kernel: x & 0x3FF rounded up to 8 bytes, not
+#   live   live_test (the BPF probe on this older kernel: x & 0x3FF rounded up to 8 bytes, not
 #          the v6.11+ x & 0x3F0), kstacklab entropy --kernel, attack timer --live and
 #          attack migration --live.
 # It brings back the log, the result files and the saved records, and exits non-zero unless every
@@ -136,4 +136,4 @@ if [[ -f $OUT/pkeys.json ]]; then
   [[ $rows == 7 ]] || failed+=("pkeys-rows=$rows")
 fi
 ((${#failed[@]} == 0)) || die "failed in the guest: ${failed[*]} (see $OUT/log.txt)"
-echo "qemu-check: PASS — pkeys under emulated PKU ($npk tests, 7 rows) and the live sampler on $(basename "$kernel"); results in $OUT (QEMU TCG times: not hardware costs)" >&2
+echo "qemu-check: PASS — pkeys under emulated PKU ($npk tests, 7 rows) and the live probe on $(basename "$kernel"); results in $OUT (QEMU TCG times: not hardware costs)" >&2

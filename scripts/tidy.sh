@@ -6,8 +6,8 @@
 #                                build off: also fails on a file that does not include what it
 #                                uses (the unity build can hide that)
 # Configures build-tidy/ (or build-tidy-each/) inside the tree, so clang-tidy finds .clang-tidy
-# from the generated unity files too, and generates the BPF skeleton the live sampler includes;
-# compiles nothing else. A file that is in no unity unit (the sampler stub when the real sampler
+# from the generated unity files too, and generates the BPF skeleton the live probe includes;
+# compiles nothing else. A file that is in no unity unit (the probe stub when the real probe
 # is built) is linted on its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKSTACKLAB_UNITY=$([
   -DKSTACKLAB_BUILD_TESTS=OFF -DKSTACKLAB_BUILD_BENCH=OFF >/dev/null
 # The target list is read whole before it is searched: `… | grep -q` would stop reading at the
 # first match, and the build tool's SIGPIPE then fails the pipeline (pipefail), skipping the
-# skeleton so that the sampler cannot be linted (seen in a clean-clone CI run).
+# skeleton so that the probe cannot be linted (seen in a clean-clone CI run).
 targets=$(cmake --build "$BUILD" --target help)
 if grep -q '^kstacklab_live_skeleton:' <<<"$targets"; then
   cmake --build "$BUILD" --target kstacklab_live_skeleton >/dev/null

@@ -1,6 +1,6 @@
-// Live sampler (include/kstacklab/live/): offsets from recorded addresses, serial dependence and
+// Live probe (include/kstacklab/live/): offsets from recorded addresses, serial dependence and
 // the input diagnosis on hand-made records and on a recorded fixture (tests/data/live/), then the
-// sampler itself on this kernel (skipped, with the reason, only where BPF is unavailable).
+// probe itself on this kernel (skipped, with the reason, only where BPF is unavailable).
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -537,9 +537,9 @@ TEST(FixtureTest, RecordedGetpidOffsetsOfAnOlderKernel) {
   EXPECT_LT((*deps)[0].mi.plugin_bits, (*deps)[0].shuffled_plugin_max_bits + 0.05);
 }
 
-// The sampler on this kernel. CI runs as root on the project's machine, so this runs there.
-TEST(LiveSamplerTest, FindsSixtyFourOffsetsOnThisKernel) {
-  if (!SamplerBuilt()) GTEST_SKIP() << "this build has no BPF sampler (libbpf/clang/bpftool)";
+// The probe on this kernel. CI runs as root on the project's machine, so this runs there.
+TEST(LiveProbeTest, FindsSixtyFourOffsetsOnThisKernel) {
+  if (!ProbeBuilt()) GTEST_SKIP() << "this build has no BPF probe (libbpf/clang/bpftool)";
   auto recs = Collect(CollectOptions{SYS_getpid, 4096, -1});
   if (!recs.ok() && geteuid() != 0) {
     GTEST_SKIP() << "BPF unavailable: " << recs.error().message;

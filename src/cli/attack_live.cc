@@ -97,7 +97,7 @@ Expected<analysis::AttackReport> TimerLiveReport(uint64_t calls) {
     rep.notes.push_back(fmt::format("{}: knows {}", a.name, a.knows));
   }
   rep.notes.push_back(fmt::format(
-      "ground truth: the live BPF sampler (offset of every getpid; the kernel's input recovered "
+      "ground truth: the live BPF probe (offset of every getpid; the kernel's input recovered "
       "as state_(n+1) xor ror32(state_n, 5) from task_struct.kstack_offset). {} calls: the first "
       "{} calibrate the attacker's error model (kernel input - its TSC read after return: median "
       "delta {} ticks, 5-95% {:+.0f}..{:+.0f} ticks around it, {:.1f}% within 16 ticks), the rest "
@@ -153,7 +153,7 @@ Expected<analysis::AttackReport> MigrationLiveReport(uint64_t rounds) {
       "other CPU) moves A's affinity to the other CPU and writes to the pipe, so A's read enters "
       "on X and exits elsewhere; thread C, moved to X beforehand, then makes the next syscall of "
       "the process on X (getpid). Prediction = C's offset equals the offset of A's read. CPUs "
-      "and offsets from the live sampler; rounds where the read did not leave X are not scored");
+      "and offsets from the live probe; rounds where the read did not leave X are not scored");
   rep.notes.push_back(
       "other processes' returns to user mode on X in between are part of the measurement");
   return rep;

@@ -43,7 +43,7 @@ std::string SyscallNames() {
 }
 
 struct KernelReport {
-  std::string source;  // "live sampler" or the records file
+  std::string source;  // "live probe" or the records file
   std::string syscall;
   int cpu = -1;
   Json environment;
@@ -205,7 +205,7 @@ void AddKernelEntropyFlags(CLI::App& sub, KernelEntropyFlags& flags) {
   // The --kernel options need --kernel: without it they would be ignored (the model runs).
   CLI::Option* kernel =
       sub.add_flag("--kernel", flags.kernel,
-                   "measure the running kernel with the live BPF sampler (root or CAP_BPF + "
+                   "measure the running kernel with the live BPF probe (root or CAP_BPF + "
                    "CAP_PERFMON; docs/live.md) instead of the models");
   sub.add_option("--syscall", flags.syscall, "--kernel: the syscall to sample: " + SyscallNames())
       ->capture_default_str()
@@ -216,10 +216,10 @@ void AddKernelEntropyFlags(CLI::App& sub, KernelEntropyFlags& flags) {
       ->capture_default_str()
       ->needs(kernel);
   sub.add_option("--records", flags.records,
-                 "--kernel: analyse sampler records saved with --save-records (no BPF needed)")
+                 "--kernel: analyse probe records saved with --save-records (no BPF needed)")
       ->needs(kernel);
   sub.add_option("--save-records", flags.save_records,
-                 "--kernel: also write the raw sampler records (CSV) to this file")
+                 "--kernel: also write the raw probe records (CSV) to this file")
       ->needs(kernel);
 }
 
@@ -263,7 +263,7 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
     if (!c.ok()) return c.error();
     plan.cpu = static_cast<int>(*c);
     // An offline CPU, or one outside this process's affinity, is the user's choice: refused
-    // now, as `run --cpu` refuses it (the sampler's pin would fail with EINVAL).
+    // now, as `run --cpu` refuses it (the probe's pin would fail with EINVAL).
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && !CPU_ISSET(plan.cpu, &allowed)) {
@@ -284,7 +284,7 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
   return plan;
 }
 
-// The records: read from --records, or collected by the live sampler (and saved with
+// The records: read from --records, or collected by the live probe (and saved with
 // --save-records). Fills the report's source, syscall and environment.
 Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& flags,
                                                       const KernelPlan& plan,
@@ -307,7 +307,7 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
   }
   auto collected = live::Collect(live::CollectOptions{plan.syscall->nr, plan.samples, plan.cpu});
   if (!collected.ok()) return collected.error();
-  report->source = "live sampler (BPF raw tracepoint sys_exit)";
+  report->source = "live probe (BPF raw tracepoint sys_exit)";
   report->environment = CaptureEnvironment(SysinfoOptionsFromEnvironment());
   if (!flags.save_records.empty()) {
     if (Status s = WriteFileAtomic(flags.save_records, live::RecordsToCsv(*collected)); !s.ok()) {
@@ -322,7 +322,7 @@ Status AnalyseRecords(const std::vector<live::LiveRecord>& records, uint64_t lag
                       KernelReport* report) {
   auto derived = live::DeriveOffsets(records);
   if (!derived.ok()) {
-    // From a file, records that make no sense are bad input (exit 2), not a sampler failure.
+    // From a file, records that make no sense are bad input (exit 2), not a probe failure.
     if (from_file) return UsageError("--records: " + derived.error().message);
     return derived.error();
   }

@@ -76,11 +76,11 @@ Expected<MigrationData> CollectMigration(uint64_t rounds) {
   }
   int fds[2];
   if (pipe(fds) != 0) return RuntimeError(fmt::format("pipe: {}", std::strerror(errno)));
-  auto sampler = Sampler::Attach(SamplerOptions{-1});
-  if (!sampler.ok()) {
+  auto probe = Probe::Attach(ProbeOptions{-1});
+  if (!probe.ok()) {
     close(fds[0]);
     close(fds[1]);
-    return sampler.error();
+    return probe.error();
   }
   std::atomic<pid_t> a_tid{0};
   std::atomic<pid_t> c_tid{0};
@@ -125,7 +125,7 @@ Expected<MigrationData> CollectMigration(uint64_t rounds) {
     const char byte = 1;
     if (write(fds[1], &byte, 1) != 1) failed = true;
     while (c_done.load() < r + 1 && !failed) std::this_thread::yield();
-    if ((r + 1) % 1024 == 0) (void)(*sampler)->Drain(&data.records);
+    if ((r + 1) % 1024 == 0) (void)(*probe)->Drain(&data.records);
   }
   if (failed) {
     const char byte = 1;
@@ -135,7 +135,7 @@ Expected<MigrationData> CollectMigration(uint64_t rounds) {
   c.join();
   close(fds[0]);
   close(fds[1]);
-  if (Status s = (*sampler)->Drain(&data.records); !s.ok()) return s.error();
+  if (Status s = (*probe)->Drain(&data.records); !s.ok()) return s.error();
   if (failed) return RuntimeError("the migration experiment could not set CPU affinity");
   // Only read and getpid are scored: thread creation (clone's return in the child) exits through
   // another call path, which DeriveOffsets would refuse.

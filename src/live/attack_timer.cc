@@ -1,4 +1,4 @@
-// The timer attack against the rdtsc-fed offset counter, scored against the sampler's ground
+// The timer attack against the rdtsc-fed offset counter, scored against the probe's ground
 // truth (include/kstacklab/live/attacks.h, docs/live.md).
 #include <fmt/format.h>
 #include <sys/syscall.h>
@@ -89,22 +89,22 @@ Expected<TimerAttackData> CollectTimerAttack(uint64_t calls, int cpu) {
       if (active) sched_setaffinity(0, sizeof(*mask), mask);
     }
   } restore{&saved, pinned};
-  auto sampler = Sampler::Attach(SamplerOptions{SYS_getpid});
-  if (!sampler.ok()) return sampler.error();
+  auto probe = Probe::Attach(ProbeOptions{SYS_getpid});
+  if (!probe.ok()) return probe.error();
   TimerAttackData data;
   data.records.reserve(calls);
   data.tsc_after.assign(calls, 0);
   for (uint64_t i = 0; i < calls; ++i) {
     RawSyscall0(SYS_getpid);
     data.tsc_after[i] = ReadTsc();
-    if ((i + 1) % Sampler::kDrainEvery == 0) {
-      if (Status s = (*sampler)->Drain(&data.records); !s.ok()) return s.error();
+    if ((i + 1) % Probe::kDrainEvery == 0) {
+      if (Status s = (*probe)->Drain(&data.records); !s.ok()) return s.error();
     }
   }
-  if (Status s = (*sampler)->Drain(&data.records); !s.ok()) return s.error();
+  if (Status s = (*probe)->Drain(&data.records); !s.ok()) return s.error();
   if (data.records.size() != calls) {
-    return RuntimeError(fmt::format("the sampler recorded {} of {} syscalls ({} dropped)",
-                                    data.records.size(), calls, (*sampler)->Dropped()));
+    return RuntimeError(fmt::format("the probe recorded {} of {} syscalls ({} dropped)",
+                                    data.records.size(), calls, (*probe)->Dropped()));
   }
   return data;
 }

@@ -1,4 +1,4 @@
-// Collect: attach the sampler and issue one syscall N times from the calling thread.
+// Collect: attach the probe and issue one syscall N times from the calling thread.
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -82,21 +82,21 @@ Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options) {
   if (options.cpu >= 0) {
     if (Status s = pin.Pin(options.cpu); !s.ok()) return s.error();
   }
-  auto sampler = Sampler::Attach(SamplerOptions{options.syscall_nr});
-  if (!sampler.ok()) return sampler.error();
+  auto probe = Probe::Attach(ProbeOptions{options.syscall_nr});
+  if (!probe.ok()) return probe.error();
   std::vector<LiveRecord> records;
   records.reserve(options.samples);
   for (uint64_t i = 0; i < options.samples; ++i) {
     RawSyscall3(row->def.nr, row->arg0, 0, 0);
-    if ((i + 1) % Sampler::kDrainEvery == 0) {
-      if (Status s = (*sampler)->Drain(&records); !s.ok()) return s.error();
+    if ((i + 1) % Probe::kDrainEvery == 0) {
+      if (Status s = (*probe)->Drain(&records); !s.ok()) return s.error();
     }
   }
-  if (Status s = (*sampler)->Drain(&records); !s.ok()) return s.error();
-  const uint64_t dropped = (*sampler)->Dropped();
+  if (Status s = (*probe)->Drain(&records); !s.ok()) return s.error();
+  const uint64_t dropped = (*probe)->Dropped();
   if (dropped != 0 || records.size() != options.samples) {
     return RuntimeError(
-        fmt::format("the sampler recorded {} of {} syscalls ({} dropped for a full ring buffer)",
+        fmt::format("the probe recorded {} of {} syscalls ({} dropped for a full ring buffer)",
                     records.size(), options.samples, dropped));
   }
   return records;

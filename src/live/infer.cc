@@ -1,5 +1,7 @@
-// Pure parts of the live sampler: offsets from addresses, serial dependence, what the per-task
+// Pure parts of the live probe: offsets from addresses, serial dependence, what the per-task
 // state says about the random input, CSV fixtures. No BPF here (always built, tested on fixtures).
+#include "kstacklab/live/infer.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,7 +18,6 @@
 
 #include "kstacklab/dice.h"
 #include "kstacklab/entropy.h"
-#include "kstacklab/live/infer.h"
 #include "kstacklab/live/records.h"
 #include "kstacklab/text.h"
 
@@ -101,14 +102,14 @@ Expected<FittedGeometry> FitGeometry(const std::map<uint64_t, uint64_t>& depths,
 }  // namespace
 
 Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records) {
-  if (records.empty()) return RuntimeError("no sampler records to derive offsets from");
+  if (records.empty()) return RuntimeError("no probe records to derive offsets from");
   uint64_t lo = UINT64_MAX;
   uint64_t hi = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     const LiveRecord& r = records[i];
     if (r.local_addr <= r.stack_base || r.local_addr - r.stack_base >= kMaxHeight) {
       return RuntimeError(fmt::format(
-          "record {}: local at {:#x} is not on the task stack based at {:#x} (sampler bug or "
+          "record {}: local at {:#x} is not on the task stack based at {:#x} (probe bug or "
           "unexpected kernel stack layout)",
           i, r.local_addr, r.stack_base));
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// kstacklab live sampler (BPF side). Attached to the raw tracepoint sys_exit, which the kernel
+// kstacklab live probe (BPF side). Attached to the raw tracepoint sys_exit, which the kernel
 // runs on the syscall's own task stack, below the alloca of add_random_kstack_offset() in
 // do_syscall_64 (arch/x86/entry/syscall_64.c). The address of a local of this program therefore
 // moves exactly with that syscall's stack offset: one record per syscall of the target process.

@@ -1,28 +1,28 @@
-// The live sampler in a build without libbpf / clang / bpftool: everything pure still works
-// (fixtures, statistics); attaching says how to get the sampler.
+// The live probe in a build without libbpf / clang / bpftool: everything pure still works
+// (fixtures, statistics); attaching says how to get the probe.
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
 
 namespace kstacklab::live {
 
-struct Sampler::Impl {};
+struct Probe::Impl {};
 
-bool SamplerBuilt() { return false; }
+bool ProbeBuilt() { return false; }
 
-Sampler::Sampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Sampler::~Sampler() = default;
+Probe::Probe(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Probe::~Probe() = default;
 
-Expected<std::unique_ptr<Sampler>> Sampler::Attach(const SamplerOptions& /*options*/) {
+Expected<std::unique_ptr<Probe>> Probe::Attach(const ProbeOptions& /*options*/) {
   return RuntimeError(
-      "this kstacklab was built without the live sampler (libbpf-dev, clang or bpftool were "
+      "this kstacklab was built without the live probe (libbpf-dev, clang or bpftool were "
       "missing at configure time): run scripts/install-deps.sh, then re-run cmake and rebuild");
 }
 
-Status Sampler::Drain(std::vector<LiveRecord>* /*out*/) {
-  return RuntimeError("the live sampler is not built");
+Status Probe::Drain(std::vector<LiveRecord>* /*out*/) {
+  return RuntimeError("the live probe is not built");
 }
 
-uint64_t Sampler::Dropped() const { return 0; }
+uint64_t Probe::Dropped() const { return 0; }
 
 }  // namespace kstacklab::live
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of `kstacklab entropy --kernel`: a recorded fixture analysed without BPF, usage
-# errors, and the live sampler on this kernel (skipped, with the reason, only when the process
-# cannot load BPF: not root, or a build without the sampler).
+# errors, and the live probe on this kernel (skipped, with the reason, only when the process
+# cannot load BPF: not root, or a build without the probe).
 # Usage: bash live_cli.sh KSTACKLAB_BINARY DATA_DIR
 source "$(dirname "$0")/lib.bash"
 
@@ -85,11 +85,11 @@ expect_exit 2 "--cpu 4096" -- "$KSTACKLAB" entropy --kernel --cpu 4096
 expect_stderr "--cpu '4096' is out of range" "cpu named"
 expect_exit 2 "--records missing file" -- "$KSTACKLAB" entropy --kernel --records "$TMP/nope.csv"
 
-# The live sampler. Skipped only where BPF really is unavailable to this process.
+# The live probe. Skipped only where BPF really is unavailable to this process.
 "$KSTACKLAB" entropy --kernel --samples 4096 --lags 1 --cpu 0 >"$TMP/live" 2>"$TMP/live.err"
 rc=$?
-if [ $rc -ne 0 ] && { [ "$(id -u)" -ne 0 ] || grep -q "built without the live sampler" "$TMP/live.err"; }; then
-  echo "skip: live sampler unavailable: $(cat "$TMP/live.err")"
+if [ $rc -ne 0 ] && { [ "$(id -u)" -ne 0 ] || grep -q "built without the live probe" "$TMP/live.err"; }; then
+  echo "skip: live probe unavailable: $(cat "$TMP/live.err")"
 elif [ $rc -ne 0 ]; then
   fail "entropy --kernel exited $rc as root: $(cat "$TMP/live.err")"
 elif tr -d '|' <"$TMP/live" | awk '$1 == "getpid" && $2 == 4096 && $3 == 64 { found = 1 } END { exit !found }'; then
@@ -99,7 +99,7 @@ else
 fi
 
 # The live attacks (same skip rule): JSON with mode "live" and the rows.
-if [ "$(id -u)" -eq 0 ] && ! grep -q "built without the live sampler" "$TMP/live.err"; then
+if [ "$(id -u)" -eq 0 ] && ! grep -q "built without the live probe" "$TMP/live.err"; then
   expect_exit 0 "attack timer --live" -- "$KSTACKLAB" attack timer --live --samples 4000 --format json
   if python3 - "$TMP/out" <<'PY'
 import json, sys

@@ -20,7 +20,7 @@ namespace kstacklab::live {
 //
 // The kernel mixes rdtsc() into the offset state at every return to user mode:
 // state = ror32(state, 5) ^ tsc. An unprivileged attacker reads the TSC right after each of its
-// own syscalls returns (tsc_after) and predicts the next offset. Ground truth: the sampler's
+// own syscalls returns (tsc_after) and predicts the next offset. Ground truth: the probe's
 // derived offsets and, where the kernel has it, task_struct.kstack_offset.
 
 struct TimerAttackData {
@@ -29,7 +29,7 @@ struct TimerAttackData {
 };
 
 // Issues `calls` getpid from the calling thread (pinned to `cpu` when >= 0), reading the TSC
-// (lfence; rdtsc) right after each returns, with the sampler attached.
+// (lfence; rdtsc) right after each returns, with the probe attached.
 Expected<TimerAttackData> CollectTimerAttack(uint64_t calls, int cpu);
 
 struct AttackerScore {
@@ -69,7 +69,7 @@ Expected<TimerAttackReport> AnalyzeTimerAttack(const TimerAttackData& data,
 // CPU Y and then wakes it, so A's read enters on X and exits on Y. A third thread C, pinned to X,
 // then makes the next syscall on X (getpid). On a per-CPU counter design X's state was not
 // updated by A's exit, so C's offset would repeat the offset A's read had ("stale"); on a per-task
-// design it would not. Ground truth: every syscall of the process from the sampler.
+// design it would not. Ground truth: every syscall of the process from the probe.
 
 struct MigrationRound {
   uint32_t old_cpu = 0;        // X

@@ -1,13 +1,13 @@
 // The BPF probe (live ground truth from the running kernel): a BPF program on the raw tracepoint
 // sys_exit runs on the syscall's own task stack, below the alloca of add_random_kstack_offset(),
-// so the address of one of its locals moves exactly with that syscall's stack offset. The sampler
+// so the address of one of its locals moves exactly with that syscall's stack offset. The probe
 // records one LiveRecord per syscall of this process; DeriveOffsets() turns the addresses into
 // offsets; SerialDependence() measures how much one offset tells about the next
 // (kstacklab/live/analysis.h). docs/live.md.
 //
 // Privileges: loading needs root, or CAP_BPF + CAP_PERFMON (the program stores a kernel stack
-// address, a "pointer leak" the verifier allows only with CAP_PERFMON). Sampler::Attach diagnoses
-// what is missing. Never used by `run`: the sampler adds cost to every syscall of the process.
+// address, a "pointer leak" the verifier allows only with CAP_PERFMON). Probe::Attach diagnoses
+// what is missing. Never used by `run`: the probe adds cost to every syscall of the process.
 #pragma once
 
 #include <cstdint>
@@ -21,26 +21,26 @@
 
 namespace kstacklab::live {
 
-// ---- The sampler (libbpf) ---------------------------------------------------------------------
+// ---- The probe (libbpf) ---------------------------------------------------------------------
 
-// Whether this build contains the BPF sampler (libbpf, clang and bpftool were found at build
-// time). When false, Sampler::Attach returns the reason.
-bool SamplerBuilt();
+// Whether this build contains the BPF probe (libbpf, clang and bpftool were found at build
+// time). When false, Probe::Attach returns the reason.
+bool ProbeBuilt();
 
-struct SamplerOptions {
+struct ProbeOptions {
   int32_t syscall_nr = -1;  // only this syscall; -1: every syscall of the process
 };
 
 // Loads and attaches the program for this process (tgid = getpid()); detaches on destruction.
 // Not thread-safe; Drain from one thread.
-class Sampler {
+class Probe {
  public:
   // RuntimeError (exit 1) naming exactly what is missing: the build, root / CAP_BPF+CAP_PERFMON,
   // the bpf() syscall, BTF, the raw tracepoint, lockdown.
-  static Expected<std::unique_ptr<Sampler>> Attach(const SamplerOptions& options);
-  ~Sampler();
-  Sampler(const Sampler&) = delete;
-  Sampler& operator=(const Sampler&) = delete;
+  static Expected<std::unique_ptr<Probe>> Attach(const ProbeOptions& options);
+  ~Probe();
+  Probe(const Probe&) = delete;
+  Probe& operator=(const Probe&) = delete;
 
   // Appends every record waiting in the ring buffer to *out.
   Status Drain(std::vector<LiveRecord>* out);
@@ -53,7 +53,7 @@ class Sampler {
   struct Impl;
 
  private:
-  explicit Sampler(std::unique_ptr<Impl> impl);
+  explicit Probe(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -80,7 +80,7 @@ struct CollectableSyscall {
 };
 std::span<const CollectableSyscall> CollectableSyscalls();
 
-// Attaches the sampler filtered to options.syscall_nr, issues it `samples` times from the calling
+// Attaches the probe filtered to options.syscall_nr, issues it `samples` times from the calling
 // thread, and returns the records in order (exactly `samples`, or RuntimeError when records were
 // lost).
 Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options);
