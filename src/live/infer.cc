@@ -1,5 +1,7 @@
 // Pure parts of the live sampler: offsets from addresses, serial dependence, what the per-task
 // state says about the random input, CSV fixtures. No BPF here (always built, tested on fixtures).
+#include "kstacklab/live/infer.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,7 +18,6 @@
 
 #include "kstacklab/dice.h"
 #include "kstacklab/entropy.h"
-#include "kstacklab/live/infer.h"
 #include "kstacklab/live/records.h"
 #include "kstacklab/text.h"
 
