@@ -235,7 +235,9 @@ PY
 # starts it afresh) brings it back. `switch: alternate` then makes boot 1 a kexec and boot 2 a
 # full reboot: the reboot command stands in for grub-reboot (QEMU's firmware always boots its
 # -kernel with its -append, which holds the profile's argument), and busybox's reboot restarts the
-# guest. Both boots are verified like any other.
+# guest. Both boots are verified like any other. boot_timeout is 150 s: the wait for the machine
+# that is down before recover runs, and the full reboot's deadline (a TCG reboot took over 60 s in
+# CI's release stage beside the QEMU campaign test; about 20 s alone).
 cat >"$TMP/recover.sh" <<REC
 #!/bin/bash
 # Power-cycles the test guest: kill the recorded QEMU, start a new one, wait for SSH (300 s).
@@ -260,7 +262,7 @@ run: [--bench, syscall/getpid:raw, --repetitions, "3", --iterations, "500", --wa
 boots: 2
 engine: {name: ssh, host: guest, port: $port, user: root, ssh_config: $TMP/ssh_config,
          switch: alternate, cmdline: "console=ttyS0", reboot_command: [true, "{entry}"],
-         recover: [$TMP/recover.sh], boot_timeout: 60s, run_timeout: 10min, connect_timeout: 10s}
+         recover: [$TMP/recover.sh], boot_timeout: 150s, run_timeout: 10min, connect_timeout: 10s}
 YAML
 for p in "${QEMU_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done   # the machine is down
 D3=$TMP/c3
