@@ -216,44 +216,6 @@ TEST(DeriveOffsetsTest, NamesTheGeometriesTheHeightsCannotTellApart) {
   EXPECT_TRUE(same->also_consistent.empty());
 }
 
-TEST(MutualInformationTest, HandComputed) {
-  // y = x, two equiprobable values: MI = H = 1 bit; H(Y|X) = 0 (Miller-Madow: 2 cells - 2 rows
-  // adds nothing). MI Miller-Madow: cells 2, 2, 2 -> correction (1 + 1 - 1) / (2 * 4) nats.
-  const std::vector<uint8_t> x = {0, 1, 0, 1};
-  auto same = MutualInformationBits(x, x);
-  ASSERT_TRUE(same.ok());
-  EXPECT_EQ(same->pairs, 4u);
-  EXPECT_NEAR(same->plugin_bits, 1.0, 1e-12);
-  EXPECT_NEAR(same->conditional_bits, 0.0, 1e-12);
-  EXPECT_NEAR(same->miller_madow_bits, 1.0 + 0.125 / std::log(2.0), 1e-12);
-  // Independent by construction: every (x, y) cell once. MI = 0; H(Y|X) = 1 plug-in, plus the
-  // Miller-Madow term (4 cells - 2 rows) / (2 * 4) nats; MI Miller-Madow: (1 + 1 - 3) / 8 nats
-  // below zero.
-  auto indep =
-      MutualInformationBits(std::vector<uint8_t>{0, 0, 1, 1}, std::vector<uint8_t>{0, 1, 0, 1});
-  ASSERT_TRUE(indep.ok());
-  EXPECT_NEAR(indep->plugin_bits, 0.0, 1e-12);
-  EXPECT_NEAR(indep->conditional_bits, 1.0 + 0.25 / std::log(2.0), 1e-12);
-  EXPECT_NEAR(indep->miller_madow_bits, -0.125 / std::log(2.0), 1e-12);
-}
-
-TEST(MutualInformationTest, EdgeCases) {
-  auto empty = MutualInformationBits({}, {});
-  ASSERT_TRUE(empty.ok());
-  EXPECT_EQ(empty->pairs, 0u);
-  EXPECT_EQ(empty->plugin_bits, 0.0);
-  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{1}, std::vector<uint8_t>{}).ok());
-  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{64}, std::vector<uint8_t>{0}).ok());
-  // An older kernel's 129 bins: bin 128 (offset 1024) counts, 129 does not.
-  auto wide =
-      MutualInformationBits(std::vector<uint8_t>{128, 0}, std::vector<uint8_t>{0, 128}, 129);
-  ASSERT_TRUE(wide.ok());
-  EXPECT_NEAR(wide->plugin_bits, 1.0, 1e-12);
-  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{129}, std::vector<uint8_t>{0}, 129).ok());
-  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{0}, std::vector<uint8_t>{0}, 0).ok());
-  EXPECT_FALSE(MutualInformationBits(std::vector<uint8_t>{0}, std::vector<uint8_t>{0}, 130).ok());
-}
-
 TEST(SerialDependenceTest, PairsOnlyWithinOneThreadOnOneCpu) {
   // Thread 1: CPU 0, 0, 1, 1; thread 2 interleaved on CPU 0. Lag 1 pairs of thread 1: (0,1) and
   // (2,3) (the 1->2 pair changes CPU); thread 2: (0,1). Offsets follow y = x + 16 within a pair.

@@ -230,6 +230,11 @@ TEST(Results, ParamsTextAndConfigurationName) {
   EXPECT_EQ(BenchmarkLabel("pkeys/update", "n:256", "batched"), "pkeys/update n:256 [batched]");
   EXPECT_EQ(BenchmarkLabel("syscall/getpid", ""), "syscall/getpid");
   EXPECT_EQ(BenchmarkLabel("model/kstack", "", "off"), "model/kstack [off]");
+  EXPECT_EQ(ResultClass("syscall/getpid", "", "mean", "ns", false), "mean (ns)");
+  EXPECT_EQ(ResultClass("syscall/getpid", "", "p99", "ns", true), "p99 (ns)");
+  EXPECT_EQ(ResultClass("syscall/fork", "h:1", "mean", "ns", false), "fork: h:1 (ns)");
+  EXPECT_EQ(ResultClass("syscall/fork", "h:1", "p99", "ns", true), "fork: h:1 p99 (ns)");
+  EXPECT_EQ(ResultClass("fork", "h:1", "mean", "ns", false), "fork: h:1 (ns)");
   RunResult r = Sample();
   EXPECT_EQ(ConfigurationName(r, r.benchmarks[0]), "v6.18 rnd-on:percpu-prng");
 }

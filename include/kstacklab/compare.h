@@ -167,7 +167,7 @@ struct CompareRow {
   std::string metric;       // "mean", "p99", ...
   std::string unit;         // "ns"
   bool lower_is_better = true;
-  std::string result_class;     // "mean (ns)", "fork: h:1 (ns)", "fork: h:1 p99 (ns)"
+  std::string result_class;     // ResultClass (naming.h): "mean (ns)", "fork: h:1 (ns)"
   bool first_in_group = false;  // first row of its benchmark group (the name is shown here)
   CompareCell baseline;
   std::vector<CompareCell> variants;  // columns[1..], in order

@@ -65,6 +65,22 @@ double MillerMadowBits(std::span<const uint64_t> h);
 // table of 20 000 pairs. Still biased low when n is not large against the occupied cells.
 // 0 for an empty table.
 double ConditionalEntropyBits(std::span<const uint64_t> joint, size_t columns);
+
+// Mutual information of pairs (x, y) of offset bins 0..bins-1 (bin = offset / geometry.align;
+// live::SerialDependence pairs one thread's offsets at a lag), in bits.
+struct MutualInformation {
+  uint64_t pairs = 0;
+  double plugin_bits = 0;        // H(X) + H(Y) - H(X,Y) of the empirical distribution
+  double miller_madow_bits = 0;  // plug-in with each entropy Miller–Madow corrected: + (m-1)/2N
+                                 // nats, m = occupied cells (can go below 0 when independent)
+  double conditional_bits = 0;   // H(Y|X), bits, Miller–Madow corrected
+                                 // (ConditionalEntropyBits)
+};
+
+// RuntimeError when a bin is not below `bins` (at most kstack::kMaxOffsetCount) or the lengths
+// differ. Empty input: all zero.
+Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
+                                                  std::span<const uint8_t> y, uint32_t bins = 64);
 // Min-entropy -log2(max p), bits (0 when empty).
 double MinEntropyBits(std::span<const uint64_t> h);
 // Pearson chi-square statistic sum (O - E)^2 / E against a geometry's ideal distribution

@@ -56,6 +56,35 @@ double ConditionalEntropyBits(std::span<const uint64_t> joint, size_t columns) {
   return MillerMadowBits(joint) - MillerMadowBits(rows) + 0.0;
 }
 
+Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
+                                                  std::span<const uint8_t> y, uint32_t bins) {
+  if (bins == 0 || bins > kstack::kMaxOffsetCount) {
+    return RuntimeError(fmt::format("{} offset bins; give 1..{}", bins, kstack::kMaxOffsetCount));
+  }
+  if (x.size() != y.size()) {
+    return RuntimeError(fmt::format("mutual information of {} and {} values", x.size(), y.size()));
+  }
+  MutualInformation mi;
+  mi.pairs = x.size();
+  if (x.empty()) return mi;
+  std::vector<uint64_t> cx(bins, 0);
+  std::vector<uint64_t> cy(bins, 0);
+  std::vector<uint64_t> cxy(static_cast<size_t>(bins) * bins, 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] >= bins || y[i] >= bins) {
+      return RuntimeError(
+          fmt::format("offset bin {} at pair {} is not below {}", std::max(x[i], y[i]), i, bins));
+    }
+    ++cx[x[i]];
+    ++cy[y[i]];
+    ++cxy[static_cast<size_t>(x[i]) * bins + y[i]];
+  }
+  mi.plugin_bits = ShannonBits(cx) + ShannonBits(cy) - ShannonBits(cxy) + 0.0;
+  mi.miller_madow_bits = MillerMadowBits(cx) + MillerMadowBits(cy) - MillerMadowBits(cxy) + 0.0;
+  mi.conditional_bits = ConditionalEntropyBits(cxy, bins);  // rows: x
+  return mi;
+}
+
 double MinEntropyBits(std::span<const uint64_t> h) {
   const uint64_t n = SampleCount(h);
   if (n == 0) return 0;

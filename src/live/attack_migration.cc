@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "kstacklab/entropy.h"
 #include "kstacklab/live/attacks.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
@@ -162,7 +163,7 @@ MigrationScore ScoreMigration(const MigrationData& data, std::span<const uint32_
   }
   s.stale_fraction =
       s.migrated > 0 ? static_cast<double>(s.stale) / static_cast<double>(s.migrated) : 0;
-  auto mi = MutualInformationBits(x, y, geometry.count());
+  auto mi = analysis::MutualInformationBits(x, y, geometry.count());
   if (mi.ok()) s.conditional_entropy_bits = mi->conditional_bits;
   return s;
 }

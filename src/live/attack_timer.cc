@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "kstacklab/entropy.h"
 #include "kstacklab/live/attacks.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
@@ -41,7 +42,7 @@ AttackerScore Score(std::string name, std::string knows, const std::vector<uint8
   for (size_t i = 0; i < predicted.size(); ++i) s.correct += predicted[i] == actual[i] ? 1 : 0;
   s.correct_fraction =
       s.predictions > 0 ? static_cast<double>(s.correct) / static_cast<double>(s.predictions) : 0;
-  auto mi = MutualInformationBits(predicted, actual, bins);
+  auto mi = analysis::MutualInformationBits(predicted, actual, bins);
   if (mi.ok()) s.conditional_entropy_bits = mi->conditional_bits;
   return s;
 }

@@ -143,37 +143,6 @@ Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records) {
   return d;
 }
 
-Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
-                                                  std::span<const uint8_t> y, uint32_t bins) {
-  if (bins == 0 || bins > kstack::kMaxOffsetCount) {
-    return RuntimeError(fmt::format("{} offset bins; give 1..{}", bins, kstack::kMaxOffsetCount));
-  }
-  if (x.size() != y.size()) {
-    return RuntimeError(fmt::format("mutual information of {} and {} values", x.size(), y.size()));
-  }
-  MutualInformation mi;
-  mi.pairs = x.size();
-  if (x.empty()) return mi;
-  std::vector<uint64_t> cx(bins, 0);
-  std::vector<uint64_t> cy(bins, 0);
-  std::vector<uint64_t> cxy(static_cast<size_t>(bins) * bins, 0);
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (x[i] >= bins || y[i] >= bins) {
-      return RuntimeError(
-          fmt::format("offset bin {} at pair {} is not below {}", std::max(x[i], y[i]), i, bins));
-    }
-    ++cx[x[i]];
-    ++cy[y[i]];
-    ++cxy[static_cast<size_t>(x[i]) * bins + y[i]];
-  }
-  mi.plugin_bits =
-      analysis::ShannonBits(cx) + analysis::ShannonBits(cy) - analysis::ShannonBits(cxy) + 0.0;
-  mi.miller_madow_bits = analysis::MillerMadowBits(cx) + analysis::MillerMadowBits(cy) -
-                         analysis::MillerMadowBits(cxy) + 0.0;
-  mi.conditional_bits = analysis::ConditionalEntropyBits(cxy, bins);  // rows: x
-  return mi;
-}
-
 Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord> records,
                                                       std::span<const uint32_t> offsets,
                                                       const kstack::OffsetGeometry& geometry,
@@ -199,7 +168,7 @@ Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord
     }
     LagDependence d;
     d.lag = lag;
-    auto mi = MutualInformationBits(x, y, geometry.count());
+    auto mi = analysis::MutualInformationBits(x, y, geometry.count());
     if (!mi.ok()) return mi.error();
     d.mi = *mi;
     Dice dice(seed ^ static_cast<uint64_t>(lag));
@@ -207,7 +176,7 @@ Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord
     for (int s = 0; s < shuffles; ++s) {
       std::vector<uint8_t> ys = y;
       Shuffle(&ys, &dice);
-      auto base = MutualInformationBits(x, ys, geometry.count());
+      auto base = analysis::MutualInformationBits(x, ys, geometry.count());
       if (!base.ok()) return base.error();
       sum += base->plugin_bits;
       d.shuffled_plugin_max_bits = std::max(d.shuffled_plugin_max_bits, base->plugin_bits);

@@ -34,6 +34,17 @@ std::string BenchmarkLabel(const std::string& name, const std::string& params_te
   return label;
 }
 
+std::string ResultClass(const std::string& name, const std::string& params_text,
+                        const std::string& metric, const std::string& unit, bool several_metrics) {
+  std::string cls;
+  if (!params_text.empty()) {
+    const size_t slash = name.find_last_of('/');
+    cls = (slash == std::string::npos ? name : name.substr(slash + 1)) + ": " + params_text;
+  }
+  if (params_text.empty() || several_metrics) cls += (cls.empty() ? "" : " ") + metric;
+  return cls.append(" (").append(unit).append(")");
+}
+
 std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench) {
   if (bench.variant.empty()) return run.label;
   return run.label + ":" + bench.variant;

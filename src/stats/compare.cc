@@ -41,11 +41,6 @@ uint64_t CallsAbove(double pct, uint64_t calls) { return calls - PercentileRank(
 // level keeps false alarms rare (0.1 % per series) whatever --alpha is.
 constexpr double kDriftAlpha = 0.001;
 
-std::string ShortName(const std::string& benchmark) {
-  size_t slash = benchmark.find_last_of('/');
-  return slash == std::string::npos ? benchmark : benchmark.substr(slash + 1);
-}
-
 Verdict Direction(double change_pct, bool lower_is_better) {
   bool larger = change_pct > 0;
   return larger == lower_is_better ? Verdict::kRegression : Verdict::kImprovement;
@@ -176,14 +171,6 @@ void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, Co
   v.mdc_pct = 100 * mdd / std::ldexp(b.value, -e);
 }
 
-std::string ResultClass(const Key& key, const std::string& params_text, const std::string& metric,
-                        const std::string& unit, size_t metric_count) {
-  std::string cls;
-  if (!params_text.empty()) cls = ShortName(key.name) + ": " + params_text;
-  if (params_text.empty() || metric_count > 1) cls += (cls.empty() ? "" : " ") + metric;
-  return cls.append(" (").append(unit).append(")");
-}
-
 // The columns lacking the key's benchmark, and whether the baseline is one of them.
 void NoteAbsentColumns(const std::string& row_key, const KeyEntries& e, const CompareTable& table,
                        CompareFindings& f) {
@@ -282,7 +269,8 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
     row.metric = metric;
     row.unit = e.unit;
     row.lower_is_better = e.lower_is_better;
-    row.result_class = ResultClass(key, params_text, metric, e.unit, options.metrics.size());
+    row.result_class =
+        ResultClass(key.name, params_text, metric, e.unit, options.metrics.size() > 1);
     row.first_in_group = first;
     first = false;
     std::vector<CompareCell> cells;

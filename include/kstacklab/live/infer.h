@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kstacklab/entropy.h"
 #include "kstacklab/error.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/live/records.h"
@@ -56,28 +57,14 @@ inline constexpr double kAlsoConsistentLikelihood = 0.05;
 Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records);
 
 // ---- Serial dependence (pure) -----------------------------------------------------------------
-
-// Mutual information of pairs (x, y) of offset bins 0..bins-1 (bin = offset / geometry.align),
-// in bits.
-struct MutualInformation {
-  uint64_t pairs = 0;
-  double plugin_bits = 0;        // H(X) + H(Y) - H(X,Y) of the empirical distribution
-  double miller_madow_bits = 0;  // plug-in with each entropy Miller–Madow corrected: + (m-1)/2N
-                                 // nats, m = occupied cells (can go below 0 when independent)
-  double conditional_bits = 0;   // H(Y|X), bits, Miller–Madow corrected
-                                 // (analysis::ConditionalEntropyBits)
-};
-
-// RuntimeError when a bin is not below `bins` (at most kstack::kMaxOffsetCount) or the lengths
-// differ. Empty input: all zero.
-Expected<MutualInformation> MutualInformationBits(std::span<const uint8_t> x,
-                                                  std::span<const uint8_t> y, uint32_t bins = 64);
+// The mutual information of a pair of offset sequences: analysis::MutualInformationBits
+// (kstacklab/entropy.h).
 
 // The dependence at one lag: pairs (offset_i, offset_{i+lag}) of the same thread, both on the same
 // CPU (consecutive in that thread's record order).
 struct LagDependence {
   int lag = 0;
-  MutualInformation mi;
+  analysis::MutualInformation mi;
   double shuffled_plugin_bits = 0;      // mean plug-in MI with y shuffled (independence baseline)
   double shuffled_plugin_max_bits = 0;  // largest of the shuffles
   int shuffles = 0;
