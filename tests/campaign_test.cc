@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "kstacklab/campaign/engine.h"
@@ -18,6 +19,7 @@
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
+#include "kstacklab/campaign_report.h"
 #include "kstacklab/compare.h"
 #include "kstacklab/dice.h"
 #include "kstacklab/fileio.h"
@@ -344,7 +346,15 @@ TEST(CampaignState, RoundTripsAndRefusesDamage) {
   b.status = BootStatus::kFailed;
   b.attempts.push_back({"t", "failed", "panic", "off/boot-1-try-1.console.log", "tcg", 3.5});
   s.boots.push_back(b);
+  b.index = 2;
+  b.status = BootStatus::kAccepted;
+  b.effective_kstack_randomization = false;
+  b.stack_erasing = 1;
+  s.boots.push_back(b);
   const Json j = StateToJson(s);
+  EXPECT_EQ(j["boots"][0]["effective_kstack_randomization"], Json(nullptr));
+  EXPECT_EQ(j["boots"][1]["effective_kstack_randomization"], Json(false));
+  EXPECT_EQ(j["boots"][1]["kernel_stack_erasing"], Json(1));
   auto back = StateFromJson(j, "x");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(StateToJson(*back), j);
@@ -357,7 +367,37 @@ TEST(CampaignState, RoundTripsAndRefusesDamage) {
   bad = j;
   bad["boots"][0]["status"] = "maybe";
   EXPECT_FALSE(StateFromJson(bad, "x").ok());
+  for (const Json& wrong : {Json("yes"), Json(1), Json::object()}) {
+    bad = j;
+    bad["boots"][1]["effective_kstack_randomization"] = wrong;
+    EXPECT_FALSE(StateFromJson(bad, "x").ok()) << wrong.dump();
+  }
+  for (const Json& wrong : {Json(true), Json("1"), Json(0.5)}) {
+    bad = j;
+    bad["boots"][1]["kernel_stack_erasing"] = wrong;
+    EXPECT_FALSE(StateFromJson(bad, "x").ok()) << wrong.dump();
+  }
   EXPECT_FALSE(StateFromJson(Json::array(), "x").ok());
+}
+
+TEST(CampaignReport, TalliesWhatTheAcceptedBootsRecorded) {
+  CampaignState s;
+  s.plan.boots = 3;
+  s.plan.profiles.push_back({"off", "/k"});
+  for (int i = 0; i < 4; ++i) {
+    Boot b;
+    b.profile = "off";
+    b.index = static_cast<uint64_t>(i + 1);
+    b.status = i == 3 ? BootStatus::kFailed : BootStatus::kAccepted;  // a failed boot: not counted
+    if (i < 2) b.effective_kstack_randomization = false;
+    if (i == 0) b.stack_erasing = 1;
+    s.boots.push_back(b);
+  }
+  const std::string text = RenderCampaignReport(s, {}, std::nullopt, CompareFormat::kGrid);
+  EXPECT_NE(text.find("effective kstack randomisation false (2 boots), unknown (1 boots); "
+                      "kernel.stack_erasing 1 (1 boots), unknown (2 boots)"),
+            std::string::npos)
+      << text;
 }
 
 // ---- verification
@@ -405,7 +445,8 @@ TEST(CampaignVerify, AcceptsOnlyTheProfilesKernelCmdlineAndLabel) {
   EXPECT_TRUE(VerifyBoot(p, GoodReport(p, true), false).accepted)
       << VerifyBoot(p, GoodReport(p, true), false).reason;
   const BootCheck good = VerifyBoot(p, GoodReport(p, true), false);
-  EXPECT_EQ(good.effective_kstack_randomization, Json(true));
+  EXPECT_EQ(good.effective_kstack_randomization, std::optional<bool>(true));
+  EXPECT_EQ(good.stack_erasing, std::nullopt);  // null in the capture: not known
 
   struct Case {
     std::function<void(GuestReport&)> edit;

@@ -294,6 +294,35 @@ TEST(StoreFields, KernelAndHostComeFromTheCapture) {
   EXPECT_EQ(StoredHost(r), "");
 }
 
+TEST(StoreFields, EnvironmentFactsAreTypedOrAbsent) {
+  const Json env = {{"kernel",
+                     {{"release", "6.18.44"},
+                      {"hostname", "box"},
+                      {"randomize_kstack_offset", "off"},
+                      {"effective_kstack_randomization", false}}},
+                    {"sysctl", {{"kernel.stack_erasing", 1}}}};
+  const EnvironmentFacts f = EnvironmentFactsOf(env);
+  EXPECT_EQ(f.kernel_release, "6.18.44");
+  EXPECT_EQ(f.hostname, "box");
+  EXPECT_EQ(f.randomize_kstack_offset, "off");
+  EXPECT_EQ(f.effective_kstack_randomization, false);
+  EXPECT_EQ(f.stack_erasing, 1);
+  // Another JSON type than the capture writes, null, or a missing or misshapen parent: absent.
+  const Json odd = {{"kernel",
+                     {{"release", 6},
+                      {"hostname", nullptr},
+                      {"randomize_kstack_offset", true},
+                      {"effective_kstack_randomization", "yes"}}},
+                    {"sysctl", {{"kernel.stack_erasing", "1"}}}};
+  for (const Json& e : {odd, Json::object(), Json::array(), Json(nullptr), Json("kernel"),
+                        Json{{"kernel", Json::array({1, 2})}, {"sysctl", 3}}}) {
+    const EnvironmentFacts g = EnvironmentFactsOf(e);
+    EXPECT_FALSE(g.kernel_release || g.hostname || g.randomize_kstack_offset ||
+                 g.effective_kstack_randomization || g.stack_erasing)
+        << e.dump();
+  }
+}
+
 TEST(StoreDefaultPath, FollowsKstacklabStoreThenXdgDataHome) {
   auto saved = [](const char* name) {
     const char* v = std::getenv(name);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace kstacklab {
@@ -16,6 +17,12 @@ using Json = nlohmann::ordered_json;
 // of throwing.
 inline std::string DumpJson(const Json& j) {
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+// A typed field as JSON: its value, or null when it has none.
+template <class T>
+Json OptionalJson(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
 }
 
 // v rounded to `digits` significant digits through its decimal text, so documents are stable

@@ -51,9 +51,12 @@ struct TimerInfo {
 };
 
 struct BenchmarkResult {
-  std::string name;              // "suite/name", e.g. "syscall/getpid"
-  Json params = Json::object();  // e.g. {"h":0}, {"depth":4096}; {} when none
-  std::string variant;           // "" or a configuration name measured in this run ("percpu-prng")
+  std::string name;  // "suite/name", e.g. "syscall/getpid"
+  // e.g. {"h":0}, {"depth":4096}; {} when none. A flat object of numbers, strings and bools,
+  // keys sorted (checked and normalised on reading). JSON, not a struct: each workload has its
+  // own keys and no code reads one by name; params are labels (naming.h) and match keys.
+  Json params = Json::object();
+  std::string variant;  // "" or a configuration name measured in this run ("percpu-prng")
   std::string unit = "ns";
   bool lower_is_better = true;
   bool baseline = false;  // compare's default baseline among the variants of one name+params
@@ -90,6 +93,22 @@ struct RunContext {
   Json campaign;  // how a campaign booted this run (an object; campaign/runner.cc); null: none
   Json as_read = Json::object();
 };
+
+// The fields of a result's environment (RunResult::environment, the capture of
+// kstacklab/sysinfo.h, `kstacklab env --json`) that kstacklab reads back, typed: the store's
+// columns, a campaign's check of a boot, the live reports. Each is nullopt where the capture
+// lacks it, has it null (not known) or holds another JSON type. The capture itself stays JSON in
+// RunResult and is written back as read: it is open-ended (a newer capture's fields must survive
+// a copy), and it is printed, not computed on, everywhere else.
+struct EnvironmentFacts {
+  std::optional<std::string> kernel_release;           // kernel.release
+  std::optional<std::string> hostname;                 // kernel.hostname
+  std::optional<std::string> randomize_kstack_offset;  // kernel.randomize_kstack_offset: "on",
+                                                       // "off", "invalid:TEXT" (the boot option)
+  std::optional<bool> effective_kstack_randomization;  // kernel.effective_kstack_randomization
+  std::optional<int64_t> stack_erasing;                // sysctl["kernel.stack_erasing"]: 0 or 1
+};
+EnvironmentFacts EnvironmentFactsOf(const Json& environment);
 
 struct RunResult {
   std::string schema = kResultSchema;

@@ -133,15 +133,10 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
                            EscapeControl(result->label), profile.name);
     return c;
   }
-  const Json& env = result->environment;
-  if (env.contains("kernel") && env["kernel"].is_object()) {
-    c.effective_kstack_randomization =
-        env["kernel"].value("effective_kstack_randomization", Json(nullptr));
-  }
-  if (env.contains("sysctl") && env["sysctl"].is_object()) {
-    c.stack_erasing = env["sysctl"].value("kernel.stack_erasing", Json(nullptr));
-  }
-  if (!profile.config.empty() && c.effective_kstack_randomization.is_null()) {
+  const EnvironmentFacts env = EnvironmentFactsOf(result->environment);
+  c.effective_kstack_randomization = env.effective_kstack_randomization;
+  c.stack_erasing = env.stack_erasing;
+  if (!profile.config.empty() && !c.effective_kstack_randomization) {
     c.reason =
         "the kernel configuration was carried into the guest, yet the effective kstack "
         "randomisation is unknown (see the result's environment.problems)";

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <numeric>
+#include <optional>
+#include <type_traits>
 
 #include "kstacklab/dice.h"
 #include "kstacklab/fileio.h"
@@ -71,6 +73,19 @@ Json AttemptToJson(const Attempt& a) {
           {"console", a.console}, {"accel", a.accel},     {"seconds", a.seconds}};
 }
 
+// A recorded JSON value: null -> nullopt, else the value (a wrong type throws Json::exception:
+// the state is damaged).
+template <class T>
+std::optional<T> NullOr(const Json& j) {
+  if (j.is_null()) return std::nullopt;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean()) throw Json::type_error::create(302, "not a boolean or null", &j);
+  } else {
+    if (!j.is_number_integer()) throw Json::type_error::create(302, "not an integer or null", &j);
+  }
+  return j.get<T>();
+}
+
 BootStatus ParseStatus(const std::string& s) {
   if (s == "accepted") return BootStatus::kAccepted;
   if (s == "failed") return BootStatus::kFailed;
@@ -89,8 +104,8 @@ Json BootToJson(const Boot& b) {
           {"file", b.file},
           {"release", b.release},
           {"cmdline", b.cmdline},
-          {"effective_kstack_randomization", b.effective_kstack_randomization},
-          {"kernel_stack_erasing", b.stack_erasing},
+          {"effective_kstack_randomization", OptionalJson(b.effective_kstack_randomization)},
+          {"kernel_stack_erasing", OptionalJson(b.stack_erasing)},
           {"strength", b.strength},
           {"attempts", std::move(attempts)}};
 }
@@ -155,8 +170,8 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
       b.file = bj.at("file").get<std::string>();
       b.release = bj.at("release").get<std::string>();
       b.cmdline = bj.at("cmdline").get<std::string>();
-      b.effective_kstack_randomization = bj.at("effective_kstack_randomization");
-      b.stack_erasing = bj.at("kernel_stack_erasing");
+      b.effective_kstack_randomization = NullOr<bool>(bj.at("effective_kstack_randomization"));
+      b.stack_erasing = NullOr<int64_t>(bj.at("kernel_stack_erasing"));
       b.strength = bj.at("strength");
       for (const Json& aj : bj.at("attempts")) {
         b.attempts.push_back(

@@ -28,12 +28,8 @@ std::string KernelDesignLine(const std::vector<live::LiveRecord>& records) {
 }
 
 std::string KernelRelease() {
-  const Json env = CaptureEnvironment(SysinfoOptionsFromEnvironment());
-  if (env.contains("kernel") && env["kernel"].contains("release") &&
-      env["kernel"]["release"].is_string()) {
-    return env["kernel"]["release"].get<std::string>();
-  }
-  return "?";
+  return EnvironmentFactsOf(CaptureEnvironment(SysinfoOptionsFromEnvironment()))
+      .kernel_release.value_or("?");
 }
 
 // The chance level of a live report: `chance` for the kernel's offset geometry, and what it is.

@@ -46,7 +46,7 @@ struct KernelReport {
   std::string source;  // "live probe" or the records file
   std::string syscall;
   int cpu = -1;
-  Json environment;
+  EnvironmentFacts environment;  // this kernel's, for the probe; unknown for --records
   live::DerivedOffsets derived;
   analysis::EntropyStats stats;
   std::vector<live::LagDependence> dependence;
@@ -58,12 +58,10 @@ struct KernelReport {
 
 Json EnvironmentJson(const KernelReport& r) {
   Json env = Json::object();
-  const Json& kernel = r.environment.contains("kernel") ? r.environment["kernel"] : Json();
-  env["kernel_release"] = kernel.is_object() ? kernel.value("release", Json()) : Json();
-  env["randomize_kstack_offset"] =
-      kernel.is_object() ? kernel.value("randomize_kstack_offset", Json()) : Json();
+  env["kernel_release"] = OptionalJson(r.environment.kernel_release);
+  env["randomize_kstack_offset"] = OptionalJson(r.environment.randomize_kstack_offset);
   env["effective_kstack_randomization"] =
-      kernel.is_object() ? kernel.value("effective_kstack_randomization", Json()) : Json();
+      OptionalJson(r.environment.effective_kstack_randomization);
   env["design_state"] = r.design.state;
   env["design_input"] = r.design.input;
   env["design"] = r.design.summary;
@@ -308,7 +306,7 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
   auto collected = live::Collect(live::CollectOptions{plan.syscall->nr, plan.samples, plan.cpu});
   if (!collected.ok()) return collected.error();
   report->source = "live probe (BPF raw tracepoint sys_exit)";
-  report->environment = CaptureEnvironment(SysinfoOptionsFromEnvironment());
+  report->environment = EnvironmentFactsOf(CaptureEnvironment(SysinfoOptionsFromEnvironment()));
   if (!flags.save_records.empty()) {
     if (Status s = WriteFileAtomic(flags.save_records, live::RecordsToCsv(*collected)); !s.ok()) {
       return s.error();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "kstacklab/text.h"
@@ -22,11 +23,13 @@ std::string JsonShort(const Json& v) {
 }
 
 // "false (2 of 2 boots)" or "true (1), unknown (1)": what the accepted boots recorded.
-std::string Tally(const CampaignState& s, const std::string& profile, Json Boot::*field) {
+template <class T>
+std::string Tally(const CampaignState& s, const std::string& profile,
+                  std::optional<T> Boot::*field) {
   std::vector<std::pair<std::string, int>> counts;
   for (const Boot& b : s.boots) {
     if (b.profile != profile || b.status != BootStatus::kAccepted) continue;
-    const std::string v = JsonShort(b.*field);
+    const std::string v = JsonShort(OptionalJson(b.*field));
     auto it =
         std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == v; });
     if (it == counts.end()) {

@@ -44,6 +44,9 @@ void ReadField(const Json& j, std::optional<int64_t>* out) {
 void ReadField(const Json& j, std::optional<double>* out) {
   if (j.is_number()) *out = j.get<double>();
 }
+void ReadField(const Json& j, std::optional<bool>* out) {
+  if (j.is_boolean()) *out = j.get<bool>();
+}
 void ReadField(const Json& j, std::optional<std::string>* out) {
   if (j.is_string()) *out = j.get<std::string>();
 }
@@ -332,6 +335,33 @@ RunContext RunContextFromJson(const Json& object) {
     if (const auto it = object.find(key); it != object.end()) ReadField(*it, &field);
   });
   return c;
+}
+
+namespace {
+
+// Member `key` of `j` when `j` is an object holding it; else nullptr.
+const Json* Member(const Json* j, const char* key) {
+  if (j == nullptr || !j->is_object()) return nullptr;
+  const auto it = j->find(key);
+  return it == j->end() ? nullptr : &*it;
+}
+
+template <class T>
+void ReadMember(const Json* j, const char* key, std::optional<T>* out) {
+  if (const Json* v = Member(j, key)) ReadField(*v, out);
+}
+
+}  // namespace
+
+EnvironmentFacts EnvironmentFactsOf(const Json& environment) {
+  EnvironmentFacts f;
+  const Json* kernel = Member(&environment, "kernel");
+  ReadMember(kernel, "release", &f.kernel_release);
+  ReadMember(kernel, "hostname", &f.hostname);
+  ReadMember(kernel, "randomize_kstack_offset", &f.randomize_kstack_offset);
+  ReadMember(kernel, "effective_kstack_randomization", &f.effective_kstack_randomization);
+  ReadMember(Member(&environment, "sysctl"), "kernel.stack_erasing", &f.stack_erasing);
+  return f;
 }
 
 Json ResultToJsonValue(const RunResult& result) {

@@ -36,13 +36,6 @@ namespace {
 using store_internal::BenchmarkRow;
 using store_internal::RunRow;
 
-std::string StringAt(const Json& doc, const char* pointer) {
-  const Json::json_pointer p(pointer);
-  if (!doc.contains(p)) return std::string();
-  const Json& v = doc.at(p);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 // The row `document` (the serialised `result`) is stored as. Every reader loads a stored
 // document with the result file limit: one larger than that could be stored but never read
 // back (show, compare, plot, export would refuse it), so it is refused before anything is
@@ -85,11 +78,11 @@ bool IsStoreUrl(const std::string& spec) {
 }
 
 std::string StoredKernelRelease(const RunResult& result) {
-  return StringAt(result.environment, "/kernel/release");
+  return EnvironmentFactsOf(result.environment).kernel_release.value_or("");
 }
 
 std::string StoredHost(const RunResult& result) {
-  return StringAt(result.environment, "/kernel/hostname");  // where the capture keeps it
+  return EnvironmentFactsOf(result.environment).hostname.value_or("");
 }
 
 ResultStore::ResultStore(std::unique_ptr<store_internal::Backend> backend, std::string path)

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,8 @@ struct BootCheck {
   RunResult result;    // the parsed result file (accepted only)
   std::string release;
   std::string cmdline;
-  Json effective_kstack_randomization = nullptr;
-  Json stack_erasing = nullptr;
+  std::optional<bool> effective_kstack_randomization;  // from the result's environment
+  std::optional<int64_t> stack_erasing;
   Json strength = nullptr;
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,10 @@ struct Boot {
   // What the guest reported, from the accepted (or last) attempt.
   std::string release;
   std::string cmdline;
-  Json effective_kstack_randomization = nullptr;  // bool, or null when not known
-  Json stack_erasing = nullptr;                   // kernel.stack_erasing (0/1) or null
-  Json strength = nullptr;                        // entropy --kernel summary, or null
-  int CountedAttempts() const;                    // attempts other than "interrupted" and "lost"
+  std::optional<bool> effective_kstack_randomization;  // nullopt: not known
+  std::optional<int64_t> stack_erasing;                // kernel.stack_erasing (0/1); nullopt: none
+  Json strength = nullptr;                             // entropy --kernel summary, or null
+  int CountedAttempts() const;  // attempts other than "interrupted" and "lost"
 };
 
 struct CampaignState {
