@@ -426,7 +426,7 @@ struct SiphashTaskPolicy : SiphashTaskOffsetPolicy<> {
   static constexpr const char* kName = "siphash-task";
   static constexpr const char* kSummary =
       "per-task siphash_1u64(current->random_kstack_seq++) under a per-task key (the public "
-      "randomize_kstack.h draft, kernel-facts 6.3): one SipHash-2-4 per syscall";
+      "randomize_kstack.h draft, docs/models.md): one SipHash-2-4 per syscall";
   static constexpr AttackFacts kFacts{.generator = Generator::kSiphash, .per_task = true};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   using SiphashTaskOffsetPolicy::SiphashTaskOffsetPolicy;
