@@ -367,7 +367,7 @@ TEST(ResultLimits, NonsenseFieldsAreRefused) {
   j = SampleJson();
   j["benchmarks"][0]["params"]["h"] = nullptr;
   EXPECT_NE(Refusal(j).find("params.h' must be a number, string or bool"), std::string::npos);
-  // Limits that keep sums and rates meaningful (found by review: 2^64 - 1 iterations wrapped).
+  // Limits that keep sums and rates meaningful (2^64 - 1 iterations would wrap the sums).
   j = SampleJson();
   j["benchmarks"][0]["repetitions"][0]["iterations"] = ResultLimits::kMaxIterations + 1;
   EXPECT_NE(Refusal(j).find("iterations' must be at most"), std::string::npos) << Refusal(j);

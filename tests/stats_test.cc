@@ -1016,8 +1016,8 @@ TEST(CompareTable, AaRunsWithARunLevelEffectStayAtAlpha) {
 }
 
 // One run per label with several sessions each, and a run-level effect: session means leave
-// the run effect out, so deciding on them flags A/A pairs far above alpha (the audit measured
-// 13-38 % with this machine's variance components). They must stay unmarked.
+// the run effect out, so deciding on them flags A/A pairs far above alpha (13-38 % with this
+// machine's variance components). They must stay unmarked.
 TEST(CompareTable, AaSessionsOfSingleRunsAreNeverMarked) {
   std::mt19937_64 rng(31);
   std::normal_distribution<double> run_effect(0, 2.6), session_effect(0, 3.8), noise(0, 5.3);

@@ -141,7 +141,8 @@ bool ForeignLink(const struct stat& dir, uid_t link_uid) {
 }
 
 // A walk in progress: the result so far, the components still to walk (first in front) and
-// the number of links followed.
+// the number of links followed. One-character names are set with assign(1, c): GCC 12 warns
+// -Wrestrict on `string = "/"` inlined here (a false positive, GCC bug 105651, fixed in GCC 13).
 struct Walk {
   Resolved r;
   std::deque<std::string> todo;
@@ -163,17 +164,17 @@ struct Walk {
   }
   void StartAtRoot() {
     r.dir = Fd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    r.dir_path = "/";
+    r.dir_path.assign(1, '/');
   }
   void StartAtCurrentDirectory() {
     r.dir = Fd(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
     std::error_code ec;
     r.dir_path = std::filesystem::current_path(ec).string();
-    if (ec) r.dir_path = ".";
+    if (ec) r.dir_path.assign(1, '.');
   }
   // Nothing is left to walk ("/", "." or a link to one of them): the path is `dir` itself.
   Resolved AtDirectory() {
-    r.name = ".";
+    r.name.assign(1, '.');
     r.exists = ::fstat(r.dir.get(), &r.st) == 0;
     return std::move(r);
   }

@@ -7,17 +7,18 @@
 # and --resume finishes once a machine answers again; a machine that is down is brought back by
 # the plan's recover command, and `switch: alternate` boots by kexec, then by a full reboot.
 # Skips (77) only where qemu-system-x86, busybox-static, dropbear-bin, kexec-tools or
-# openssh-client are missing; CI installs them (scripts/install-deps.sh).
+# openssh-client are missing or Debian's kernel cannot be fetched; CI installs them and sets
+# KSTACKLAB_NO_SKIP=1, which makes any of these a failure.
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 for tool in qemu-system-x86_64 ssh ssh-keygen dropbearkey cpio gzip; do
-  command -v "$tool" >/dev/null || { echo "skip: $tool is not installed (scripts/install-deps.sh)"; exit 77; }
+  command -v "$tool" >/dev/null || skip_missing "$tool is not installed (scripts/install-deps.sh)"
 done
 for f in /usr/sbin/dropbear /usr/sbin/kexec /bin/busybox; do
-  [ -x "$f" ] || { echo "skip: $f is not installed (scripts/install-deps.sh)"; exit 77; }
+  [ -x "$f" ] || skip_missing "$f is not installed (scripts/install-deps.sh)"
 done
-KERNEL=$("$ROOT/scripts/debian-kernel.sh") || { fail "cannot fetch Debian's kernel"; finish; }
+KERNEL=$("$ROOT/scripts/debian-kernel.sh") || skip_missing "Debian's kernel cannot be fetched (scripts/debian-kernel.sh said why)"
 RELEASE=${KERNEL##*/vmlinuz-}
 E1000=$(dirname "$KERNEL")/e1000-$RELEASE.ko
 [ -f "$E1000" ] || { fail "scripts/debian-kernel.sh left no $E1000"; finish; }

@@ -169,7 +169,7 @@ expect 2 "^kstacklab: error: --power: power 0.01 is out of range; give a value i
 expect 2 "^kstacklab: error: --metrics: unknown metric 'p95'.*p99" -- plan base.json --target-effect 1 --metrics p95
 expect 2 "" -- plan base.json
 
-# Bad input (item 7): exit 2 and a message naming the problem.
+# Bad input: exit 2 and a message naming the problem.
 expect 2 "truncated.json: not valid JSON \(at byte [0-9]+\)" -- compare base.json truncated.json
 expect 2 "unknown schema version 'kstacklab-result/9'" -- compare base.json bad_schema.json
 expect 2 "nope.json" -- compare base.json nope.json

@@ -8,6 +8,16 @@ trap 'rm -rf "$TMP"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
+# skip_missing REASON: a tool or a kernel image this test needs is missing — skip (exit 77), or,
+# where KSTACKLAB_NO_SKIP=1 (CI, which installs everything), fail: CI never skips such a test.
+skip_missing() {
+  if [ "${KSTACKLAB_NO_SKIP:-}" = 1 ]; then
+    echo "FAIL: $1 (KSTACKLAB_NO_SKIP=1: this test must run here)"
+    exit 1
+  fi
+  echo "skip: $1"
+  exit 77
+}
 
 # expect_exit CODE DESCRIPTION -- command...; stdout/stderr kept in $TMP/out, $TMP/err
 expect_exit() {

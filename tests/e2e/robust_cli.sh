@@ -8,7 +8,7 @@ k=$KSTACKLAB
 tiny="$DATA/compare/tiny.json"
 quick=(run --bench syscall/getpid --iterations 200 --repetitions 1 --warmup 10 --no-store)
 
-# item 5: counts are plain decimal digits, in range.
+# Counts are plain decimal digits, in range.
 for bad in -5 18446744073709551616 99999999999999999999 0x10 " 2000" "+3" ""; do
   expect_exit 2 "--iterations '$bad' refused" -- "$k" "${quick[@]}" --iterations "$bad" -o "$TMP/x.json"
 done
@@ -18,7 +18,7 @@ expect_exit 2 "--cpu -2 refused" -- "$k" "${quick[@]}" --cpu -2 -o "$TMP/x.json"
 expect_exit 2 "--cpu 0x10 refused" -- "$k" "${quick[@]}" --cpu 0x10 -o "$TMP/x.json"
 [ -e "$TMP/x.json" ] && fail "a refused run wrote a file"
 
-# items 2 and 7: labels must be UTF-8 without control characters; refused before measuring.
+# Labels must be UTF-8 without control characters; refused before measuring.
 expect_exit 2 "non-UTF-8 label refused" -- "$k" "${quick[@]}" --label $'b\xe9se' -o "$TMP/x.json"
 expect_stderr "not valid UTF-8" "label error says why"
 expect_exit 2 "label with a newline refused" -- "$k" "${quick[@]}" --label $'a\nb' -o "$TMP/x.json"
@@ -32,7 +32,7 @@ PY
 expect_exit 2 "result file with control characters in the label refused" -- "$k" show "$TMP/nl.json"
 expect_stderr "field 'label' contains the control character" "names the label field"
 
-# item 9: output path problems are found before measuring (no time is spent).
+# Output path problems are found before measuring (no time is spent).
 mkdir -p "$TMP/dir"
 expect_exit 2 "-o DIR refused" -- "$k" "${quick[@]}" -o "$TMP/dir"
 expect_exit 2 "-o DIR/ refused" -- "$k" "${quick[@]}" -o "$TMP/dir/"
@@ -56,7 +56,7 @@ cp "$tiny" "$TMP/in.svg"
 expect_exit 2 "plot -o its own input" -- "$k" plot "$TMP/in.svg" -o "$TMP/in.svg"
 cmp -s "$tiny" "$TMP/in.svg" || fail "plot -o its own input replaced it"
 
-# item 3: special files are written through, never replaced.
+# Special files are written through, never replaced.
 expect_exit 0 "run -o /dev/null" -- "$k" "${quick[@]}" -o /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a character device"
 expect_exit 0 "show > /dev/null" -- "$k" show "$tiny"
@@ -90,7 +90,7 @@ if [ -w /dev/full ]; then
   "$k" results import --store "$TMP/full.db" "$tiny" >/dev/null 2>&1
   expect_exit 1 "results export -o /dev/full is ENOSPC, exit 1" -- "$k" results export 1 -o /dev/full --store "$TMP/full.db"
   [ -c /dev/full ] || fail "/dev/full is no longer a character device"
-  # item 8: stdout errors are reported.
+  # Stdout errors are reported.
   for cmd in "show $tiny" "results list --store $TMP/full.db" "entropy --samples 1000" "compare $tiny" "env"; do
     # shellcheck disable=SC2086
     "$k" $cmd >/dev/full 2>"$TMP/err"
@@ -99,7 +99,7 @@ if [ -w /dev/full ]; then
   done
 fi
 
-# item 11: an existing file keeps its mode; a new one honours the umask.
+# An existing file keeps its mode; a new one honours the umask.
 echo old >"$TMP/keep.json"
 chmod 600 "$TMP/keep.json"
 expect_exit 0 "run -o over a 0600 file" -- "$k" "${quick[@]}" -o "$TMP/keep.json"
@@ -112,7 +112,7 @@ expect_exit 0 "run -o symlink to a regular file" -- "$k" "${quick[@]}" -o "$TMP/
 [ -L "$TMP/link.json" ] || fail "the symlink to a regular file was replaced by a file"
 grep -q '"schema"' "$TMP/real.json" || fail "the symlink's target was not written"
 
-# items 1 and 4: deep nesting and huge histogram layouts are refused (exit 2), never a crash.
+# Deep nesting and huge histogram layouts are refused (exit 2), never a crash.
 python3 - "$tiny" "$TMP" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -141,7 +141,7 @@ expect_stderr "overhead_ns" "overhead error names the field"
 expect_exit 2 "import good + deep" -- "$k" results import --store "$TMP/an.db" "$tiny" "$TMP/deep.json"
 [ -e "$TMP/an.db" ] && fail "a refused import created the store"
 
-# item 10: reading commands never write the store.
+# Reading commands never write the store.
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$TMP/foreign.db"
 before=$(md5sum <"$TMP/foreign.db")
 expect_exit 2 "results list of a foreign SQLite file (the wrong file: a usage error)" -- "$k" results list --store "$TMP/foreign.db"
@@ -205,7 +205,7 @@ expect_stderr "frob" "unknown results subcommand named"
 "$k" results show 0 --store "$TMP/ro/r.db" 2>"$TMP/e2"
 grep -q "is not a store id" "$TMP/e1" && cmp -s "$TMP/e1" "$TMP/e2" || fail "show 0 and results show 0 differ: $(cat "$TMP/e1" "$TMP/e2")"
 
-# item 5: a stop request is honoured during warm-up.
+# A stop request is honoured during warm-up.
 "$k" run --bench syscall/getpid --iterations 1 --repetitions 1 --warmup 1000000000000 --no-store -o "$TMP/w.json" >/dev/null 2>&1 &
 pid=$!
 wait_cpu_time "$pid" 20 || fail "the run ended before its warm-up"  # 0.2 s of CPU: in warm-up
@@ -215,7 +215,7 @@ wait "$pid"
 rc=$?
 [ "$rc" -eq 143 ] || fail "SIGTERM during warm-up: exit $rc, want 143"
 
-# item 6: a killed --sessions parent leaves no orphan and no file.
+# A killed --sessions parent leaves no orphan and no file.
 "$k" run --bench syscall/getpid --iterations 1000 --repetitions 1 --warmup 1000000000000 --sessions 2 --no-store -o "$TMP/s.json" >/dev/null 2>&1 &
 parent=$!
 # Kill the parent only once a session child is running (else the check below proves nothing).

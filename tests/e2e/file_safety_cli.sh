@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# End-to-end: the third hostile-input round — file safety through every path
-# component, default names that never collide, a sysctl locked machine-wide and every --ab value
-# tried before measuring, EFBIG like ENOSPC, the store's side files, and the exit codes and
-# messages the audit found wrong. The sticky-directory cases run as a second, unprivileged user
-# made here (root only: exit 77 otherwise).
-# Usage: bash hostile3_cli.sh KSTACKLAB_BINARY DATA_DIR
+# End-to-end: file safety through every path component (nothing written through another user's
+# link), default names that never collide, a sysctl locked machine-wide and every --ab value
+# tried before measuring, EFBIG like ENOSPC, the store's side files, and the exit code and
+# message of each refusal. The sticky-directory cases run as a second, unprivileged user made
+# here (root only: exit 77 otherwise).
+# Usage: bash file_safety_cli.sh KSTACKLAB_BINARY DATA_DIR
 . "$(dirname "$0")/lib.bash"
 k=$(cd "$(dirname "$KSTACKLAB")" && pwd)/$(basename "$KSTACKLAB")   # absolute: some cases cd
 D=$DATA/compare

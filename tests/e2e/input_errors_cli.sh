@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end: hostile input and hostile conditions found by the CLI audit of 2026-11-30 —
+# End-to-end: bad input and bad conditions (a full disk, the store as an output, hostile names) —
 # each must end in one line naming the fix, the right exit code, and no lost measurement.
-# Usage: bash hostile_cli.sh KSTACKLAB_BINARY DATA_DIR
+# Usage: bash input_errors_cli.sh KSTACKLAB_BINARY DATA_DIR
 . "$(dirname "$0")/lib.bash"
 k=$KSTACKLAB
 D=$DATA/compare
