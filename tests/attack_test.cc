@@ -406,7 +406,8 @@ TEST(MigrationTest, LegacyPerCpuPredictablePerTaskAndPrngAtChance) {
       EXPECT_EQ(row.verdict, "predictable");
     } else if (row.design == "off") {
       EXPECT_DOUBLE_EQ(row.accuracy, 1.0);
-    } else {  // siphash, siphash-task, per-task, percpu-prng, buffered-prng, uniform
+    } else {  // siphash, siphash-task, per-task(-x86), percpu-prng(-irqsoff), buffered-prng,
+              // uniform
       EXPECT_LT(row.accuracy, 2.0 / 64) << row.design;
       EXPECT_GT(row.remaining_bits, 5.8) << row.design;
       EXPECT_EQ(row.verdict, "chance") << row.design;
@@ -430,13 +431,21 @@ TEST(TimerTest, CoarseCounterPredictableUniformAtChance) {
   o.samples = 20000;
   auto r = RunTimer(o);
   ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->rows.size(), 2u);
-  EXPECT_GT(r->rows[0].accuracy, 0.95);
-  EXPECT_EQ(r->rows[1].design, "uniform");
-  EXPECT_LT(r->rows[1].accuracy, 2.0 / 64);
-  EXPECT_GT(r->rows[1].accuracy, 0.5 / 64);
-  // Miller-Madow corrected: the plug-in estimate gave ~5.85 bits for these 20 000 samples.
-  EXPECT_NEAR(r->rows[1].remaining_bits, 6.0, 0.03);
+  // Both counter-fed designs, the per-CPU legacy one and the per-task stable backport, each at
+  // 24 MHz and against its uniform reference.
+  ASSERT_EQ(r->rows.size(), 4u);
+  for (size_t i = 0; i < 4; i += 2) {
+    const std::string design = i == 0 ? "legacy-x86" : "per-task-x86";
+    EXPECT_EQ(r->rows[i].design, design + " 24 MHz");
+    EXPECT_GT(r->rows[i].accuracy, 0.95) << design;
+    EXPECT_EQ(r->rows[i].verdict, "predictable") << design;
+    EXPECT_EQ(r->rows[i + 1].design, design + " uniform");
+    EXPECT_LT(r->rows[i + 1].accuracy, 2.0 / 64) << design;
+    EXPECT_GT(r->rows[i + 1].accuracy, 0.5 / 64) << design;
+    EXPECT_EQ(r->rows[i + 1].verdict, "chance") << design;
+    // Miller-Madow corrected: the plug-in estimate gave ~5.85 bits for these 20 000 samples.
+    EXPECT_NEAR(r->rows[i + 1].remaining_bits, 6.0, 0.03) << design;
+  }
 }
 
 // The measured row's `jitter ns` is the measurement's robust sigma (one place computes it:
@@ -452,8 +461,9 @@ TEST(TimerTest, MeasuredJitterAtTheCounterStepIsSaidToBe) {
   o.measured.counter_step_ns = 10;
   auto r = RunTimer(o);
   ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->rows.size(), 1u);
+  ASSERT_EQ(r->rows.size(), 2u);  // legacy-x86, per-task-x86
   EXPECT_EQ(r->rows[0].setting, "jitter measured here");
+  EXPECT_EQ(r->rows[1].setting, "jitter measured here");
   EXPECT_EQ(Evidence(r->rows[0], "jitter ns"), "7.4129");
   auto says = [](const AttackReport& rep) {
     return std::any_of(rep.notes.begin(), rep.notes.end(), [](const std::string& n) {
@@ -504,8 +514,11 @@ TEST(TimerTest, LargeJitterOnFastCounterIsChance) {
   o.samples = 20000;
   auto r = RunTimer(o);
   ASSERT_TRUE(r.ok());
-  EXPECT_DOUBLE_EQ(r->rows[0].accuracy, 1.0);  // no error: the counter is the offset
-  EXPECT_LT(r->rows[1].accuracy, 2.0 / 64);
+  ASSERT_EQ(r->rows.size(), 4u);  // legacy-x86, per-task-x86: jitter 0 and 100 us each
+  for (size_t i = 0; i < 4; i += 2) {
+    EXPECT_DOUBLE_EQ(r->rows[i].accuracy, 1.0);  // no error: the counter is the offset
+    EXPECT_LT(r->rows[i + 1].accuracy, 2.0 / 64);
+  }
 }
 
 TEST(AttackReportTest, TableAndJsonCarryEveryField) {
@@ -545,7 +558,8 @@ TEST(AttackReportTest, TableAndJsonCarryEveryField) {
 // Requests that once ran without bound (hours, gigabytes) are beyond the bound; the defaults and
 // the documented examples are within it.
 TEST(AttackCostTest, MigrationEstimateSeparatesTheDefaultFromTheUnbounded) {
-  MigrationOptions o;  // defaults: 11 designs x 100000 syscalls on 2 CPUs
+  MigrationOptions o;  // defaults: every design and uniform x 100000 syscalls on 2 CPUs
+  const double designs = static_cast<double>(MigrationPolicies(o.policy_table).size());
   EXPECT_TRUE(WithinAttackBounds(EstimateMigrationCost(o)));
   EXPECT_LT(EstimateMigrationCost(o).seconds, 1.0);
   o.syscalls = 100'000'000;
@@ -554,11 +568,11 @@ TEST(AttackCostTest, MigrationEstimateSeparatesTheDefaultFromTheUnbounded) {
   const AttackCost big = EstimateMigrationCost(o);
   EXPECT_FALSE(WithinAttackBounds(big));
   // ~1e8 x 1024 x 101 steps per design: a day or more each, as the issue measured (28 h).
-  EXPECT_GT(big.seconds / 11, 20 * 3600.0);
+  EXPECT_GT(big.seconds / designs, 20 * 3600.0);
   EXPECT_LT(big.bytes, 1 << 20);  // nothing is kept per syscall
-  // One design costs an eleventh.
+  // One design costs its share.
   o.policies = {"percpu-prng"};
-  EXPECT_NEAR(EstimateMigrationCost(o).seconds * 11, big.seconds, big.seconds * 1e-9);
+  EXPECT_NEAR(EstimateMigrationCost(o).seconds * designs, big.seconds, big.seconds * 1e-9);
 }
 
 TEST(AttackCostTest, PrngEstimateFollowsTheSearchAndItsBudget) {
@@ -648,7 +662,7 @@ TEST(AttackProgressTest, ReportedMonotonicallyAndChangesNothing) {
   t.samples = 70000;
   t.progress = watch(&seen);
   ASSERT_TRUE(RunTimer(t).ok());
-  check(seen, 2 * 2 * 70000);  // (24 MHz, uniform) x 2 jitters
+  check(seen, 2 * 2 * 2 * 70000);  // (legacy-x86, per-task-x86) x (24 MHz, uniform) x 2 jitters
 }
 
 }  // namespace

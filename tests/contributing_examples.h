@@ -22,6 +22,10 @@ class CrngU16EntryPolicy : public OffsetSteps<CrngU16EntryPolicy<Cpu>> {
 struct CrngU16EntryPrngPolicy : CrngU16EntryPolicy<> {
   static constexpr const char* kName = "crng-u16-entry";
   static constexpr const char* kSummary = "a lockless get_random_u16() at every syscall entry";
+  // Which kernels run it and how the model was checked (list, entropy and docs/models.md).
+  static constexpr KernelVersions kKernels{.mainline = "never: an example design",
+                                           .stable = "none",
+                                           .verified = "crng: as legacy-arm64-nolock"};
   // What an attacker may assume of it, and the design on simulated CPUs (the attacks use both).
   static constexpr AttackFacts kFacts{.generator = Generator::kCrng};
   static Expected<SimPolicy> Simulate(const SimWorld& world) {

@@ -38,6 +38,8 @@ namespace {
 struct TestCounterPolicy : PerCpuLegacyPolicy<TscRand> {
   static constexpr const char* kName = "test-counter";
   static constexpr const char* kSummary = "a test's counter-fed design";
+  static constexpr KernelVersions kKernels{
+      .mainline = "never: a test's design", .stable = "none", .verified = "none"};
   static constexpr AttackFacts kFacts{.generator = Generator::kCounter};
   static Expected<SimPolicy> Simulate(const SimWorld& w) {
     return SimulateCounterFedSteps(
@@ -221,7 +223,8 @@ TEST(ContributingTest, NewPolicyIsInEveryAttacksRows) {
   // Against the production table, it is unknown.
   p.policy_table = Policies();
   EXPECT_FALSE(analysis::RunPrngRecover(p).ok());
-  // timer: not counter-fed, so not a timer row; the timer rows are legacy-x86's.
+  // timer: not counter-fed, so not a timer row; the timer rows are the production counter-fed
+  // designs' (legacy-x86, per-task-x86).
   analysis::TimerOptions t;
   t.resolutions_hz = {24e6};
   t.jitters_ns = {1};
@@ -229,8 +232,9 @@ TEST(ContributingTest, NewPolicyIsInEveryAttacksRows) {
   t.policy_table = table;
   auto timer = analysis::RunTimer(t);
   ASSERT_TRUE(timer.ok());
-  EXPECT_EQ(timer->rows.size(), 2u);  // 24 MHz and uniform
-  EXPECT_EQ(timer->rows[0].design, "24 MHz");
+  ASSERT_EQ(timer->rows.size(), 4u);  // 24 MHz and uniform each
+  EXPECT_EQ(timer->rows[0].design, "legacy-x86 24 MHz");
+  EXPECT_EQ(timer->rows[2].design, "per-task-x86 24 MHz");
 }
 
 TEST(ContributingTest, NewCounterFedPolicyIsInTheTimerAndMigrationRows) {
@@ -242,16 +246,16 @@ TEST(ContributingTest, NewCounterFedPolicyIsInTheTimerAndMigrationRows) {
   t.policy_table = table;
   auto timer = analysis::RunTimer(t);
   ASSERT_TRUE(timer.ok()) << timer.error().message;
-  // Two counter-fed designs: the design column names each.
-  ASSERT_EQ(timer->rows.size(), 4u);
+  // Three counter-fed designs: the design column names each.
+  ASSERT_EQ(timer->rows.size(), 6u);
   EXPECT_EQ(timer->rows[0].design, "legacy-x86 24 MHz");
-  EXPECT_EQ(timer->rows[2].design, "test-counter 24 MHz");
-  EXPECT_EQ(timer->rows[3].design, "test-counter uniform");
+  EXPECT_EQ(timer->rows[4].design, "test-counter 24 MHz");
+  EXPECT_EQ(timer->rows[5].design, "test-counter uniform");
   // The same design as legacy-x86: the same predictions on the same seed sequence shifted by
   // the rows before it, both predictable at 24 MHz with 1 ns of jitter.
   EXPECT_GT(timer->rows[0].accuracy, 0.95);
-  EXPECT_GT(timer->rows[2].accuracy, 0.95);
-  EXPECT_LT(timer->rows[3].accuracy, 2.0 / 64);
+  EXPECT_GT(timer->rows[4].accuracy, 0.95);
+  EXPECT_LT(timer->rows[5].accuracy, 2.0 / 64);
   analysis::MigrationOptions m;
   m.syscalls = 5000;
   m.policy_table = table;

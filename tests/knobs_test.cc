@@ -233,7 +233,7 @@ TEST(ModelKnob, OpenChecksTheValuesAgainstTheTable) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().exit_code, kExitUsage);
   EXPECT_NE(bad.error().message.find("'percpu-nope'"), std::string::npos) << bad.error().message;
-  EXPECT_NE(bad.error().message.find("percpu-prng, buffered-prng"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("percpu-prng-irqsoff, buffered-prng"), std::string::npos)
       << bad.error().message;
   auto s = OpenKnob(*ParseAbSpec("model:strategy=generic,unrolled"));
   ASSERT_TRUE(s.ok()) << s.error().message;

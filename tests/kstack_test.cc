@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sodium.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <bitset>
@@ -147,6 +149,51 @@ TEST(KstackPercpuPrng, KnownSeedReproducesMaskedOutputs) {
   for (uint32_t w : want) EXPECT_EQ(p.NextOffset(), w);
   EXPECT_EQ(script.reads, 8u);                 // one cpu read per syscall, no choose step
   EXPECT_EQ(p.state(1), rng::PrandomState{});  // cpu 1 untouched (and unseeded: zero state)
+}
+
+// The v7.3 irqsoff entry draws the same offsets as the v7.1 entry from the same states (the
+// vectors above), and only the v7.1 entry touches the preempt count.
+TEST(KstackPercpuPrng, IrqsoffEntryGivesTheSameOffsetsWithoutThePreemptCount) {
+  const uint32_t seeds[4] = {0xdeadbeefu, 0xcafebabeu, 0x12345678u, 0x9abcdef0u};
+  std::vector<rng::PrandomState> states(1);
+  rng::PrandomSeedFromWords(states[0], seeds);
+  CpuScript script;
+  PercpuPrandomPolicy<InjectedCpu, PrandomEntry::kIrqsOff> irqsoff(states, InjectedCpu{&script});
+  const uint32_t before = PreemptModel::count;
+  const uint32_t want[8] = {352, 128, 800, 128, 128, 96, 96, 576};
+  for (uint32_t w : want) EXPECT_EQ(irqsoff.NextOffset(), w);
+  EXPECT_EQ(PreemptModel::count, before);
+  EXPECT_EQ(script.reads, 8u);
+}
+
+// v7.1's get_cpu_var()/put_cpu_var(): the count is raised around the step and lowered after it;
+// with a reschedule pending, lowering it to zero calls the scheduler once (preempt_enable()), and
+// the irqsoff entry never does.
+TEST(KstackPercpuPrng, GetCpuVarEntryRaisesLowersAndReschedules) {
+  std::vector<rng::PrandomState> states(1);
+  const uint32_t seeds[4] = {1, 2, 3, 4};
+  rng::PrandomSeedFromWords(states[0], seeds);
+  CpuScript script;
+  PercpuPrandomPolicy<InjectedCpu> v71(states, InjectedCpu{&script});
+  PercpuPrandomPolicy<InjectedCpu, PrandomEntry::kIrqsOff> v73(states, InjectedCpu{&script});
+  ASSERT_EQ(PreemptModel::count, PreemptModel::kNeedReschedInverted);  // count 0, none pending
+  const uint64_t schedules = PreemptModel::schedules;
+  v71.NextOffset();
+  EXPECT_EQ(PreemptModel::count, PreemptModel::kNeedReschedInverted);
+  EXPECT_EQ(PreemptModel::schedules, schedules);
+  PreemptModel::SetNeedResched();
+  v73.NextOffset();  // IRQs off, no preempt count: nothing to check
+  EXPECT_EQ(PreemptModel::schedules, schedules);
+  v71.NextOffset();  // put_cpu_var() sees the pending reschedule
+  EXPECT_EQ(PreemptModel::schedules, schedules + 1);
+  EXPECT_EQ(PreemptModel::count, PreemptModel::kNeedReschedInverted);  // done, none pending
+  // Nested: a reschedule pending while the count is raised elsewhere waits for the outer enable.
+  PreemptDisable();
+  PreemptModel::SetNeedResched();
+  v71.NextOffset();
+  EXPECT_EQ(PreemptModel::schedules, schedules + 1);
+  PreemptEnable();
+  EXPECT_EQ(PreemptModel::schedules, schedules + 2);
 }
 
 TEST(KstackSiphash, TenOffsetsPerHash) {
@@ -299,6 +346,87 @@ TEST(KstackPerTask, StateIsIndependentBetweenThreads) {
   t2.join();
   EXPECT_EQ(other_first, 0u);
   EXPECT_EQ(PerTaskPolicy::task_offset(), mine);
+}
+
+// per-task-x86: the stable backport on x86, ror32(state, 5) ^ rdtsc() at the return to user
+// mode (the counter truncated to the u32 argument); derived vectors with a scripted counter.
+TEST(KstackPerTask, X86StepIsRor32XorTheTruncatedCounter) {
+  uint64_t counter = 0x1234'5678'9abc'def0ull;
+  using Policy = PerTaskLegacyPolicy<SimCounterRand, InjectedCpu>;
+  CpuScript script;
+  Policy p(SimCounterRand{&counter}, InjectedCpu{&script});
+  Policy::TaskInit();
+  EXPECT_EQ(p.NextOffset(), 0u);  // a new task: offset 0, then the exit step
+  EXPECT_EQ(Policy::task_offset(), 0x9abcdef0u);
+  counter = 0xffff'ffff'0000'0010ull;
+  EXPECT_EQ(p.NextOffset(), 0x9abcdef0u & 0x3F0);  // 0x2f0
+  EXPECT_EQ(Policy::task_offset(), Ror32(0x9abcdef0u, 5) ^ 0x10u);
+  EXPECT_EQ(Policy::task_offset(), 0x84d5e6e7u);
+  // The production row reads the real counter: consecutive states differ by the counter's
+  // advance, and the first offset of a new thread is 0.
+  uint32_t first = 99;
+  std::thread t([&] {
+    PerTaskX86Policy x86;
+    first = x86.NextOffset();
+  });
+  t.join();
+  EXPECT_EQ(first, 0u);
+}
+
+// copy_process() calls random_kstack_task_init(): a forked child starts from offset 0 (per-task
+// legacy rows) or draws a fresh key (siphash-task), never its parent's state.
+TEST(KstackPerTask, ForkedChildStartsFromAFreshTaskState) {
+  PerTaskX86Policy x86;
+  auto arm64 = Boot<PerTaskPolicy>();
+  auto sip = Boot<SiphashTaskPolicy>();
+  ASSERT_TRUE(arm64.ok() && sip.ok());
+  for (int i = 0; i < 20; ++i) {
+    x86.NextOffset();
+    (*arm64)->NextOffset();
+    (*sip)->NextOffset();
+  }
+  ASSERT_NE(PerTaskX86Policy::task_offset(), 0u);
+  ASSERT_NE(PerTaskPolicy::task_offset(), 0u);
+  ASSERT_TRUE(SiphashTaskPolicy::task().initialised);
+  const rng::SiphashKey parent_key = SiphashTaskPolicy::task().key;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int bad = 0;
+    bad |= PerTaskX86Policy::task_offset() != 0 ? 1 : 0;
+    bad |= PerTaskPolicy::task_offset() != 0 ? 2 : 0;
+    bad |= SiphashTaskPolicy::task().initialised ? 4 : 0;
+    bad |= x86.NextOffset() != 0 ? 8 : 0;  // the child's first syscall: offset 0
+    (*sip)->NextOffset();                  // keyed afresh from the crng
+    bad |= SiphashTaskPolicy::task().seq != 1 ? 16 : 0;
+    const rng::SiphashKey& key = SiphashTaskPolicy::task().key;
+    bad |= key.k[0] == parent_key.k[0] && key.k[1] == parent_key.k[1] ? 32 : 0;
+    _exit(bad);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "bits: 1 x86, 2 arm64, 4 siphash-task kept, 8 first "
+                                       "offset, 16 seq, 32 the parent's key";
+  EXPECT_NE(PerTaskX86Policy::task_offset(), 0u);  // the parent keeps its own
+}
+
+// Every policy says which kernels run it (docs/models.md prints the same table).
+TEST(KstackTable, EveryPolicyNamesItsKernels) {
+  for (const PolicyDef& p : Policies()) {
+    EXPECT_GT(std::string(p.kernels.mainline).size(), 4u) << p.name;
+    EXPECT_GT(std::string(p.kernels.stable).size(), 2u) << p.name;
+    EXPECT_GT(std::string(p.kernels.verified).size(), 4u) << p.name;
+    EXPECT_EQ(KernelsLine(p.kernels),
+              std::string("mainline: ") + p.kernels.mainline + "; stable: " + p.kernels.stable);
+  }
+  const PolicyDef* v71 = FindPolicy("percpu-prng");
+  const PolicyDef* v73 = FindPolicy("percpu-prng-irqsoff");
+  ASSERT_TRUE(v71 && v73);
+  EXPECT_NE(std::string(v71->kernels.mainline).find("v7.1"), std::string::npos);
+  EXPECT_NE(std::string(v73->kernels.mainline).find("v7.3"), std::string::npos);
+  EXPECT_NE(std::string(FindPolicy("per-task-x86")->kernels.mainline).find("never"),
+            std::string::npos);
 }
 
 // Restores the calling thread's affinity on scope exit.

@@ -135,7 +135,9 @@ TEST(CompareRender, ExtremeAndNonFiniteChangesAgreeAcrossFormats) {
   const std::string grid = RenderCompareTables({*huge}, CompareFormat::kGrid);
   EXPECT_NE(grid.find("1.7e+308%"), std::string::npos) << grid;
   for (const std::string& line : Split(grid, '\n')) {
-    if (line[0] == '|' || line[0] == '+') EXPECT_LT(line.size(), 200u) << line;  // table rows
+    if (line[0] == '|' || line[0] == '+') {  // table rows
+      EXPECT_LT(line.size(), 200u) << line;
+    }
   }
   auto inf = BuildCompareTable({input("a", 1e-300), input("b", 1.7e308)}, o);
   ASSERT_TRUE(inf.ok()) << inf.error().message;

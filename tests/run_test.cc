@@ -115,7 +115,7 @@ TEST(Runner, LinearDriftHitsIdenticalRowsAlike) {
   std::vector<WorkloadDef> rows(2);
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i].name = "fake/drift";
-    rows[i].variant = i == 0 ? "a" : "b";
+    rows[i].variant = std::string(i == 0 ? "a" : "b");  // not = "a": GCC 12 -Wrestrict (bug 105651)
     rows[i].setup = []() -> Expected<std::shared_ptr<void>> { return std::shared_ptr<void>(); };
     rows[i].percall = &TimePerCall<FakeClock, DriftingCall>;
     rows[i].loop = &TimeLoop<FakeClock, DriftingCall>;

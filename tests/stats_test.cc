@@ -1394,7 +1394,7 @@ TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
 TEST(Plan, RepetitionCostFollowsTheUnitAndUnitsMustAgree) {
   std::vector<CompareInput> in;
   for (double m : {2.0, 2.1, 2.2}) in.push_back(Input("k", {Bench("s/build", {m - 0.1, m + 0.1})}));
-  for (CompareInput& i : in) i.run.benchmarks[0].unit = "s";
+  for (CompareInput& i : in) i.run.benchmarks[0].unit = std::string("s");  // GCC bug 105651
   PlanOptions o;
   o.metrics = {"mean"};
   o.target_pct = 5;

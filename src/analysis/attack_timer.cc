@@ -172,8 +172,8 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
   r.attack = "timer";
   r.seed = o.seed;
   r.claim =
-      "\"a 24 MHz counter gives too few bits\" (legacy-x86 and the counter-fed arches: "
-      "offset = ror32(old, 5) ^ counter at syscall exit)";
+      "\"a 24 MHz counter gives too few bits\" (legacy-x86, per-task-x86 and the counter-fed "
+      "arches: offset = ror32(old, 5) ^ counter at syscall exit)";
   r.remaining_bits_meaning =
       "conditional entropy H(next offset | attacker's prediction), bits (Miller-Madow "
       "corrected estimate)";

@@ -47,6 +47,12 @@ using Row = std::pair<std::string, analysis::EntropyStats>;
 void PrintTable(const std::vector<Row>& rows, uint64_t samples) {
   GridTable table = EntropyStatsTable("policy", rows);
   std::string out = RenderGrid(table);
+  out += "\nWhich kernels run each design (docs/models.md):\n";
+  for (const auto& row : rows) {
+    const kstack::PolicyDef* def = kstack::FindPolicy(row.first);
+    if (def != nullptr)
+      out += fmt::format("  {}: {}\n", def->name, kstack::KernelsLine(def->kernels));
+  }
   out += fmt::format(
       "\nUser-space model: each policy booted as at boot, then {} offsets drawn with its "
       "next_offset() on one thread (whatever CPU it runs on; per-CPU designs use that CPU's "
@@ -67,6 +73,11 @@ void PrintJson(const std::vector<Row>& rows, uint64_t samples) {
   for (const auto& [name, stats] : rows) {
     Json row = {{"policy", name}};
     row.update(EntropyStatsJson(stats));
+    if (const kstack::PolicyDef* def = kstack::FindPolicy(name)) {
+      row["kernels"] = {{"mainline", def->kernels.mainline},
+                        {"stable", def->kernels.stable},
+                        {"verified", def->kernels.verified}};
+    }
     list.push_back(std::move(row));
   }
   j["policies"] = std::move(list);

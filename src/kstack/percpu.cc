@@ -24,4 +24,10 @@ int PossibleCpus() {
   return std::max(n, sched_getcpu() + 1);
 }
 
+void PreemptModel::Schedule() {
+  ++schedules;
+  count = count | kNeedReschedInverted;  // the reschedule is done: none pending
+  sched_yield();
+}
+
 }  // namespace kstacklab::kstack

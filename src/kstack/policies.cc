@@ -1,5 +1,7 @@
 #include "kstacklab/kstack/policies.h"
 
+#include <pthread.h>
+
 #include <vector>
 
 #include "kstacklab/rng/getrandom.h"
@@ -31,10 +33,31 @@ Expected<std::unique_ptr<SiphashPolicy>> SiphashPolicy::Boot() {
   return std::make_unique<SiphashPolicy>(*key, tweaks);
 }
 
-Expected<std::unique_ptr<PercpuPrngPolicy>> PercpuPrngPolicy::Boot() {
+std::string KernelsLine(const KernelVersions& k) {
+  return std::string("mainline: ") + k.mainline + "; stable: " + k.stable;
+}
+
+void ResetTaskStateAtFork(void (*task_init)()) {
+  // Fails only with ENOMEM for the handler list; a child would then keep its parent's state.
+  KSTACKLAB_CHECK(::pthread_atfork(nullptr, nullptr, task_init) == 0);
+}
+
+Expected<std::vector<rng::PrandomState>> BootPrandomStates() {
   std::vector<rng::PrandomState> states(static_cast<size_t>(PossibleCpus()));
   KSTACKLAB_RETURN_IF_ERROR(rng::PrandomSeedFullState(states));  // the late_initcall
-  return std::make_unique<PercpuPrngPolicy>(states);
+  return states;
+}
+
+Expected<std::unique_ptr<PercpuPrngPolicy>> PercpuPrngPolicy::Boot() {
+  auto states = BootPrandomStates();
+  if (!states.ok()) return states.error();
+  return std::make_unique<PercpuPrngPolicy>(*states);
+}
+
+Expected<std::unique_ptr<PercpuPrngIrqsoffPolicy>> PercpuPrngIrqsoffPolicy::Boot() {
+  auto states = BootPrandomStates();
+  if (!states.ok()) return states.error();
+  return std::make_unique<PercpuPrngIrqsoffPolicy>(*states);
 }
 
 const PolicyDef* FindPolicy(std::string_view name, std::span<const PolicyDef> table) {

@@ -41,6 +41,35 @@ SimPolicy SimulateCrngLegacy(const SimWorld& w) {
   return s;
 }
 
+// prandom_seed_full_state() for each simulated CPU, its four words from the dice.
+std::vector<rng::PrandomState> SimPrandomStates(const SimWorld& w) {
+  std::vector<rng::PrandomState> states(static_cast<size_t>(w.cpus));
+  for (rng::PrandomState& st : states) {
+    uint32_t words[4];
+    for (uint32_t& word : words) word = static_cast<uint32_t>(w.dice->Next());
+    rng::PrandomSeedFromWords(st, words);
+  }
+  return states;
+}
+
+// The per-task legacy designs: the attacker and the other tasks each a task state of their own
+// (new tasks: random_kstack_task_init()), fed by `rand`.
+template <class Rand>
+SimPolicy SimulatePerTask(const SimWorld& w, Rand rand) {
+  using Attacker = PerTaskLegacyPolicy<Rand, InjectedCpu>;
+  using Other = PerTaskLegacyPolicy<Rand, OtherTaskCpu>;
+  Attacker::TaskInit();
+  Other::TaskInit();
+  const InjectedCpu cpu{w.script};
+  auto a = std::make_shared<Attacker>(rand, cpu);
+  auto o = std::make_shared<Other>(rand, OtherTaskCpu{cpu});
+  SimPolicy s;
+  s.entry = [a] { return KstackOffsetMax(a->Entry()); };
+  s.exit = [a] { a->Exit(); };
+  s.other_syscall = [o] { o->NextOffset(); };
+  return s;
+}
+
 }  // namespace
 
 Expected<SimPolicy> OffPolicy::Simulate(const SimWorld& /*world*/) {
@@ -71,14 +100,13 @@ Expected<SimPolicy> SiphashPolicy::Simulate(const SimWorld& w) {
 }
 
 Expected<SimPolicy> PercpuPrngPolicy::Simulate(const SimWorld& w) {
-  std::vector<rng::PrandomState> states(static_cast<size_t>(w.cpus));
-  for (rng::PrandomState& st : states) {
-    uint32_t words[4];
-    for (uint32_t& word : words) word = static_cast<uint32_t>(w.dice->Next());
-    rng::PrandomSeedFromWords(st, words);  // prandom_seed_full_state() for one CPU
-  }
-  return SimulateSteps(
-      std::make_shared<PercpuPrandomPolicy<InjectedCpu>>(states, InjectedCpu{w.script}));
+  return SimulateSteps(std::make_shared<PercpuPrandomPolicy<InjectedCpu>>(SimPrandomStates(w),
+                                                                          InjectedCpu{w.script}));
+}
+
+Expected<SimPolicy> PercpuPrngIrqsoffPolicy::Simulate(const SimWorld& w) {
+  return SimulateSteps(std::make_shared<PercpuPrandomPolicy<InjectedCpu, PrandomEntry::kIrqsOff>>(
+      SimPrandomStates(w), InjectedCpu{w.script}));
 }
 
 Expected<SimPolicy> BufferedPrngPolicy::Simulate(const SimWorld& w) {
@@ -88,17 +116,20 @@ Expected<SimPolicy> BufferedPrngPolicy::Simulate(const SimWorld& w) {
 
 Expected<SimPolicy> PerTaskPolicy::Simulate(const SimWorld& w) {
   auto crng = SimCrng(w);
-  using Attacker = PerTaskLegacyPolicy<CrngU16Rand, InjectedCpu>;
-  using Other = PerTaskLegacyPolicy<CrngU16Rand, OtherTaskCpu>;
-  Attacker::TaskInit();  // new tasks (random_kstack_task_init)
-  Other::TaskInit();
-  const InjectedCpu cpu{w.script};
-  auto a = std::make_shared<Attacker>(CrngU16Rand{crng.get()}, cpu);
-  auto o = std::make_shared<Other>(CrngU16Rand{crng.get()}, OtherTaskCpu{cpu});
-  SimPolicy s;
-  s.entry = [a] { return KstackOffsetMax(a->Entry()); };
-  s.exit = [a] { a->Exit(); };
-  s.other_syscall = [o, crng] { o->NextOffset(); };
+  SimPolicy s = SimulatePerTask(w, CrngU16Rand{crng.get()});
+  s.other_syscall = [f = s.other_syscall, crng] { f(); };  // keeps the crng alive
+  return s;
+}
+
+// The attacker's next offset is ror32(its state, 5) ^ the counter, masked: predict_next reads
+// the state (a task's, so a copy of the object would not carry it) and the counter at *counter.
+Expected<SimPolicy> PerTaskX86Policy::Simulate(const SimWorld& w) {
+  SimPolicy s = SimulatePerTask(w, SimCounterRand{w.counter});
+  s.predict_next = [counter = w.counter] {
+    using Attacker = PerTaskLegacyPolicy<SimCounterRand, InjectedCpu>;
+    return KstackOffsetMax(
+        ChooseLegacyOffset(Attacker::task_offset(), static_cast<uint32_t>(*counter)));
+  };
   return s;
 }
 

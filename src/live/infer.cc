@@ -235,17 +235,25 @@ KernelDesign InferDesign(bool btf_task_field, bool btf_prng_state, bool btf_perc
     k.input = frac > 0.95 ? "tsc-like" : (frac < 0.6 ? "random-like" : "unknown");
   }
   if (k.state == "per-cpu-prng") {
-    k.summary = "per-CPU prandom state (kstack_rnd_state): offset = prandom_u32_state() & 0x3F0";
+    k.summary =
+        "per-CPU prandom state (kstack_rnd_state, mainline v7.1+): offset = prandom_u32_state() "
+        "& 0x3F0 (kstacklab policy percpu-prng; its v7.3 irqsoff entry on x86, "
+        "percpu-prng-irqsoff, draws the same offsets: BTF and offsets cannot tell the two apart, "
+        "the release can)";
   } else if (k.state == "per-task") {
     k.summary = fmt::format(
-        "per-task counter (task_struct.kstack_offset): state = ror32(state, 5) ^ input at each "
-        "return to user mode; input {}",
-        k.input == "tsc-like" ? "increases like a time-stamp counter (rdtsc)" : k.input);
+        "per-task counter (task_struct.kstack_offset, the stable-only backport of 37beb4256016: "
+        "6.12.86+, 6.1.y, 6.18.y ...): state = ror32(state, 5) ^ input at each return to user "
+        "mode; input {}",
+        k.input == "tsc-like"
+            ? "increases like a time-stamp counter (rdtsc): kstacklab policy per-task-x86"
+            : (k.input == "random-like" ? "random-like: kstacklab policy per-task (arm64)"
+                                        : k.input));
   } else if (k.state == "per-cpu-counter") {
     k.summary =
         "per-CPU counter (kstack_offset): state = ror32(state, 5) ^ input at each return to user "
-        "mode since v6.9 (and stable 5.15.155, 6.1.86, 6.6.27), state = state ^ input before; "
-        "the offset geometry tells which";
+        "mode since v6.9 (and stable 5.15.155, 6.1.86, 6.6.27, 6.8.y), state = state ^ input "
+        "before; the offset geometry tells which (kstacklab policies legacy-x86, legacy-arm64)";
   } else {
     k.summary = "design not identified from BTF";
   }

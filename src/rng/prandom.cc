@@ -5,6 +5,8 @@
 
 namespace kstacklab::rng {
 
+uint32_t PrandomU32StateCall(PrandomState& s) { return PrandomU32State(s); }
+
 void PrandomWarmup(PrandomState& s) {
   for (int i = 0; i < 10; ++i) PrandomU32State(s);
 }

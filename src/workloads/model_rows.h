@@ -77,8 +77,8 @@ WorkloadDef KstackRow() {
   w.variant = def.name;
   w.baseline = std::string_view(def.name) == "off";
   w.params = Json{{"handler", kGetpid ? "getpid" : "empty"}};
-  w.summary =
-      fmt::format("syscall path model{}: {}", kGetpid ? " around a real getpid" : "", def.summary);
+  w.summary = fmt::format("syscall path model{}: {} ({})", kGetpid ? " around a real getpid" : "",
+                          def.summary, kstack::KernelsLine(def.kernels));
   w.setup = &SetupKstack<kTable, I>;
   if constexpr (kGetpid) {
     w.percall = &TimePerCall<Clock, CallKstackGetpid<kTable, I>>;

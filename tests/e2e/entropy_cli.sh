@@ -36,6 +36,28 @@ assert 5.9 < rows["siphash"]["shannon_bits"] <= 6
 PY
 then pass "json parses and has the fields"; else fail "json: $(head -c 400 "$TMP/out")"; fi
 
+# Every design names its kernels, in the table and the JSON, and docs/models.md's version table
+# ("Which kernels run which design") names every policy the binary has.
+expect_exit 0 "entropy json of every policy" -- "$KSTACKLAB" entropy --samples 64 --format json
+if python3 - "$TMP/out" "$DATA/../../docs/models.md" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+doc = open(sys.argv[2]).read()
+section = doc.split("### Which kernels run which design", 1)[1].split("\n### ", 1)[0]
+names = [r["policy"] for r in d["policies"]]
+assert "per-task-x86" in names and "percpu-prng-irqsoff" in names, names
+for r in d["policies"]:
+    k = r["kernels"]
+    assert k["mainline"] and k["stable"] and k["verified"], r
+    assert "`%s`" % r["policy"] in section, "docs/models.md's version table lacks " + r["policy"]
+v71 = next(r for r in d["policies"] if r["policy"] == "percpu-prng")["kernels"]["mainline"]
+assert "v7.1" in v71, v71
+PY
+then pass "every policy names its kernels; the docs' table names every policy"
+else fail "kernels: $(head -c 400 "$TMP/out")"; fi
+expect_exit 0 "entropy table names the kernels" -- "$KSTACKLAB" entropy per-task-x86 --samples 64
+expect_stdout "per-task-x86: mainline: never" "the table's footer says per-task-x86 is in no mainline release"
+
 expect_exit 2 "unknown policy" -- "$KSTACKLAB" entropy no-such-policy
 expect_stderr "unknown policy 'no-such-policy'" "unknown policy named"
 expect_stderr "percpu-prng" "valid names listed"

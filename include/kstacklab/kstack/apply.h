@@ -55,10 +55,11 @@ struct OffsetGeometry {
 // -mpreferred-stack-boundary=3 rounds up to 8 on x86-64, clang 14 with -mstack-alignment=8 to 16;
 // arm64 rounds to 16, as commit 872bb37f6829's log shows):
 // - plain-XOR era, mainline v5.13-v6.8 and stable kernels before the ror32 backport (5.15.155,
-//   6.1.86, 6.6.27): state ^= input at each exit, the input pre-masked by the arch (x86
-//   rdtsc() & 0xFF, arm64 get_random_int() / get_random_u16() & 0x1FF), so the state never has
-//   more bits than the input mask;
-// - ror32 era, v6.9-v6.10 and those stable kernels since (commit 9c573cd31343): state =
+//   6.1.86, 6.6.27, and the 6.8.y stable series, queued for it 2024-04-11): state ^= input at each
+//   exit, the input pre-masked by the arch (x86 rdtsc() & 0xFF, arm64 get_random_int() /
+//   get_random_u16() & 0x1FF), so the state never has more bits than the input mask;
+// - ror32 era, v6.9-v6.10 and those stable kernels since, 6.8.y included (commit 9c573cd31343):
+// state =
 //   ror32(state, 5) ^ input spreads the input over all 32 bits, so all 10 bits of
 //   KSTACK_OFFSET_MAX(x) = x & 0x3FF count, whatever the input mask (dropped in v6.10);
 // - v6.11+ (commit 872bb37f6829): x & 0x3F0 on 64-bit, already 16-byte aligned.
@@ -70,29 +71,30 @@ inline constexpr OffsetGeometry kGeometryV611{
 // rarer than the rest.
 inline constexpr OffsetGeometry kGeometryPreV611X86{
     0x3FF, 8,
-    "ror32 era x86-64 (v6.9-v6.10; stable 5.15.155+, 6.1.86+, 6.6.27+): x & 0x3FF rounded up to "
-    "8 bytes, 129 offsets {0, 8, ..., 1024}"};
+    "ror32 era x86-64 (v6.9-v6.10; stable 5.15.155+, 6.1.86+, 6.6.27+, 6.8.y): x & 0x3FF "
+    "rounded up to 8 bytes, 129 offsets {0, 8, ..., 1024}"};
 // ror32 era rounded up to 16: arm64, and x86-64 built with clang — the same offsets, which no
 // sample can tell apart.
 inline constexpr OffsetGeometry kGeometryPreV611Align16{
     0x3FF, 16,
     "ror32 era arm64, or x86-64 built with clang (v6.9-v6.10; stable 5.15.155+, 6.1.86+, "
-    "6.6.27+): x & 0x3FF rounded up to 16 bytes, 65 offsets {0, 16, ..., 1024}"};
+    "6.6.27+, 6.8.y): x & 0x3FF rounded up to 16 bytes, 65 offsets {0, 16, ..., 1024}"};
 // Plain-XOR era on x86-64 built with GCC: the XOR of rdtsc() & 0xFF values, rounded up to 8.
 inline constexpr OffsetGeometry kGeometryPreV69X86{
     0xFF, 8,
-    "plain-XOR era x86-64 (v5.13-v6.8; stable before 5.15.155, 6.1.86, 6.6.27): rdtsc() & 0xFF "
-    "rounded up to 8 bytes, 33 offsets {0, 8, ..., 256}"};
+    "plain-XOR era x86-64 (v5.13-v6.8; stable before 5.15.155, 6.1.86, 6.6.27 and the 6.8.y "
+    "ror32 backport): rdtsc() & 0xFF rounded up to 8 bytes, 33 offsets {0, 8, ..., 256}"};
 // Plain-XOR era on x86-64 built with clang: the same state rounded up to 16.
 inline constexpr OffsetGeometry kGeometryPreV69X86Clang{
     0xFF, 16,
     "plain-XOR era x86-64 built with clang (v5.13-v6.8; stable before 5.15.155, 6.1.86, "
-    "6.6.27): rdtsc() & 0xFF rounded up to 16 bytes, 17 offsets {0, 16, ..., 256}"};
+    "6.6.27 and the 6.8.y ror32 backport): rdtsc() & 0xFF rounded up to 16 bytes, 17 offsets {0, "
+    "16, ..., 256}"};
 // Plain-XOR era on arm64: the XOR of random & 0x1FF values, rounded up to 16.
 inline constexpr OffsetGeometry kGeometryPreV69Arm64{
     0x1FF, 16,
-    "plain-XOR era arm64 (v5.13-v6.8; stable before 5.15.155, 6.1.86, 6.6.27): random & 0x1FF "
-    "rounded up to 16 bytes, 33 offsets {0, 16, ..., 512}"};
+    "plain-XOR era arm64 (v5.13-v6.8; stable before 5.15.155, 6.1.86, 6.6.27 and the 6.8.y "
+    "ror32 backport): random & 0x1FF rounded up to 16 bytes, 33 offsets {0, 16, ..., 512}"};
 
 // Every geometry an x86-64 or arm64 kernel gives, one row per distinct set of offsets (a
 // row names every era and arch that gives it), the current kernels' first.

@@ -89,4 +89,41 @@ class PerCpu {
   std::unique_ptr<Slot[]> slots_;
 };
 
+// --- the preempt count (get_cpu_var() / put_cpu_var() of the v7.1 kstack entry) -------------
+
+// The current task's preempt count as x86 keeps it (arch/x86/include/asm/preempt.h): one u32,
+// with PREEMPT_NEED_RESCHED (bit 31) folded in inverted — set while no reschedule is needed — so
+// preempt_enable() is one decrement and a branch on zero (preempt_count_dec_and_test()), and
+// only a count that reaches 0 with the bit clear calls preempt_schedule(). The kernel keeps it
+// per CPU (a %gs-relative `incl`/`decl`); here it is per thread, volatile so every raise and
+// lower is a real load and store (three instructions where the kernel has one). Nothing in user
+// space sets a reschedule: the model suite pays the count and the branch, not a schedule;
+// PreemptModel::SetNeedResched() takes the other path (tests).
+struct PreemptModel {
+  static constexpr uint32_t kNeedReschedInverted = 0x80000000u;  // PREEMPT_NEED_RESCHED
+  static inline thread_local volatile uint32_t count = kNeedReschedInverted;
+  static inline thread_local uint64_t schedules = 0;  // preempt_schedule() calls (inspection)
+
+  // set_preempt_need_resched(): what the scheduler does when another task should run.
+  static void SetNeedResched() { count = count & ~kNeedReschedInverted; }
+  // __preempt_schedule(): the reschedule put_cpu_var() may enter; here sched_yield().
+  [[gnu::noinline]] static void Schedule();
+};
+
+// preempt_disable(): raise the count, then a compiler barrier (barrier() in the kernel).
+[[gnu::always_inline]] inline void PreemptDisable() {
+  PreemptModel::count = PreemptModel::count + 1;
+  asm volatile("" ::: "memory");
+}
+// preempt_enable(): a compiler barrier, lower the count, and reschedule if it reached zero with
+// a reschedule pending.
+[[gnu::always_inline]] inline void PreemptEnable() {
+  asm volatile("" ::: "memory");
+  const uint32_t left = PreemptModel::count - 1;
+  PreemptModel::count = left;
+  if (left == 0) [[unlikely]] {
+    PreemptModel::Schedule();
+  }
+}
+
 }  // namespace kstacklab::kstack

@@ -2,7 +2,8 @@
 // each producing the offset for a syscall entry, bit-exact with the kernel code it names
 // (include/linux/randomize_kstack.h across versions: the per-CPU XOR of commit 39218ff4c625, its
 // ror32 of commit 9c573cd31343, the per-task state of commit 37beb4256016 and the per-CPU
-// LFSR113 of commit a96ef5848cb0; each design below names its own).
+// LFSR113 of commit a96ef5848cb0 with its v7.3 irqsoff entry; each design below names its own,
+// and its kKernels says which mainline and stable kernels run it).
 //
 // A policy is a small class with
 //   uint32_t Entry();   the offset for this syscall entry (u32 before KSTACK_OFFSET_MAX),
@@ -35,8 +36,10 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "kstacklab/dice.h"
 #include "kstacklab/error.h"
@@ -108,6 +111,19 @@ struct OffsetSteps {
     return offset;
   }
 };
+
+// --- which kernels run a design (docs/models.md "Which kernels run which design") -------------
+
+// Every policy says which kernels run it and how kstacklab checked the model against them;
+// `list`, the entropy report and docs/models.md print these words.
+struct KernelVersions {
+  const char* mainline = "";  // mainline releases (and the commits), or "never" and why
+  const char* stable = "";    // stable series that carry it, or "none"
+  const char* verified = "";  // how the model was checked against a kernel, or that it was not
+};
+
+// "mainline: M; stable: S" — the one line `list` and the entropy report print.
+std::string KernelsLine(const KernelVersions& k);
 
 // --- what the attacks need of a policy (analysis/attack_*.cc) --------------------------------
 
@@ -185,6 +201,12 @@ struct OffPolicy : OffsetSteps<OffPolicy> {
   static constexpr const char* kName = "off";
   static constexpr const char* kSummary =
       "no offset (randomize_kstack_offset=off): alloca(0), the baseline";
+  static constexpr KernelVersions kKernels{
+      .mainline =
+          "every kernel booted with randomize_kstack_offset=off or built without "
+          "CONFIG_RANDOMIZE_KSTACK_OFFSET",
+      .stable = "all",
+      .verified = "live probe: 1 distinct offset with randomize_kstack_offset=off"};
   static constexpr AttackFacts kFacts{};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   uint32_t Entry() { return 0; }
@@ -226,8 +248,14 @@ class PerCpuLegacyPolicy : public OffsetSteps<PerCpuLegacyPolicy<Rand, Cpu>> {
 struct LegacyX86Policy : PerCpuLegacyPolicy<TscRand> {
   static constexpr const char* kName = "legacy-x86";
   static constexpr const char* kSummary =
-      "v6.11-v7.0 x86: per-CPU kstack_offset = ror32(old, 5) ^ rdtsc() after the syscall, used "
-      "at the next entry (mask 0x3F0; older kernels differ, see docs/models.md)";
+      "x86: per-CPU kstack_offset = ror32(old, 5) ^ rdtsc() after the syscall, used at the next "
+      "entry, mask 0x3F0";
+  static constexpr KernelVersions kKernels{
+      .mainline = "v6.11-v7.0 x86-64 (872bb37f6829 mask); v5.13-v6.10 with other masks and steps",
+      .stable = "before the per-task backport (6.12 < .86); 5.15/6.1/6.6 keep & 0x3FF",
+      .verified =
+          "ror32 step: derived vector; no kernel without the per-task backport has run "
+          "under the live probe here"};
   static constexpr AttackFacts kFacts{.generator = Generator::kCounter};
   // The simulation's counter stands for rdtsc() (SimWorld::counter).
   static Expected<SimPolicy> Simulate(const SimWorld& world);
@@ -249,8 +277,14 @@ struct CrngLegacyPolicy : PerCpuLegacyPolicy<Rand> {
 struct LegacyArm64Policy : CrngLegacyPolicy<CrngU16Rand> {
   static constexpr const char* kName = "legacy-arm64";
   static constexpr const char* kSummary =
-      "v6.11-v7.0 arm64: per-CPU kstack_offset = ror32(old, 5) ^ get_random_u16() (batched "
+      "arm64: per-CPU kstack_offset = ror32(old, 5) ^ get_random_u16() (batched "
       "crng, local_lock; refill of 2 ChaCha20 blocks every 48 calls)";
+  static constexpr KernelVersions kKernels{
+      .mainline = "v6.11-v7.0 arm64; v5.13-v6.10 with other masks and steps",
+      .stable = "before the per-task backport (6.12 < .86); 5.15/6.1/6.6 keep & 0x3FF",
+      .verified =
+          "crng: RFC 8439 and kernel layout vectors, libsodium cross-check; ror32 step: "
+          "derived vector; not run live on arm64 here"};
   static constexpr AttackFacts kFacts{.generator = Generator::kCrng};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   using CrngLegacyPolicy::CrngLegacyPolicy;
@@ -260,6 +294,10 @@ struct LegacyArm64NoLockPolicy : CrngLegacyPolicy<CrngU16RawRand> {
   static constexpr const char* kName = "legacy-arm64-nolock";
   static constexpr const char* kSummary =
       "legacy-arm64 with a lockless get_random_u16() (the thread's \"+ no local_lock\")";
+  static constexpr KernelVersions kKernels{
+      .mainline = "never: a variant measured in the 2026 thread",
+      .stable = "none",
+      .verified = "as legacy-arm64 (the same crng batch without its lock)"};
   static constexpr AttackFacts kFacts{.generator = Generator::kCrng, .variant_of = "legacy-arm64"};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   using CrngLegacyPolicy::CrngLegacyPolicy;
@@ -270,6 +308,10 @@ struct LegacyArm64U8Policy : CrngLegacyPolicy<CrngU8RawRand> {
   static constexpr const char* kSummary =
       "legacy-arm64 with a lockless get_random_u8() (the thread's \"+ get_random_u8\"; refill "
       "every 96 calls)";
+  static constexpr KernelVersions kKernels{
+      .mainline = "never: a variant measured in the 2026 thread",
+      .stable = "none",
+      .verified = "crng u8 batch: kernel layout vectors; otherwise as legacy-arm64"};
   static constexpr AttackFacts kFacts{.generator = Generator::kCrng, .variant_of = "legacy-arm64"};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   using CrngLegacyPolicy::CrngLegacyPolicy;
@@ -327,6 +369,10 @@ struct SiphashPolicy : SiphashOffsetPolicy<> {
   static constexpr const char* kSummary =
       "kstacklab's own design, no kernel code: per-CPU siphash_1u64(counter ^ tweak) under a "
       "boot-time key, 6 bits per syscall (10 offsets per hash)";
+  static constexpr KernelVersions kKernels{
+      .mainline = "never: kstacklab's own design",
+      .stable = "none",
+      .verified = "SipHash-2-4: reference vectors, libsodium cross-check"};
   static constexpr AttackFacts kFacts{.generator = Generator::kSiphash};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   using SiphashOffsetPolicy::SiphashOffsetPolicy;
@@ -334,16 +380,25 @@ struct SiphashPolicy : SiphashOffsetPolicy<> {
   static Expected<std::unique_ptr<SiphashPolicy>> Boot();
 };
 
-// --- per task (patch 1 of the 2026 series, 37beb4256016) -------------------------------------
+// --- per task (patch 1 of the 2026 series, 37beb4256016; stable only) ------------------------
 
-// task_struct.kstack_offset: thread_local, 0 in every new thread (random_kstack_task_init()).
-// Entry reads it; Exit: offset = ror32(offset, 5) ^ rand(cpu), the cpu read once for the rand
-// source only (the state itself no longer depends on the cpu). One state per thread per
-// instantiation of this template (as a task has one field), shared by all its objects.
+// Calls `task_init` in the child of every fork(): random_kstack_task_init() runs in
+// copy_process() (kernel/fork.c), so a child starts from a fresh task state, never its parent's.
+// Registered once per function (pthread_atfork); the child's forking thread is its only thread.
+void ResetTaskStateAtFork(void (*task_init)());
+
+// task_struct.kstack_offset: thread_local, 0 in every new thread and in the child of a fork
+// (random_kstack_task_init()). Entry reads it; Exit: offset = ror32(offset, 5) ^ rand(cpu), the
+// cpu read once for the rand source only (the state itself no longer depends on the cpu). One
+// state per thread per instantiation of this template (as a task has one field), shared by all
+// its objects.
 template <class Rand, class Cpu = SchedCpu>
 class PerTaskLegacyPolicy : public OffsetSteps<PerTaskLegacyPolicy<Rand, Cpu>> {
  public:
-  explicit PerTaskLegacyPolicy(Rand rand, Cpu cpu = Cpu{}) : rand_(rand), cpu_(cpu) {}
+  explicit PerTaskLegacyPolicy(Rand rand, Cpu cpu = Cpu{}) : rand_(rand), cpu_(cpu) {
+    static const bool registered = (ResetTaskStateAtFork(&TaskInit), true);
+    (void)registered;
+  }
 
   uint32_t Entry() { return task_offset_; }
   void Exit() { task_offset_ = ChooseLegacyOffset(task_offset_, rand_(cpu_.Cpu())); }
@@ -358,11 +413,22 @@ class PerTaskLegacyPolicy : public OffsetSteps<PerTaskLegacyPolicy<Rand, Cpu>> {
   [[no_unique_address]] Cpu cpu_;
 };
 
+// The per-task backport's kernels (37beb4256016 with Cc: stable): never a mainline release
+// (patch 2 came in the same merge and replaced it).
+inline constexpr const char* kPerTaskStable =
+    "6.12.86+, the 5.15 backport (keeps & 0x3FF), 6.1.y (Debian 12's 6.1.192), 6.18.y (6.18.44)";
+
 struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
   static constexpr const char* kName = "per-task";
   static constexpr const char* kSummary =
-      "patch 1 (37beb4256016): legacy state per task (thread_local), ror32(old, 5) ^ "
-      "get_random_u16() (locked crng, as on arm64)";
+      "patch 1 (37beb4256016) as on arm64: legacy state per task (thread_local, 0 at fork), "
+      "ror32(old, 5) ^ get_random_u16() (locked crng) after the syscall";
+  static constexpr KernelVersions kKernels{
+      .mainline = "never (stable only: 37beb4256016 and a96ef5848cb0 came in one merge, v7.1)",
+      .stable = kPerTaskStable,
+      .verified =
+          "crng: vectors and libsodium; ror32 step: derived vector; not run live on "
+          "arm64 here"};
   static constexpr AttackFacts kFacts{.generator = Generator::kCrng, .per_task = true};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   explicit PerTaskPolicy(std::shared_ptr<rng::Crng> crng)
@@ -370,6 +436,23 @@ struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
 
  private:
   std::shared_ptr<rng::Crng> crng_;
+};
+
+struct PerTaskX86Policy : PerTaskLegacyPolicy<TscRand> {
+  static constexpr const char* kName = "per-task-x86";
+  static constexpr const char* kSummary =
+      "patch 1 (37beb4256016) as on x86: legacy state per task (thread_local, 0 at fork), "
+      "ror32(old, 5) ^ rdtsc() at the return to user mode";
+  static constexpr KernelVersions kKernels{
+      .mainline = "never (stable only: 37beb4256016 and a96ef5848cb0 came in one merge, v7.1)",
+      .stable = kPerTaskStable,
+      .verified =
+          "live probe on this project's 6.18.44 host: task_struct.kstack_offset read at "
+          "every record and checked against its offset"};
+  static constexpr AttackFacts kFacts{.generator = Generator::kCounter, .per_task = true};
+  // The simulation's counter stands for rdtsc() (SimWorld::counter).
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
+  PerTaskX86Policy() : PerTaskLegacyPolicy(TscRand{}) {}
 };
 
 // --- per-task siphash (a draft of randomize_kstack.h) ------------------------------------------
@@ -381,6 +464,7 @@ struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
 // u32, then KSTACK_OFFSET_MAX. random_kstack_task_init() fills the task's key with
 // get_random_bytes() (here: Crng::GetRandomBytes on the calling cpu, the same function) and
 // zeroes the sequence. The kernel does that at fork; the model at the thread's first Entry()
+// (a fork's child forgets its parent's key, ResetTaskStateAtFork)
 // (one predictable branch per call the kernel does not have). The state is thread_local, one per
 // thread per instantiation of this template (as a task has one key), shared by all its objects.
 struct SiphashTaskState {
@@ -393,7 +477,10 @@ template <class Cpu = SchedCpu>
 class SiphashTaskOffsetPolicy : public OffsetSteps<SiphashTaskOffsetPolicy<Cpu>> {
  public:
   explicit SiphashTaskOffsetPolicy(std::shared_ptr<rng::Crng> crng, Cpu cpu = Cpu{})
-      : crng_(std::move(crng)), cpu_(cpu) {}
+      : crng_(std::move(crng)), cpu_(cpu) {
+    static const bool registered = (ResetTaskStateAtFork(&ForgetTask), true);
+    (void)registered;
+  }
 
   uint32_t Entry() {
     SiphashTaskState& t = task_;
@@ -414,6 +501,8 @@ class SiphashTaskOffsetPolicy : public OffsetSteps<SiphashTaskOffsetPolicy<Cpu>>
   }
   // The same with a given key (tests, attack models).
   static void TaskInit(const rng::SiphashKey& key) { task_ = {key, 0, true}; }
+  // A task with no key yet (a new thread, the child of a fork): its first Entry() keys it.
+  static void ForgetTask() { task_ = {}; }
   static const SiphashTaskState& task() { return task_; }
 
  private:
@@ -427,19 +516,36 @@ struct SiphashTaskPolicy : SiphashTaskOffsetPolicy<> {
   static constexpr const char* kSummary =
       "per-task siphash_1u64(current->random_kstack_seq++) under a per-task key (the public "
       "randomize_kstack.h draft, docs/models.md): one SipHash-2-4 per syscall";
+  static constexpr KernelVersions kKernels{
+      .mainline = "never: a draft of randomize_kstack.h, in no posted patch",
+      .stable = "none",
+      .verified = "SipHash-2-4: reference vectors, libsodium cross-check"};
   static constexpr AttackFacts kFacts{.generator = Generator::kSiphash, .per_task = true};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   using SiphashTaskOffsetPolicy::SiphashTaskOffsetPolicy;
 };
 
-// --- per-CPU prandom (patch 2 of the 2026 series, a96ef5848cb0: the final design) ------------
+// --- per-CPU prandom (patch 2 of the 2026 series, a96ef5848cb0: the merged design) -----------
+
+// How the entry wraps the step (get_kstack_offset() in include/linux/randomize_kstack.h):
+enum class PrandomEntry {
+  // v7.1 (a96ef5848cb0), and arm64 after v7.3: state = &get_cpu_var(kstack_rnd_state) (preempt
+  // count raised), an out-of-line prandom_u32_state(state), put_cpu_var() (count lowered, the
+  // reschedule check of preempt_enable()).
+  kGetCpuVar,
+  // v7.3 x86, loongarch, powerpc, riscv, s390 (0b9a3057530c, 9d311796e2ce):
+  // add_random_kstack_offset_irqsoff() draws prandom_u32_state(raw_cpu_ptr(&kstack_rnd_state))
+  // with IRQs already off, before the entry work: the out-of-line call alone.
+  kIrqsOff,
+};
 
 // kstack_rnd_state: a per-CPU LFSR113 seeded by prandom_seed_full_state() (late_initcall),
-// never reseeded. Entry: get_cpu_var() + one prandom_u32_state(); no choose step. The kernel
-// disables preemption around the step; here a migration after the cpu read steps the state of
-// the CPU the thread left (see percpu.h).
-template <class Cpu = SchedCpu>
-class PercpuPrandomPolicy : public OffsetSteps<PercpuPrandomPolicy<Cpu>> {
+// never reseeded; one step per syscall entry, no choose step. Both entry forms give the same
+// offsets; they differ in what the entry executes around the step. The kernel runs the step
+// with preemption (v7.1) or IRQs (v7.3) off; here a migration after the cpu read steps the state
+// of the CPU the thread left (see percpu.h), and IRQs cannot be masked.
+template <class Cpu = SchedCpu, PrandomEntry kEntry = PrandomEntry::kGetCpuVar>
+class PercpuPrandomPolicy : public OffsetSteps<PercpuPrandomPolicy<Cpu, kEntry>> {
  public:
   // states.size() == number of cpus; each already seeded.
   explicit PercpuPrandomPolicy(std::span<const rng::PrandomState> states, Cpu cpu = Cpu{})
@@ -447,7 +553,16 @@ class PercpuPrandomPolicy : public OffsetSteps<PercpuPrandomPolicy<Cpu>> {
     for (int c = 0; c < states_.num_cpus(); ++c) states_[c] = states[c];
   }
 
-  uint32_t Entry() { return rng::PrandomU32State(states_[cpu_.Cpu()]); }
+  uint32_t Entry() {
+    if constexpr (kEntry == PrandomEntry::kGetCpuVar) {
+      PreemptDisable();
+      const uint32_t rnd = rng::PrandomU32StateCall(states_[cpu_.Cpu()]);
+      PreemptEnable();
+      return rnd;
+    } else {
+      return rng::PrandomU32StateCall(states_[cpu_.Cpu()]);
+    }
+  }
 
   const rng::PrandomState& state(int cpu) const { return states_[cpu]; }
 
@@ -456,16 +571,46 @@ class PercpuPrandomPolicy : public OffsetSteps<PercpuPrandomPolicy<Cpu>> {
   [[no_unique_address]] Cpu cpu_;
 };
 
+// prandom_seed_full_state() of one state per possible CPU (the late_initcall of init/main.c).
+Expected<std::vector<rng::PrandomState>> BootPrandomStates();
+
 struct PercpuPrngPolicy : PercpuPrandomPolicy<> {
   static constexpr const char* kName = "percpu-prng";
   static constexpr const char* kSummary =
-      "final design (a96ef5848cb0): per-CPU LFSR113 seeded by prandom_seed_full_state, one "
-      "prandom_u32_state per syscall, no choose step";
+      "merged design, v7.1 form (a96ef5848cb0): per-CPU LFSR113 seeded by "
+      "prandom_seed_full_state, one out-of-line prandom_u32_state per syscall inside "
+      "get_cpu_var/put_cpu_var (preempt count and reschedule check), no choose step";
+  static constexpr KernelVersions kKernels{
+      .mainline = "v7.1+ (a96ef5848cb0): every arch in v7.1-v7.2, arm64 after",
+      .stable = "none",
+      .verified =
+          "offsets: LFSR113 kernel self-test vectors, prandom_seed_full_state seeding, "
+          "& 0x3F0; no v7.1 kernel has run under the live probe here"};
   static constexpr AttackFacts kFacts{.generator = Generator::kPrandom, .offsets_per_output = 1};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
   using PercpuPrandomPolicy::PercpuPrandomPolicy;
-  // prandom_seed_full_state() of one state per possible CPU (the late_initcall).
   static Expected<std::unique_ptr<PercpuPrngPolicy>> Boot();
+};
+
+struct PercpuPrngIrqsoffPolicy : PercpuPrandomPolicy<SchedCpu, PrandomEntry::kIrqsOff> {
+  static constexpr const char* kName = "percpu-prng-irqsoff";
+  static constexpr const char* kSummary =
+      "merged design, v7.3 form (0b9a3057530c): the same per-CPU LFSR113 and offsets, "
+      "prandom_u32_state(raw_cpu_ptr()) with IRQs off before the entry work: no preempt count";
+  static constexpr KernelVersions kKernels{
+      .mainline =
+          "v7.3+ (0b9a3057530c, 9d311796e2ce) on x86, loongarch, powerpc, riscv, s390; "
+          "not arm64",
+      .stable = "none",
+      .verified =
+          "offsets: as percpu-prng (the same stream); no v7.3 kernel has run under the "
+          "live probe here"};
+  // The offset stream is percpu-prng's: the attacks on one CPU's stream attack that row.
+  static constexpr AttackFacts kFacts{
+      .generator = Generator::kPrandom, .offsets_per_output = 1, .variant_of = "percpu-prng"};
+  static Expected<SimPolicy> Simulate(const SimWorld& world);
+  using PercpuPrandomPolicy::PercpuPrandomPolicy;
+  static Expected<std::unique_ptr<PercpuPrngIrqsoffPolicy>> Boot();
 };
 
 // --- buffered prandom (kstacklab's own design, no kernel code) --------------------------------
@@ -533,6 +678,9 @@ struct BufferedPrngPolicy : BufferedPrandomPolicy<> {
   static constexpr const char* kSummary =
       "kstacklab's own design, no kernel code: per-CPU LFSR113 output buffered, 6 bits per "
       "syscall (5 per output), reseeded from the crng every 65536 outputs";
+  static constexpr KernelVersions kKernels{.mainline = "never: kstacklab's own design",
+                                           .stable = "none",
+                                           .verified = "LFSR113: kernel self-test vectors"};
   // The attacker's model ignores the reseed (its observations follow one seeding).
   static constexpr AttackFacts kFacts{.generator = Generator::kPrandom, .offsets_per_output = 5};
   static Expected<SimPolicy> Simulate(const SimWorld& world);
@@ -567,6 +715,7 @@ struct PolicyDef {
   uint32_t (*next_offset)(void* policy);      // one syscall's masked offset, no alloca
   uintptr_t (*syscall)(void* policy);         // KstackSyscall: the applied form (noinline)
   uintptr_t (*syscall_getpid)(void* policy);  // the same around a real getpid(2) handler
+  KernelVersions kernels;                     // which kernels run it (P::kKernels)
   AttackFacts facts;                          // what an attacker may assume (P::kFacts)
   // The design in a simulated world (P::Simulate): the attacks' form of it.
   Expected<SimPolicy> (*simulate)(const SimWorld& world);
@@ -594,6 +743,9 @@ uintptr_t SyscallGetpidErased(void* p) {
 template <class P>
 constexpr PolicyDef Row() {
   static_assert(
+      requires { KernelVersions{P::kKernels}; },
+      "a policy says which kernels run it: static constexpr KernelVersions kKernels");
+  static_assert(
       requires { AttackFacts{P::kFacts}; },
       "a policy states what an attacker may assume of it: static constexpr AttackFacts "
       "kFacts");
@@ -604,7 +756,8 @@ constexpr PolicyDef Row() {
   return {P::kName,          P::kSummary,
           &BootErased<P>,    &NextOffsetErased<P>,
           &SyscallErased<P>, &SyscallGetpidErased<P>,
-          P::kFacts,         &P::Simulate};
+          P::kKernels,       P::kFacts,
+          &P::Simulate};
 }
 }  // namespace policy_internal
 
@@ -620,7 +773,9 @@ inline constexpr PolicyDef kPolicies[] = {
     policy_internal::Row<SiphashPolicy>(),
     policy_internal::Row<SiphashTaskPolicy>(),
     policy_internal::Row<PerTaskPolicy>(),
+    policy_internal::Row<PerTaskX86Policy>(),
     policy_internal::Row<PercpuPrngPolicy>(),
+    policy_internal::Row<PercpuPrngIrqsoffPolicy>(),
     policy_internal::Row<BufferedPrngPolicy>(),
 };
 // clang-format on

@@ -45,17 +45,19 @@ struct NoSource {
   SchedCpu cpu;
 };
 
-// The per-CPU LFSR113 states of the final kstack design, booted as that policy boots them.
+// The per-CPU LFSR113 states of the merged kstack design, booted as that policy boots them; the
+// call is the v7.3 entry's: this CPU's state, one out-of-line prandom_u32_state(), nothing else.
 struct PrandomSource {
   static constexpr const char* kName = "prandom";
-  static constexpr const char* kSummary = "one prandom_u32_state() on this CPU's LFSR113 state";
+  static constexpr const char* kSummary =
+      "one prandom_u32_state() on this CPU's LFSR113 state (an out-of-line call, as the kernel's)";
   static Expected<std::unique_ptr<PrandomSource>> Boot() {
-    auto policy = kstack::Boot<PercpuPrngPolicy>();
+    auto policy = kstack::Boot<PercpuPrngIrqsoffPolicy>();
     if (!policy.ok()) return policy.error();
     return std::make_unique<PrandomSource>(PrandomSource{std::move(*policy)});
   }
   uint32_t Call() { return policy->Entry(); }
-  std::unique_ptr<PercpuPrngPolicy> policy;
+  std::unique_ptr<PercpuPrngIrqsoffPolicy> policy;
 };
 
 // get_random_uN() of the booted crng on this CPU: Get(crng, cpu) is the call.

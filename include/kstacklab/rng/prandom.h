@@ -31,6 +31,13 @@ struct PrandomState {
   return s.s1 ^ s.s2 ^ s.s3 ^ s.s4;
 }
 
+// prandom_u32_state() as the kernel calls it from the kstack entry since v7.1: an exported
+// function of lib/random32.c, called out of line (the series' __always_inline patch was dropped
+// in v5; 0-day's profile of a96ef5848cb0 shows prandom_u32_state as its own function under
+// do_syscall_64). The same step as PrandomU32State, behind a real call: defined in prandom.cc,
+// so callers in other libraries see only the declaration, as across the kernel's object files.
+[[gnu::noinline]] uint32_t PrandomU32StateCall(PrandomState& s);
+
 // __seed(x, m): x + m if x < m, else x (keeps each component out of its degenerate range).
 constexpr uint32_t PrandomSeedMin(uint32_t x, uint32_t m) { return x < m ? x + m : x; }
 
