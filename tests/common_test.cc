@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "kstacklab/cpu_list.h"
 #include "kstacklab/dice.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/moments.h"
@@ -360,5 +361,23 @@ TEST_F(FileIoTest, ReadsAreBounded) {
   EXPECT_FALSE(ReadWholeFile(dir_).ok());  // a directory
 }
 
+// The kernel's CPU-list format, as sysfs prints it: nothing else is accepted (a sign, a space, an
+// empty item, a trailing comma).
+TEST(ParseCpuList, CountAndHighest) {
+  ASSERT_TRUE(ParseCpuList("0-3,6,8-9").has_value());
+  EXPECT_EQ(ParseCpuList("0-3,6,8-9")->count, 7);
+  EXPECT_EQ(ParseCpuList("0-3,6,8-9")->highest, 9);
+  EXPECT_EQ(ParseCpuList("5")->count, 1);
+  EXPECT_EQ(ParseCpuList("5")->highest, 5);
+  EXPECT_EQ(ParseCpuList("0-1048575")->count, 1 << 20);
+  EXPECT_EQ(CountCpuList("0-1"), 2);
+  for (const char* bad : {"", "x", "3-1", "-1", "0-", "0,,1", "0-3 ", "0-2000000", "0;1", "1,",
+                          " 1", "+1", "0--1", "0-1048575,1048576"}) {
+    EXPECT_EQ(ParseCpuList(bad).has_value(), false) << bad;
+    EXPECT_EQ(CountCpuList(bad), std::nullopt) << bad;
+  }
+}
+
 }  // namespace
+
 }  // namespace kstacklab

@@ -122,19 +122,6 @@ TEST(ParseCpuInfo, FirstBlockAndProcessorCount) {
   EXPECT_EQ(ParseCpuInfo("").processors, 0);
 }
 
-TEST(ParseCpuList, CountAndHighest) {
-  ASSERT_TRUE(ParseCpuList("0-3,6,8-9").has_value());
-  EXPECT_EQ(ParseCpuList("0-3,6,8-9")->count, 7);
-  EXPECT_EQ(ParseCpuList("0-3,6,8-9")->highest, 9);
-  EXPECT_EQ(ParseCpuList("5")->count, 1);
-  EXPECT_EQ(ParseCpuList("5")->highest, 5);
-  EXPECT_EQ(CountCpuList("0-1"), 2);
-  for (const char* bad : {"", "x", "3-1", "-1", "0-", "0,,1", "0-3 ", "0-2000000", "0;1"}) {
-    EXPECT_EQ(ParseCpuList(bad).has_value(), false) << bad;
-    EXPECT_EQ(CountCpuList(bad), std::nullopt) << bad;
-  }
-}
-
 TEST(CaptureEnvironment, RandomizeKstackOffsetCmdline) {
   const std::vector<KstackCase> cases = {
       {"quiet", true, "default", true},

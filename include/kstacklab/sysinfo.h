@@ -91,19 +91,6 @@ struct CpuInfo {
 };
 CpuInfo ParseCpuInfo(std::string_view text);
 
-// A kernel CPU list (Documentation/admin-guide/cputopology.rst: "0-3,6,8-9"): how many CPUs it
-// names and the highest id. nullopt when malformed or implausible: an empty list or item, a
-// non-number, a negative id, a range whose end is below its start, trailing characters, an id
-// or a total count above 2^20.
-struct CpuListInfo {
-  int count = 0;    // "0-3,6,8-9" -> 7
-  int highest = 0;  // "0-3,6,8-9" -> 9
-};
-std::optional<CpuListInfo> ParseCpuList(std::string_view list);
-
-// ParseCpuList(list)->count; nullopt when malformed.
-std::optional<int> CountCpuList(std::string_view list);
-
 // Decompresses a gzip stream (e.g. /proc/config.gz); nullopt on any error or truncation.
 std::optional<std::string> GunzipString(std::string_view compressed);
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "kstacklab/sysinfo.h"
+#include "kstacklab/cpu_list.h"
 
 namespace kstacklab::kstack {
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "kstacklab/cpu_list.h"
 #include "kstacklab/sysinfo.h"
 #include "text.h"
 

@@ -171,40 +171,6 @@ CpuInfo ParseCpuInfo(std::string_view text) {
   return info;
 }
 
-std::optional<CpuListInfo> ParseCpuList(std::string_view list) {
-  constexpr long kMaxCpuId = 1 << 20;  // far above any NR_CPUS; keeps the sums in int
-  CpuListInfo out;
-  out.highest = -1;
-  bool ok = true;
-  sysinfo_text::ForEachPiece(list, ',', [&](std::string_view piece) {
-    if (!ok) return;
-    std::string part(piece);
-    char* rest = nullptr;
-    long a = std::strtol(part.c_str(), &rest, 10);
-    ok = rest != part.c_str() && a >= 0;
-    if (!ok) return;
-    long b = a;
-    if (*rest == '-') {
-      const char* bstart = rest + 1;
-      b = std::strtol(bstart, &rest, 10);
-      ok = rest != bstart && b >= a;
-      if (!ok) return;
-    }
-    ok = *rest == '\0' && b <= kMaxCpuId && out.count + (b - a + 1) <= kMaxCpuId;
-    if (!ok) return;
-    out.count += static_cast<int>(b - a + 1);
-    out.highest = std::max(out.highest, static_cast<int>(b));
-  });
-  if (!ok || out.count <= 0) return std::nullopt;
-  return out;
-}
-
-std::optional<int> CountCpuList(std::string_view list) {
-  std::optional<CpuListInfo> info = ParseCpuList(list);
-  if (!info) return std::nullopt;
-  return info->count;
-}
-
 std::optional<std::string> GunzipString(std::string_view compressed) {
   constexpr size_t kMaxOutput = size_t{64} << 20;  // a kernel config is ~250 KiB
   if (compressed.empty() || compressed.size() > kMaxOutput) return std::nullopt;
