@@ -37,7 +37,7 @@ Expected<uint64_t> ParseRange(const std::string& text, const std::string& flag, 
 }
 
 struct Common {
-  std::string format = "table";
+  std::string format = "grid";
   std::string seed = "1";
 };
 
@@ -48,17 +48,12 @@ void AddAllowLong(CLI::App& sub, bool& allow_long) {
 }
 
 void AddCommon(CLI::App& sub, Common& c) {
-  sub.add_option("--format", c.format, "output: table or json")->capture_default_str();
+  sub.add_option("--format", c.format, kGridOrJsonHelp)->capture_default_str();
   sub.add_option("--seed", c.seed, "seed of every random choice (reproducible runs)")
       ->capture_default_str();
 }
 
-Status CheckFormat(const Common& c) {
-  if (c.format != "table" && c.format != "json") {
-    return UsageError(fmt::format("--format {} is unknown; give table or json", c.format));
-  }
-  return OkStatus();
-}
+Status CheckFormat(const Common& c) { return CheckGridOrJson(c.format); }
 
 // The model attacks' work bound (analysis::EstimateXCost, docs/strength.md "Limits"): refused
 // beyond it unless --allow-long, with the estimate and what to reduce.

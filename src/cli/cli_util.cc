@@ -44,9 +44,9 @@ void Warn(const std::string& message) {
   std::fprintf(stderr, "kstacklab: warning: %s\n", MessageLine(message).c_str());
 }
 
-Status CheckTableOrJson(const std::string& format) {
-  if (format == "table" || format == "json") return OkStatus();
-  return UsageError(fmt::format("--format {} is unknown; give table or json", format));
+Status CheckGridOrJson(const std::string& format) {
+  if (format == "grid" || format == "table" || format == "json") return OkStatus();
+  return UsageError(fmt::format("--format {} is unknown; give grid or json", format));
 }
 
 Error WithFlag(std::string_view flag, Error error) {

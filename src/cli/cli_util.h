@@ -30,9 +30,11 @@ std::string StorePath(const std::string& store_flag);
 // Writes `text` to stdout, checked (WriteStdout); returns kExitOk or the Fail() exit code.
 int PrintStdout(std::string_view text);
 
-// --format of the commands that print a table or JSON (attack, entropy): anything else is a
-// UsageError naming the two.
-Status CheckTableOrJson(const std::string& format);
+// --format of the commands that print a table or JSON (attack, entropy, results list): "grid",
+// the word compare, plan and campaign use for the same table, or "json"; "table", these
+// commands' word for grid before, is still taken. Anything else is a UsageError naming the two.
+inline constexpr const char* kGridOrJsonHelp = "output: grid (a table, the default) or json";
+Status CheckGridOrJson(const std::string& format);
 
 // Decimal or 0x-prefixed hexadecimal unsigned integer that fits in `bits` bits: for seeds, state
 // words and counters, which are bit patterns. Counts go through ParseCount.

@@ -29,7 +29,7 @@ constexpr uint64_t kMaxSamples = 100'000'000;
 struct EntropyOptions {
   std::vector<std::string> policies;
   std::string samples = "100000";
-  std::string format = "table";
+  std::string format = "grid";
   KernelEntropyFlags kernel;
 };
 
@@ -88,7 +88,7 @@ int RunEntropy(const EntropyOptions& o) {
   if (o.kernel.kernel) return RunKernelEntropy(o.kernel, o.policies, o.samples, o.format);
   auto samples = ParseCount(o.samples, "--samples", kMinEntropySamples, kMaxSamples);
   if (!samples.ok()) return Fail(samples.error());
-  if (Status st = CheckTableOrJson(o.format); !st.ok()) return Fail(st.error());
+  if (Status st = CheckGridOrJson(o.format); !st.ok()) return Fail(st.error());
   std::vector<const kstack::PolicyDef*> chosen;
   for (const std::string& name : o.policies) {
     const kstack::PolicyDef* def = kstack::FindPolicy(name);
@@ -123,7 +123,7 @@ Runner SetupEntropyCommand(CLI::App& sub) {
                  "kstack designs to measure (default: all): " + PolicyNames());
   sub.add_option("--samples", o->samples, "offsets drawn per policy, 64..100000000")
       ->capture_default_str();
-  sub.add_option("--format", o->format, "output: table or json")->capture_default_str();
+  sub.add_option("--format", o->format, kGridOrJsonHelp)->capture_default_str();
   AddKernelEntropyFlags(sub, o->kernel);
   return [o] { return RunEntropy(*o); };
 }

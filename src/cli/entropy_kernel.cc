@@ -244,7 +244,7 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
       ParseCount(samples_text, "--samples (with --kernel)", kMinEntropySamples, kMaxKernelSamples);
   if (!samples.ok()) return samples.error();
   plan.samples = *samples;
-  if (Status st = CheckTableOrJson(format); !st.ok()) return st.error();
+  if (Status st = CheckGridOrJson(format); !st.ok()) return st.error();
   auto lags = ParseCount(flags.lags, "--lags", 1, kMaxLags);
   if (!lags.ok()) return lags.error();
   plan.lags = *lags;

@@ -25,7 +25,7 @@ namespace {
 
 struct ResultsArgs {
   std::string store;               // "" = DefaultStorePath()
-  std::string format = "table";    // list: table | json
+  std::string format = "grid";     // list: grid (or table, the same) | json
   std::string id;                  // show, export
   std::string output;              // export -o
   std::vector<std::string> files;  // import
@@ -235,8 +235,8 @@ Runner SetupResultsCommand(CLI::App& sub) {
   CLI::App* list = sub.add_subcommand(
       "list", "One line per stored result: id, date, label, kernel, host, benchmarks");
   list->fallthrough();
-  list->add_option("--format", a->format, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  list->add_option("--format", a->format, kGridOrJsonHelp)
+      ->check(CLI::IsMember({"grid", "table", "json"}));
 
   CLI::App* show = sub.add_subcommand("show", "Print the summary table of a stored result");
   show->fallthrough();

@@ -69,5 +69,18 @@ expect_exit 2 "--samples 0x40" -- "$KSTACKLAB" entropy off --samples 0x40
 expect_stderr "is not a plain decimal number" "--samples 0x40: refused as run refuses it"
 expect_exit 2 "--format xml" -- "$KSTACKLAB" entropy off --format xml
 expect_stderr "--format xml" "--format named"
+expect_stderr "give grid or json" "--format: the two words named"
+# grid is the word every command uses for the table; table, this command's word before, still works.
+"$KSTACKLAB" entropy off --samples 64 >"$TMP/default.txt" 2>&1
+"$KSTACKLAB" entropy off --samples 64 --format grid >"$TMP/grid.txt" 2>&1
+"$KSTACKLAB" entropy off --samples 64 --format table >"$TMP/table.txt" 2>&1
+if cmp -s "$TMP/default.txt" "$TMP/grid.txt" && cmp -s "$TMP/grid.txt" "$TMP/table.txt" &&
+   grep -q "^| off" "$TMP/grid.txt"; then
+  pass "--format grid is the default, and table the same"
+else fail "--format grid / table / default differ: $(head -c 300 "$TMP/grid.txt")"; fi
+for cmd in "attack migration --syscalls 1000" "results list"; do
+  # shellcheck disable=SC2086
+  expect_exit 0 "$cmd --format grid" -- "$KSTACKLAB" $cmd --format grid
+done
 
 finish
