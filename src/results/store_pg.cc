@@ -15,10 +15,12 @@
 // tables are created under a transaction-scoped advisory lock, so two first writers do not
 // race. A read-only open sets the session READ ONLY: the server itself refuses any write.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <libpq-fe.h>
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -125,8 +127,80 @@ std::string Reason(PGconn* conn, const PGresult* res) {
   return why;
 }
 
-// The connection parameters libpq reads from `url`, checked: it must parse, and it must not hold
-// a password (a command line is visible to every user of the machine through ps).
+// The parameters whose values libpq's parser accepts as any text and only its connect checks
+// (libpq 15, fe-connect.c connectOptions2 and parse_int_param): a bad one would otherwise show
+// as a failed connection. `values` lists the allowed words; empty means a whole number.
+struct ParamRule {
+  const char* keyword;
+  std::vector<const char*> values;
+};
+const std::vector<ParamRule>& ParamRules() {
+  static const std::vector<ParamRule> kRules = {
+      {"sslmode", {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}},
+      {"gssencmode", {"disable", "prefer", "require"}},
+      {"channel_binding", {"disable", "prefer", "require"}},
+      {"target_session_attrs",
+       {"any", "read-write", "read-only", "primary", "standby", "prefer-standby"}},
+      {"ssl_min_protocol_version", {"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}},
+      {"ssl_max_protocol_version", {"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}},
+      {"connect_timeout", {}},
+      {"keepalives", {}},
+      {"keepalives_idle", {}},
+      {"keepalives_interval", {}},
+      {"keepalives_count", {}},
+      {"tcp_user_timeout", {}},
+  };
+  return kRules;
+}
+
+bool IsWholeNumber(const std::string& s) {
+  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// A port is a number 1..65535; a URL with several hosts gives a comma-separated list (an empty
+// entry: the default port).
+bool IsPortList(const std::string& s) {
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = s.find(',', start);
+    const std::string one = s.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!one.empty() && (!IsWholeNumber(one) || std::stol(one) < 1 || std::stol(one) > 65535)) {
+      return false;
+    }
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+// The one-line error for `keyword`=`value` when libpq would refuse it at connect time, else
+// nothing.
+std::optional<Error> CheckParam(const std::string& keyword, const std::string& value) {
+  if (keyword == "port" && !IsPortList(value)) {
+    return UsageError(fmt::format(
+        "the results store URL's port is \"{}\": use a number from 1 to 65535 (a list, one per "
+        "host, for several hosts)",
+        EscapeControl(value)));
+  }
+  for (const ParamRule& rule : ParamRules()) {
+    if (keyword != rule.keyword) continue;
+    if (rule.values.empty()) {
+      if (IsWholeNumber(value)) return std::nullopt;
+      return UsageError(fmt::format(
+          "the results store URL's {} is \"{}\": use a whole number (0 or more{})", keyword,
+          EscapeControl(value), keyword == "connect_timeout" ? " seconds; 0 waits forever" : ""));
+    }
+    for (const char* allowed : rule.values) {
+      if (value == allowed) return std::nullopt;
+    }
+    return UsageError(fmt::format("the results store URL's {} is \"{}\": use one of {}", keyword,
+                                  EscapeControl(value), fmt::join(rule.values, ", ")));
+  }
+  return std::nullopt;
+}
+
+// The connection parameters libpq reads from `url`, checked: it must parse, every value libpq
+// only checks when connecting must be one it accepts, and it must not hold a password (a
+// command line is visible to every user of the machine through ps).
 Status CheckUrl(const std::string& url) {
   char* err = nullptr;
   PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
@@ -139,11 +213,12 @@ Status CheckUrl(const std::string& url) {
                     why));
   }
   std::string secret;
+  std::optional<Error> bad;
   for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
     const std::string key = o->keyword;
-    if ((key == "password" || key == "sslpassword") && o->val != nullptr && *o->val != '\0') {
-      secret = key;
-    }
+    if (o->val == nullptr) continue;
+    if ((key == "password" || key == "sslpassword") && *o->val != '\0') secret = key;
+    if (!bad) bad = CheckParam(key, o->val);
   }
   PQconninfoFree(opts);
   if (!secret.empty()) {
@@ -153,6 +228,7 @@ Status CheckUrl(const std::string& url) {
         "user of the machine",
         secret));
   }
+  if (bad) return *bad;
   return OkStatus();
 }
 

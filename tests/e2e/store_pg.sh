@@ -63,7 +63,8 @@ expect_exit 0 "run --store URL" -- "$bin" run "${small[@]}" --label pgrun -o "$T
 expect_stderr "recorded as store id 3 in $url" "run says where it is recorded"
 [ "$(sql "SELECT label FROM $schema.runs WHERE id = 3")" = pgrun ] || fail "run's row is not id 3"
 
-# 4. Refused before measuring: a password in the URL (exit 2), a server that is down (exit 1).
+# 4. Refused before measuring: a password in the URL (exit 2), a parameter value libpq would
+# refuse (exit 2, before connecting), a server that is down (exit 1).
 pw_url="postgresql://kstacklab_test:$KSTACKLAB_TEST_PG_PASSWORD@${KSTACKLAB_TEST_PG_URL#*@}"
 expect_exit 2 "run with a password in the URL" -- "$bin" run "${small[@]}" -o "$TMP/no1.json" --store "$pw_url"
 keep
@@ -74,6 +75,14 @@ expect_exit 1 "run with a server that is down" -- "$bin" run "${small[@]}" -o "$
 keep
 expect_stderr "is the server running" "a server that is down is said so"
 [ -e "$TMP/no2.json" ] && fail "a run refused for its store wrote its file"
+for param in sslmode=junk connect_timeout=abc target_session_attrs=junk; do
+  expect_exit 2 "run with ?$param" -- "$bin" run "${small[@]}" -o "$TMP/no3.json" --store "$url&$param"
+  keep
+  expect_stderr "the results store URL's ${param%%=*} is \"${param#*=}\": use " "?$param: the error names the parameter and its values"
+  [ -e "$TMP/no3.json" ] && fail "a run refused for ?$param wrote its file"
+  expect_exit 2 "results list with ?$param" -- "$bin" results list --store "$url&$param"
+  keep
+done
 [ "$(count runs)" = 3 ] || fail "refused runs changed the store: $(count runs) runs"
 
 # 5. The connection killed while run records: no partial run, the file kept, the warning names
