@@ -86,7 +86,7 @@ done
 [ "$(count runs)" = 3 ] || fail "refused runs changed the store: $(count runs) runs"
 
 # 5. The connection killed while run records: no partial run, the file kept, the warning names
-# the file and the command that adds it later; exit 0, as for a full SQLite store.
+# the file and the command that adds it later; exit 1, as for a full SQLite store.
 before_bench=$(count benchmarks)
 PGAPPNAME=locker "$psql" -X -q "$KSTACKLAB_TEST_PG_URL" -c "BEGIN" -c "LOCK TABLE $schema.benchmarks IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(60)" \
   >/dev/null 2>&1 &
@@ -109,8 +109,9 @@ admin "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_
 wait "$locker" 2>/dev/null
 keep
 [ "$killed" = t ] || fail "the run's insert never waited on the lock"
-[ "$rc" -eq 0 ] || fail "killed connection: exit $rc, want 0 (the file is written); stderr: $(cat "$TMP/err")"
-expect_stderr "not recorded in the store" "killed connection: the run says it is not in the store"
+[ "$rc" -eq 1 ] || fail "killed connection: exit $rc, want 1 (not recorded; the file is written); stderr: $(cat "$TMP/err")"
+expect_stderr "error: not recorded in the store" "killed connection: the run says it is not in the store"
+expect_exit 0 "killed connection: the result file was written" -- "$bin" show "$TMP/killed.json"
 expect_stderr "connection to the server was lost" "killed connection: says why"
 expect_stderr "kstacklab results import $TMP/killed.json --store $url" "killed connection: the command that adds it"
 [ "$(count runs)" = 3 ] || fail "killed connection: $(count runs) runs, want 3 (no partial run)"
