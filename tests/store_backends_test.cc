@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "kstacklab/load.h"
 #include "kstacklab/store.h"
@@ -538,6 +540,38 @@ TEST_P(PostgresStoreTest, ARoleWithoutPrivilegesIsToldWhatToAskFor) {
   EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
 }
 
+// The backend pids of the kstacklab sessions of the test database that wait on a lock of kind
+// `event` ("relation": a table lock; "advisory").
+std::set<std::string> Waiting(RawPg& admin, const std::string& event) {
+  const std::string list = admin.Query(
+      "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE application_name = "
+      "'kstacklab' AND wait_event_type = 'Lock' AND datname = 'kstacklab_test' AND wait_event = '" +
+      event + "'");
+  std::set<std::string> pids;
+  size_t start = 0;
+  while (start < list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    pids.insert(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return pids;
+}
+
+// Waits up to 8 s (the lock timeout is 10 s) for `n` sessions waiting on `event` that are not in
+// `old`; them, or fewer when the time ran out.
+std::set<std::string> AwaitWaiting(RawPg& admin, size_t n, const std::string& event,
+                                   const std::set<std::string>& old = {}) {
+  std::set<std::string> fresh;
+  for (int i = 0; i < 400 && fresh.size() < n; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    fresh.clear();
+    for (const std::string& pid : Waiting(admin, event)) {
+      if (old.count(pid) == 0) fresh.insert(pid);
+    }
+  }
+  return fresh;
+}
+
 // A connection killed mid-transaction (pg_terminate_backend while the insert waits on a lock
 // after its run row is written): the insert fails saying the connection was lost, and no part
 // of the run is visible.
@@ -571,6 +605,52 @@ TEST_P(PostgresStoreTest, AConnectionKilledMidTransactionLeavesNoPartialRun) {
   EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
   EXPECT_EQ(Query("SELECT count(*) FROM runs WHERE label = 'killed'"), "0");
   EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), "3");
+}
+
+// Four writers start on a store without tables at once, 5 runs each. The race made certain: a
+// session holds the lock the table creation takes until all four wait for it, so that all four
+// found no tables before the first creates them. Every run is recorded.
+TEST_P(PostgresStoreTest, FourFirstWritersOfAFreshStoreRecordEveryRun) {
+  constexpr int kWriters = 4;
+  constexpr int kPerWriter = 5;
+  RawPg holder(Conninfo(""));
+  holder.Exec("SELECT pg_advisory_lock(1802728555)");  // kCreateLockKey, "kstk"
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kWriters; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid != 0) {
+      pids.push_back(pid);
+      continue;
+    }
+    ::close(go[1]);
+    char c;
+    if (::read(go[0], &c, 1) != 0) ::_exit(10);
+    for (int i = 0; i < kPerWriter; ++i) {
+      auto id = RecordInStore(Sample(fmt::format("w{}-{}", p, i)), store_);
+      if (!id.ok()) {
+        std::fprintf(stderr, "writer %d: %s\n", p, id.error().message.c_str());
+        ::_exit(1);
+      }
+    }
+    ::_exit(0);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  RawPg admin(pg_["KSTACKLAB_TEST_PG_ADMIN"]);
+  EXPECT_EQ(AwaitWaiting(admin, kWriters, "advisory").size(), size_t{kWriters})
+      << "the writers never met at the lock";
+  holder.Query("SELECT pg_advisory_unlock(1802728555)");
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "process " << pid;
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), std::to_string(kWriters * kPerWriter));
+  EXPECT_EQ(Query("SELECT count(DISTINCT label) FROM runs"), std::to_string(kWriters * kPerWriter));
 }
 
 // `results copy` SQLite -> PostgreSQL -> SQLite, each twice: the runs arrive once, byte for byte.

@@ -11,9 +11,10 @@
 //
 // Guarantees: a run is one transaction (READ COMMITTED; ids from an identity column, never
 // reused), so readers, which read in one REPEATABLE READ snapshot, see whole runs or nothing;
-// concurrent writers from any number of hosts never wait on one another (row locks only); the
-// tables are created under a transaction-scoped advisory lock, so two first writers do not
-// race. A read-only open sets the session READ ONLY: the server itself refuses any write.
+// concurrent writers from any number of hosts never wait on one another (row locks only). The
+// tables are created under a session advisory lock taken before the transaction that checks for
+// them, so concurrent first writers do not race. A read-only open sets the session READ ONLY: the
+// server itself refuses any write.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <libpq-fe.h>
@@ -342,19 +343,45 @@ Expected<int64_t> ReadVersion(PGconn* conn, const std::string& url) {
   return Int(version->get(), 0, 0);
 }
 
-// Creates the tables under the advisory lock, re-checking: another process may have made them.
+// The session-level advisory lock on kCreateLockKey, held from Take() to scope exit (or until
+// the connection ends). It is taken BEFORE the transaction that reads the table list: a session
+// refreshes its catalog cache when a transaction starts, not when an advisory lock is granted,
+// so a transaction that began before the wait would miss the tables the holder just created and
+// fail with "relation runs already exists".
+class CreateLock {
+ public:
+  explicit CreateLock(PGconn* conn) : conn_(conn) {}
+  CreateLock(const CreateLock&) = delete;
+  CreateLock& operator=(const CreateLock&) = delete;
+  ~CreateLock() {
+    if (held_ && PQstatus(conn_) == CONNECTION_OK) {
+      const std::string key = std::to_string(kCreateLockKey);
+      (void)Exec(conn_, "SELECT pg_advisory_unlock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
+    }
+  }
+  Status Take() {
+    const std::string key = std::to_string(kCreateLockKey);
+    auto lock = Exec(conn_, "SELECT pg_advisory_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
+    if (!lock.ok()) return lock.error();
+    held_ = true;
+    return OkStatus();
+  }
+
+ private:
+  PGconn* conn_;
+  bool held_ = false;
+};
+
+// Creates the tables under the creation lock, re-checking: another process may have made them.
 Status CreateTables(PGconn* conn, const std::string& url) {
+  CreateLock lock(conn);
+  if (Status st = lock.Take(); !st.ok()) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot lock the store to create its tables: {}", url,
+                    st.error().message));
+  }
   auto tx = Transaction::Begin(conn, "BEGIN");
   if (!tx.ok()) return RuntimeError(fmt::format("results store {}: {}", url, tx.error().message));
-  const std::string key = std::to_string(kCreateLockKey);
-  if (auto lock =
-          Exec(conn, "SELECT pg_advisory_xact_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
-      !lock.ok()) {
-    return RuntimeError(
-        fmt::format("results store {}: cannot lock the store to create its "
-                    "tables: {}",
-                    url, lock.error().message));
-  }
   auto version = ReadVersion(conn, url);
   if (!version.ok()) return version.error();
   if (*version > kStoreSchemaVersion) return TooNewSchema(url, *version);
