@@ -22,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -447,6 +448,125 @@ TEST_P(StoreBackendTest, FourWritersAndAReaderAtOnce) {
   EXPECT_EQ(Query("SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM benchmarks b WHERE "
                   "b.run_id = r.id) <> 3"),
             "0");
+}
+
+// A SQLite store of `n` distinct runs (labels src0, src1, …) in `dir`: what the copies copy.
+std::string MakeSource(const std::string& dir, int n) {
+  const std::string path = dir + "/source.db";
+  auto s = ResultStore::Open(path, ResultStore::Mode::kCreate);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  std::vector<RunResult> runs;
+  for (int i = 0; i < n; ++i) runs.push_back(Sample(fmt::format("src{}", i)));
+  auto ids = s->InsertAll(runs);
+  EXPECT_TRUE(ids.ok()) << ids.error().message;
+  return path;
+}
+
+// A directory for the source store (the SQLite case's own directory, or a new one).
+std::string SourceDir(std::string& dir) {
+  if (dir.empty()) {
+    char tmpl[] = "/tmp/kstacklab-store-copy-XXXXXX";
+    EXPECT_NE(::mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+  }
+  return dir;
+}
+
+// The race of two copies, made to happen every time: copy A reads what the target holds, then,
+// after its first batch, copy B copies everything; A's later batches were found missing when A
+// looked, but B has stored them since. The check under the insert's lock finds them.
+TEST_P(StoreBackendTest, ACopyDoesNotStoreAgainWhatAnotherCopyStoredMeanwhile) {
+  constexpr int kRuns = 6;
+  const std::string source = MakeSource(SourceDir(dir_), kRuns);
+  auto from = ResultStore::Open(source, ResultStore::Mode::kExisting);
+  ResultStore to = OpenOrDie();
+  ASSERT_TRUE(from.ok()) << from.error().message;
+  std::optional<CopyOutcome> other;
+  auto outcome = CopyRuns(*from, to, 1, [&](size_t, size_t) {
+    if (other) return;
+    auto f = ResultStore::Open(source, ResultStore::Mode::kExisting);
+    ResultStore t = OpenOrDie();
+    auto out = CopyRuns(*f, t, 100, {});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    other = *out;
+  });
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(outcome->copied.size(), 1u);
+  EXPECT_EQ(outcome->present.size(), size_t{kRuns - 1});
+  EXPECT_EQ(other->copied.size(), size_t{kRuns - 1});
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(DISTINCT label) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), std::to_string(3 * kRuns));
+}
+
+// Four processes copy one source into one store at once: each run is stored once.
+TEST_P(StoreBackendTest, FourCopiesAtOnceStoreEachRunOnce) {
+  constexpr int kCopies = 4;
+  constexpr int kRuns = 40;
+  const std::string source = MakeSource(SourceDir(dir_), kRuns);
+  { ResultStore create = OpenOrDie(); }
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kCopies; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid != 0) {
+      pids.push_back(pid);
+      continue;
+    }
+    ::close(go[1]);
+    auto from = ResultStore::Open(source, ResultStore::Mode::kExisting);
+    auto to = ResultStore::Open(store_, ResultStore::Mode::kCreate);
+    if (!from.ok() || !to.ok()) ::_exit(20);
+    char c;
+    if (::read(go[0], &c, 1) != 0) ::_exit(10);  // all start when the parent closes the pipe
+    auto out = CopyRuns(*from, *to, 10, {});
+    if (!out.ok()) {
+      std::fprintf(stderr, "copy %d: %s\n", p, out.error().message.c_str());
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "process " << pid;
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(DISTINCT label) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), std::to_string(3 * kRuns));
+}
+
+// A store made before the copy check's index gets it on its next write open, whatever it holds
+// (duplicates included: the index is not unique), and copying into it still stores nothing twice.
+TEST_P(StoreBackendTest, AStoreWithoutTheCopyIndexGetsItAndKeepsItsDuplicates) {
+  {
+    ResultStore s = OpenOrDie();
+    auto ids = s.InsertAll({Sample("x"), Sample("x"), Sample("y")});
+    ASSERT_TRUE(ids.ok()) << ids.error().message;
+  }
+  Exec("DROP INDEX runs_by_created_label");
+  const std::string has_index =
+      Postgres() ? "SELECT count(*) FROM pg_indexes WHERE indexname = 'runs_by_created_label'"
+                 : "SELECT count(*) FROM sqlite_master WHERE name = 'runs_by_created_label'";
+  { ResultStore reader = OpenOrDie(ResultStore::Mode::kExisting); }
+  EXPECT_EQ(Query(has_index), "0") << "a read-only open changes nothing";
+  ResultStore s = OpenOrDie();
+  EXPECT_EQ(Query(has_index), "1");
+  EXPECT_EQ(Version(), "1");
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "3");
+  auto again = s.InsertDocuments({ResultToJson(Sample("x")), ResultToJson(Sample("z"))},
+                                 {Sample("x"), Sample("z")});
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ((*again)[0].id, 1);
+  EXPECT_FALSE((*again)[0].added);
+  EXPECT_TRUE((*again)[1].added);
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "4");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,

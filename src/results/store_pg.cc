@@ -11,10 +11,11 @@
 //
 // Guarantees: a run is one transaction (READ COMMITTED; ids from an identity column, never
 // reused), so readers, which read in one REPEATABLE READ snapshot, see whole runs or nothing;
-// concurrent writers from any number of hosts never wait on one another (row locks only). The
-// tables are created under a session advisory lock taken before the transaction that checks for
-// them, so concurrent first writers do not race. A read-only open sets the session READ ONLY: the
-// server itself refuses any write.
+// concurrent writers from any number of hosts never wait on one another (row locks only), except
+// that the duplicate check of `results copy` and its insert run under an advisory lock, one copy
+// batch at a time. The tables are created under a session advisory lock taken before the
+// transaction that checks for them, so concurrent first writers do not race. A read-only open
+// sets the session READ ONLY: the server itself refuses any write.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <libpq-fe.h>
@@ -42,8 +43,10 @@ struct ResultClearer {
 using Conn = std::unique_ptr<PGconn, ConnCloser>;
 using Result = std::unique_ptr<PGresult, ResultClearer>;
 
-// Key of the advisory lock the table creation takes ("kstk" in ASCII).
+// Keys of the advisory locks (per database, whatever the schema): the table creation's ("kstk"
+// in ASCII) and the duplicate check's of `results copy` ("kstc").
 constexpr int64_t kCreateLockKey = 0x6b73746b;
+constexpr int64_t kCopyLockKey = 0x6b737463;
 
 constexpr const char* kCreateSchema = R"sql(
 CREATE TABLE runs(
@@ -67,6 +70,7 @@ CREATE TABLE benchmarks(
   PRIMARY KEY(run_id, position)
 );
 CREATE INDEX benchmarks_by_name ON benchmarks(name);
+CREATE INDEX runs_by_created_label ON runs(created, label);
 CREATE TABLE kstacklab_store(schema_version integer NOT NULL);
 INSERT INTO kstacklab_store VALUES (1);
 )sql";
@@ -261,12 +265,21 @@ Expected<Conn> Connect(const std::string& url) {
       url, why));
 }
 
+// The SQLSTATE of the last command that failed on this thread ("" when the server gave none),
+// for the callers that act on the kind of failure. A handle is used by one thread at a time
+// (store.h).
+thread_local std::string t_failed_state;
+
 // Runs `sql` with text parameters; an error when it did not end in `want`.
 Expected<Result> Exec(PGconn* conn, const char* sql, const std::vector<const char*>& params,
                       ExecStatusType want) {
   Result res(PQexecParams(conn, sql, static_cast<int>(params.size()), nullptr, params.data(),
                           nullptr, nullptr, 0));
-  if (!res || PQresultStatus(res.get()) != want) return RuntimeError(Reason(conn, res.get()));
+  if (!res || PQresultStatus(res.get()) != want) {
+    const char* state = res ? PQresultErrorField(res.get(), PG_DIAG_SQLSTATE) : nullptr;
+    t_failed_state = state != nullptr ? state : "";
+    return RuntimeError(Reason(conn, res.get()));
+  }
   return res;
 }
 
@@ -343,6 +356,12 @@ Expected<int64_t> ReadVersion(PGconn* conn, const std::string& url) {
   return Int(version->get(), 0, 0);
 }
 
+// The index the duplicate check of `results copy` looks runs up by. A store created before it
+// was part of the schema gets it from the next write open of a role that owns the table; it
+// changes nothing an older kstacklab reads or writes, so the schema version stays 1.
+constexpr const char* kCopyIndex =
+    "CREATE INDEX IF NOT EXISTS runs_by_created_label ON runs(created, label)";
+
 // The session-level advisory lock on kCreateLockKey, held from Take() to scope exit (or until
 // the connection ends). It is taken BEFORE the transaction that reads the table list: a session
 // refreshes its catalog cache when a transaction starts, not when an advisory lock is granted,
@@ -372,7 +391,20 @@ class CreateLock {
   bool held_ = false;
 };
 
-// Creates the tables under the creation lock, re-checking: another process may have made them.
+// Whether runs_by_created_label exists (in the first schema of the search path, as the tables).
+Expected<bool> HasCopyIndex(PGconn* conn, const std::string& url) {
+  auto has =
+      Exec(conn, "SELECT to_regclass('runs_by_created_label') IS NOT NULL", {}, PGRES_TUPLES_OK);
+  if (!has.ok()) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot read the index list: {}", url, has.error().message));
+  }
+  return Text(has->get(), 0, 0) == "t";
+}
+
+// Creates the tables of an empty database, or adds kCopyIndex to an older store, under the
+// creation lock and re-checking: another process may have done it. A role that does not own the
+// tables cannot add the index; the store works without it (the duplicate check is slower).
 Status CreateTables(PGconn* conn, const std::string& url) {
   CreateLock lock(conn);
   if (Status st = lock.Take(); !st.ok()) {
@@ -391,6 +423,18 @@ Status CreateTables(PGconn* conn, const std::string& url) {
       return RuntimeError(fmt::format("results store {}: cannot create the tables: {}", url,
                                       Reason(conn, res.get())));
     }
+  } else {
+    // Looked up first: IF NOT EXISTS on an index that exists sends a notice libpq would print.
+    auto has = HasCopyIndex(conn, url);
+    if (!has.ok()) return has.error();
+    if (!*has) {
+      auto index = Exec(conn, kCopyIndex, {}, PGRES_COMMAND_OK);
+      if (!index.ok() && t_failed_state == "42501") return OkStatus();  // not the owner: as is
+      if (!index.ok()) {
+        return RuntimeError(
+            fmt::format("results store {}: cannot add an index: {}", url, index.error().message));
+      }
+    }
   }
   if (Status st = tx->Commit(); !st.ok()) {
     return RuntimeError(
@@ -404,7 +448,8 @@ class PostgresBackend final : public Backend {
   PostgresBackend(Conn conn, std::string url, bool empty, bool read_only)
       : conn_(std::move(conn)), url_(std::move(url)), empty_(empty), read_only_(read_only) {}
 
-  Expected<std::vector<int64_t>> InsertAll(const std::vector<RunRow>& rows) override;
+  Expected<std::vector<StoredRow>> InsertAll(const std::vector<RunRow>& rows,
+                                             Duplicates duplicates) override;
   Expected<std::vector<StoredRunInfo>> List() override;
   Expected<StoredRunInfo> Info(int64_t id) override;
   Expected<std::string> Document(int64_t id) override;
@@ -470,31 +515,71 @@ Expected<int64_t> InsertRow(PGconn* conn, const RunRow& row, const std::string& 
   return id;
 }
 
-Expected<std::vector<int64_t>> PostgresBackend::InsertAll(const std::vector<RunRow>& rows) {
+// The id of the first run whose document is `row`'s byte for byte, 0 when there is none.
+Expected<int64_t> FindDocument(PGconn* conn, const RunRow& row) {
+  auto found =
+      Exec(conn,
+           "SELECT id FROM runs WHERE created = $1 AND label = $2 AND document = $3 "
+           "ORDER BY id LIMIT 1",
+           {row.created.c_str(), row.label.c_str(), row.document.c_str()}, PGRES_TUPLES_OK);
+  if (!found.ok())
+    return Error{found.error().exit_code, "cannot look for the result: " + found.error().message};
+  return PQntuples(found->get()) == 0 ? int64_t{0} : Int(found->get(), 0, 0);
+}
+
+// One attempt at InsertAll: one transaction. `at_commit` says whether a failure came at COMMIT.
+Expected<std::vector<StoredRow>> InsertAttempt(PGconn* conn, const std::vector<RunRow>& rows,
+                                               Duplicates duplicates, bool& at_commit) {
+  at_commit = false;
+  auto tx = Transaction::Begin(conn, "BEGIN");
+  if (!tx.ok()) return Error{kExitRuntime, "cannot start the insert: " + tx.error().message};
+  if (duplicates == Duplicates::kSkip) {
+    // Held to the end of the transaction: a concurrent kSkip insert checks after this one's rows
+    // are committed (each statement of a READ COMMITTED transaction sees what was committed
+    // before it started).
+    const std::string key = std::to_string(kCopyLockKey);
+    auto lock =
+        Exec(conn, "SELECT pg_advisory_xact_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
+    if (!lock.ok()) return Error{kExitRuntime, "cannot lock the store: " + lock.error().message};
+  }
+  const std::string stored_at = UtcTimestamp();
+  std::vector<StoredRow> ids;
+  for (const RunRow& row : rows) {
+    if (duplicates == Duplicates::kSkip) {
+      auto present = FindDocument(conn, row);
+      if (!present.ok()) return present.error();
+      if (*present != 0) {
+        ids.push_back(StoredRow{*present, false});
+        continue;
+      }
+    }
+    auto id = InsertRow(conn, row, stored_at);
+    if (!id.ok()) return id.error();
+    ids.push_back(StoredRow{*id, true});
+  }
+  if (Status st = tx->Commit(); !st.ok()) {
+    at_commit = true;
+    return Error{kExitRuntime, "cannot commit the insert: " + st.error().message};
+  }
+  return ids;
+}
+
+Expected<std::vector<StoredRow>> PostgresBackend::InsertAll(const std::vector<RunRow>& rows,
+                                                            Duplicates duplicates) {
   if (read_only_) {
     return UsageError(fmt::format("results store {} was opened for reading only", url_));
   }
-  auto tx = Transaction::Begin(conn_.get(), "BEGIN");
-  if (!tx.ok()) return Fail("cannot start the insert", tx.error());
-  const std::string stored_at = UtcTimestamp();
-  std::vector<int64_t> ids;
-  for (const RunRow& row : rows) {
-    auto id = InsertRow(conn_.get(), row, stored_at);
-    if (!id.ok())
-      return RuntimeError(fmt::format("results store {}: {}", url_, id.error().message));
-    ids.push_back(*id);
+  bool at_commit = false;
+  auto ids = InsertAttempt(conn_.get(), rows, duplicates, at_commit);
+  if (ids.ok()) return ids;
+  if (at_commit && PQstatus(conn_.get()) == CONNECTION_BAD) {
+    // COMMIT was sent, its answer never came: the server may have committed.
+    return RuntimeError(fmt::format(
+        "results store {}: the connection was lost at commit, so whether the {} is stored "
+        "cannot be told: `kstacklab results list` shows it if it is",
+        url_, rows.size() == 1 ? "run" : "runs"));
   }
-  if (Status st = tx->Commit(); !st.ok()) {
-    if (PQstatus(conn_.get()) == CONNECTION_BAD) {
-      // COMMIT was sent, its answer never came: the server may have committed.
-      return RuntimeError(fmt::format(
-          "results store {}: the connection was lost at commit, so whether the {} is stored "
-          "cannot be told: `kstacklab results list` shows it if it is",
-          url_, rows.size() == 1 ? "run" : "runs"));
-    }
-    return Fail("cannot commit the insert", st.error());
-  }
-  return ids;
+  return RuntimeError(fmt::format("results store {}: {}", url_, ids.error().message));
 }
 
 Expected<std::vector<StoredRunInfo>> PostgresBackend::List() {
@@ -603,13 +688,16 @@ Expected<std::unique_ptr<Backend>> Open(const std::string& url, ResultStore::Mod
   auto version = ReadVersion(conn->get(), url);
   if (!version.ok()) return version.error();
   if (*version > kStoreSchemaVersion) return TooNewSchema(url, *version);
-  bool empty = false;
-  if (*version == 0) {
-    if (mode == ResultStore::Mode::kExisting) {
-      empty = true;  // nothing stored yet; a reader creates nothing
-    } else {
-      KSTACKLAB_RETURN_IF_ERROR(CreateTables(conn->get(), url));
+  // A reader of a database without kstacklab's tables creates nothing: it reads as empty.
+  const bool empty = *version == 0 && mode == ResultStore::Mode::kExisting;
+  if (mode == ResultStore::Mode::kCreate) {
+    bool current = false;
+    if (*version != 0) {
+      auto index = HasCopyIndex(conn->get(), url);
+      if (!index.ok()) return index.error();
+      current = *index;
     }
+    if (!current) KSTACKLAB_RETURN_IF_ERROR(CreateTables(conn->get(), url));
   }
   return std::unique_ptr<Backend>(std::make_unique<PostgresBackend>(
       std::move(*conn), url, empty, mode == ResultStore::Mode::kExisting));
