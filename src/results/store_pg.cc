@@ -14,17 +14,23 @@
 // concurrent writers from any number of hosts never wait on one another (row locks only), except
 // that the duplicate check of `results copy` and its insert run under an advisory lock, one copy
 // batch at a time. The tables are created under a session advisory lock taken before the
-// transaction that checks for them, so concurrent first writers do not race. A read-only open
-// sets the session READ ONLY: the server itself refuses any write.
+// transaction that checks for them, so concurrent first writers do not race. An insert that meets
+// a lost connection, a serialization failure or a deadlock is tried again, up to
+// kInsertAttempts times in all. A read-only open sets the session READ ONLY: the server itself
+// refuses any write.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <libpq-fe.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -443,6 +449,42 @@ Status CreateTables(PGconn* conn, const std::string& url) {
   return OkStatus();
 }
 
+// The session settings every handle gets: locks waited for at most kBusyTimeoutMs, and for a
+// reader a read-only session.
+Status Configure(PGconn* conn, const std::string& url, ResultStore::Mode mode) {
+  const std::string server_encoding =
+      PQparameterStatus(conn, "server_encoding") ? PQparameterStatus(conn, "server_encoding") : "";
+  if (server_encoding != "UTF8") {
+    return UsageError(fmt::format(
+        "results store {}: the database's encoding is {}, and result documents are UTF-8; "
+        "create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)",
+        url, server_encoding.empty() ? "unknown" : server_encoding));
+  }
+  const std::string timeout = fmt::format("SET lock_timeout = {}", ResultStore::kBusyTimeoutMs);
+  if (Status st = Command(conn, timeout.c_str()); !st.ok()) {
+    return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
+  }
+  if (mode == ResultStore::Mode::kExisting) {
+    if (Status st = Command(conn, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+        !st.ok()) {
+      return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
+    }
+  }
+  return OkStatus();
+}
+
+// How often an insert that meets a transient failure (Transient) is tried in all, and how long
+// it waits before the next try: 50 ms doubled each time, plus as much again at random, so that
+// writers that collided do not collide again (at most 0.7 s over the three waits).
+constexpr int kInsertAttempts = 4;
+std::chrono::milliseconds RetryDelay(int attempt) {
+  static thread_local std::minstd_rand jitter(
+      static_cast<unsigned>(::getpid()) ^
+      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  const int base = 50 << (attempt - 1);
+  return std::chrono::milliseconds(base + static_cast<int>(jitter() % static_cast<unsigned>(base)));
+}
+
 class PostgresBackend final : public Backend {
  public:
   PostgresBackend(Conn conn, std::string url, bool empty, bool read_only)
@@ -564,22 +606,48 @@ Expected<std::vector<StoredRow>> InsertAttempt(PGconn* conn, const std::vector<R
   return ids;
 }
 
+// Whether the failure the last command on `conn` met may pass if the transaction is tried again:
+// a lost connection, a serialization failure, a deadlock.
+bool Transient(PGconn* conn) {
+  return PQstatus(conn) == CONNECTION_BAD || t_failed_state == "40001" ||
+         t_failed_state == "40P01" || t_failed_state.rfind("08", 0) == 0 ||
+         t_failed_state == "57P01";
+}
+
 Expected<std::vector<StoredRow>> PostgresBackend::InsertAll(const std::vector<RunRow>& rows,
                                                             Duplicates duplicates) {
   if (read_only_) {
     return UsageError(fmt::format("results store {} was opened for reading only", url_));
   }
-  bool at_commit = false;
-  auto ids = InsertAttempt(conn_.get(), rows, duplicates, at_commit);
-  if (ids.ok()) return ids;
-  if (at_commit && PQstatus(conn_.get()) == CONNECTION_BAD) {
-    // COMMIT was sent, its answer never came: the server may have committed.
-    return RuntimeError(fmt::format(
-        "results store {}: the connection was lost at commit, so whether the {} is stored "
-        "cannot be told: `kstacklab results list` shows it if it is",
-        url_, rows.size() == 1 ? "run" : "runs"));
+  for (int attempt = 1;; ++attempt) {
+    bool at_commit = false;
+    t_failed_state.clear();
+    auto ids = InsertAttempt(conn_.get(), rows, duplicates, at_commit);
+    if (ids.ok()) return ids;
+    const bool lost = PQstatus(conn_.get()) == CONNECTION_BAD;
+    if (!Transient(conn_.get()) || attempt == kInsertAttempts) {
+      if (lost && at_commit) {
+        // COMMIT was sent, its answer never came: the server may have committed.
+        return RuntimeError(fmt::format(
+            "results store {}: the connection was lost at commit, so whether the {} is stored "
+            "cannot be told: `kstacklab results list` shows it if it is",
+            url_, rows.size() == 1 ? "run" : "runs"));
+      }
+      return RuntimeError(
+          fmt::format("results store {}: {}{}", url_, ids.error().message,
+                      attempt > 1 ? fmt::format(" (tried {} times)", attempt) : std::string()));
+    }
+    std::this_thread::sleep_for(RetryDelay(attempt));
+    if (lost) {
+      PQreset(conn_.get());  // when the server is still away, the next attempt says so
+      if (PQstatus(conn_.get()) == CONNECTION_OK) {
+        KSTACKLAB_RETURN_IF_ERROR(Configure(conn_.get(), url_, ResultStore::Mode::kCreate));
+      }
+      // The lost transaction may have committed (a connection lost at COMMIT): the next attempt
+      // skips a document already stored, so a run is never stored twice.
+      duplicates = Duplicates::kSkip;
+    }
   }
-  return RuntimeError(fmt::format("results store {}: {}", url_, ids.error().message));
 }
 
 Expected<std::vector<StoredRunInfo>> PostgresBackend::List() {
@@ -652,30 +720,6 @@ Expected<std::string> PostgresBackend::Document(int64_t id) {
   if (!doc.ok()) return Fail(fmt::format("cannot read id {}", id), doc.error());
   if (PQntuples(doc->get()) == 0) return NoSuchRun(id, url_);
   return Text(doc->get(), 0, 0);
-}
-
-// The session settings every handle gets: locks waited for at most kBusyTimeoutMs, and for a
-// reader a read-only session.
-Status Configure(PGconn* conn, const std::string& url, ResultStore::Mode mode) {
-  const std::string server_encoding =
-      PQparameterStatus(conn, "server_encoding") ? PQparameterStatus(conn, "server_encoding") : "";
-  if (server_encoding != "UTF8") {
-    return UsageError(fmt::format(
-        "results store {}: the database's encoding is {}, and result documents are UTF-8; "
-        "create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)",
-        url, server_encoding.empty() ? "unknown" : server_encoding));
-  }
-  const std::string timeout = fmt::format("SET lock_timeout = {}", ResultStore::kBusyTimeoutMs);
-  if (Status st = Command(conn, timeout.c_str()); !st.ok()) {
-    return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
-  }
-  if (mode == ResultStore::Mode::kExisting) {
-    if (Status st = Command(conn, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
-        !st.ok()) {
-      return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
-    }
-  }
-  return OkStatus();
 }
 
 }  // namespace
