@@ -53,7 +53,9 @@ struct StoredRunInfo {
 // transaction, readers see only whole runs. SQLite: WAL mode, writers take the write lock up
 // front (BEGIN IMMEDIATE) and wait up to kBusyTimeoutMs for one another. PostgreSQL: a row lock
 // or table lock is waited for up to kBusyTimeoutMs too (lock_timeout), a connection for
-// connect_timeout (10 s unless the URL says otherwise).
+// connect_timeout (10 s unless the URL says otherwise); an insert that meets a lost connection,
+// a serialization failure or a deadlock is tried again, 4 tries in all, never storing a document
+// twice (docs/store.md).
 class ResultStore {
  public:
   static constexpr int kBusyTimeoutMs = 10000;
