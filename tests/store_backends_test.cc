@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -21,9 +22,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "kstacklab/load.h"
 #include "kstacklab/store.h"
@@ -447,6 +450,125 @@ TEST_P(StoreBackendTest, FourWritersAndAReaderAtOnce) {
             "0");
 }
 
+// A SQLite store of `n` distinct runs (labels src0, src1, …) in `dir`: what the copies copy.
+std::string MakeSource(const std::string& dir, int n) {
+  const std::string path = dir + "/source.db";
+  auto s = ResultStore::Open(path, ResultStore::Mode::kCreate);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  std::vector<RunResult> runs;
+  for (int i = 0; i < n; ++i) runs.push_back(Sample(fmt::format("src{}", i)));
+  auto ids = s->InsertAll(runs);
+  EXPECT_TRUE(ids.ok()) << ids.error().message;
+  return path;
+}
+
+// A directory for the source store (the SQLite case's own directory, or a new one).
+std::string SourceDir(std::string& dir) {
+  if (dir.empty()) {
+    char tmpl[] = "/tmp/kstacklab-store-copy-XXXXXX";
+    EXPECT_NE(::mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+  }
+  return dir;
+}
+
+// The race of two copies, made to happen every time: copy A reads what the target holds, then,
+// after its first batch, copy B copies everything; A's later batches were found missing when A
+// looked, but B has stored them since. The check under the insert's lock finds them.
+TEST_P(StoreBackendTest, ACopyDoesNotStoreAgainWhatAnotherCopyStoredMeanwhile) {
+  constexpr int kRuns = 6;
+  const std::string source = MakeSource(SourceDir(dir_), kRuns);
+  auto from = ResultStore::Open(source, ResultStore::Mode::kExisting);
+  ResultStore to = OpenOrDie();
+  ASSERT_TRUE(from.ok()) << from.error().message;
+  std::optional<CopyOutcome> other;
+  auto outcome = CopyRuns(*from, to, 1, [&](size_t, size_t) {
+    if (other) return;
+    auto f = ResultStore::Open(source, ResultStore::Mode::kExisting);
+    ResultStore t = OpenOrDie();
+    auto out = CopyRuns(*f, t, 100, {});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    other = *out;
+  });
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(outcome->copied.size(), 1u);
+  EXPECT_EQ(outcome->present.size(), size_t{kRuns - 1});
+  EXPECT_EQ(other->copied.size(), size_t{kRuns - 1});
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(DISTINCT label) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), std::to_string(3 * kRuns));
+}
+
+// Four processes copy one source into one store at once: each run is stored once.
+TEST_P(StoreBackendTest, FourCopiesAtOnceStoreEachRunOnce) {
+  constexpr int kCopies = 4;
+  constexpr int kRuns = 40;
+  const std::string source = MakeSource(SourceDir(dir_), kRuns);
+  { ResultStore create = OpenOrDie(); }
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kCopies; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid != 0) {
+      pids.push_back(pid);
+      continue;
+    }
+    ::close(go[1]);
+    auto from = ResultStore::Open(source, ResultStore::Mode::kExisting);
+    auto to = ResultStore::Open(store_, ResultStore::Mode::kCreate);
+    if (!from.ok() || !to.ok()) ::_exit(20);
+    char c;
+    if (::read(go[0], &c, 1) != 0) ::_exit(10);  // all start when the parent closes the pipe
+    auto out = CopyRuns(*from, *to, 10, {});
+    if (!out.ok()) {
+      std::fprintf(stderr, "copy %d: %s\n", p, out.error().message.c_str());
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "process " << pid;
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(DISTINCT label) FROM runs"), std::to_string(kRuns));
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), std::to_string(3 * kRuns));
+}
+
+// A store made before the copy check's index gets it on its next write open, whatever it holds
+// (duplicates included: the index is not unique), and copying into it still stores nothing twice.
+TEST_P(StoreBackendTest, AStoreWithoutTheCopyIndexGetsItAndKeepsItsDuplicates) {
+  {
+    ResultStore s = OpenOrDie();
+    auto ids = s.InsertAll({Sample("x"), Sample("x"), Sample("y")});
+    ASSERT_TRUE(ids.ok()) << ids.error().message;
+  }
+  Exec("DROP INDEX runs_by_created_label");
+  const std::string has_index =
+      Postgres() ? "SELECT count(*) FROM pg_indexes WHERE indexname = 'runs_by_created_label'"
+                 : "SELECT count(*) FROM sqlite_master WHERE name = 'runs_by_created_label'";
+  { ResultStore reader = OpenOrDie(ResultStore::Mode::kExisting); }
+  EXPECT_EQ(Query(has_index), "0") << "a read-only open changes nothing";
+  ResultStore s = OpenOrDie();
+  EXPECT_EQ(Query(has_index), "1");
+  EXPECT_EQ(Version(), "1");
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "3");
+  auto again = s.InsertDocuments({ResultToJson(Sample("x")), ResultToJson(Sample("z"))},
+                                 {Sample("x"), Sample("z")});
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ((*again)[0].id, 1);
+  EXPECT_FALSE((*again)[0].added);
+  EXPECT_TRUE((*again)[1].added);
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "4");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,
                          ::testing::Values(Kind::kSqlite, Kind::kPostgres), KindName);
 
@@ -538,10 +660,70 @@ TEST_P(PostgresStoreTest, ARoleWithoutPrivilegesIsToldWhatToAskFor) {
   EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
 }
 
-// A connection killed mid-transaction (pg_terminate_backend while the insert waits on a lock
-// after its run row is written): the insert fails saying the connection was lost, and no part
-// of the run is visible.
-TEST_P(PostgresStoreTest, AConnectionKilledMidTransactionLeavesNoPartialRun) {
+// The backend pids of the kstacklab sessions of the test database that wait on a lock of kind
+// `event` ("relation": a table lock; "advisory").
+std::set<std::string> Waiting(RawPg& admin, const std::string& event) {
+  const std::string list = admin.Query(
+      "SELECT string_agg(pid::text, ',') FROM pg_stat_activity WHERE application_name = "
+      "'kstacklab' AND wait_event_type = 'Lock' AND datname = 'kstacklab_test' AND wait_event = '" +
+      event + "'");
+  std::set<std::string> pids;
+  size_t start = 0;
+  while (start < list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    pids.insert(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return pids;
+}
+
+// Waits up to 8 s (the lock timeout is 10 s) for `n` sessions waiting on `event` that are not in
+// `old`; them, or fewer when the time ran out.
+std::set<std::string> AwaitWaiting(RawPg& admin, size_t n, const std::string& event,
+                                   const std::set<std::string>& old = {}) {
+  std::set<std::string> fresh;
+  for (int i = 0; i < 400 && fresh.size() < n; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    fresh.clear();
+    for (const std::string& pid : Waiting(admin, event)) {
+      if (old.count(pid) == 0) fresh.insert(pid);
+    }
+  }
+  return fresh;
+}
+
+void Terminate(RawPg& admin, const std::set<std::string>& pids) {
+  for (const std::string& pid : pids) admin.Exec("SELECT pg_terminate_backend(" + pid + ")");
+}
+
+// A connection killed mid-transaction (pg_terminate_backend while the insert waits on a table
+// lock, after its run row is written) is a transient failure: the insert reconnects and tries
+// again, and the run is stored once, whole.
+TEST_P(PostgresStoreTest, AConnectionKilledMidInsertIsTriedAgainAndStoresTheRunOnce) {
+  ASSERT_TRUE(RecordInStore(Sample("before"), store_).ok());
+  RawPg locker(Conninfo(""));
+  locker.Exec("SET search_path = " + schema_);
+  locker.Exec("BEGIN");
+  locker.Exec("LOCK TABLE benchmarks IN ACCESS EXCLUSIVE MODE");
+  Expected<int64_t> outcome = RuntimeError("not run");
+  std::thread writer([&] { outcome = RecordInStore(Sample("killed"), store_); });
+  RawPg admin(pg_["KSTACKLAB_TEST_PG_ADMIN"]);
+  const std::set<std::string> first = AwaitWaiting(admin, 1, "relation");
+  Terminate(admin, first);
+  const std::set<std::string> second = AwaitWaiting(admin, 1, "relation", first);
+  locker.Exec("COMMIT");
+  writer.join();
+  EXPECT_EQ(first.size(), 1u) << "the insert never waited on the lock";
+  EXPECT_EQ(second.size(), 1u) << "the insert was not tried again on a new connection";
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), "2");
+  EXPECT_EQ(Query("SELECT count(*) FROM runs WHERE label = 'killed'"), "1");
+  EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), "6");
+}
+
+// A connection killed at every try: the insert gives up after a bounded number of tries, says
+// the connection was lost and how often it tried, and no part of the run is visible.
+TEST_P(PostgresStoreTest, AConnectionKilledAtEveryTryFailsAfterBoundedTries) {
   ASSERT_TRUE(RecordInStore(Sample("before"), store_).ok());
   RawPg locker(Conninfo(""));
   locker.Exec("SET search_path = " + schema_);
@@ -554,23 +736,72 @@ TEST_P(PostgresStoreTest, AConnectionKilledMidTransactionLeavesNoPartialRun) {
     done = true;
   });
   RawPg admin(pg_["KSTACKLAB_TEST_PG_ADMIN"]);
-  std::string killed;
-  for (int i = 0; i < 400 && killed != "t"; ++i) {  // up to 8 s: the lock timeout is 10 s
-    killed = admin.Query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = "
-        "'kstacklab' AND wait_event_type = 'Lock' AND datname = 'kstacklab_test'");
-    if (killed != "t") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::set<std::string> killed;  // every try is a new connection, a new backend pid
+  const auto start = std::chrono::steady_clock::now();
+  while (!done && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+    for (const std::string& pid : Waiting(admin, "relation")) {
+      if (killed.insert(pid).second) Terminate(admin, {pid});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   writer.join();
   locker.Exec("COMMIT");
-  EXPECT_EQ(killed, "t") << "the insert never waited on the lock";
   ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(killed.size(), 4u);
   EXPECT_EQ(outcome.error().exit_code, kExitRuntime);
   EXPECT_NE(outcome.error().message.find("connection to the server was lost"), std::string::npos)
+      << outcome.error().message;
+  EXPECT_NE(outcome.error().message.find("tried 4 times"), std::string::npos)
       << outcome.error().message;
   EXPECT_EQ(Query("SELECT count(*) FROM runs"), "1");
   EXPECT_EQ(Query("SELECT count(*) FROM runs WHERE label = 'killed'"), "0");
   EXPECT_EQ(Query("SELECT count(*) FROM benchmarks"), "3");
+}
+
+// Four writers start on a store without tables at once, 5 runs each. The race made certain: a
+// session holds the lock the table creation takes until all four wait for it, so that all four
+// found no tables before the first creates them. Every run is recorded.
+TEST_P(PostgresStoreTest, FourFirstWritersOfAFreshStoreRecordEveryRun) {
+  constexpr int kWriters = 4;
+  constexpr int kPerWriter = 5;
+  RawPg holder(Conninfo(""));
+  holder.Exec("SELECT pg_advisory_lock(1802728555)");  // kCreateLockKey, "kstk"
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kWriters; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid != 0) {
+      pids.push_back(pid);
+      continue;
+    }
+    ::close(go[1]);
+    char c;
+    if (::read(go[0], &c, 1) != 0) ::_exit(10);
+    for (int i = 0; i < kPerWriter; ++i) {
+      auto id = RecordInStore(Sample(fmt::format("w{}-{}", p, i)), store_);
+      if (!id.ok()) {
+        std::fprintf(stderr, "writer %d: %s\n", p, id.error().message.c_str());
+        ::_exit(1);
+      }
+    }
+    ::_exit(0);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  RawPg admin(pg_["KSTACKLAB_TEST_PG_ADMIN"]);
+  EXPECT_EQ(AwaitWaiting(admin, kWriters, "advisory").size(), size_t{kWriters})
+      << "the writers never met at the lock";
+  holder.Query("SELECT pg_advisory_unlock(1802728555)");
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "process " << pid;
+  }
+  EXPECT_EQ(Query("SELECT count(*) FROM runs"), std::to_string(kWriters * kPerWriter));
+  EXPECT_EQ(Query("SELECT count(DISTINCT label) FROM runs"), std::to_string(kWriters * kPerWriter));
 }
 
 // `results copy` SQLite -> PostgreSQL -> SQLite, each twice: the runs arrive once, byte for byte.

@@ -16,6 +16,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kstacklab/fileio.h"
 #include "kstacklab/load.h"
@@ -355,6 +357,53 @@ TEST(StoreUrl, OnlyThePostgresqlSchemesAreUrls) {
                            "POSTGRESQL://h/db", ""}) {
     EXPECT_FALSE(IsStoreUrl(path)) << path;
   }
+}
+
+// A value libpq would only refuse when connecting is refused first, as the user's error (exit 2),
+// in one line naming the parameter and what it may be. Nothing listens on port 1: a URL that got
+// as far as connecting fails with "is the server running" (exit 1) instead.
+TEST(StoreUrl, BadParameterValuesAreUsageErrorsNamingTheParameterBeforeConnecting) {
+  const std::string base = "postgresql://nobody@127.0.0.1:1/db?";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"sslmode=junk",
+       "sslmode is \"junk\": use one of disable, allow, prefer, require, "
+       "verify-ca, verify-full"},
+      {"connect_timeout=abc", "connect_timeout is \"abc\": use a whole number"},
+      {"connect_timeout=-1", "connect_timeout is \"-1\": use a whole number"},
+      {"target_session_attrs=junk",
+       "target_session_attrs is \"junk\": use one of any, read-write, read-only, primary, "
+       "standby, prefer-standby"},
+      {"gssencmode=maybe", "gssencmode is \"maybe\": use one of disable, prefer, require"},
+      {"channel_binding=yes", "channel_binding is \"yes\": use one of disable, prefer, require"},
+      {"ssl_min_protocol_version=TLSv9", "ssl_min_protocol_version is \"TLSv9\": use one of"},
+      {"keepalives_idle=1m", "keepalives_idle is \"1m\": use a whole number"},
+      {"sslmode=require&connect_timeout=x", "connect_timeout is \"x\""},
+  };
+  for (const auto& [query, want] : bad) {
+    for (auto mode : {ResultStore::Mode::kCreate, ResultStore::Mode::kExisting}) {
+      auto s = ResultStore::Open(base + query, mode);
+      ASSERT_FALSE(s.ok()) << query;
+      EXPECT_EQ(s.error().exit_code, kExitUsage) << query << ": " << s.error().message;
+      EXPECT_NE(s.error().message.find("the results store URL's " + want), std::string::npos)
+          << s.error().message;
+      EXPECT_EQ(s.error().message.find('\n'), std::string::npos);
+    }
+    EXPECT_EQ(CheckStoreLocation(base + query).error().exit_code, kExitUsage) << query;
+  }
+  auto port =
+      ResultStore::Open("postgresql://nobody@127.0.0.1:99999/db", ResultStore::Mode::kExisting);
+  ASSERT_FALSE(port.ok());
+  EXPECT_EQ(port.error().exit_code, kExitUsage) << port.error().message;
+  // Values libpq accepts get as far as connecting.
+  auto good =
+      ResultStore::Open(base +
+                            "sslmode=verify-full&connect_timeout=5&target_session_attrs=read-write&"
+                            "gssencmode=disable&channel_binding=prefer&keepalives=1",
+                        ResultStore::Mode::kExisting);
+  ASSERT_FALSE(good.ok());
+  EXPECT_EQ(good.error().exit_code, kExitRuntime) << good.error().message;
+  EXPECT_NE(good.error().message.find("is the server running"), std::string::npos)
+      << good.error().message;
 }
 
 }  // namespace

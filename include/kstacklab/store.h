@@ -53,7 +53,9 @@ struct StoredRunInfo {
 // transaction, readers see only whole runs. SQLite: WAL mode, writers take the write lock up
 // front (BEGIN IMMEDIATE) and wait up to kBusyTimeoutMs for one another. PostgreSQL: a row lock
 // or table lock is waited for up to kBusyTimeoutMs too (lock_timeout), a connection for
-// connect_timeout (10 s unless the URL says otherwise).
+// connect_timeout (10 s unless the URL says otherwise); an insert that meets a lost connection,
+// a serialization failure or a deadlock is tried again, 4 tries in all, never storing a document
+// twice (docs/store.md).
 class ResultStore {
  public:
   static constexpr int kBusyTimeoutMs = 10000;
@@ -97,10 +99,17 @@ class ResultStore {
   // Document(id) parsed back (source named "store id N").
   Expected<RunResult> Get(int64_t id);
 
-  // Stores a document exactly as given (`results copy`): it must be a valid result document;
-  // `result` is that document parsed (the index columns come from it). One transaction.
-  Expected<std::vector<int64_t>> InsertDocuments(const std::vector<std::string>& documents,
-                                                 const std::vector<RunResult>& results);
+  // Stores each document exactly as given (`results copy`) unless the store already holds it
+  // byte for byte: then its id is that of the first run holding it, `added` false. Each must be
+  // a valid result document; `results` are those documents parsed (the index columns come from
+  // them). One transaction; the check and the insert hold a lock that every InsertDocuments on
+  // the store takes (any process, any host), so concurrent copies store a document once.
+  struct DocumentId {
+    int64_t id = 0;
+    bool added = true;
+  };
+  Expected<std::vector<DocumentId>> InsertDocuments(const std::vector<std::string>& documents,
+                                                    const std::vector<RunResult>& results);
 
   // The path or URL it was opened with.
   const std::string& path() const { return path_; }
@@ -125,7 +134,9 @@ Status CheckStoreLocation(const std::string& path);
 // `results copy`: every run of `from` not yet in `to`, in id order, `batch` runs per
 // transaction (so a copy cut short keeps whole batches, and the next copy finishes it). A run
 // is in `to` when `to` holds a document byte-identical to it (its identity: the same label,
-// creation time, environment and figures), so copying twice, or back and forth, adds nothing.
+// creation time, environment and figures), so copying twice, or back and forth, adds nothing;
+// the check is repeated under InsertDocuments' lock, so copies running at once add nothing
+// twice either.
 // `progress` (may be empty) is called after each batch with (runs looked at, runs in all).
 struct CopyOutcome {
   std::vector<std::pair<int64_t, int64_t>> copied;   // (id in `from`, new id in `to`)

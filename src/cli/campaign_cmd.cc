@@ -318,7 +318,9 @@ int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine
   const std::string store = StorePath(a.store);
   if (!a.no_store) {
     hooks.record = [store](const RunResult& r, const std::string& path) {
-      (void)RecordRunInStore(r, store, path);
+      // A boot's result not recorded does not stop the campaign: its file is in the campaign
+      // directory, and the warning says how to add it.
+      if (auto id = RecordRunInStore(r, store, path); !id.ok()) Warn(id.error().message);
     };
   }
   StopSignals signals;

@@ -220,11 +220,13 @@ int SignalExit(const run::RunGuard& guard) {
 
 // Writes the file; a parent also prints the summary and records the run in the store — even
 // when the file cannot be written (a full disk), so the measurement is not lost: the store and
-// the printed summary keep it, and the error says where. A session worker writes its document on
-// stdout and says nothing else.
+// the printed summary keep it, and the error says where. A run the store did not take exits 1
+// once its file is written (a failed or interrupted run keeps its own exit code and warns). A
+// session worker writes its document on stdout and says nothing else.
 int Publish(const run::ValidPlan& plan, const run::RunOutcome& out, const run::RunGuard& guard) {
   const run::RunPlan& p = plan.plan;
   const bool child = p.session >= 0;
+  std::optional<Error> not_recorded;  // the store did not take the run (its file did)
   const Expected<std::string> written = run::WriteResult(plan, out.result);
   if (child && !written.ok()) return Fail(written.error());
   if (!child) {
@@ -241,10 +243,17 @@ int Publish(const run::ValidPlan& plan, const run::RunOutcome& out, const run::R
     std::error_code ec;
     const bool importable =
         written.ok() && *written != "-" && std::filesystem::is_regular_file(*written, ec);
-    const std::optional<int64_t> id =
-        p.record_in_store ? RecordRunInStore(out.result, p.store, importable ? *written : "")
-                          : std::nullopt;
+    std::optional<int64_t> id;
+    if (p.record_in_store) {
+      auto recorded = RecordRunInStore(out.result, p.store, importable ? *written : "");
+      if (recorded.ok()) {
+        id = *recorded;
+      } else {
+        not_recorded = recorded.error();
+      }
+    }
     if (!written.ok()) {
+      if (not_recorded) Warn(not_recorded->message);
       Error e = written.error();
       e.message += id ? fmt::format(
                             "; the measurement is kept as store id {} (`kstacklab results "
@@ -256,8 +265,14 @@ int Publish(const run::ValidPlan& plan, const run::RunOutcome& out, const run::R
       if (guard.stop_requested()) e.exit_code = SignalExit(guard);
       return Fail(e);
     }
-    if (printed != kExitOk) return printed;
+    if (printed != kExitOk) {
+      if (not_recorded) Warn(not_recorded->message);
+      return printed;
+    }
   }
+  // A failed or interrupted run exits as such; the store's failure is then a warning.
+  if (not_recorded && !out.failure && !out.result.partial) return Fail(*not_recorded);
+  if (not_recorded) Warn(not_recorded->message);
   if (out.failure) {
     return Fail(RuntimeError(fmt::format("{}; the file holds the repetitions measured before{}",
                                          out.failure->message,

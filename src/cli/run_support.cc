@@ -8,19 +8,18 @@
 
 namespace kstacklab::cli {
 
-std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
-                                        const std::string& written_file) {
+Expected<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
+                                   const std::string& written_file) {
   const std::string path = StorePath(store_path);
   auto id = RecordInStore(result, path);
   if (!id.ok()) {
-    Warn(fmt::format(
+    return RuntimeError(fmt::format(
         "not recorded in the store: {} (--store FILE, or --no-store){}", id.error().message,
         written_file.empty()
             ? std::string()
             : fmt::format("; the result is in {}: `kstacklab results import {}{}` adds it later",
                           written_file, written_file,
                           store_path.empty() ? "" : " --store " + store_path)));
-    return std::nullopt;
   }
   std::fprintf(stderr, "kstacklab: recorded as store id %lld in %s\n", static_cast<long long>(*id),
                path.c_str());

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,11 +11,11 @@
 
 namespace kstacklab::cli {
 
-// Records the result in the store ("" = default path). A store failure is a warning: the
-// result file `written_file` ("" = none was written) keeps the measurement, and the warning
-// says how to add it to the store later.
-std::optional<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
-                                        const std::string& written_file);
+// Records the result in the store ("" = default path) and says so on stderr. A store failure
+// is a RuntimeError saying the run is not recorded, that the result file `written_file` ("" =
+// none was written) keeps the measurement, and how to add it to the store later.
+Expected<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
+                                   const std::string& written_file);
 
 // `run_args` parsed as `kstacklab run RUN_ARGS` parses them and the plan they make validated
 // (run::ValidatePlan; the output and the store are the caller's): the one-line error `run` would

@@ -105,15 +105,11 @@ Expected<int64_t> ResultStore::Insert(const RunResult& result) {
   return ids->front();
 }
 
-Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResult>& results) {
-  std::vector<std::string> documents;
-  documents.reserve(results.size());
-  for (const RunResult& r : results) documents.push_back(ResultToJson(r));
-  return InsertDocuments(documents, results);
-}
+namespace {
 
-Expected<std::vector<int64_t>> ResultStore::InsertDocuments(
-    const std::vector<std::string>& documents, const std::vector<RunResult>& results) {
+// The rows of `documents` (serialised `results`), or the first that may not be stored.
+Expected<std::vector<RunRow>> MakeRows(const std::vector<std::string>& documents,
+                                       const std::vector<RunResult>& results) {
   KSTACKLAB_CHECK(documents.size() == results.size());
   std::vector<RunRow> rows;
   rows.reserve(results.size());
@@ -122,7 +118,35 @@ Expected<std::vector<int64_t>> ResultStore::InsertDocuments(
     if (!row.ok()) return row.error();
     rows.push_back(std::move(*row));
   }
-  return backend_->InsertAll(rows);
+  return rows;
+}
+
+}  // namespace
+
+Expected<std::vector<int64_t>> ResultStore::InsertAll(const std::vector<RunResult>& results) {
+  std::vector<std::string> documents;
+  documents.reserve(results.size());
+  for (const RunResult& r : results) documents.push_back(ResultToJson(r));
+  auto rows = MakeRows(documents, results);
+  if (!rows.ok()) return rows.error();
+  auto stored = backend_->InsertAll(*rows, store_internal::Duplicates::kStore);
+  if (!stored.ok()) return stored.error();
+  std::vector<int64_t> ids;
+  ids.reserve(stored->size());
+  for (const store_internal::StoredRow& s : *stored) ids.push_back(s.id);
+  return ids;
+}
+
+Expected<std::vector<ResultStore::DocumentId>> ResultStore::InsertDocuments(
+    const std::vector<std::string>& documents, const std::vector<RunResult>& results) {
+  auto rows = MakeRows(documents, results);
+  if (!rows.ok()) return rows.error();
+  auto stored = backend_->InsertAll(*rows, store_internal::Duplicates::kSkip);
+  if (!stored.ok()) return stored.error();
+  std::vector<DocumentId> ids;
+  ids.reserve(stored->size());
+  for (const store_internal::StoredRow& s : *stored) ids.push_back(DocumentId{s.id, s.added});
+  return ids;
 }
 
 Expected<std::vector<StoredRunInfo>> ResultStore::List() { return backend_->List(); }
@@ -180,8 +204,10 @@ Expected<CopyOutcome> CopyRuns(ResultStore& from, ResultStore& to, size_t batch,
     auto ids = to.InsertDocuments(documents, results);
     if (!ids.ok()) return ids.error();
     for (size_t i = 0; i < ids->size(); ++i) {
-      out.copied.emplace_back(source_ids[i], (*ids)[i]);
-      index->emplace(std::make_pair(results[i].created, results[i].label), (*ids)[i]);
+      // Not added: another copy stored it since `index` was read.
+      auto& list = (*ids)[i].added ? out.copied : out.present;
+      list.emplace_back(source_ids[i], (*ids)[i].id);
+      index->emplace(std::make_pair(results[i].created, results[i].label), (*ids)[i].id);
     }
     documents.clear();
     results.clear();

@@ -36,13 +36,27 @@ struct RunRow {
   std::vector<BenchmarkRow> benchmarks;
 };
 
+// What an insert did with one row: its id, and whether it was added or was there already.
+struct StoredRow {
+  int64_t id = 0;
+  bool added = true;
+};
+
+// Whether an insert stores every row, or only those whose document the store does not hold.
+enum class Duplicates { kStore, kSkip };
+
 class Backend {
  public:
   virtual ~Backend() = default;
-  // Stores every row in ONE transaction, all or nothing; the new ids in order. A failure leaves
+  // Stores every row in ONE transaction, all or nothing; their ids in order. A failure leaves
   // the store exactly as it was (or, when a connection is lost at commit, says that it cannot
-  // tell).
-  virtual Expected<std::vector<int64_t>> InsertAll(const std::vector<RunRow>& rows) = 0;
+  // tell). kSkip: a row whose document the store already holds byte for byte (or an earlier row
+  // of `rows` holds) is not stored again; its id is the first such run's, `added` false. The
+  // check and the insert are one transaction under a lock every kSkip insert takes (SQLite: the
+  // write lock; PostgreSQL: an advisory lock), so concurrent kSkip inserts of one document add
+  // it once.
+  virtual Expected<std::vector<StoredRow>> InsertAll(const std::vector<RunRow>& rows,
+                                                     Duplicates duplicates) = 0;
   // Every run by increasing id, from one consistent snapshot: only whole runs.
   virtual Expected<std::vector<StoredRunInfo>> List() = 0;
   virtual Expected<StoredRunInfo> Info(int64_t id) = 0;

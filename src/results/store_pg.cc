@@ -11,16 +11,26 @@
 //
 // Guarantees: a run is one transaction (READ COMMITTED; ids from an identity column, never
 // reused), so readers, which read in one REPEATABLE READ snapshot, see whole runs or nothing;
-// concurrent writers from any number of hosts never wait on one another (row locks only); the
-// tables are created under a transaction-scoped advisory lock, so two first writers do not
-// race. A read-only open sets the session READ ONLY: the server itself refuses any write.
+// concurrent writers from any number of hosts never wait on one another (row locks only), except
+// that the duplicate check of `results copy` and its insert run under an advisory lock, one copy
+// batch at a time. The tables are created under a session advisory lock taken before the
+// transaction that checks for them, so concurrent first writers do not race. An insert that meets
+// a lost connection, a serialization failure or a deadlock is tried again, up to
+// kInsertAttempts times in all. A read-only open sets the session READ ONLY: the server itself
+// refuses any write.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <libpq-fe.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -39,8 +49,10 @@ struct ResultClearer {
 using Conn = std::unique_ptr<PGconn, ConnCloser>;
 using Result = std::unique_ptr<PGresult, ResultClearer>;
 
-// Key of the advisory lock the table creation takes ("kstk" in ASCII).
+// Keys of the advisory locks (per database, whatever the schema): the table creation's ("kstk"
+// in ASCII) and the duplicate check's of `results copy` ("kstc").
 constexpr int64_t kCreateLockKey = 0x6b73746b;
+constexpr int64_t kCopyLockKey = 0x6b737463;
 
 constexpr const char* kCreateSchema = R"sql(
 CREATE TABLE runs(
@@ -64,6 +76,7 @@ CREATE TABLE benchmarks(
   PRIMARY KEY(run_id, position)
 );
 CREATE INDEX benchmarks_by_name ON benchmarks(name);
+CREATE INDEX runs_by_created_label ON runs(created, label);
 CREATE TABLE kstacklab_store(schema_version integer NOT NULL);
 INSERT INTO kstacklab_store VALUES (1);
 )sql";
@@ -125,8 +138,80 @@ std::string Reason(PGconn* conn, const PGresult* res) {
   return why;
 }
 
-// The connection parameters libpq reads from `url`, checked: it must parse, and it must not hold
-// a password (a command line is visible to every user of the machine through ps).
+// The parameters whose values libpq's parser accepts as any text and only its connect checks
+// (libpq 15, fe-connect.c connectOptions2 and parse_int_param): a bad one would otherwise show
+// as a failed connection. `values` lists the allowed words; empty means a whole number.
+struct ParamRule {
+  const char* keyword;
+  std::vector<const char*> values;
+};
+const std::vector<ParamRule>& ParamRules() {
+  static const std::vector<ParamRule> kRules = {
+      {"sslmode", {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}},
+      {"gssencmode", {"disable", "prefer", "require"}},
+      {"channel_binding", {"disable", "prefer", "require"}},
+      {"target_session_attrs",
+       {"any", "read-write", "read-only", "primary", "standby", "prefer-standby"}},
+      {"ssl_min_protocol_version", {"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}},
+      {"ssl_max_protocol_version", {"TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}},
+      {"connect_timeout", {}},
+      {"keepalives", {}},
+      {"keepalives_idle", {}},
+      {"keepalives_interval", {}},
+      {"keepalives_count", {}},
+      {"tcp_user_timeout", {}},
+  };
+  return kRules;
+}
+
+bool IsWholeNumber(const std::string& s) {
+  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// A port is a number 1..65535; a URL with several hosts gives a comma-separated list (an empty
+// entry: the default port).
+bool IsPortList(const std::string& s) {
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = s.find(',', start);
+    const std::string one = s.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!one.empty() && (!IsWholeNumber(one) || std::stol(one) < 1 || std::stol(one) > 65535)) {
+      return false;
+    }
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+// The one-line error for `keyword`=`value` when libpq would refuse it at connect time, else
+// nothing.
+std::optional<Error> CheckParam(const std::string& keyword, const std::string& value) {
+  if (keyword == "port" && !IsPortList(value)) {
+    return UsageError(fmt::format(
+        "the results store URL's port is \"{}\": use a number from 1 to 65535 (a list, one per "
+        "host, for several hosts)",
+        EscapeControl(value)));
+  }
+  for (const ParamRule& rule : ParamRules()) {
+    if (keyword != rule.keyword) continue;
+    if (rule.values.empty()) {
+      if (IsWholeNumber(value)) return std::nullopt;
+      return UsageError(fmt::format(
+          "the results store URL's {} is \"{}\": use a whole number (0 or more{})", keyword,
+          EscapeControl(value), keyword == "connect_timeout" ? " seconds; 0 waits forever" : ""));
+    }
+    for (const char* allowed : rule.values) {
+      if (value == allowed) return std::nullopt;
+    }
+    return UsageError(fmt::format("the results store URL's {} is \"{}\": use one of {}", keyword,
+                                  EscapeControl(value), fmt::join(rule.values, ", ")));
+  }
+  return std::nullopt;
+}
+
+// The connection parameters libpq reads from `url`, checked: it must parse, every value libpq
+// only checks when connecting must be one it accepts, and it must not hold a password (a
+// command line is visible to every user of the machine through ps).
 Status CheckUrl(const std::string& url) {
   char* err = nullptr;
   PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
@@ -139,11 +224,12 @@ Status CheckUrl(const std::string& url) {
                     why));
   }
   std::string secret;
+  std::optional<Error> bad;
   for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
     const std::string key = o->keyword;
-    if ((key == "password" || key == "sslpassword") && o->val != nullptr && *o->val != '\0') {
-      secret = key;
-    }
+    if (o->val == nullptr) continue;
+    if ((key == "password" || key == "sslpassword") && *o->val != '\0') secret = key;
+    if (!bad) bad = CheckParam(key, o->val);
   }
   PQconninfoFree(opts);
   if (!secret.empty()) {
@@ -153,6 +239,7 @@ Status CheckUrl(const std::string& url) {
         "user of the machine",
         secret));
   }
+  if (bad) return *bad;
   return OkStatus();
 }
 
@@ -184,12 +271,21 @@ Expected<Conn> Connect(const std::string& url) {
       url, why));
 }
 
+// The SQLSTATE of the last command that failed on this thread ("" when the server gave none),
+// for the callers that act on the kind of failure. A handle is used by one thread at a time
+// (store.h).
+thread_local std::string t_failed_state;
+
 // Runs `sql` with text parameters; an error when it did not end in `want`.
 Expected<Result> Exec(PGconn* conn, const char* sql, const std::vector<const char*>& params,
                       ExecStatusType want) {
   Result res(PQexecParams(conn, sql, static_cast<int>(params.size()), nullptr, params.data(),
                           nullptr, nullptr, 0));
-  if (!res || PQresultStatus(res.get()) != want) return RuntimeError(Reason(conn, res.get()));
+  if (!res || PQresultStatus(res.get()) != want) {
+    const char* state = res ? PQresultErrorField(res.get(), PG_DIAG_SQLSTATE) : nullptr;
+    t_failed_state = state != nullptr ? state : "";
+    return RuntimeError(Reason(conn, res.get()));
+  }
   return res;
 }
 
@@ -266,19 +362,64 @@ Expected<int64_t> ReadVersion(PGconn* conn, const std::string& url) {
   return Int(version->get(), 0, 0);
 }
 
-// Creates the tables under the advisory lock, re-checking: another process may have made them.
+// The index the duplicate check of `results copy` looks runs up by. A store created before it
+// was part of the schema gets it from the next write open of a role that owns the table; it
+// changes nothing an older kstacklab reads or writes, so the schema version stays 1.
+constexpr const char* kCopyIndex =
+    "CREATE INDEX IF NOT EXISTS runs_by_created_label ON runs(created, label)";
+
+// The session-level advisory lock on kCreateLockKey, held from Take() to scope exit (or until
+// the connection ends). It is taken BEFORE the transaction that reads the table list: a session
+// refreshes its catalog cache when a transaction starts, not when an advisory lock is granted,
+// so a transaction that began before the wait would miss the tables the holder just created and
+// fail with "relation runs already exists".
+class CreateLock {
+ public:
+  explicit CreateLock(PGconn* conn) : conn_(conn) {}
+  CreateLock(const CreateLock&) = delete;
+  CreateLock& operator=(const CreateLock&) = delete;
+  ~CreateLock() {
+    if (held_ && PQstatus(conn_) == CONNECTION_OK) {
+      const std::string key = std::to_string(kCreateLockKey);
+      (void)Exec(conn_, "SELECT pg_advisory_unlock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
+    }
+  }
+  Status Take() {
+    const std::string key = std::to_string(kCreateLockKey);
+    auto lock = Exec(conn_, "SELECT pg_advisory_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
+    if (!lock.ok()) return lock.error();
+    held_ = true;
+    return OkStatus();
+  }
+
+ private:
+  PGconn* conn_;
+  bool held_ = false;
+};
+
+// Whether runs_by_created_label exists (in the first schema of the search path, as the tables).
+Expected<bool> HasCopyIndex(PGconn* conn, const std::string& url) {
+  auto has =
+      Exec(conn, "SELECT to_regclass('runs_by_created_label') IS NOT NULL", {}, PGRES_TUPLES_OK);
+  if (!has.ok()) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot read the index list: {}", url, has.error().message));
+  }
+  return Text(has->get(), 0, 0) == "t";
+}
+
+// Creates the tables of an empty database, or adds kCopyIndex to an older store, under the
+// creation lock and re-checking: another process may have done it. A role that does not own the
+// tables cannot add the index; the store works without it (the duplicate check is slower).
 Status CreateTables(PGconn* conn, const std::string& url) {
+  CreateLock lock(conn);
+  if (Status st = lock.Take(); !st.ok()) {
+    return RuntimeError(
+        fmt::format("results store {}: cannot lock the store to create its tables: {}", url,
+                    st.error().message));
+  }
   auto tx = Transaction::Begin(conn, "BEGIN");
   if (!tx.ok()) return RuntimeError(fmt::format("results store {}: {}", url, tx.error().message));
-  const std::string key = std::to_string(kCreateLockKey);
-  if (auto lock =
-          Exec(conn, "SELECT pg_advisory_xact_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
-      !lock.ok()) {
-    return RuntimeError(
-        fmt::format("results store {}: cannot lock the store to create its "
-                    "tables: {}",
-                    url, lock.error().message));
-  }
   auto version = ReadVersion(conn, url);
   if (!version.ok()) return version.error();
   if (*version > kStoreSchemaVersion) return TooNewSchema(url, *version);
@@ -288,6 +429,18 @@ Status CreateTables(PGconn* conn, const std::string& url) {
       return RuntimeError(fmt::format("results store {}: cannot create the tables: {}", url,
                                       Reason(conn, res.get())));
     }
+  } else {
+    // Looked up first: IF NOT EXISTS on an index that exists sends a notice libpq would print.
+    auto has = HasCopyIndex(conn, url);
+    if (!has.ok()) return has.error();
+    if (!*has) {
+      auto index = Exec(conn, kCopyIndex, {}, PGRES_COMMAND_OK);
+      if (!index.ok() && t_failed_state == "42501") return OkStatus();  // not the owner: as is
+      if (!index.ok()) {
+        return RuntimeError(
+            fmt::format("results store {}: cannot add an index: {}", url, index.error().message));
+      }
+    }
   }
   if (Status st = tx->Commit(); !st.ok()) {
     return RuntimeError(
@@ -296,12 +449,49 @@ Status CreateTables(PGconn* conn, const std::string& url) {
   return OkStatus();
 }
 
+// The session settings every handle gets: locks waited for at most kBusyTimeoutMs, and for a
+// reader a read-only session.
+Status Configure(PGconn* conn, const std::string& url, ResultStore::Mode mode) {
+  const std::string server_encoding =
+      PQparameterStatus(conn, "server_encoding") ? PQparameterStatus(conn, "server_encoding") : "";
+  if (server_encoding != "UTF8") {
+    return UsageError(fmt::format(
+        "results store {}: the database's encoding is {}, and result documents are UTF-8; "
+        "create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)",
+        url, server_encoding.empty() ? "unknown" : server_encoding));
+  }
+  const std::string timeout = fmt::format("SET lock_timeout = {}", ResultStore::kBusyTimeoutMs);
+  if (Status st = Command(conn, timeout.c_str()); !st.ok()) {
+    return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
+  }
+  if (mode == ResultStore::Mode::kExisting) {
+    if (Status st = Command(conn, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+        !st.ok()) {
+      return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
+    }
+  }
+  return OkStatus();
+}
+
+// How often an insert that meets a transient failure (Transient) is tried in all, and how long
+// it waits before the next try: 50 ms doubled each time, plus as much again at random, so that
+// writers that collided do not collide again (at most 0.7 s over the three waits).
+constexpr int kInsertAttempts = 4;
+std::chrono::milliseconds RetryDelay(int attempt) {
+  static thread_local std::minstd_rand jitter(
+      static_cast<unsigned>(::getpid()) ^
+      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  const int base = 50 << (attempt - 1);
+  return std::chrono::milliseconds(base + static_cast<int>(jitter() % static_cast<unsigned>(base)));
+}
+
 class PostgresBackend final : public Backend {
  public:
   PostgresBackend(Conn conn, std::string url, bool empty, bool read_only)
       : conn_(std::move(conn)), url_(std::move(url)), empty_(empty), read_only_(read_only) {}
 
-  Expected<std::vector<int64_t>> InsertAll(const std::vector<RunRow>& rows) override;
+  Expected<std::vector<StoredRow>> InsertAll(const std::vector<RunRow>& rows,
+                                             Duplicates duplicates) override;
   Expected<std::vector<StoredRunInfo>> List() override;
   Expected<StoredRunInfo> Info(int64_t id) override;
   Expected<std::string> Document(int64_t id) override;
@@ -367,31 +557,97 @@ Expected<int64_t> InsertRow(PGconn* conn, const RunRow& row, const std::string& 
   return id;
 }
 
-Expected<std::vector<int64_t>> PostgresBackend::InsertAll(const std::vector<RunRow>& rows) {
+// The id of the first run whose document is `row`'s byte for byte, 0 when there is none.
+Expected<int64_t> FindDocument(PGconn* conn, const RunRow& row) {
+  auto found =
+      Exec(conn,
+           "SELECT id FROM runs WHERE created = $1 AND label = $2 AND document = $3 "
+           "ORDER BY id LIMIT 1",
+           {row.created.c_str(), row.label.c_str(), row.document.c_str()}, PGRES_TUPLES_OK);
+  if (!found.ok())
+    return Error{found.error().exit_code, "cannot look for the result: " + found.error().message};
+  return PQntuples(found->get()) == 0 ? int64_t{0} : Int(found->get(), 0, 0);
+}
+
+// One attempt at InsertAll: one transaction. `at_commit` says whether a failure came at COMMIT.
+Expected<std::vector<StoredRow>> InsertAttempt(PGconn* conn, const std::vector<RunRow>& rows,
+                                               Duplicates duplicates, bool& at_commit) {
+  at_commit = false;
+  auto tx = Transaction::Begin(conn, "BEGIN");
+  if (!tx.ok()) return Error{kExitRuntime, "cannot start the insert: " + tx.error().message};
+  if (duplicates == Duplicates::kSkip) {
+    // Held to the end of the transaction: a concurrent kSkip insert checks after this one's rows
+    // are committed (each statement of a READ COMMITTED transaction sees what was committed
+    // before it started).
+    const std::string key = std::to_string(kCopyLockKey);
+    auto lock =
+        Exec(conn, "SELECT pg_advisory_xact_lock($1::bigint)", {key.c_str()}, PGRES_TUPLES_OK);
+    if (!lock.ok()) return Error{kExitRuntime, "cannot lock the store: " + lock.error().message};
+  }
+  const std::string stored_at = UtcTimestamp();
+  std::vector<StoredRow> ids;
+  for (const RunRow& row : rows) {
+    if (duplicates == Duplicates::kSkip) {
+      auto present = FindDocument(conn, row);
+      if (!present.ok()) return present.error();
+      if (*present != 0) {
+        ids.push_back(StoredRow{*present, false});
+        continue;
+      }
+    }
+    auto id = InsertRow(conn, row, stored_at);
+    if (!id.ok()) return id.error();
+    ids.push_back(StoredRow{*id, true});
+  }
+  if (Status st = tx->Commit(); !st.ok()) {
+    at_commit = true;
+    return Error{kExitRuntime, "cannot commit the insert: " + st.error().message};
+  }
+  return ids;
+}
+
+// Whether the failure the last command on `conn` met may pass if the transaction is tried again:
+// a lost connection, a serialization failure, a deadlock.
+bool Transient(PGconn* conn) {
+  return PQstatus(conn) == CONNECTION_BAD || t_failed_state == "40001" ||
+         t_failed_state == "40P01" || t_failed_state.rfind("08", 0) == 0 ||
+         t_failed_state == "57P01";
+}
+
+Expected<std::vector<StoredRow>> PostgresBackend::InsertAll(const std::vector<RunRow>& rows,
+                                                            Duplicates duplicates) {
   if (read_only_) {
     return UsageError(fmt::format("results store {} was opened for reading only", url_));
   }
-  auto tx = Transaction::Begin(conn_.get(), "BEGIN");
-  if (!tx.ok()) return Fail("cannot start the insert", tx.error());
-  const std::string stored_at = UtcTimestamp();
-  std::vector<int64_t> ids;
-  for (const RunRow& row : rows) {
-    auto id = InsertRow(conn_.get(), row, stored_at);
-    if (!id.ok())
-      return RuntimeError(fmt::format("results store {}: {}", url_, id.error().message));
-    ids.push_back(*id);
-  }
-  if (Status st = tx->Commit(); !st.ok()) {
-    if (PQstatus(conn_.get()) == CONNECTION_BAD) {
-      // COMMIT was sent, its answer never came: the server may have committed.
-      return RuntimeError(fmt::format(
-          "results store {}: the connection was lost at commit, so whether the {} is stored "
-          "cannot be told: `kstacklab results list` shows it if it is",
-          url_, rows.size() == 1 ? "run" : "runs"));
+  for (int attempt = 1;; ++attempt) {
+    bool at_commit = false;
+    t_failed_state.clear();
+    auto ids = InsertAttempt(conn_.get(), rows, duplicates, at_commit);
+    if (ids.ok()) return ids;
+    const bool lost = PQstatus(conn_.get()) == CONNECTION_BAD;
+    if (!Transient(conn_.get()) || attempt == kInsertAttempts) {
+      if (lost && at_commit) {
+        // COMMIT was sent, its answer never came: the server may have committed.
+        return RuntimeError(fmt::format(
+            "results store {}: the connection was lost at commit, so whether the {} is stored "
+            "cannot be told: `kstacklab results list` shows it if it is",
+            url_, rows.size() == 1 ? "run" : "runs"));
+      }
+      return RuntimeError(
+          fmt::format("results store {}: {}{}", url_, ids.error().message,
+                      attempt > 1 ? fmt::format(" (tried {} times)", attempt) : std::string()));
     }
-    return Fail("cannot commit the insert", st.error());
+    std::this_thread::sleep_for(RetryDelay(attempt));
+    if (lost) {
+      PQreset(conn_.get());  // when the server is still away, the next attempt says so
+      if (PQstatus(conn_.get()) == CONNECTION_OK) {
+        KSTACKLAB_RETURN_IF_ERROR(Configure(conn_.get(), url_, ResultStore::Mode::kCreate));
+      }
+      // The lost transaction may have committed (a connection lost at COMMIT): the next attempt
+      // skips a document already stored, so a run is never stored twice.
+      duplicates = Duplicates::kSkip;
+    }
   }
-  return ids;
 }
 
 Expected<std::vector<StoredRunInfo>> PostgresBackend::List() {
@@ -466,30 +722,6 @@ Expected<std::string> PostgresBackend::Document(int64_t id) {
   return Text(doc->get(), 0, 0);
 }
 
-// The session settings every handle gets: locks waited for at most kBusyTimeoutMs, and for a
-// reader a read-only session.
-Status Configure(PGconn* conn, const std::string& url, ResultStore::Mode mode) {
-  const std::string server_encoding =
-      PQparameterStatus(conn, "server_encoding") ? PQparameterStatus(conn, "server_encoding") : "";
-  if (server_encoding != "UTF8") {
-    return UsageError(fmt::format(
-        "results store {}: the database's encoding is {}, and result documents are UTF-8; "
-        "create the database with ENCODING 'UTF8' (createdb -E UTF8 -T template0)",
-        url, server_encoding.empty() ? "unknown" : server_encoding));
-  }
-  const std::string timeout = fmt::format("SET lock_timeout = {}", ResultStore::kBusyTimeoutMs);
-  if (Status st = Command(conn, timeout.c_str()); !st.ok()) {
-    return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
-  }
-  if (mode == ResultStore::Mode::kExisting) {
-    if (Status st = Command(conn, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
-        !st.ok()) {
-      return RuntimeError(fmt::format("results store {}: {}", url, st.error().message));
-    }
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 Expected<std::unique_ptr<Backend>> Open(const std::string& url, ResultStore::Mode mode) {
@@ -500,13 +732,16 @@ Expected<std::unique_ptr<Backend>> Open(const std::string& url, ResultStore::Mod
   auto version = ReadVersion(conn->get(), url);
   if (!version.ok()) return version.error();
   if (*version > kStoreSchemaVersion) return TooNewSchema(url, *version);
-  bool empty = false;
-  if (*version == 0) {
-    if (mode == ResultStore::Mode::kExisting) {
-      empty = true;  // nothing stored yet; a reader creates nothing
-    } else {
-      KSTACKLAB_RETURN_IF_ERROR(CreateTables(conn->get(), url));
+  // A reader of a database without kstacklab's tables creates nothing: it reads as empty.
+  const bool empty = *version == 0 && mode == ResultStore::Mode::kExisting;
+  if (mode == ResultStore::Mode::kCreate) {
+    bool current = false;
+    if (*version != 0) {
+      auto index = HasCopyIndex(conn->get(), url);
+      if (!index.ok()) return index.error();
+      current = *index;
     }
+    if (!current) KSTACKLAB_RETURN_IF_ERROR(CreateTables(conn->get(), url));
   }
   return std::unique_ptr<Backend>(std::make_unique<PostgresBackend>(
       std::move(*conn), url, empty, mode == ResultStore::Mode::kExisting));

@@ -6,8 +6,10 @@
 //     a stored result never loses a field and export is byte-identical to what was stored.
 //   benchmarks(run_id, position, name, variant, params, repetitions)
 //     one row per benchmark entry, for listing and queries without parsing documents.
+//   runs_by_created_label: the index `results copy` finds a stored document by (kCopyIndex).
 // Concurrency: WAL journal, a busy timeout, and BEGIN IMMEDIATE around every write, so two
-// `kstacklab run` processes finishing at the same moment both get their rows in.
+// `kstacklab run` processes finishing at the same moment both get their rows in, and the
+// duplicate check of `results copy` runs under the write lock with its insert.
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -127,8 +129,15 @@ CREATE TABLE benchmarks(
   PRIMARY KEY(run_id, position)
 );
 CREATE INDEX benchmarks_by_name ON benchmarks(name);
+CREATE INDEX runs_by_created_label ON runs(created, label);
 PRAGMA user_version = 1;
 )sql";
+
+// The index the duplicate check of `results copy` looks runs up by. Stores created before it was
+// part of the schema get it on their next write open; it changes nothing an older kstacklab
+// reads or writes, so the schema version stays 1.
+constexpr const char* kCopyIndex =
+    "CREATE INDEX IF NOT EXISTS runs_by_created_label ON runs(created, label)";
 
 }  // namespace
 
@@ -287,6 +296,30 @@ Status CreateTables(sqlite3* db, const std::string& path) {
   return OkStatus();
 }
 
+// Adds kCopyIndex to a store made without it, under the write lock (taken only when it is
+// missing: a write open of a current store reads, nothing more).
+Status AddCopyIndex(sqlite3* db, const std::string& path) {
+  {
+    Statement has(db,
+                  "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                  "name = 'runs_by_created_label'");
+    if (!has.prepared() || has.Step() != SQLITE_ROW) {
+      return RuntimeError(
+          fmt::format("results store {}: cannot read the index list: {}", path, Reason(db)));
+    }
+    if (has.Int(0) != 0) return OkStatus();
+  }  // finalized before the write transaction begins
+  auto tx = Transaction::Begin(db, "BEGIN IMMEDIATE");
+  if (!tx.ok()) {
+    return RuntimeError(fmt::format("results store {}: cannot lock the store to add an index: {}",
+                                    path, tx.error().message));
+  }
+  if (sqlite3_exec(db, kCopyIndex, nullptr, nullptr, nullptr) != SQLITE_OK || !tx->Commit()) {
+    return RuntimeError(fmt::format("results store {}: cannot add an index: {}", path, Reason(db)));
+  }
+  return OkStatus();
+}
+
 // Opens the SQLite handle. Read-only opens never write (no WAL switch, no tables, no -shm
 // created in a read-only directory: if the normal read-only open cannot read, e.g. a WAL store
 // in a directory we cannot write, the file is opened as immutable).
@@ -340,7 +373,8 @@ class SqliteBackend final : public Backend {
   SqliteBackend(const SqliteBackend&) = delete;
   SqliteBackend& operator=(const SqliteBackend&) = delete;
 
-  Expected<std::vector<int64_t>> InsertAll(const std::vector<RunRow>& rows) override;
+  Expected<std::vector<StoredRow>> InsertAll(const std::vector<RunRow>& rows,
+                                             Duplicates duplicates) override;
   Expected<std::vector<StoredRunInfo>> List() override;
   Expected<StoredRunInfo> Info(int64_t id) override;
   Expected<std::string> Document(int64_t id) override;
@@ -432,16 +466,64 @@ Expected<std::unique_ptr<Backend>> Open(const std::string& path, ResultStore::Mo
     return db_error("cannot enable foreign keys");
   }
   if (*version < kStoreSchemaVersion) KSTACKLAB_RETURN_IF_ERROR(CreateTables(*db, path));
+  KSTACKLAB_RETURN_IF_ERROR(AddCopyIndex(*db, path));
   closer.db = nullptr;
   return std::unique_ptr<Backend>(std::make_unique<SqliteBackend>(*db, path, false));
 }
 
-Expected<std::vector<int64_t>> SqliteBackend::InsertAll(const std::vector<RunRow>& rows) {
+namespace {
+
+// One run's rows, through the two prepared inserts; its new id (0 when a step failed: the
+// caller reads the reason off the handle).
+int64_t InsertRun(sqlite3* db, Statement& run, Statement& bench, const RunRow& row) {
+  sqlite3_reset(run.get());
+  run.BindText(1, UtcTimestamp());
+  run.BindText(2, row.created);
+  run.BindText(3, row.label);
+  run.BindText(4, row.tool_version);
+  run.BindTextOrNull(5, row.kernel_release);
+  run.BindTextOrNull(6, row.host);
+  run.BindInt(7, row.partial ? 1 : 0);
+  run.BindText(8, row.document);
+  if (run.Step() != SQLITE_DONE) return 0;
+  const int64_t id = sqlite3_last_insert_rowid(db);
+  for (size_t i = 0; i < row.benchmarks.size(); ++i) {
+    const BenchmarkRow& b = row.benchmarks[i];
+    sqlite3_reset(bench.get());
+    bench.BindInt(1, id);
+    bench.BindInt(2, static_cast<int64_t>(i));
+    bench.BindText(3, b.name);
+    bench.BindText(4, b.variant);
+    bench.BindText(5, b.params);
+    bench.BindInt(6, b.repetitions);
+    if (bench.Step() != SQLITE_DONE) return 0;
+  }
+  return id;
+}
+
+// The id of the first run whose document is `row`'s byte for byte, 0 when there is none, -1 when
+// the lookup failed.
+int64_t FindDocument(Statement& find, const RunRow& row) {
+  sqlite3_reset(find.get());
+  find.BindText(1, row.created);
+  find.BindText(2, row.label);
+  find.BindText(3, row.document);
+  const int rc = find.Step();
+  if (rc == SQLITE_ROW) return find.Int(0);
+  return rc == SQLITE_DONE ? 0 : -1;
+}
+
+}  // namespace
+
+Expected<std::vector<StoredRow>> SqliteBackend::InsertAll(const std::vector<RunRow>& rows,
+                                                          Duplicates duplicates) {
+  // The write lock, taken before anything is read, is also what makes kSkip's check and insert
+  // one step: no other connection writes between them.
   auto tx = Transaction::Begin(db_, "BEGIN IMMEDIATE");
   if (!tx.ok()) {
     return DbError("cannot take the write lock (another kstacklab held it for over 10 s?)");
   }
-  std::vector<int64_t> ids;
+  std::vector<StoredRow> ids;
   // Each statement's failure is reported before the next is prepared (which would reset the
   // error to "not an error").
   Statement run(db_,
@@ -452,6 +534,10 @@ Expected<std::vector<int64_t>> SqliteBackend::InsertAll(const std::vector<RunRow
                   "INSERT INTO benchmarks(run_id, position, name, variant, params, repetitions) "
                   "VALUES(?,?,?,?,?,?)");
   if (!bench.prepared()) return DbError("cannot prepare the insert");
+  Statement find(db_,
+                 "SELECT id FROM runs WHERE created = ? AND label = ? AND document = ? "
+                 "ORDER BY id LIMIT 1");
+  if (!find.prepared()) return DbError("cannot prepare the lookup");
   // SQLite reports a table at the largest row id as "database or disk is full": say what it is.
   {
     Statement top(db_, "SELECT max(id) FROM runs");
@@ -463,29 +549,17 @@ Expected<std::vector<int64_t>> SqliteBackend::InsertAll(const std::vector<RunRow
     }
   }
   for (const RunRow& row : rows) {
-    sqlite3_reset(run.get());
-    run.BindText(1, UtcTimestamp());
-    run.BindText(2, row.created);
-    run.BindText(3, row.label);
-    run.BindText(4, row.tool_version);
-    run.BindTextOrNull(5, row.kernel_release);
-    run.BindTextOrNull(6, row.host);
-    run.BindInt(7, row.partial ? 1 : 0);
-    run.BindText(8, row.document);
-    if (run.Step() != SQLITE_DONE) return DbError("cannot insert the result");
-    const int64_t id = sqlite3_last_insert_rowid(db_);
-    for (size_t i = 0; i < row.benchmarks.size(); ++i) {
-      const BenchmarkRow& b = row.benchmarks[i];
-      sqlite3_reset(bench.get());
-      bench.BindInt(1, id);
-      bench.BindInt(2, static_cast<int64_t>(i));
-      bench.BindText(3, b.name);
-      bench.BindText(4, b.variant);
-      bench.BindText(5, b.params);
-      bench.BindInt(6, b.repetitions);
-      if (bench.Step() != SQLITE_DONE) return DbError("cannot insert a benchmark row");
+    if (duplicates == Duplicates::kSkip) {
+      const int64_t present = FindDocument(find, row);
+      if (present < 0) return DbError("cannot look for the result");
+      if (present > 0) {
+        ids.push_back(StoredRow{present, false});
+        continue;
+      }
     }
-    ids.push_back(id);
+    const int64_t id = InsertRun(db_, run, bench, row);
+    if (id == 0) return DbError("cannot insert the result");
+    ids.push_back(StoredRow{id, true});
   }
   if (!tx->Commit()) return DbError("cannot commit the insert");
   return ids;

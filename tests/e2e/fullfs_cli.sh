@@ -94,8 +94,8 @@ fi
 mount_small "$TMP/fulldb" 512
 cp "$TMP/seed.db" "$TMP/fulldb/store.db"
 fill "$TMP/fulldb"
-expect_exit 0 "run with the store on a full file system" -- "$k" run "${quick[@]}" -o "$TMP/r2.json" --store "$TMP/fulldb/store.db"
-expect_stderr "not recorded in the store" "full store: says the run is not recorded"
+expect_exit 1 "run with the store on a full file system" -- "$k" run "${quick[@]}" -o "$TMP/r2.json" --store "$TMP/fulldb/store.db"
+expect_stderr "error: not recorded in the store" "full store: says the run is not recorded"
 expect_stderr "no-store" "full store: names the way out"
 expect_stderr "No space left on device" "full store: the cause is named, not just 'disk I/O error'"
 expect_stderr "free space on the store's filesystem" "full store: says what to do"
@@ -117,7 +117,7 @@ expect_exit 0 "the store lists both runs" -- "$k" results list --store "$TMP/ful
 # Room to open the store but not to commit the run (the insert fails at commit): the
 # transaction rolls back, the old run stays, nothing half-written.
 dd if=/dev/zero of="$TMP/fulldb/filler" bs=1k count=$((512 - 32 - $(du -k "$TMP/fulldb/store.db" | cut -f1))) 2>/dev/null
-expect_exit 0 "run with a store that fills up during the insert" -- "$k" run "${quick[@]}" -o "$TMP/r3.json" --store "$TMP/fulldb/store.db"
+expect_exit 1 "run with a store that fills up during the insert" -- "$k" run "${quick[@]}" -o "$TMP/r3.json" --store "$TMP/fulldb/store.db"
 expect_stderr "not recorded in the store" "store fills mid-insert: says the run is not recorded"
 rm -f "$TMP/fulldb/filler"
 expect_exit 0 "the store lists its runs after a failed insert" -- "$k" results list --store "$TMP/fulldb/store.db"

@@ -63,7 +63,8 @@ expect_exit 0 "run --store URL" -- "$bin" run "${small[@]}" --label pgrun -o "$T
 expect_stderr "recorded as store id 3 in $url" "run says where it is recorded"
 [ "$(sql "SELECT label FROM $schema.runs WHERE id = 3")" = pgrun ] || fail "run's row is not id 3"
 
-# 4. Refused before measuring: a password in the URL (exit 2), a server that is down (exit 1).
+# 4. Refused before measuring: a password in the URL (exit 2), a parameter value libpq would
+# refuse (exit 2, before connecting), a server that is down (exit 1).
 pw_url="postgresql://kstacklab_test:$KSTACKLAB_TEST_PG_PASSWORD@${KSTACKLAB_TEST_PG_URL#*@}"
 expect_exit 2 "run with a password in the URL" -- "$bin" run "${small[@]}" -o "$TMP/no1.json" --store "$pw_url"
 keep
@@ -74,38 +75,84 @@ expect_exit 1 "run with a server that is down" -- "$bin" run "${small[@]}" -o "$
 keep
 expect_stderr "is the server running" "a server that is down is said so"
 [ -e "$TMP/no2.json" ] && fail "a run refused for its store wrote its file"
+for param in sslmode=junk connect_timeout=abc target_session_attrs=junk; do
+  expect_exit 2 "run with ?$param" -- "$bin" run "${small[@]}" -o "$TMP/no3.json" --store "$url&$param"
+  keep
+  expect_stderr "the results store URL's ${param%%=*} is \"${param#*=}\": use " "?$param: the error names the parameter and its values"
+  [ -e "$TMP/no3.json" ] && fail "a run refused for ?$param wrote its file"
+  expect_exit 2 "results list with ?$param" -- "$bin" results list --store "$url&$param"
+  keep
+done
 [ "$(count runs)" = 3 ] || fail "refused runs changed the store: $(count runs) runs"
 
-# 5. The connection killed while run records: no partial run, the file kept, the warning names
-# the file and the command that adds it later; exit 0, as for a full SQLite store.
-before_bench=$(count benchmarks)
-PGAPPNAME=locker "$psql" -X -q "$KSTACKLAB_TEST_PG_URL" -c "BEGIN" -c "LOCK TABLE $schema.benchmarks IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(60)" \
-  >/dev/null 2>&1 &
-locker=$!
-for _ in $(seq 100); do
-  [ "$(admin "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'locker' AND query LIKE '%pg_sleep%'")" = 1 ] && break
-  sleep 0.1
+# 5. The connection killed while run records: tried again on a new connection, and recorded once.
+# Killed at every try: no partial run, the file kept, exit 1 with the error naming the file and
+# the command that adds it later.
+lock_benchmarks() {  # holds a lock the insert waits on, in the background; its pid in $locker
+  PGAPPNAME=locker "$psql" -X -q "$KSTACKLAB_TEST_PG_URL" -c "BEGIN" -c "LOCK TABLE $schema.benchmarks IN ACCESS EXCLUSIVE MODE" -c "SELECT pg_sleep(60)" \
+    >/dev/null 2>&1 &
+  locker=$!
+  for _ in $(seq 100); do
+    [ "$(admin "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'locker' AND query LIKE '%pg_sleep%'")" = 1 ] && break
+    sleep 0.1
+  done
+}
+unlock_benchmarks() {
+  admin "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'locker'" >/dev/null
+  wait "$locker" 2>/dev/null
+}
+kill_waiting() {  # terminates the kstacklab sessions waiting on a lock; prints their pids
+  # (in the select list, which is computed only for the rows the WHERE clause keeps)
+  admin "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'kstacklab' AND wait_event_type = 'Lock'" | cut -d'|' -f1
+}
+lock_benchmarks
+"$bin" run "${small[@]}" --label retried -o "$TMP/retried.json" --store "$url" >"$TMP/out" 2>"$TMP/err" &
+run=$!
+killed=
+for _ in $(seq 300); do   # the insert waits on the lock (lock_timeout 10 s): terminate it once
+  killed=$(kill_waiting)
+  [ -n "$killed" ] && break
+  sleep 0.05
 done
+retried=
+for _ in $(seq 300); do   # the next try waits on the lock too, on a new connection
+  retried=$(admin "SELECT pid FROM pg_stat_activity WHERE application_name = 'kstacklab' AND wait_event_type = 'Lock' AND pid <> ${killed:-0}")
+  [ -n "$retried" ] && break
+  sleep 0.05
+done
+unlock_benchmarks
+wait "$run"
+rc=$?
+keep
+[ -n "$killed" ] || fail "the run's insert never waited on the lock"
+[ -n "$retried" ] || fail "the insert was not tried again after its connection was killed"
+[ "$rc" -eq 0 ] || fail "killed once: exit $rc, want 0 (tried again); stderr: $(cat "$TMP/err")"
+expect_stderr "recorded as store id" "killed once: the run is recorded"
+[ "$(sql "SELECT count(*) FROM $schema.runs WHERE label = 'retried'")" = 1 ] || fail "killed once: the run is not stored exactly once"
+[ "$(count runs)" = 4 ] || fail "killed once: $(count runs) runs, want 4"
+
+before_bench=$(count benchmarks)
+lock_benchmarks
 "$bin" run "${small[@]}" --label killed -o "$TMP/killed.json" --store "$url" >"$TMP/out" 2>"$TMP/err" &
 run=$!
-killed=f
-for _ in $(seq 300); do   # the insert waits on the lock (lock_timeout 10 s): terminate it then
-  killed=$(admin "SELECT bool_or(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'kstacklab' AND wait_event_type = 'Lock'")
-  [ "$killed" = t ] && break
+kills=0
+while kill -0 "$run" 2>/dev/null; do   # every try's connection, until the run gives up
+  [ -n "$(kill_waiting)" ] && kills=$((kills + 1))
   sleep 0.05
 done
 wait "$run"
 rc=$?
-admin "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'locker'" >/dev/null
-wait "$locker" 2>/dev/null
+unlock_benchmarks
 keep
-[ "$killed" = t ] || fail "the run's insert never waited on the lock"
-[ "$rc" -eq 0 ] || fail "killed connection: exit $rc, want 0 (the file is written); stderr: $(cat "$TMP/err")"
-expect_stderr "not recorded in the store" "killed connection: the run says it is not in the store"
-expect_stderr "connection to the server was lost" "killed connection: says why"
-expect_stderr "kstacklab results import $TMP/killed.json --store $url" "killed connection: the command that adds it"
-[ "$(count runs)" = 3 ] || fail "killed connection: $(count runs) runs, want 3 (no partial run)"
-[ "$(count benchmarks)" = "$before_bench" ] || fail "killed connection: benchmark rows changed"
+[ "$kills" -ge 4 ] || fail "killed at every try: only $kills tries were killed, want 4"
+[ "$rc" -eq 1 ] || fail "killed at every try: exit $rc, want 1 (not recorded); stderr: $(cat "$TMP/err")"
+expect_stderr "error: not recorded in the store" "killed at every try: the run says it is not in the store"
+expect_stderr "connection to the server was lost" "killed at every try: says why"
+expect_stderr "tried 4 times" "killed at every try: says how often it tried"
+expect_stderr "kstacklab results import $TMP/killed.json --store $url" "killed at every try: the command that adds it"
+expect_exit 0 "killed at every try: the result file was written" -- "$bin" show "$TMP/killed.json"
+[ "$(count runs)" = 4 ] || fail "killed at every try: $(count runs) runs, want 4 (no partial run)"
+[ "$(count benchmarks)" = "$before_bench" ] || fail "killed at every try: benchmark rows changed"
 [ "$(sql "SELECT count(*) FROM $schema.runs WHERE label = 'killed'")" = 0 ] || fail "the killed run is visible"
 expect_exit 0 "the kept file imports afterwards" -- "$bin" results import "$TMP/killed.json" --store "$url" && keep
 expect_stdout "as id" "import of the kept file"
@@ -113,13 +160,13 @@ expect_stdout "as id" "import of the kept file"
 # 6. results copy PostgreSQL -> SQLite -> PostgreSQL, twice each: no duplicates.
 db="$TMP/copy.db"
 expect_exit 0 "copy to SQLite" -- "$bin" results copy --from "$url" --to "$db" && keep
-[ "$(grep -c '^copied id' "$TMP/out")" = 4 ] || fail "copy: $(cat "$TMP/out")"
+[ "$(grep -c '^copied id' "$TMP/out")" = 5 ] || fail "copy: $(cat "$TMP/out")"
 expect_exit 0 "copy to SQLite again" -- "$bin" results copy --from "$url" --to "$db" && keep
 [ -s "$TMP/out" ] && fail "a second copy copied: $(cat "$TMP/out")"
 expect_stderr "copied 0 run(s)" "a second copy says it copied none"
 expect_exit 0 "copy back" -- "$bin" results copy --from "$db" --to "$url" && keep
 expect_exit 0 "copy back again" -- "$bin" results copy --from "$db" --to "$url" && keep
-[ "$(count runs)" = 4 ] || fail "copies both ways: $(count runs) runs, want 4"
+[ "$(count runs)" = 5 ] || fail "copies both ways: $(count runs) runs, want 5"
 expect_exit 2 "copy onto itself" -- "$bin" results copy --from "$url" --to "$url"
 keep
 expect_exit 2 "copy from a missing store" -- "$bin" results copy --from "$TMP/none.db" --to "$url"
