@@ -5,9 +5,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -19,6 +21,7 @@
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
+#include "kstacklab/rng/prandom.h"
 
 namespace kstacklab::live {
 namespace {
@@ -350,6 +353,214 @@ TEST(RecordsCsvTest, RoundTripAndErrors) {
   EXPECT_EQ((*crlf)[0].flags, 1u);
 }
 
+TEST(RecordsCsvTest, PrngColumnsRoundTripAndOldFilesStillParse) {
+  std::vector<LiveRecord> recs = {At(16, 7, 1), At(0, 7, 0)};
+  recs[0].flags = kHasPrngState;
+  recs[0].prng_state = {0x80000001u, 0x12345678u, 0xfedcba98u, 0x00000080u};
+  const std::string csv = RecordsToCsv(recs);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags,prng_s1,prng_s2,prng_s3,"
+            "prng_s4");
+  auto back = RecordsFromCsv(csv);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].prng_state, recs[0].prng_state);
+  EXPECT_EQ((*back)[0].flags, kHasPrngState);
+  EXPECT_EQ((*back)[1].prng_state, rng::PrandomState{});
+  // The 8-column form (tests/data/live, files saved before the prng columns): no state.
+  auto old = RecordsFromCsv(
+      "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags\n0x10,0x1,2,1,7,39,0xff,1\n");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  ASSERT_EQ(old->size(), 1u);
+  EXPECT_EQ((*old)[0].task_state, 0xffu);
+  EXPECT_EQ((*old)[0].flags, kHasTaskState);
+  EXPECT_EQ((*old)[0].prng_state, rng::PrandomState{});
+  // An 8-column line cannot claim a state it does not hold; 9..11 or 13 fields are neither form.
+  auto claims = RecordsFromCsv("0x10,0x1,2,1,7,39,0xff,2\n");
+  ASSERT_FALSE(claims.ok());
+  EXPECT_NE(claims.error().message.find("no prng_s1..prng_s4"), std::string::npos);
+  for (const char* line : {"0x10,0x1,2,1,7,39,0xff,2,0x1", "0x10,0x1,2,1,7,39,0xff,2,1,2,3",
+                           "0x10,0x1,2,1,7,39,0xff,2,1,2,3,4,5"}) {
+    auto r = RecordsFromCsv(std::string(line) + "\n");
+    ASSERT_FALSE(r.ok()) << line;
+    EXPECT_NE(r.error().message.find("expected 12"), std::string::npos) << r.error().message;
+  }
+  // A state word over 32 bits is refused, naming its column.
+  auto wide = RecordsFromCsv("0x10,0x1,2,1,7,39,0xff,2,1,2,0x100000000,4\n");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("prng_s3"), std::string::npos) << wide.error().message;
+}
+
+// A v7.1+ kernel by the model: one LFSR113 state per CPU (kstack_rnd_state), stepped by every
+// syscall's entry on that CPU (rng::PrandomU32State); the probe reads the state of the CPU the
+// syscall exits on.
+class PrngKernel {
+ public:
+  explicit PrngKernel(int cpus) : states_(static_cast<size_t>(cpus)) {
+    for (size_t c = 0; c < states_.size(); ++c) {
+      rng::PrandomSeedState(states_[c], 0x9e3779b97f4a7c15ull * (c + 1));
+      for (int i = 0; i < 10; ++i) rng::PrandomU32State(states_[c]);
+    }
+  }
+  // The entry's draw on `cpu`: the offset (v6.11+ geometry) of one syscall.
+  uint32_t Draw(uint32_t cpu) {
+    return kstack::kGeometryV611.Apply(rng::PrandomU32State(states_[cpu]));
+  }
+  // Syscalls of other tasks on `cpu`.
+  void Others(uint32_t cpu, int n) {
+    for (int i = 0; i < n; ++i) rng::PrandomU32State(states_[cpu]);
+  }
+  // The record of a syscall that drew `offset` and exited on `cpu`.
+  LiveRecord Probe(uint32_t offset, uint32_t cpu) const {
+    LiveRecord r = At(offset, 1, cpu);
+    r.flags = kHasPrngState;
+    r.prng_state = states_[cpu];
+    return r;
+  }
+  // A syscall that entered and exited on `cpu` with nothing in between.
+  LiveRecord Syscall(uint32_t cpu) { return Probe(Draw(cpu), cpu); }
+  const rng::PrandomState& State(uint32_t cpu) const { return states_[cpu]; }
+
+ private:
+  std::vector<rng::PrandomState> states_;
+};
+
+std::vector<uint32_t> TrueOffsets(const std::vector<LiveRecord>& recs) {
+  std::vector<uint32_t> o;
+  for (const LiveRecord& r : recs)
+    o.push_back(static_cast<uint32_t>(kAnchor - (r.local_addr - r.stack_base)));
+  return o;
+}
+
+TEST(PrngCheckTest, EveryRecordOfTheModelAgreesAndFollows) {
+  PrngKernel kernel(2);
+  std::mt19937 gen(3);
+  std::vector<LiveRecord> recs;
+  std::vector<uint64_t> steps;              // k of each pair, as the test made it
+  std::vector<bool> seen = {false, false};  // a CPU's first record starts its chain
+  for (int i = 0; i < 3000; ++i) {
+    const auto cpu = static_cast<uint32_t>(gen() % 2);
+    const int others = static_cast<int>(gen() % 4);  // other tasks' syscalls there first
+    kernel.Others(cpu, others);
+    if (seen[cpu]) steps.push_back(static_cast<uint64_t>(others + 1));
+    seen[cpu] = true;
+    recs.push_back(kernel.Syscall(cpu));
+  }
+  auto d = DeriveOffsets(recs);  // the offsets as entropy --kernel derives them
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_STREQ(d->geometry.name, kstack::kGeometryV611.name);
+  auto c = CheckPrngStates(recs, d->offsets, d->geometry);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->checked, 3000u);
+  EXPECT_EQ(c->agreeing, 3000u);
+  EXPECT_TRUE(c->mismatches.empty());
+  EXPECT_EQ(c->pairs, 2998u);
+  EXPECT_EQ(c->following, 2998u);
+  EXPECT_EQ(c->unchanged, 0u);
+  EXPECT_EQ(c->broken, 0u);
+  EXPECT_TRUE(c->breaks.empty());
+  std::sort(steps.begin(), steps.end());
+  ASSERT_EQ(steps.size(), 2998u);
+  EXPECT_EQ(c->median_steps, steps[(steps.size() - 1) / 2]);
+  EXPECT_EQ(c->max_steps, steps.back());
+  EXPECT_EQ(c->max_steps, 4u);
+  // Records without the state are not checked; the sizes must match.
+  for (LiveRecord& r : recs) r.flags = kHasTaskState;
+  auto none = CheckPrngStates(recs, d->offsets, d->geometry);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->checked, 0u);
+  EXPECT_EQ(none->pairs, 0u);
+  EXPECT_FALSE(CheckPrngStates(recs, std::vector<uint32_t>{0}, d->geometry).ok());
+}
+
+TEST(PrngCheckTest, AStateSteppedOnceMoreThanItsDrawIsAMismatchThatStillFollows) {
+  // Record 2 was preempted between its draw and its probe, and another task's syscall drew on
+  // the same CPU: the state it carries is one step past its offset's draw.
+  PrngKernel kernel(1);
+  std::vector<LiveRecord> recs = {kernel.Syscall(0), kernel.Syscall(0)};
+  const uint32_t offset = kernel.Draw(0);
+  kernel.Others(0, 1);
+  recs.push_back(kernel.Probe(offset, 0));
+  ASSERT_NE(kstack::kGeometryV611.Apply(recs.back().prng_state.s1 ^ recs.back().prng_state.s2 ^
+                                        recs.back().prng_state.s3 ^ recs.back().prng_state.s4),
+            offset);  // this seed's extra draw gives another offset
+  recs.push_back(kernel.Syscall(0));
+  auto c = CheckPrngStates(recs, TrueOffsets(recs), kstack::kGeometryV611);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->checked, 4u);
+  EXPECT_EQ(c->agreeing, 3u);
+  EXPECT_EQ(c->mismatches, (std::vector<size_t>{2}));
+  EXPECT_EQ(c->pairs, 3u);
+  EXPECT_EQ(c->following, 3u);
+  EXPECT_EQ(c->broken, 0u);
+  EXPECT_EQ(c->max_steps, 2u);  // record 1 -> 2: its own draw and the other task's
+}
+
+TEST(PrngCheckTest, AnotherCpusStateIsAMismatchAndBreaksTheChain) {
+  // Record 2 says CPU 0 and holds CPU 0's offset, but the state of CPU 1: the chain of CPU 0
+  // breaks into it and out of it.
+  PrngKernel kernel(2);
+  std::vector<LiveRecord> recs = {kernel.Syscall(0), kernel.Syscall(1), kernel.Syscall(0)};
+  recs[2].prng_state = kernel.State(1);
+  recs.push_back(kernel.Syscall(0));
+  auto c = CheckPrngStates(recs, TrueOffsets(recs), kstack::kGeometryV611);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->agreeing, 3u);
+  EXPECT_EQ(c->mismatches, (std::vector<size_t>{2}));
+  EXPECT_EQ(c->pairs, 2u);  // CPU 0: 0 -> 2, 2 -> 3
+  EXPECT_EQ(c->following, 0u);
+  EXPECT_EQ(c->broken, 2u);
+  EXPECT_EQ(c->breaks, (std::vector<size_t>{2, 3}));
+}
+
+TEST(PrngCheckTest, AMigrationBetweenDrawAndProbeIsAMismatchOnly) {
+  // Record 2 drew on CPU 0 and exited on CPU 1, where the probe read CPU 1's state; record 4
+  // likewise after another task's syscall on CPU 1.
+  PrngKernel kernel(2);
+  std::vector<LiveRecord> recs = {kernel.Syscall(0), kernel.Syscall(1)};
+  recs.push_back(kernel.Probe(kernel.Draw(0), 1));  // CPU 1's state unchanged since record 1
+  recs.push_back(kernel.Syscall(0));                // CPU 0: 2 steps since record 0
+  const uint32_t migrated = kernel.Draw(0);
+  kernel.Others(1, 1);
+  recs.push_back(kernel.Probe(migrated, 1));
+  recs.push_back(kernel.Syscall(1));
+  const std::vector<uint32_t> offsets = TrueOffsets(recs);
+  auto c = CheckPrngStates(recs, offsets, kstack::kGeometryV611);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->checked, 6u);
+  // Each migrated record disagrees unless CPU 1's state happens to give the same offset.
+  std::vector<size_t> expected;
+  for (size_t i : {size_t{2}, size_t{4}}) {
+    const rng::PrandomState& s = recs[i].prng_state;
+    if (kstack::kGeometryV611.Apply(s.s1 ^ s.s2 ^ s.s3 ^ s.s4) != offsets[i]) expected.push_back(i);
+  }
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(c->mismatches, expected);
+  EXPECT_EQ(c->agreeing, 6u - expected.size());
+  // CPU 1: 1 -> 2 repeats the state, 2 -> 4 one step, 4 -> 5 one; CPU 0: 0 -> 3 two steps.
+  EXPECT_EQ(c->pairs, 4u);
+  EXPECT_EQ(c->unchanged, 1u);
+  EXPECT_EQ(c->following, 3u);
+  EXPECT_EQ(c->broken, 0u);
+  EXPECT_EQ(c->median_steps, 1u);
+  EXPECT_EQ(c->max_steps, 2u);
+}
+
+TEST(PrngCheckTest, StepsBeyondTheBoundAreABreak) {
+  PrngKernel kernel(1);
+  std::vector<LiveRecord> recs = {kernel.Syscall(0)};
+  kernel.Others(0, static_cast<int>(kMaxPrngSteps) - 1);
+  recs.push_back(kernel.Syscall(0));  // exactly kMaxPrngSteps steps: follows
+  kernel.Others(0, static_cast<int>(kMaxPrngSteps));
+  recs.push_back(kernel.Syscall(0));  // one more: a break
+  auto c = CheckPrngStates(recs, TrueOffsets(recs), kstack::kGeometryV611);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->agreeing, 3u);
+  EXPECT_EQ(c->following, 1u);
+  EXPECT_EQ(c->max_steps, kMaxPrngSteps);
+  EXPECT_EQ(c->breaks, (std::vector<size_t>{2}));
+}
+
 // A per-task counter fed by tsc_after + delta: with an exact clock the full-state attacker always
 // wins and the leak attacker converges; with a random input both are at chance.
 TimerAttackData CounterRun(bool tsc_input, size_t n,
@@ -502,7 +713,8 @@ TEST(FixtureTest, RecordedGetpidOffsetsOfAnOlderKernel) {
 // The probe on this kernel. CI runs as root on the project's machine, so this runs there.
 TEST(LiveProbeTest, FindsSixtyFourOffsetsOnThisKernel) {
   if (!ProbeBuilt()) GTEST_SKIP() << "this build has no BPF probe (libbpf/clang/bpftool)";
-  auto recs = Collect(CollectOptions{SYS_getpid, 4096, -1});
+  std::string prng_unreadable;
+  auto recs = Collect(CollectOptions{SYS_getpid, 4096, -1}, &prng_unreadable);
   if (!recs.ok() && geteuid() != 0) {
     GTEST_SKIP() << "BPF unavailable: " << recs.error().message;
   }
@@ -528,6 +740,25 @@ TEST(LiveProbeTest, FindsSixtyFourOffsetsOnThisKernel) {
   for (uint32_t o : d->offsets) EXPECT_TRUE(d->geometry.Contains(o)) << o;
   if (d->state_checked > 0) {
     EXPECT_EQ(d->state_agreeing, d->state_checked);
+  }
+  // The generator's state is in every record where BTF declares kstack_rnd_state (v7.1+) and the
+  // kernel accepts the program that reads it, in none elsewhere.
+  const std::optional<BtfDesignHints> hints = ReadBtfDesignHints();
+  ASSERT_TRUE(hints.has_value());
+  const bool expect_prng = hints->prng_state && prng_unreadable.empty();
+  if (!hints->prng_state) {
+    EXPECT_EQ(prng_unreadable, "");
+  }
+  for (const LiveRecord& r : *recs) {
+    ASSERT_EQ((r.flags & kHasPrngState) != 0, expect_prng) << prng_unreadable;
+  }
+  auto c = CheckPrngStates(*recs, d->offsets, d->geometry);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->checked, expect_prng ? 4096u : 0u);
+  if (expect_prng) {
+    // Only a preemption or a migration between a draw and its probe disagrees.
+    EXPECT_GE(c->agreeing, c->checked * 99 / 100);
+    EXPECT_EQ(c->broken, 0u);
   }
 }
 

@@ -51,6 +51,8 @@ struct KernelReport {
   analysis::EntropyStats stats;
   std::vector<live::LagDependence> dependence;
   live::InputDiagnosis inputs;
+  live::PrngCheck prng;         // records with kstack_rnd_state (v7.1+)
+  std::string prng_unreadable;  // why BTF's kstack_rnd_state could not be read (probe only)
   live::KernelDesign design;
   uint64_t cpus_seen = 0;
   uint64_t threads_seen = 0;
@@ -65,6 +67,8 @@ Json EnvironmentJson(const KernelReport& r) {
   env["design_state"] = r.design.state;
   env["design_input"] = r.design.input;
   env["design"] = r.design.summary;
+  env["prng_state_unreadable"] =
+      r.prng_unreadable.empty() ? Json(nullptr) : Json(r.prng_unreadable);
   return env;
 }
 
@@ -93,6 +97,42 @@ GridTable DependenceTable(const std::vector<live::LagDependence>& dependence) {
   return t;
 }
 
+// Record indices as "3, 17, ..." (the first live::kMaxPrngListed), with how many in all.
+std::string IndexList(const std::vector<size_t>& listed, uint64_t total) {
+  std::string out;
+  for (size_t i : listed) out += fmt::format("{}{}", out.empty() ? "" : ", ", i);
+  if (total > listed.size()) out += fmt::format(", ... ({} in all)", total);
+  return out;
+}
+
+// The per-record and succession checks of the per-CPU generator (live::CheckPrngStates).
+std::string PrngText(const live::PrngCheck& c, const kstack::OffsetGeometry& g) {
+  std::string out = fmt::format(
+      "per-CPU generator (kstack_rnd_state read at sys_exit): offset = (s1^s2^s3^s4) & 0x{:X}{} in "
+      "{} of {} records",
+      g.mask, g.mask % g.align == 0 ? "" : fmt::format(" rounded up to {}", g.align), c.agreeing,
+      c.checked);
+  if (c.agreeing < c.checked) {
+    out +=
+        fmt::format("; disagreeing: records {}", IndexList(c.mismatches, c.checked - c.agreeing));
+  }
+  out += fmt::format(
+      "\nsuccession on each CPU: {} of {} consecutive pairs follow by k LFSR113 steps (k: median "
+      "{}, max {}; k - 1 = other syscalls on that CPU)",
+      c.following, c.pairs, c.median_steps, c.max_steps);
+  if (c.unchanged > 0) {
+    out +=
+        fmt::format(", {} repeat the state (no draw there in between: a migration)", c.unchanged);
+  }
+  if (c.broken > 0) {
+    out += fmt::format(
+        ", {} do not follow within {} steps (records {}: a reseed, another "
+        "generator, or another CPU's state)",
+        c.broken, live::kMaxPrngSteps, IndexList(c.breaks, c.broken));
+  }
+  return out + "\n";
+}
+
 void PrintKernelTable(const KernelReport& r) {
   const Json env = EnvironmentJson(r);
   std::string out =
@@ -116,6 +156,8 @@ void PrintKernelTable(const KernelReport& r) {
       "\ngeometry (read off the heights): {}; ideal {:.4f} bits (Shannon), chi2 against that "
       "ideal distribution\n",
       g.name, analysis::IdealShannonBits(g));
+  if (r.prng.checked > 0) out += PrngText(r.prng, g);
+  if (!r.prng_unreadable.empty()) out += "note: " + r.prng_unreadable + "\n";
   for (const kstack::OffsetGeometry& alt : r.derived.also_consistent) {
     out += fmt::format(
         "also consistent with these heights (likelihood ratio >= {:g} against the geometry above; "
@@ -177,6 +219,18 @@ void PrintKernelJson(const KernelReport& r) {
                   {"also_consistent", AlsoConsistentJson(r.derived)},
                   {"state_checked", r.derived.state_checked},
                   {"state_agreeing", r.derived.state_agreeing}};
+  const live::PrngCheck& c = r.prng;
+  j["prng_state"] = {{"checked", c.checked},
+                     {"agreeing", c.agreeing},
+                     {"mismatches", c.mismatches},
+                     {"pairs", c.pairs},
+                     {"following", c.following},
+                     {"unchanged", c.unchanged},
+                     {"broken", c.broken},
+                     {"breaks", c.breaks},
+                     {"median_steps", c.median_steps},
+                     {"max_steps", c.max_steps},
+                     {"max_steps_searched", live::kMaxPrngSteps}};
   j["entropy"] = EntropyStatsJson(r.stats);
   Json lags = Json::array();
   for (const live::LagDependence& d : r.dependence) {
@@ -303,7 +357,8 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
     report->syscall = "records";
     return parsed;
   }
-  auto collected = live::Collect(live::CollectOptions{plan.syscall->nr, plan.samples, plan.cpu});
+  auto collected = live::Collect(live::CollectOptions{plan.syscall->nr, plan.samples, plan.cpu},
+                                 &report->prng_unreadable);
   if (!collected.ok()) return collected.error();
   report->source = "live probe (BPF raw tracepoint sys_exit)";
   report->environment = EnvironmentFactsOf(CaptureEnvironment(SysinfoOptionsFromEnvironment()));
@@ -334,12 +389,16 @@ Status AnalyseRecords(const std::vector<live::LiveRecord>& records, uint64_t lag
   if (!dependence.ok()) return dependence.error();
   report->dependence = std::move(*dependence);
   report->inputs = live::DiagnoseInputs(records);
+  auto prng = live::CheckPrngStates(records, report->derived.offsets, report->derived.geometry);
+  if (!prng.ok()) return prng.error();
+  report->prng = std::move(*prng);
   live::BtfDesignHints hints;
   if (!from_file) {
     if (auto h = live::ReadBtfDesignHints()) hints = *h;
   } else {
-    // A saved file says only whether the per-task state was recorded.
+    // A saved file says only which state was recorded.
     hints.task_field = !records.empty() && (records.front().flags & live::kHasTaskState) != 0;
+    hints.prng_state = !records.empty() && (records.front().flags & live::kHasPrngState) != 0;
   }
   report->design =
       live::InferDesign(hints.task_field, hints.prng_state, hints.percpu_counter, report->inputs);

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
@@ -73,7 +74,8 @@ std::span<const CollectableSyscall> CollectableSyscalls() {
   return k;
 }
 
-Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options) {
+Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options,
+                                          std::string* prng_unreadable) {
   const SyscallRow* row = FindRow(options.syscall_nr);
   if (row == nullptr) {
     return RuntimeError(fmt::format("syscall {} cannot be collected", options.syscall_nr));
@@ -84,6 +86,7 @@ Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options) {
   }
   auto probe = Probe::Attach(ProbeOptions{options.syscall_nr});
   if (!probe.ok()) return probe.error();
+  if (prng_unreadable != nullptr) *prng_unreadable = (*probe)->PrngStateUnreadable();
   std::vector<LiveRecord> records;
   records.reserve(options.samples);
   for (uint64_t i = 0; i < options.samples; ++i) {

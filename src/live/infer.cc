@@ -19,6 +19,7 @@
 #include "kstacklab/dice.h"
 #include "kstacklab/entropy.h"
 #include "kstacklab/live/records.h"
+#include "kstacklab/rng/prandom.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::live {
@@ -143,6 +144,64 @@ Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records) {
   return d;
 }
 
+namespace {
+
+// The state's draw as the kernel returns it: prandom_u32_state() steps, then XORs the new words.
+uint32_t DrawOf(const rng::PrandomState& s) { return s.s1 ^ s.s2 ^ s.s3 ^ s.s4; }
+
+// The k in [0, kMaxPrngSteps] with `to` = `from` stepped k times; nullopt when there is none.
+std::optional<uint64_t> StepsBetween(rng::PrandomState from, const rng::PrandomState& to) {
+  for (uint64_t k = 0; k <= kMaxPrngSteps; ++k) {
+    if (from == to) return k;
+    rng::PrandomU32State(from);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<PrngCheck> CheckPrngStates(std::span<const LiveRecord> records,
+                                    std::span<const uint32_t> offsets,
+                                    const kstack::OffsetGeometry& geometry) {
+  if (records.size() != offsets.size()) {
+    return RuntimeError(fmt::format("{} records but {} offsets", records.size(), offsets.size()));
+  }
+  PrngCheck c;
+  std::map<uint32_t, size_t> last_on_cpu;  // cpu -> index of its latest record with a state
+  std::vector<uint64_t> steps;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const LiveRecord& r = records[i];
+    if ((r.flags & kHasPrngState) == 0) continue;
+    ++c.checked;
+    if (geometry.Apply(DrawOf(r.prng_state)) == offsets[i]) {
+      ++c.agreeing;
+    } else if (c.mismatches.size() < kMaxPrngListed) {
+      c.mismatches.push_back(i);
+    }
+    const auto [last, first_on_cpu] = last_on_cpu.try_emplace(r.cpu, i);
+    if (first_on_cpu) continue;
+    ++c.pairs;
+    const std::optional<uint64_t> k = StepsBetween(records[last->second].prng_state, r.prng_state);
+    last->second = i;
+    if (k && *k == 0) {
+      ++c.unchanged;
+    } else if (k) {
+      ++c.following;
+      steps.push_back(*k);
+    } else if (c.breaks.size() < kMaxPrngListed) {
+      c.breaks.push_back(i);
+    }
+  }
+  c.broken = c.pairs - c.following - c.unchanged;
+  if (!steps.empty()) {
+    const auto mid = steps.begin() + static_cast<ptrdiff_t>((steps.size() - 1) / 2);
+    std::nth_element(steps.begin(), mid, steps.end());
+    c.median_steps = *mid;
+    c.max_steps = *std::max_element(steps.begin(), steps.end());
+  }
+  return c;
+}
+
 Expected<std::vector<LagDependence>> SerialDependence(std::span<const LiveRecord> records,
                                                       std::span<const uint32_t> offsets,
                                                       const kstack::OffsetGeometry& geometry,
@@ -260,15 +319,21 @@ KernelDesign InferDesign(bool btf_task_field, bool btf_prng_state, bool btf_perc
   return k;
 }
 
-// The first line RecordsToCsv writes; RecordsFromCsv skips it when a file starts with it (and
-// reads a first line that is not it as a record: a file without the header loses none).
-constexpr const char* kRecordsHeader = "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags";
+// The first line RecordsToCsv writes; RecordsFromCsv skips it, or the header of the 8-column form
+// written before the prng columns, when a file starts with it (and reads a first line that is
+// neither as a record: a file without the header loses none).
+constexpr const char* kRecordsHeader =
+    "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags,prng_s1,prng_s2,prng_s3,prng_s4";
+constexpr const char* kRecordsHeader8 =
+    "local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags";
 
 std::string RecordsToCsv(std::span<const LiveRecord> records) {
   std::string out = std::string(kRecordsHeader) + "\n";
   for (const LiveRecord& r : records) {
-    out += fmt::format("{:#x},{:#x},{},{},{},{},{:#x},{}\n", r.local_addr, r.stack_base, r.ktime_ns,
-                       r.cpu, r.tid, r.nr, r.task_state, r.flags);
+    const rng::PrandomState& p = r.prng_state;
+    out += fmt::format("{:#x},{:#x},{},{},{},{},{:#x},{},{:#x},{:#x},{:#x},{:#x}\n", r.local_addr,
+                       r.stack_base, r.ktime_ns, r.cpu, r.tid, r.nr, r.task_state, r.flags, p.s1,
+                       p.s2, p.s3, p.s4);
   }
   return out;
 }
@@ -289,11 +354,55 @@ std::optional<uint64_t> RecordField(std::string_view f, uint64_t max) {
   return v;
 }
 
+// One line of 8 or 12 fields (RecordsToCsv); line_no names it in errors.
+Expected<LiveRecord> RecordFromLine(std::string_view line, size_t line_no) {
+  static constexpr const char* kFields[] = {"local_addr", "stack_base", "ktime_ns",   "cpu",
+                                            "tid",        "nr",         "task_state", "flags",
+                                            "prng_s1",    "prng_s2",    "prng_s3",    "prng_s4"};
+  const std::vector<std::string> f = Split(line, ',', true);
+  if (f.size() != 8 && f.size() != std::size(kFields)) {
+    return UsageError(
+        fmt::format("records line {}: {} fields, expected 12 ({}) or the 8 before "
+                    "the prng columns",
+                    line_no, f.size(), kRecordsHeader));
+  }
+  constexpr uint64_t k32 = UINT32_MAX;
+  const uint64_t max[] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, k32, k32, INT32_MAX,
+                          k32,        k32,        k32,        k32, k32, k32};
+  uint64_t v[std::size(kFields)] = {};
+  for (size_t i = 0; i < f.size(); ++i) {
+    const std::optional<uint64_t> x = RecordField(f[i], max[i]);
+    if (!x) {
+      return UsageError(fmt::format(
+          "records line {}: {} '{}' is not an unsigned number (decimal, or hex with 0x) of at "
+          "most {}",
+          line_no, kFields[i], f[i].size() > 40 ? f[i].substr(0, 40) + "..." : f[i], max[i]));
+    }
+    v[i] = *x;
+  }
+  if (f.size() == 8 && (v[7] & kHasPrngState) != 0) {
+    return UsageError(fmt::format(
+        "records line {}: flags {} say the generator state was recorded, but the line has no "
+        "prng_s1..prng_s4 columns",
+        line_no, v[7]));
+  }
+  LiveRecord r;
+  r.local_addr = v[0];
+  r.stack_base = v[1];
+  r.ktime_ns = v[2];
+  r.cpu = static_cast<uint32_t>(v[3]);
+  r.tid = static_cast<uint32_t>(v[4]);
+  r.nr = static_cast<int>(v[5]);
+  r.task_state = static_cast<uint32_t>(v[6]);
+  r.flags = static_cast<uint32_t>(v[7]);
+  r.prng_state = {static_cast<uint32_t>(v[8]), static_cast<uint32_t>(v[9]),
+                  static_cast<uint32_t>(v[10]), static_cast<uint32_t>(v[11])};
+  return r;
+}
+
 }  // namespace
 
 Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text) {
-  static constexpr const char* kFields[] = {"local_addr", "stack_base", "ktime_ns",   "cpu",
-                                            "tid",        "nr",         "task_state", "flags"};
   std::vector<LiveRecord> out;
   size_t pos = 0;
   size_t line_no = 0;
@@ -306,37 +415,13 @@ Expected<std::vector<LiveRecord>> RecordsFromCsv(std::string_view text) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // a CRLF file
     if (line.empty()) continue;
-    if (std::exchange(first, false) && Trim(line) == kRecordsHeader) continue;  // the header
-    const std::vector<std::string> f = Split(line, ',', true);
-    if (f.size() != std::size(kFields)) {
-      return UsageError(fmt::format(
-          "records line {}: {} fields, expected 8: local_addr,stack_base,ktime_ns,cpu,tid,nr,"
-          "task_state,flags",
-          line_no, f.size()));
+    if (std::exchange(first, false) &&
+        (Trim(line) == kRecordsHeader || Trim(line) == kRecordsHeader8)) {
+      continue;  // the header
     }
-    constexpr uint64_t k32 = UINT32_MAX;
-    const uint64_t max[] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, k32, k32, INT32_MAX, k32, k32};
-    uint64_t v[std::size(kFields)] = {};
-    for (size_t i = 0; i < f.size(); ++i) {
-      const std::optional<uint64_t> x = RecordField(f[i], max[i]);
-      if (!x) {
-        return UsageError(fmt::format(
-            "records line {}: {} '{}' is not an unsigned number (decimal, or hex with 0x) of at "
-            "most {}",
-            line_no, kFields[i], f[i].size() > 40 ? f[i].substr(0, 40) + "..." : f[i], max[i]));
-      }
-      v[i] = *x;
-    }
-    LiveRecord r;
-    r.local_addr = v[0];
-    r.stack_base = v[1];
-    r.ktime_ns = v[2];
-    r.cpu = static_cast<uint32_t>(v[3]);
-    r.tid = static_cast<uint32_t>(v[4]);
-    r.nr = static_cast<int>(v[5]);
-    r.task_state = static_cast<uint32_t>(v[6]);
-    r.flags = static_cast<uint32_t>(v[7]);
-    out.push_back(r);
+    auto r = RecordFromLine(line, line_no);
+    if (!r.ok()) return r.error();
+    out.push_back(*r);
   }
   return out;
 }

@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 // kstacklab live probe (BPF side). Attached to the raw tracepoint sys_exit, which the kernel
 // runs on the syscall's own task stack, below the alloca of add_random_kstack_offset() in
-// do_syscall_64 (arch/x86/entry/syscall_64.c). The address of a local of this program therefore
-// moves exactly with that syscall's stack offset: one record per syscall of the target process.
+// do_syscall_64 (arch/x86/entry/syscall_64.c; on v7.1+ the alloca comes after
+// syscall_enter_from_user_mode(), on v7.3+ in enter_from_user_mode_randomize_stack(), both still
+// inside do_syscall_64's frame). The address of a local of this program therefore moves exactly
+// with that syscall's stack offset: one record per syscall of the target process.
 //
 // Built by CMake with `clang -target bpf -O2 -g`; `bpftool gen skeleton` embeds the object into
-// a header (src/live/probe.cc). No vmlinux.h: the two kernel fields read (task_struct.stack,
-// pt_regs.orig_ax) are declared below with preserve_access_index, so libbpf relocates them
-// against the running kernel's BTF (/sys/kernel/btf/vmlinux) at load time (CO-RE).
+// a header (src/live/probe.cc). No vmlinux.h: the kernel fields read are declared below with
+// preserve_access_index, so libbpf relocates them against the running kernel's BTF
+// (/sys/kernel/btf/vmlinux) at load time (CO-RE).
+//
+// Two programs, one loaded (probe.cc chooses before load with bpf_program__set_autoload):
+// kstacklab_sys_exit reads no per-CPU variable and loads on every kernel;
+// kstacklab_sys_exit_prng also reads this CPU's kstack_rnd_state (v7.1+, commit a96ef5848cb0).
+// A typed ksym of a per-CPU variable needs the symbol in kallsyms (the verifier resolves its
+// address there: CONFIG_KALLSYMS_ALL=y), which BTF alone does not promise, so the loader falls
+// back to the first program when the second is refused.
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <bpf/bpf_core_read.h>
@@ -19,6 +28,16 @@ struct task_struct {
   void *stack;
   __u32 kstack_offset;  // only on kernels that keep the offset state per task (optional)
 } __attribute__((preserve_access_index));
+
+// lib/random32.c: the LFSR113 state, words in kernel order.
+struct rnd_state {
+  __u32 s1, s2, s3, s4;
+} __attribute__((preserve_access_index));
+
+// DEFINE_PER_CPU(struct rnd_state, kstack_rnd_state) in init/main.c since v7.1. Weak: on a kernel
+// without it libbpf 1.1 resolves the address to 0 and the guarded read below is dead code the
+// verifier never visits.
+extern const struct rnd_state kstack_rnd_state __ksym __weak;
 
 struct pt_regs {
   unsigned long orig_ax;
@@ -33,15 +52,17 @@ struct live_record {
   __u32 tid;         // thread id (pid in kernel terms)
   __s32 nr;          // syscall number (pt_regs.orig_ax)
   __u32 task_state;  // task_struct.kstack_offset when the kernel has that field, else 0
-  __u32 flags;       // LIVE_HAS_TASK_STATE
+  __u32 flags;       // LIVE_HAS_TASK_STATE | LIVE_HAS_PRNG_STATE
   __u32 pad;
+  __u32 prng[4];     // this CPU's kstack_rnd_state s1..s4 at sys_exit, else 0
 };
 
 #define LIVE_HAS_TASK_STATE 1u
+#define LIVE_HAS_PRNG_STATE 2u
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 1 << 24);  // 16 MiB = 299593 records of 48 + 8 (header) bytes
+  __uint(max_entries, 1 << 24);  // 16 MiB = 233016 records of 64 + 8 (header) bytes
 } records SEC(".maps");
 
 // Records the ring buffer had no room for (index 0).
@@ -56,8 +77,9 @@ struct {
 const volatile __u32 target_tgid = 0;
 const volatile __s32 target_nr = -1;  // -1: every syscall
 
-SEC("raw_tp/sys_exit")
-int kstacklab_sys_exit(struct bpf_raw_tracepoint_args *ctx) {
+// One record of the current syscall; with_prng: also this CPU's kstack_rnd_state (a constant in
+// each caller, so the plain program holds no reference to the per-CPU symbol).
+static __always_inline int Record(struct bpf_raw_tracepoint_args *ctx, const int with_prng) {
   const __u64 id = bpf_get_current_pid_tgid();
   if ((__u32)(id >> 32) != target_tgid) return 0;
   const struct pt_regs *regs = (const struct pt_regs *)ctx->args[0];
@@ -84,7 +106,24 @@ int kstacklab_sys_exit(struct bpf_raw_tracepoint_args *ctx) {
     r->task_state = BPF_CORE_READ(task, kstack_offset);
     r->flags = LIVE_HAS_TASK_STATE;
   }
+  r->prng[0] = r->prng[1] = r->prng[2] = r->prng[3] = 0;
+  // The state after this syscall's draw, unless another syscall drew on this CPU since (the task
+  // was preempted) or the task migrated after its draw: the user-space check counts both.
+  if (with_prng && &kstack_rnd_state) {
+    const struct rnd_state *s = bpf_this_cpu_ptr(&kstack_rnd_state);
+    r->prng[0] = BPF_CORE_READ(s, s1);
+    r->prng[1] = BPF_CORE_READ(s, s2);
+    r->prng[2] = BPF_CORE_READ(s, s3);
+    r->prng[3] = BPF_CORE_READ(s, s4);
+    r->flags |= LIVE_HAS_PRNG_STATE;
+  }
   r->pad = (__u32)marker;
   bpf_ringbuf_submit(r, 0);
   return 0;
 }
+
+SEC("raw_tp/sys_exit")
+int kstacklab_sys_exit(struct bpf_raw_tracepoint_args *ctx) { return Record(ctx, 0); }
+
+SEC("raw_tp/sys_exit")
+int kstacklab_sys_exit_prng(struct bpf_raw_tracepoint_args *ctx) { return Record(ctx, 1); }

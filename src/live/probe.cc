@@ -125,6 +125,7 @@ struct Probe::Impl {
   kstack_probe* skeleton = nullptr;
   ring_buffer* ring = nullptr;
   std::vector<LiveRecord>* sink = nullptr;
+  std::string prng_unreadable;  // Probe::PrngStateUnreadable()
 
   ~Impl() {
     ring_buffer__free(ring);
@@ -141,6 +142,50 @@ int OnRecord(void* context, void* data, size_t size) {
   std::memcpy(&r, data, sizeof(r));
   impl->sink->push_back(r);
   return 0;
+}
+
+// Opens the embedded object and loads one of its two programs (kstack_probe.bpf.c): the one that
+// also reads kstack_rnd_state when with_prng. The caller owns the result (kstack_probe::destroy).
+Expected<kstack_probe*> OpenAndLoad(const ProbeOptions& options, bool with_prng) {
+  kstack_probe* skeleton = kstack_probe::open();
+  if (skeleton == nullptr) return LoadError(-errno);
+  skeleton->rodata->target_tgid = static_cast<uint32_t>(getpid());
+  skeleton->rodata->target_nr = options.syscall_nr;
+  bpf_program__set_autoload(skeleton->progs.kstacklab_sys_exit, !with_prng);
+  bpf_program__set_autoload(skeleton->progs.kstacklab_sys_exit_prng, with_prng);
+  if (int err = kstack_probe::load(skeleton); err != 0) {
+    kstack_probe::destroy(skeleton);
+    return LoadError(err);
+  }
+  return skeleton;
+}
+
+// The program that reads kstack_rnd_state where BTF declares it, else (or when the kernel refuses
+// it) the one that does not; impl->prng_unreadable says why the first was refused.
+Status LoadEitherProgram(const ProbeOptions& options, Probe::Impl* impl) {
+  const std::optional<BtfDesignHints> hints = ReadBtfDesignHints();
+  const bool btf_prng = hints && hints->prng_state;
+  auto loaded = OpenAndLoad(options, btf_prng);
+  if (!loaded.ok() && btf_prng) {
+    impl->prng_unreadable = fmt::format(
+        "the kernel's BTF declares kstack_rnd_state but the kernel refused the program that reads "
+        "it (a per-CPU variable needs CONFIG_KALLSYMS_ALL=y to have an address for the "
+        "verifier): {}",
+        loaded.error().message);
+    LastLibbpfMessage().clear();
+    loaded = OpenAndLoad(options, false);
+  }
+  if (!loaded.ok()) return loaded.error();
+  impl->skeleton = *loaded;
+  const bool with_prng = btf_prng && impl->prng_unreadable.empty();
+  bpf_program* program = with_prng ? impl->skeleton->progs.kstacklab_sys_exit_prng
+                                   : impl->skeleton->progs.kstacklab_sys_exit;
+  bpf_link* link = bpf_program__attach(program);
+  if (link == nullptr) return AttachError(-errno);
+  // Kept in the skeleton's slot, so kstack_probe::destroy detaches it.
+  (with_prng ? impl->skeleton->links.kstacklab_sys_exit_prng
+             : impl->skeleton->links.kstacklab_sys_exit) = link;
+  return OkStatus();
 }
 
 }  // namespace
@@ -161,12 +206,7 @@ Expected<std::unique_ptr<Probe>> Probe::Attach(const ProbeOptions& options) {
         kBtfPath));
   }
   auto impl = std::make_unique<Impl>();
-  impl->skeleton = kstack_probe::open();
-  if (impl->skeleton == nullptr) return LoadError(-errno);
-  impl->skeleton->rodata->target_tgid = static_cast<uint32_t>(getpid());
-  impl->skeleton->rodata->target_nr = options.syscall_nr;
-  if (int err = kstack_probe::load(impl->skeleton); err != 0) return LoadError(err);
-  if (int err = kstack_probe::attach(impl->skeleton); err != 0) return AttachError(err);
+  if (Status s = LoadEitherProgram(options, impl.get()); !s.ok()) return s.error();
   impl->ring =
       ring_buffer__new(bpf_map__fd(impl->skeleton->maps.records), OnRecord, impl.get(), nullptr);
   if (impl->ring == nullptr) {
@@ -196,6 +236,8 @@ uint64_t Probe::Dropped() const {
   }
   return value;
 }
+
+const std::string& Probe::PrngStateUnreadable() const { return impl_->prng_unreadable; }
 
 }  // namespace kstacklab::live
 

@@ -24,6 +24,11 @@ Status Probe::Drain(std::vector<LiveRecord>* /*out*/) {
 
 uint64_t Probe::Dropped() const { return 0; }
 
+const std::string& Probe::PrngStateUnreadable() const {
+  static const std::string kNone;
+  return kNone;
+}
+
 }  // namespace kstacklab::live
 
 namespace kstacklab::live {

@@ -75,6 +75,55 @@ expect_exit 0 "entropy --kernel --records ambiguous heights" -- \
   "$KSTACKLAB" entropy --kernel --records "$TMP/ambiguous.csv" --lags 1
 expect_stdout "also consistent with these heights.*65 offsets" "the other geometry named"
 
+# A v7.1+ kernel (per-CPU LFSR113 kstack_rnd_state, recorded in 12-column files): synthetic
+# records stepped by an independent Python LFSR113 on two CPUs; record 1000 was preempted after
+# its draw (its CPU's state stepped once more). Every other record agrees and every pair follows.
+python3 - "$TMP/prng.csv" <<'PY'
+import sys
+M = 0xFFFFFFFF
+def step(s):
+    s1, s2, s3, s4 = s
+    s1 = (((s1 & 0xFFFFFFFE) << 18) & M) ^ ((((s1 << 6) & M) ^ s1) >> 13)
+    s2 = (((s2 & 0xFFFFFFF8) << 2) & M) ^ ((((s2 << 2) & M) ^ s2) >> 27)
+    s3 = (((s3 & 0xFFFFFFF0) << 7) & M) ^ ((((s3 << 13) & M) ^ s3) >> 21)
+    s4 = (((s4 & 0xFFFFFF80) << 13) & M) ^ ((((s4 << 3) & M) ^ s4) >> 12)
+    return [s1, s2, s3, s4]
+base, h0 = 0xffffc90000000000, 16032
+states = [[0x12345679, 0x9abcdef8, 0x0fedcb90, 0x87654380],
+          [0x2468ace1, 0x13579bd8, 0xfdb97530, 0xeca86420]]
+with open(sys.argv[1], "w") as f:
+    f.write("local_addr,stack_base,ktime_ns,cpu,tid,nr,task_state,flags,"
+            "prng_s1,prng_s2,prng_s3,prng_s4\n")
+    for i in range(2000):
+        cpu = (i * 7 // 5) % 2
+        for _ in range(i % 3):  # other tasks' syscalls on that CPU
+            states[cpu] = step(states[cpu])
+        states[cpu] = step(states[cpu])
+        s = states[cpu]
+        off = (s[0] ^ s[1] ^ s[2] ^ s[3]) & 0x3F0
+        if i == 1000:
+            states[cpu] = step(states[cpu])
+            s = states[cpu]
+        f.write(f"{base + h0 - off:#x},{base:#x},{i},{cpu},1,39,0x0,2,"
+                f"{s[0]:#x},{s[1]:#x},{s[2]:#x},{s[3]:#x}\n")
+PY
+expect_exit 0 "entropy --kernel --records per-CPU generator" -- \
+  "$KSTACKLAB" entropy --kernel --records "$TMP/prng.csv" --lags 1
+expect_stdout "& 0x3F0 in 1999 of 2000 records; disagreeing: records 1000$" "per-record check and the mismatch"
+expect_stdout "succession on each CPU: 1998 of 1998 consecutive pairs follow" "succession"
+expect_exit 0 "per-CPU generator --format json" -- \
+  "$KSTACKLAB" entropy --kernel --records "$TMP/prng.csv" --lags 1 --format json
+if python3 - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["prng_state"]
+assert p["checked"] == 2000 and p["agreeing"] == 1999 and p["mismatches"] == [1000], p
+assert p["pairs"] == 1998 and p["following"] == 1998 and p["broken"] == 0, p
+assert p["breaks"] == [] and p["max_steps_searched"] == 65536 and p["max_steps"] >= 3, p
+assert d["environment"]["design_state"] == "per-cpu-prng", d["environment"]
+PY
+then pass "per-CPU generator json"; else fail "per-CPU generator json: $(head -c 600 "$TMP/out")"; fi
+
 expect_exit 2 "--kernel with a policy" -- "$KSTACKLAB" entropy --kernel percpu-prng
 expect_stderr "drop the policy names" "policy with --kernel named"
 expect_exit 2 "--syscall unknown" -- "$KSTACKLAB" entropy --kernel --syscall nosuch

@@ -1,7 +1,8 @@
 // `kstacklab entropy --kernel --records FILE` on arbitrary bytes: the CSV parser, the offset
 // derivation (the kernel's geometry read off the heights), the entropy statistics, the serial
-// dependence and the input diagnosis must return a result or an error, never crash — and offsets
-// DeriveOffsets accepted are always offsets of the geometry it reports (checked: abort if not).
+// dependence, the input diagnosis and the per-CPU generator check must return a result or an
+// error, never crash — and offsets DeriveOffsets accepted are always offsets of the geometry it
+// reports, and the generator check's counts add up (checked: abort if not).
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -23,6 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (derived->state_agreeing > derived->state_checked) std::abort();
   if (!analysis::AnalyzeOffsets(derived->offsets, derived->geometry).ok()) std::abort();
   if (!live::SerialDependence(*records, derived->offsets, derived->geometry, 2, 1, 1).ok()) {
+    std::abort();
+  }
+  auto prng = live::CheckPrngStates(*records, derived->offsets, derived->geometry);
+  if (!prng.ok() || prng->agreeing > prng->checked ||
+      prng->following + prng->unchanged + prng->broken != prng->pairs ||
+      prng->max_steps > live::kMaxPrngSteps || prng->mismatches.size() > live::kMaxPrngListed ||
+      prng->breaks.size() > live::kMaxPrngListed) {
     std::abort();
   }
   return 0;

@@ -56,6 +56,48 @@ inline constexpr double kAlsoConsistentLikelihood = 0.05;
 // bytes or steps that are not multiples of 8 (more than one call path: filter one syscall).
 Expected<DerivedOffsets> DeriveOffsets(std::span<const LiveRecord> records);
 
+// ---- The per-CPU generator's state (pure; v7.1+, kHasPrngState) --------------------------------
+// On v7.1+ (commit a96ef5848cb0) each syscall's offset is prandom_u32_state(this CPU's
+// kstack_rnd_state) & mask, drawn at entry: the state steps once (rng::PrandomU32State) and the
+// offset comes from s1^s2^s3^s4 of the new state. The probe reads the state of the CPU it runs on
+// at sys_exit. Two checks, each against the model rng::PrandomU32State:
+// - per record: offset == geometry.Apply(s1 ^ s2 ^ s3 ^ s4). It fails when another syscall drew
+//   on this CPU between this syscall's draw and its probe (the task was preempted), when the task
+//   migrated between them (the record's CPU is not the one it drew on), or when the kernel draws
+//   otherwise than modelled;
+// - succession: for consecutive records on one CPU (record order), the later state is the earlier
+//   one stepped k times, k = 1 + the draws of other syscalls on that CPU in between. k is searched
+//   up to kMaxPrngSteps; beyond that (or never) the pair is a break: a reseed, another generator,
+//   or a state not of this CPU. k = 0 (the same state twice) means no draw on that CPU between
+//   the two probes: the later syscall drew on another CPU and migrated (counted apart).
+struct PrngCheck {
+  uint64_t checked = 0;            // records with kHasPrngState
+  uint64_t agreeing = 0;           // ... whose offset is geometry.Apply(s1 ^ s2 ^ s3 ^ s4)
+  std::vector<size_t> mismatches;  // indices of the records that do not agree (the first
+                                   // kMaxPrngListed)
+  uint64_t pairs = 0;              // consecutive records of one CPU, both with kHasPrngState
+  uint64_t following = 0;  // ... whose later state is the earlier stepped 1..kMaxPrngSteps times
+  uint64_t unchanged = 0;  // ... whose two states are equal (k = 0)
+  std::vector<size_t> breaks;  // the later record's index of each pair that neither follows nor
+                               // repeats (the first kMaxPrngListed)
+  uint64_t broken = 0;         // pairs - following - unchanged
+  uint64_t median_steps = 0;   // of k over the following pairs (the lower median; 0 if none)
+  uint64_t max_steps = 0;
+};
+
+// The bound of the succession search. The other syscalls on a CPU between two of the sampling
+// thread's records there are those of the tasks that ran on it meanwhile: one scheduler slice
+// (EEVDF's base slice, 0.75 ms scaled up to 3 ms with the CPU count) of back-to-back syscalls of
+// 50 ns or more is at most about 2^16 draws. The bound also caps the search at about 0.1 ms per
+// pair that does not follow.
+inline constexpr uint64_t kMaxPrngSteps = uint64_t{1} << 16;
+inline constexpr size_t kMaxPrngListed = 16;
+
+// offsets[i] belongs to records[i] (DerivedOffsets::offsets). RuntimeError when the sizes differ.
+Expected<PrngCheck> CheckPrngStates(std::span<const LiveRecord> records,
+                                    std::span<const uint32_t> offsets,
+                                    const kstack::OffsetGeometry& geometry);
+
 // ---- Serial dependence (pure) -----------------------------------------------------------------
 // The mutual information of a pair of offset sequences: analysis::MutualInformationBits
 // (kstacklab/entropy.h).

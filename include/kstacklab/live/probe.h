@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "kstacklab/error.h"
@@ -49,6 +50,11 @@ class Probe {
   static constexpr uint64_t kDrainEvery = 16384;
   // Records the ring buffer had no room for since Attach.
   uint64_t Dropped() const;
+  // Why the records carry no kstack_rnd_state although the kernel's BTF declares it (the
+  // program that reads it was refused, e.g. a kernel without CONFIG_KALLSYMS_ALL, whose
+  // per-CPU variables have no address for the verifier); empty when they carry it or BTF has no
+  // such variable.
+  const std::string& PrngStateUnreadable() const;
 
   struct Impl;
 
@@ -82,7 +88,8 @@ std::span<const CollectableSyscall> CollectableSyscalls();
 
 // Attaches the probe filtered to options.syscall_nr, issues it `samples` times from the calling
 // thread, and returns the records in order (exactly `samples`, or RuntimeError when records were
-// lost).
-Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options);
+// lost). prng_unreadable (optional) receives Probe::PrngStateUnreadable().
+Expected<std::vector<LiveRecord>> Collect(const CollectOptions& options,
+                                          std::string* prng_unreadable = nullptr);
 
 }  // namespace kstacklab::live
