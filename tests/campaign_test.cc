@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <random>
 
@@ -108,7 +109,7 @@ strength: true
 
 TEST(CampaignPlan, RefusesHostilePlansNamingTheLine) {
   struct Case {
-    const char* yaml;
+    std::string yaml;
     const char* says;
   };
   const Case cases[] = {
@@ -133,6 +134,24 @@ TEST(CampaignPlan, RefusesHostilePlansNamingTheLine) {
        "more than one YAML document"},
       {"profiles: [{name: a, kernel: k}\n", "not valid YAML"},
       {"- just\n- a list\n", "must be a mapping"},
+      // A key given twice, at every level: yaml-cpp alone would keep the first.
+      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\nboots: 1000\n",
+       "line 4: the plan: key 'boots' is given twice"},
+      {"profiles:\n  - {name: a, kernel: k, name: b}\nboots: 1\n",
+       "line 2: a profile: key 'name' is given twice"},
+      {"profiles:\n  - {name: a, kernel: k, sysctl: {a.b: 1, a.b: 2}}\nboots: 1\n",
+       "line 2: profile 'a' sysctl 'a.b' is given twice"},
+      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\nengine: {name: qemu, cpus: 1, cpus: 2}\n",
+       "line 4: engine qemu: key 'cpus' is given twice"},
+      {"profiles:\n  - {name: a, kernel: k}\ntarget: {mdc_pct: 2, mdc_pct: 3}\n",
+       "line 3: target: key 'mdc_pct' is given twice"},
+      {"profiles:\n  - {name: a, kernel: k}\nboots: 1\norder: {seed: 1, seed: 2}\n",
+       "line 4: order: key 'seed' is given twice"},
+      // A key of another engine.
+      {"profiles:\n  - {name: a, kernel: k, boot_entry: x}\nboots: 1\n",
+       "line 2: profile 'a' boot_entry is a key of engine ssh"},
+      {"profiles:\n  - {name: a, kernel: k, release: " + std::string(65, 'r') + "}\nboots: 1\n",
+       "release is longer than 64 bytes"},
   };
   for (const Case& c : cases) {
     auto plan = ParsePlanYaml(c.yaml, "p.yaml", "/");
@@ -378,6 +397,109 @@ TEST(CampaignState, RoundTripsAndRefusesDamage) {
     EXPECT_FALSE(StateFromJson(bad, "x").ok()) << wrong.dump();
   }
   EXPECT_FALSE(StateFromJson(Json::array(), "x").ok());
+}
+
+// campaign.json is input anyone may hand over: its plan is held to what a plan file may hold by
+// the same function (CheckPlanValues), and each refusal names the field.
+TEST(CampaignState, AStoredPlanIsCheckedAsAPlanFileIs) {
+  CampaignPlan plan;
+  plan.boots = 2;
+  plan.profiles.push_back({"off", "/k"});
+  plan.profiles.push_back({"on", "/k"});
+  const Json good = PlanToJson(plan);
+  ASSERT_TRUE(PlanFromJson(good).ok()) << PlanFromJson(good).error().message;
+  struct Case {
+    std::function<void(Json&)> edit;
+    const char* says;
+  };
+  const Case cases[] = {
+      {[](Json& j) { j["profiles"][1]["name"] = "../../escaped"; }, "profile name '../../escaped'"},
+      {[](Json& j) { j["profiles"][0]["boot_entry"] = "x"; }, "boot_entry is a key of engine ssh"},
+      {[](Json& j) { j["profiles"][0]["release"] = std::string(65, 'r'); }, "release is longer"},
+      {[](Json& j) { j["profiles"][0]["cmdline"] = "a\x01"; }, "cmdline must be printable ASCII"},
+      {[](Json& j) { j["engine"]["qemu"] = "-evil"; }, "engine qemu '-evil' is not a program"},
+      {[](Json& j) { j["engine"]["busybox"] = "bin/busybox"; }, "engine busybox"},
+      {[](Json& j) { j["lava"]["lavacli"] = "./evil"; }, "engine lavacli './evil'"},
+      {[](Json& j) {
+         j["engine"]["qemu_args"] = {"-device", "x\ny"};
+       },
+       "engine qemu_args"},
+      {[](Json& j) { j["engine"]["cpus"] = 100000; }, "engine cpus 100000 is out of range"},
+      {[](Json& j) { j["engine"]["boot_timeout_s"] = 1e12; }, "engine boot_timeout"},
+      {[](Json& j) { j["ssh"]["port"] = 0; }, "engine port"},
+      {[](Json& j) { j["lava"]["job_timeout_s"] = -5; }, "engine job_timeout"},
+      {[](Json& j) { j["boots"] = 5000; }, "boots 5000 is out of range"},
+      {[](Json& j) { j["strength_samples"] = 0; }, "strength_samples"},
+      {[](Json& j) { j["order"]["blocks"] = "sideways"; }, "order blocks 'sideways'"},
+      {[](Json& j) { j["engine"]["name"] = "telnet"; }, "engine 'telnet' is unknown"},
+      {[](Json& j) { j["colour"] = "blue"; }, "plan: unknown key 'colour'"},
+      {[](Json& j) { j["profiles"][0]["colour"] = 1; }, "plan profile: unknown key 'colour'"},
+      {[](Json& j) {
+         j["target"] = {{"metric", "mean"},
+                        {"mdc_pct", 0.0},
+                        {"min_boots", 3},
+                        {"max_boots", 40},
+                        {"budget_s", 0}};
+         j["boots"] = 0;
+       },
+       "target mdc_pct"},
+  };
+  for (const Case& c : cases) {
+    Json j = good;
+    c.edit(j);
+    auto back = PlanFromJson(j);
+    ASSERT_FALSE(back.ok()) << c.says;
+    EXPECT_EQ(back.error().exit_code, kExitUsage);
+    EXPECT_NE(back.error().message.find(c.says), std::string::npos)
+        << c.says << " -> " << back.error().message;
+  }
+}
+
+TEST(CampaignState, LoadRefusesDeepNestingUnknownKeysAndWhatIsNotARegularFile) {
+  TempDir t;
+  CampaignState s;
+  s.plan.boots = 1;
+  s.plan.profiles.push_back({"off", "/k"});
+  ASSERT_TRUE(SaveState(t.path(), s).ok());
+  ASSERT_TRUE(LoadState(t.path()).ok()) << LoadState(t.path()).error().message;
+  const std::string path = t.path() + "/" + kStateFile;
+  Json j = StateToJson(s);
+  // 100 KB of text, 50,000 levels deep: refused before it is parsed.
+  std::string text = DumpJson(j);
+  text.insert(text.rfind('}'), ", \"x\": " + std::string(50000, '[') + std::string(50000, ']'));
+  Write(path, text);
+  auto deep = LoadState(t.path());
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.error().exit_code, kExitUsage);
+  EXPECT_NE(deep.error().message.find("campaign.json' nests arrays or objects deeper than 32"),
+            std::string::npos)
+      << deep.error().message;
+  for (const char* where : {"top", "boot", "attempt"}) {
+    Json bad = j;
+    Boot b;
+    b.profile = "off";
+    b.index = 1;
+    b.attempts.push_back({"t", "failed", "x", "c", "tcg", 1});
+    bad["boots"] = Json::array({BootToJson(b)});
+    if (std::string(where) == "top") bad["colour"] = 1;
+    if (std::string(where) == "boot") bad["boots"][0]["colour"] = 1;
+    if (std::string(where) == "attempt") bad["boots"][0]["attempts"][0]["colour"] = 1;
+    Write(path, DumpJson(bad));
+    auto loaded = LoadState(t.path());
+    ASSERT_FALSE(loaded.ok()) << where;
+    EXPECT_NE(loaded.error().message.find("unknown key 'colour'"), std::string::npos)
+        << loaded.error().message;
+  }
+  Json bad = j;
+  bad["status"] = "sideways";
+  Write(path, DumpJson(bad));
+  EXPECT_FALSE(LoadState(t.path()).ok());
+  fs::remove(path);
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  auto fifo = LoadState(t.path());  // returns at once: opened without blocking
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos)
+      << fifo.error().message;
 }
 
 TEST(CampaignReport, TalliesWhatTheAcceptedBootsRecorded) {

@@ -27,6 +27,13 @@ Expected<std::string> ReadWholeFile(const std::string& path, size_t max_bytes = 
 Expected<std::string> ReadAll(int fd, size_t max_bytes, const std::string& what,
                               const std::function<void()>& on_interrupt = nullptr);
 
+// Reads an input file that must be a regular file of at most `max_bytes`: opened with
+// O_NONBLOCK (a FIFO or a device in its place is refused at once, never waited on), then
+// fstat'ed. Anything else, missing, unreadable or too large -> UsageError naming the path. For
+// every file a command takes as input by name (plans, states, programs it copies, result files
+// it was given a directory of).
+Expected<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);
+
 // Reads all of standard input (at most `max_bytes`; more -> UsageError).
 Expected<std::string> ReadStdin(size_t max_bytes = SIZE_MAX);
 

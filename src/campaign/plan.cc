@@ -8,12 +8,14 @@
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -75,10 +77,16 @@ class Reader {
   Status Keys(const YAML::Node& map, const std::string& where,
               const std::set<std::string>& known) const {
     if (!map.IsMap()) return Bad(map, fmt::format("{} must be a mapping (key: value)", where));
+    std::set<std::string> seen;
     for (const auto& kv : map) {
       if (!kv.first.IsScalar())
         return Bad(kv.first, fmt::format("{}: a key must be a word", where));
       const std::string key = kv.first.Scalar();
+      // yaml-cpp keeps the first of two equal keys and drops the other without a word.
+      if (!seen.insert(key).second) {
+        return Bad(kv.first, fmt::format("{}: key '{}' is given twice; say it once", where,
+                                         EscapeControl(key)));
+      }
       if (key == "<<")
         return Bad(kv.first, fmt::format("{}: merge keys (<<) are not taken", where));
       if (known.count(key) == 0) {
@@ -199,10 +207,18 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
   }
   if (node["config"])
     KSTACKLAB_ASSIGN_OR_RETURN(p.config, r.Path(node["config"], who + " config", base));
+  if (node["boot_entry"] && engine != "ssh") {
+    return r.Bad(node["boot_entry"],
+                 fmt::format("{} boot_entry is a key of engine ssh (switch reboot); engine {} "
+                             "takes none: leave it out",
+                             who, engine));
+  }
   if (node["boot_entry"])
     KSTACKLAB_ASSIGN_OR_RETURN(p.boot_entry, r.Text(node["boot_entry"], who + " boot_entry", 256));
-  if (node["release"])
-    KSTACKLAB_ASSIGN_OR_RETURN(p.release, r.Text(node["release"], who + " release", 256));
+  if (node["release"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        p.release, r.Text(node["release"], who + " release", PlanLimits::kMaxReleaseBytes));
+  }
   if (node["cmdline"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
         p.cmdline, r.Text(node["cmdline"], who + " cmdline", PlanLimits::kMaxCmdlineBytes));
@@ -212,9 +228,14 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
     if (s.size() > PlanLimits::kMaxSysctls) {
       return r.Bad(s, fmt::format("{} sets more than {} sysctls", who, PlanLimits::kMaxSysctls));
     }
+    std::set<std::string> seen;
     for (const auto& kv : s) {
       std::string name;
       KSTACKLAB_ASSIGN_OR_RETURN(name, r.Text(kv.first, who + " sysctl name", 256));
+      if (!seen.insert(name).second) {
+        return r.Bad(kv.first, fmt::format("{} sysctl '{}' is given twice; say it once", who,
+                                           EscapeControl(name)));
+      }
       std::string value;
       KSTACKLAB_ASSIGN_OR_RETURN(value,
                                  r.Text(kv.second, fmt::format("{} sysctl {}", who, name), 256));
@@ -558,11 +579,6 @@ bool IsFetchableUrl(const std::string& url) {
 
 Status CheckCmdlineAndSysctls(const Profile& p) {
   const std::string who = fmt::format("profile '{}'", p.name);
-  if (p.cmdline.size() > PlanLimits::kMaxCmdlineBytes || !PrintableAscii(p.cmdline)) {
-    return UsageError(fmt::format(
-        "{} cmdline must be printable ASCII of at most {} bytes (a kernel command line)", who,
-        PlanLimits::kMaxCmdlineBytes));
-  }
   std::set<std::string> names;
   for (const auto& [name, value] : p.sysctls) {
     if (auto problem = SysctlProblem(name, value)) {
@@ -578,6 +594,14 @@ Status CheckCmdlineAndSysctls(const Profile& p) {
         fmt::format("{} boot_entry and release must be printable ASCII (release: "
                     "one word, as uname -r prints it)",
                     who));
+  }
+  // uname(2)'s release is char[__NEW_UTS_LEN + 1] (include/uapi/linux/utsname.h): a longer
+  // release (the plan's, or an image's header string) could never equal `uname -r`, and every
+  // boot would fail its check.
+  if (p.release.size() > PlanLimits::kMaxReleaseBytes) {
+    return UsageError(
+        fmt::format("{} release '{}' is longer than {} bytes, more than uname -r can print", who,
+                    EscapeControl(p.release.substr(0, 80)), PlanLimits::kMaxReleaseBytes));
   }
   return OkStatus();
 }
@@ -752,6 +776,147 @@ Status CheckLava(const CampaignPlan& plan) {
   return OkStatus();
 }
 
+// ---- values: the one check of what a plan may hold, whichever reader filled it -----------------
+// The YAML reader refuses most of these at their line already; a stored plan (campaign.json,
+// which anyone may hand over) reaches the same limits only here.
+
+Status TextValue(const std::string& field, const std::string& s,
+                 size_t max = PlanLimits::kMaxTextBytes) {
+  if (s.size() > max) return UsageError(fmt::format("{} is longer than {} bytes", field, max));
+  if (auto problem = TextProblem(s)) return UsageError(fmt::format("{} {}", field, *problem));
+  return OkStatus();
+}
+
+Status ListValue(const std::string& field, const std::vector<std::string>& items, size_t max_items,
+                 size_t max_bytes = PlanLimits::kMaxTextBytes) {
+  if (items.size() > max_items) {
+    return UsageError(fmt::format("{} has more than {} items", field, max_items));
+  }
+  for (const std::string& s : items) KSTACKLAB_RETURN_IF_ERROR(TextValue(field, s, max_bytes));
+  return OkStatus();
+}
+
+Status CountValue(const std::string& field, uint64_t v, uint64_t lo, uint64_t hi) {
+  if (v < lo || v > hi) {
+    return UsageError(fmt::format("{} {} is out of range; give {} to {}", field, v, lo, hi));
+  }
+  return OkStatus();
+}
+
+Status SecondsValue(const std::string& field, double v, double lo, double hi) {
+  if (!(v >= lo && v <= hi)) {
+    return UsageError(
+        fmt::format("{} {:g} s is out of range; give {:g} to {:g} seconds", field, v, lo, hi));
+  }
+  return OkStatus();
+}
+
+// A program the engine starts: a name looked up on PATH, or an absolute path. A relative path
+// would name a different program from every working directory, and a leading '-' is an option.
+Status ProgramValue(const std::string& field, const std::string& s) {
+  KSTACKLAB_RETURN_IF_ERROR(TextValue(field, s));
+  if (s.empty() || s[0] == '-' || !PrintableAscii(s) ||
+      (s.find('/') != std::string::npos && s[0] != '/')) {
+    return UsageError(
+        fmt::format("{} '{}' is not a program: give a name found on PATH or an absolute path",
+                    field, EscapeControl(s)));
+  }
+  return OkStatus();
+}
+
+Status CheckProfileValues(const Profile& p, const std::string& engine) {
+  if (auto problem = NameProblem(p.name)) {
+    return UsageError(fmt::format("profile name '{}' {}", EscapeControl(p.name), *problem));
+  }
+  const std::string who = fmt::format("profile '{}'", p.name);
+  if (p.kernel.empty()) return UsageError(who + " needs a kernel");
+  KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " kernel", p.kernel));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " initrd", p.initrd));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " config", p.config));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " boot_entry", p.boot_entry, 256));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " release", p.release, PlanLimits::kMaxReleaseBytes));
+  if (p.cmdline.size() > PlanLimits::kMaxCmdlineBytes || !PrintableAscii(p.cmdline)) {
+    return UsageError(fmt::format(
+        "{} cmdline must be printable ASCII of at most {} bytes (a kernel command line)", who,
+        PlanLimits::kMaxCmdlineBytes));
+  }
+  for (const auto& [name, value] : p.sysctls) {
+    KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " sysctl name", name, 256));
+    KSTACKLAB_RETURN_IF_ERROR(TextValue(fmt::format("{} sysctl {}", who, name), value, 256));
+  }
+  if (!p.boot_entry.empty() && engine != "ssh") {
+    return UsageError(fmt::format(
+        "{} boot_entry is a key of engine ssh (switch reboot); engine {} takes none", who, engine));
+  }
+  if (p.sysctls.size() > PlanLimits::kMaxSysctls) {
+    return UsageError(fmt::format("{} sets more than {} sysctls", who, PlanLimits::kMaxSysctls));
+  }
+  return OkStatus();
+}
+
+Status CheckTargetValues(const CampaignPlan& plan) {
+  if (!plan.target) return CountValue("boots", plan.boots, 1, PlanLimits::kMaxBoots);
+  if (plan.boots != 0) return UsageError("give boots or target, not both");
+  const Target& t = *plan.target;
+  if (!(t.mdc_pct >= 0.01 && t.mdc_pct <= 1000)) {
+    return UsageError(
+        fmt::format("target mdc_pct {:g} is out of range; give 0.01 to 1000", t.mdc_pct));
+  }
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("target min_boots", t.min_boots, 2, PlanLimits::kMaxBoots));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("target max_boots", t.max_boots, 2, PlanLimits::kMaxBoots));
+  if (t.budget_s != 0) {
+    KSTACKLAB_RETURN_IF_ERROR(
+        SecondsValue("target budget", t.budget_s, 1, PlanLimits::kMaxBudgetNs / 1e9));
+  }
+  return OkStatus();
+}
+
+Status CheckQemuValues(const QemuSettings& q) {
+  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine qemu", q.binary));
+  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine busybox", q.busybox));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("engine cpus", q.cpus, 1, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine memory", q.memory, 16));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine accel", q.accel, 8));
+  if (q.pin.size() > 64) return UsageError("engine pin has more than 64 CPUs");
+  for (uint64_t cpu : q.pin)
+    KSTACKLAB_RETURN_IF_ERROR(CountValue("engine pin", cpu, 0, CPU_SETSIZE - 1));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine qemu_args", q.extra_args, PlanLimits::kMaxQemuArgs));
+  for (const std::string& a : q.extra_args) {
+    if (!PrintableAscii(a)) return UsageError("engine qemu_args must be printable ASCII");
+  }
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine boot_timeout", q.boot_timeout_s, 10, 7 * 86400));
+  return SecondsValue("engine init_timeout", q.init_timeout_s, 5, 3600);
+}
+
+Status CheckSshValues(const SshSettings& s) {
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine host", s.host, 255));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("engine port", s.port, 1, 65535));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine user", s.user, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine ssh_config", s.ssh_config));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine switch", s.switch_mode, 16));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine cmdline", s.cmdline, PlanLimits::kMaxCmdlineBytes));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine remote_dir", s.remote_dir, 256));
+  KSTACKLAB_RETURN_IF_ERROR(
+      ListValue("engine reboot_command", s.reboot_command, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine recover", s.recover, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine connect_timeout", s.connect_timeout_s, 1, 600));
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine boot_timeout", s.boot_timeout_s, 10, 86400));
+  return SecondsValue("engine run_timeout", s.run_timeout_s, 10, 7 * 86400);
+}
+
+Status CheckLavaValues(const LavaSettings& l) {
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine device_type", l.device_type, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine identity", l.identity, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine boot_method", l.boot_method, 32));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine deploy_to", l.deploy_to, 32));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine rootfs", l.rootfs));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine kstacklab_url", l.kstacklab_url));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine prompts", l.prompts, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine tags", l.tags, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine job_timeout", l.job_timeout_s, 60, 7 * 86400));
+  return ProgramValue("engine lavacli", l.lavacli);
+}
+
 Status CheckEngine(const CampaignPlan& plan) {
   if (plan.engine == "ssh") return CheckSsh(plan);
   if (plan.engine == "lava") return CheckLava(plan);
@@ -763,6 +928,27 @@ Status CheckEngine(const CampaignPlan& plan) {
 }
 
 }  // namespace
+
+Status CheckPlanValues(const CampaignPlan& plan) {
+  if (plan.profiles.empty()) return UsageError("the plan has no profiles");
+  if (plan.profiles.size() > PlanLimits::kMaxProfiles) {
+    return UsageError(fmt::format("more than {} profiles", PlanLimits::kMaxProfiles));
+  }
+  if (plan.engine != "qemu" && plan.engine != "ssh" && plan.engine != "lava") {
+    return UsageError(
+        fmt::format("engine '{}' is unknown; give qemu, ssh or lava", EscapeControl(plan.engine)));
+  }
+  for (const Profile& p : plan.profiles) {
+    KSTACKLAB_RETURN_IF_ERROR(CheckProfileValues(p, plan.engine));
+  }
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("run", plan.run_args, PlanLimits::kMaxRunArgs));
+  KSTACKLAB_RETURN_IF_ERROR(CheckTargetValues(plan));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("strength_samples", plan.strength_samples, 1000, 10000000));
+  // Every engine's settings, the chosen one's and the defaults the others hold in a stored plan.
+  KSTACKLAB_RETURN_IF_ERROR(CheckQemuValues(plan.qemu));
+  KSTACKLAB_RETURN_IF_ERROR(CheckSshValues(plan.ssh));
+  return CheckLavaValues(plan.lava);
+}
 
 int YamlFlowDepth(std::string_view text) {
   int depth = 0;
@@ -795,6 +981,13 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
   }
   if (auto problem = TextProblem(text); problem && problem->find("UTF-8") != std::string::npos) {
     return UsageError(fmt::format("{} {}", source, *problem));
+  }
+  // yaml-cpp reads a raw NUL as the start of an escape (NUL and 'b' become U+0008), so the byte
+  // would be reported as another character, or not at all.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + nul, '\n'));
+    return UsageError(fmt::format(
+        "{} line {}: a NUL byte (\\0, U+0000) at offset {}; a plan is text", source, line, nul));
   }
   if (YamlFlowDepth(text) > kMaxYamlFlowDepth) {
     return UsageError(
@@ -845,10 +1038,7 @@ Expected<Profile> ParseProfileShorthand(const std::string& spec, const std::stri
 }
 
 Status CheckPlan(CampaignPlan& plan) {
-  if (plan.profiles.empty()) return UsageError("the plan has no profiles");
-  if (plan.profiles.size() > PlanLimits::kMaxProfiles) {
-    return UsageError(fmt::format("more than {} profiles", PlanLimits::kMaxProfiles));
-  }
+  KSTACKLAB_RETURN_IF_ERROR(CheckPlanValues(plan));
   std::set<std::string> names;
   for (Profile& p : plan.profiles) {
     if (auto problem = NameProblem(p.name)) {
@@ -1078,8 +1268,57 @@ void ReadLavaSettings(const Json& lj, LavaSettings& l) {
 
 }  // namespace
 
+void KnownJsonKeys(const Json& obj, std::initializer_list<std::string_view> known,
+                   const char* where) {
+  if (!obj.is_object()) return;
+  for (const auto& item : obj.items()) {
+    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
+      throw Json::other_error::create(
+          501, fmt::format("{}: unknown key '{}'", where, EscapeControl(item.key())), &obj);
+    }
+  }
+}
+
+namespace {
+
+void KnownPlanKeys(const Json& j) {
+  KnownJsonKeys(j,
+                {"profiles", "run", "boots", "target", "order", "engine", "ssh", "lava", "strength",
+                 "strength_samples"},
+                "plan");
+  for (const Json& pj : j.at("profiles")) {
+    KnownJsonKeys(pj,
+                  {"name", "kernel", "release", "kernel_size", "kernel_mtime", "initrd", "config",
+                   "cmdline", "boot_entry", "sysctl"},
+                  "plan profile");
+  }
+  KnownJsonKeys(j.at("target"), {"metric", "mdc_pct", "min_boots", "max_boots", "budget_s"},
+                "plan target");
+  KnownJsonKeys(j.at("order"), {"blocks", "seed"}, "plan order");
+  KnownJsonKeys(j.at("engine"),
+                {"name", "qemu", "busybox", "cpus", "memory", "accel", "pin", "qemu_args",
+                 "boot_timeout_s", "init_timeout_s"},
+                "plan engine");
+  if (j.contains("ssh")) {
+    KnownJsonKeys(
+        j.at("ssh"),
+        {"host", "port", "user", "ssh_config", "switch", "sudo", "cmdline", "remote_dir",
+         "reboot_command", "recover", "connect_timeout_s", "boot_timeout_s", "run_timeout_s"},
+        "plan ssh");
+  }
+  if (j.contains("lava")) {
+    KnownJsonKeys(j.at("lava"),
+                  {"device_type", "identity", "boot_method", "deploy_to", "rootfs", "kstacklab_url",
+                   "prompts", "tags", "job_timeout_s", "lavacli"},
+                  "plan lava");
+  }
+}
+
+}  // namespace
+
 Expected<CampaignPlan> PlanFromJson(const Json& j) {
   try {
+    KnownPlanKeys(j);
     CampaignPlan plan;
     for (const Json& pj : j.at("profiles")) plan.profiles.push_back(ProfileFromJson(pj));
     plan.run_args = j.at("run").get<std::vector<std::string>>();
@@ -1090,7 +1329,12 @@ Expected<CampaignPlan> PlanFromJson(const Json& j) {
                            t.at("min_boots").get<uint64_t>(), t.at("max_boots").get<uint64_t>(),
                            t.at("budget_s").get<double>()};
     }
-    plan.randomised = j.at("order").at("blocks").get<std::string>() == "randomised";
+    const std::string blocks = j.at("order").at("blocks").get<std::string>();
+    if (blocks != "randomised" && blocks != "fixed") {
+      return UsageError(fmt::format("its plan's order blocks '{}' is not randomised or fixed",
+                                    EscapeControl(blocks)));
+    }
+    plan.randomised = blocks == "randomised";
     plan.seed = j.at("order").at("seed").get<uint64_t>();
     plan.seed_given = true;
     const Json& e = j.at("engine");
@@ -1099,15 +1343,10 @@ Expected<CampaignPlan> PlanFromJson(const Json& j) {
     // Campaigns begun before the ssh and lava engines have neither section.
     if (j.contains("ssh")) ReadSshSettings(j.at("ssh"), plan.ssh);
     if (j.contains("lava")) ReadLavaSettings(j.at("lava"), plan.lava);
-    if (plan.engine != "qemu" && plan.engine != "ssh" && plan.engine != "lava") {
-      return UsageError("its plan names an unknown engine");
-    }
     plan.strength = j.at("strength").get<bool>();
     plan.strength_samples = j.at("strength_samples").get<uint64_t>();
-    if (plan.profiles.empty() || plan.MaxBlocks() == 0 ||
-        plan.MaxBlocks() > PlanLimits::kMaxBoots) {
-      return UsageError("its plan has no profiles or no boots");
-    }
+    // The stored plan holds what a plan file may hold, checked by the same function.
+    KSTACKLAB_RETURN_IF_ERROR(CheckPlanValues(plan));
     return plan;
   } catch (const Json::exception& e) {
     return UsageError(fmt::format("its plan is damaged ({})", e.what()));

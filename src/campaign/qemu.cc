@@ -56,7 +56,7 @@ std::vector<CpioEntry> WithParents(const std::vector<CpioEntry>& entries) {
 }
 
 Expected<std::string> ReadBinary(const std::string& path) {
-  return ReadWholeFile(path, size_t{512} << 20);
+  return ReadRegularFile(path, size_t{512} << 20);
 }
 
 // The console's last lines that say why a boot ended (a panic), for the boot's reason.
@@ -100,6 +100,11 @@ class QemuEngine : public Engine {
                       EscapeControl(q.binary)));
     }
     if (!FindProgram("ldd")) return UsageError("ldd is not installed: apt-get install libc-bin");
+    // Opened without blocking first: a FIFO in the busybox's place is refused, not waited on.
+    if (auto busybox = ReadBinary(q.busybox);
+        !busybox.ok() && access(q.busybox.c_str(), F_OK) == 0) {
+      return UsageError("engine busybox: " + busybox.error().message);
+    }
     if (!IsStaticElf(q.busybox)) {
       return UsageError(fmt::format(
           "'{}' is not a static busybox: apt-get install busybox-static (or engine busybox: PATH)",

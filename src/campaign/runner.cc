@@ -201,50 +201,101 @@ Expected<std::vector<CompareInput>> LoadCampaignResults(const std::string& dir,
     for (uint64_t i = 1; i <= state.blocks.size(); ++i) {
       const Boot* b = state.Find(p.name, i);
       if (b == nullptr || b->status != BootStatus::kAccepted) continue;
+      const std::string path = dir + "/" + b->file;
+      std::string text;
+      KSTACKLAB_ASSIGN_OR_RETURN(text, ReadRegularFile(path, ResultLimits::kMaxFileBytes));
       RunResult r;
-      KSTACKLAB_ASSIGN_OR_RETURN(r, ReadResultFile(dir + "/" + b->file));
+      KSTACKLAB_ASSIGN_OR_RETURN(r, ResultFromJson(text, path));
+      // The campaign labelled this boot's run with its profile; another label is another run's
+      // file (copied in, or another campaign's), and would put its numbers in this column.
+      if (r.label != p.name) {
+        return UsageError(fmt::format(
+            "'{}' is labelled '{}', not its profile '{}': it is not this campaign's boot; "
+            "restore the campaign's own file",
+            EscapeControl(path), EscapeControl(r.label), p.name));
+      }
       inputs.push_back({b->file, std::move(r)});
     }
   }
   return inputs;
 }
 
-Expected<CampaignState> CreateCampaign(const std::string& dir, const CampaignPlan& plan,
-                                       const std::string& source) {
+namespace {
+
+// A read-only place is refused as input (exit 2) whichever way it is read-only — the existing
+// directory or the parent a new one goes into, permission bits (EACCES) or a read-only mount
+// (EROFS): nothing has been done yet, the path given is what cannot work, and the fix is the
+// user's (another directory), as for a non-empty one. access(2) says EROFS to root as well.
+Status RequireWritable(const std::string& path, const std::string& shown) {
+  if (access(path.c_str(), W_OK | X_OK) != 0) {
+    return UsageError(fmt::format(
+        "campaign directory '{}': '{}' is not writable ({}); give a directory you can write", shown,
+        EscapeControl(path), strerror(errno)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string CampaignDirPath(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+Status CheckNewCampaignDir(const std::string& given) {
+  const std::string dir = CampaignDirPath(given);
   const std::string shown = EscapeControl(dir);
+  KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(dir));
   struct stat st {};
-  if (lstat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) {
-      return UsageError(
-          fmt::format("--dir '{}' exists and is not a directory; give a new "
-                      "directory",
-                      shown));
-    }
-    std::error_code ec;
-    if (!fs::is_empty(dir, ec) || ec) {
+  if (lstat(dir.c_str(), &st) != 0) {
+    const std::string parent = fs::path(dir).parent_path().string();
+    struct stat pst {};
+    if (stat(parent.empty() ? "." : parent.c_str(), &pst) != 0 || !S_ISDIR(pst.st_mode)) {
       return UsageError(fmt::format(
-          "--dir '{}' is not empty: `kstacklab campaign --resume {}` continues the campaign in it, "
-          "or give a new directory",
-          shown, shown));
+          "campaign directory '{}': its parent '{}' is not a directory; create it first", shown,
+          EscapeControl(parent)));
     }
-    if (access(dir.c_str(), W_OK) != 0) {
-      return UsageError(fmt::format("--dir '{}' is not writable", shown));
+    return RequireWritable(parent.empty() ? "." : parent, shown);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    // A link of our own (CheckSymlinkOwner above) to a directory of our own is that directory.
+    if (stat(dir.c_str(), &st) != 0) {
+      return UsageError(fmt::format(
+          "campaign directory '{}' is a symbolic link to nothing ({}); give a directory", shown,
+          strerror(errno)));
     }
-  } else {
-    const fs::path parent = fs::path(dir).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !fs::is_directory(parent, ec)) {
-      return UsageError(fmt::format("--dir '{}': its parent directory does not exist", shown));
+    if (S_ISDIR(st.st_mode) && st.st_uid != geteuid()) {
+      return UsageError(fmt::format(
+          "campaign directory '{}' is a symbolic link to another user's directory; give one of "
+          "your own",
+          shown));
     }
   }
-  KSTACKLAB_RETURN_IF_ERROR(CheckSymlinkOwner(dir));
+  if (!S_ISDIR(st.st_mode)) {
+    return UsageError(
+        fmt::format("--dir '{}' exists and is not a directory; give a new directory", shown));
+  }
+  std::error_code ec;
+  if (!fs::is_empty(dir, ec) || ec) {
+    return UsageError(fmt::format(
+        "--dir '{}' is not an empty directory: `kstacklab campaign --resume {}` continues the "
+        "campaign in it, or give a new directory",
+        shown, shown));
+  }
+  return RequireWritable(dir, shown);
+}
+
+Expected<CampaignState> CreateCampaign(const std::string& given, const CampaignPlan& plan,
+                                       const std::string& source) {
+  KSTACKLAB_RETURN_IF_ERROR(CheckNewCampaignDir(given));
+  const std::string dir = CampaignDirPath(given);
   CampaignState state;
   state.tool_version = KSTACKLAB_VERSION;
   state.created = UtcTimestamp();
   state.source = source;
   state.plan = plan;
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return RuntimeError(fmt::format("cannot create '{}': {}", shown, strerror(errno)));
+    return RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(dir), strerror(errno)));
   }
   KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
   return state;

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <numeric>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 #include "kstacklab/dice.h"
@@ -93,6 +95,25 @@ BootStatus ParseStatus(const std::string& s) {
   throw Json::other_error::create(501, "unknown boot status '" + s + "'", nullptr);
 }
 
+void KnownStateKeys(const Json& j) {
+  KnownJsonKeys(
+      j,
+      {"schema", "tool_version", "created", "updated", "source", "status", "stop_reason", "accel",
+       "accel_reason", "boot_seconds", "machine", "plan", "blocks", "boots", "block_reports"},
+      "the state");
+  for (const Json& b : j.at("boots")) {
+    KnownJsonKeys(
+        b,
+        {"profile", "index", "status", "file", "release", "cmdline",
+         "effective_kstack_randomization", "kernel_stack_erasing", "strength", "attempts"},
+        "a boot");
+    for (const Json& a : b.at("attempts")) {
+      KnownJsonKeys(a, {"started", "outcome", "reason", "console", "accel", "seconds"},
+                    "an attempt");
+    }
+  }
+}
+
 }  // namespace
 
 Json BootToJson(const Boot& b) {
@@ -137,12 +158,18 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
         fmt::format("{} is not a kstacklab campaign state ({})", where, kCampaignSchema));
   }
   try {
+    KnownStateKeys(j);
     CampaignState s;
     s.tool_version = j.at("tool_version").get<std::string>();
     s.created = j.at("created").get<std::string>();
     s.updated = j.at("updated").get<std::string>();
     s.source = j.at("source").get<std::string>();
     s.status = j.at("status").get<std::string>();
+    if (s.status != "running" && s.status != "interrupted" && s.status != "stopped" &&
+        s.status != "complete") {
+      return UsageError(fmt::format("{}: status '{}' is not one a campaign records", where,
+                                    EscapeControl(s.status)));
+    }
     s.stop_reason = j.at("stop_reason").get<std::string>();
     s.accel = j.at("accel").get<std::string>();
     s.accel_reason = j.at("accel_reason").get<std::string>();
@@ -204,7 +231,14 @@ Status SaveState(const std::string& dir, CampaignState& state) {
 Expected<CampaignState> LoadState(const std::string& dir) {
   const std::string path = dir + "/" + kStateFile;
   std::string text;
-  KSTACKLAB_ASSIGN_OR_RETURN(text, ReadWholeFile(path, kMaxStateBytes));
+  // Not blocking on a FIFO or a device put in the state's place: a regular file is required.
+  KSTACKLAB_ASSIGN_OR_RETURN(text, ReadRegularFile(path, kMaxStateBytes));
+  // Before parsing: a deep array is small as text, a deep tree to build and to write back.
+  if (JsonNestingDepth(text, kMaxStateDepth) > kMaxStateDepth) {
+    return UsageError(fmt::format(
+        "'{}' nests arrays or objects deeper than {} levels; it is not a campaign state",
+        EscapeControl(path), kMaxStateDepth));
+  }
   const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return UsageError(

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -208,7 +209,9 @@ class DirLock {
   int fd_ = -1;
 };
 
-// --report DIR --fastpath OUT: OUT/plan.yaml and OUT/results.csv, neither replacing a file.
+// --report DIR --fastpath OUT: OUT/plan.yaml and OUT/results.csv, both or neither, neither
+// replacing a file: both names are checked before either file is written, each is written
+// atomically (temp + rename, never replacing), and a failed second write removes the first.
 int ExportFastpath(const std::string& dir, const CampaignState& state, const std::string& out) {
   auto inputs = campaign::LoadCampaignResults(dir, state);
   if (!inputs.ok()) return Fail(inputs.error());
@@ -219,18 +222,29 @@ int ExportFastpath(const std::string& dir, const CampaignState& state, const std
     return Fail(UsageError(
         fmt::format("--fastpath '{}' is not a directory that can be created", EscapeControl(out))));
   }
-  const std::pair<const char*, std::string> files[] = {
+  const std::pair<std::string, std::string> files[] = {
       {"plan.yaml", FastpathPlanYaml(state, *inputs)},
       {"results.csv", FastpathResultsCsv(state, *inputs)}};
   for (const auto& [name, text] : files) {
+    struct stat st {};
+    if (lstat((out + "/" + name).c_str(), &st) == 0 || errno != ENOENT) {
+      return Fail(UsageError(fmt::format("--fastpath: '{}/{}' exists; give a new directory",
+                                         EscapeControl(out), name)));
+    }
+  }
+  std::vector<std::string> written;
+  for (const auto& [name, text] : files) {
+    const std::string path = out + "/" + name;
     bool exists = false;
-    if (Status st = WriteNewFile(out + "/" + name, text, &exists); !st.ok()) {
+    if (Status st = WriteNewFile(path, text, &exists); !st.ok()) {
+      for (const std::string& w : written) unlink(w.c_str());
       if (exists) {
         return Fail(UsageError(fmt::format("--fastpath: '{}/{}' exists; give a new directory",
                                            EscapeControl(out), name)));
       }
       return Fail(st.error());
     }
+    written.push_back(path);
   }
   return PrintStdout(fmt::format("{}/plan.yaml\n{}/results.csv\n", out, out));
 }
@@ -282,12 +296,8 @@ int DryRun(CampaignPlan& plan, const std::string& dir) {
   }
   if (Status st = campaign::CheckPlan(plan); !st.ok()) return Fail(st.error());
   if (Status st = CheckRunArguments(plan.run_args); !st.ok()) return Fail(st.error());
+  if (Status st = campaign::CheckNewCampaignDir(dir); !st.ok()) return Fail(st.error());
   std::error_code ec;
-  if (fs::exists(dir, ec) && (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec))) {
-    return Fail(UsageError(fmt::format(
-        "--dir '{}' exists and is not an empty directory; give a new one", EscapeControl(dir))));
-  }
-  if (Status st = CheckSymlinkOwner(dir); !st.ok()) return Fail(st.error());
   fs::create_directories(dir, ec);
   if (ec)
     return Fail(
@@ -299,10 +309,23 @@ int DryRun(CampaignPlan& plan, const std::string& dir) {
   return PrintStdout(out);
 }
 
+// The report and the exit of a campaign that has ended, the same for the run that ended it and
+// for every later --resume of it: 1 when a boot failed after its retry, else the report's own.
+int Finish(const std::string& dir, const CampaignState& state, const CampaignArgs& a) {
+  const int printed = Report(dir, state, a);
+  size_t failed = 0;
+  for (const campaign::Boot& b : state.boots) failed += b.status == campaign::BootStatus::kFailed;
+  if (failed > 0) {
+    return Fail(RuntimeError(fmt::format(
+        "{} boot(s) failed after a retry; each is in the report with its console log under {}",
+        failed, dir)));
+  }
+  return printed;
+}
+
+// Runs the campaign in `dir`, whose lock the caller holds.
 int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine,
           const CampaignArgs& a) {
-  DirLock lock;
-  if (Status st = lock.Take(dir); !st.ok()) return Fail(st.error());
   const bool tty = StderrIsTty();
   campaign::RunnerHooks hooks;
   if (tty) {
@@ -341,15 +364,43 @@ int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine
         "answers again",
         state.stop_reason, dir)));
   }
-  const int printed = Report(dir, state, a);
-  size_t failed = 0;
-  for (const campaign::Boot& b : state.boots) failed += b.status == campaign::BootStatus::kFailed;
-  if (failed > 0) {
-    return Fail(RuntimeError(fmt::format(
-        "{} boot(s) failed after a retry; each is in the report with its console log under {}",
-        failed, dir)));
+  return Finish(dir, state, a);
+}
+
+// --resume DIR: the lock first, then the state read under it. A state read before the lock
+// could be one a running campaign replaces before it ends: continued, it would redo a finished
+// boot. The stored plan is then checked as a new plan is (campaign.json may come from anyone).
+int Resume(const std::string& dir, const CampaignArgs& a) {
+  struct stat st {};
+  if (lstat((dir + "/" + campaign::kStateFile).c_str(), &st) != 0) {
+    return Fail(UsageError(fmt::format("--resume '{}' holds no {}: give a campaign's directory",
+                                       EscapeControl(dir), campaign::kStateFile)));
   }
-  return printed;
+  DirLock lock;
+  if (Status taken = lock.Take(dir); !taken.ok()) return Fail(taken.error());
+  auto state = campaign::LoadState(dir);
+  if (!state.ok()) return Fail(state.error());
+  if (state->status == "complete") {
+    Warn("the campaign is already complete; its report follows");
+    return Finish(dir, *state, a);
+  }
+  if (Status checked = campaign::CheckPlan(state->plan); !checked.ok()) {
+    return Fail(checked.error());
+  }
+  if (Status args = CheckRunArguments(state->plan.run_args); !args.ok()) {
+    return Fail(args.error());
+  }
+  if (Status same = campaign::CheckPlanFilesUnchanged(state->plan); !same.ok()) {
+    return Fail(same.error());
+  }
+  auto engine = campaign::MakeEngine(state->plan, dir + "/.work", SelfPath());
+  if (Status ready = engine->Check(); !ready.ok()) return Fail(ready.error());
+  if (!a.no_store) {
+    if (Status store = CheckStoreLocation(StorePath(a.store)); !store.ok()) {
+      return Fail(store.error());
+    }
+  }
+  return Drive(dir, *state, *engine, a);
 }
 
 int Execute(CampaignArgs& a) {
@@ -361,28 +412,17 @@ int Execute(CampaignArgs& a) {
     return Fail(UsageError("--fastpath OUT goes with --report DIR (a campaign's directory)"));
   }
   if (!a.report.empty() || !a.resume.empty()) {
-    const std::string dir = !a.report.empty() ? a.report : a.resume;
+    const std::string dir = campaign::CampaignDirPath(!a.report.empty() ? a.report : a.resume);
     if (!a.positional.empty() || ShorthandGiven(a) || !a.kernel.empty() || a.dry_run) {
       return Fail(
           UsageError("--resume and --report take the plan from DIR/campaign.json; give no "
                      "plan file or profile flags"));
     }
+    if (!a.resume.empty()) return Resume(dir, a);
     auto state = campaign::LoadState(dir);
     if (!state.ok()) return Fail(state.error());
     if (!a.fastpath.empty()) return ExportFastpath(dir, *state, a.fastpath);
-    if (!a.report.empty()) return Report(dir, *state, a);
-    if (state->status == "complete") {
-      Warn("the campaign is already complete; its report follows");
-      return Report(dir, *state, a);
-    }
-    if (Status st = campaign::CheckPlanFilesUnchanged(state->plan); !st.ok())
-      return Fail(st.error());
-    auto engine = campaign::MakeEngine(state->plan, dir + "/.work", SelfPath());
-    if (Status st = engine->Check(); !st.ok()) return Fail(st.error());
-    if (!a.no_store) {
-      if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) return Fail(st.error());
-    }
-    return Drive(dir, *state, *engine, a);
+    return Report(dir, *state, a);
   }
   Expected<CampaignPlan> plan = UsageError("");
   std::string source;
@@ -401,7 +441,7 @@ int Execute(CampaignArgs& a) {
                      "--kernel IMG --profile NAME=CMDLINE ... -- RUN-ARGS"));
     }
     source = a.positional[0];
-    auto text = ReadWholeFile(source, campaign::PlanLimits::kMaxFileBytes + 1);
+    auto text = ReadRegularFile(source, campaign::PlanLimits::kMaxFileBytes);
     if (!text.ok()) return Fail(text.error());
     std::error_code ec;
     const std::string base = fs::absolute(source, ec).parent_path().string();
@@ -412,7 +452,8 @@ int Execute(CampaignArgs& a) {
     plan->seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   }
   std::error_code ec;
-  const std::string dir = fs::absolute(a.dir, ec).lexically_normal().string();
+  const std::string dir =
+      campaign::CampaignDirPath(fs::absolute(a.dir, ec).lexically_normal().string());
   if (a.dry_run) return DryRun(*plan, dir);
   auto engine = campaign::MakeEngine(*plan, dir + "/.work", SelfPath());
   if (Status st = Prepare(*plan, *engine); !st.ok()) return Fail(st.error());
@@ -425,6 +466,8 @@ int Execute(CampaignArgs& a) {
   }
   auto state = campaign::CreateCampaign(dir, *plan, source);
   if (!state.ok()) return Fail(state.error());
+  DirLock lock;
+  if (Status st = lock.Take(dir); !st.ok()) return Fail(st.error());
   // The engine was made from the plan before CheckPlan filled releases and absolute paths.
   engine = campaign::MakeEngine(state->plan, dir + "/.work", SelfPath());
   return Drive(dir, *state, *engine, a);

@@ -210,6 +210,10 @@ std::optional<std::string> ParseArgs(CLI::App& app, const std::vector<std::strin
   } catch (const CLI::CallForAllHelp&) {
     *request = std::current_exception();
   } catch (const CLI::CallForVersion&) {
+    // CLI11 stops at --version and never sees what follows it: the flag must stand alone.
+    if (args.size() != 2) {
+      return fmt::format("--version takes no other argument: give `kstacklab --version` alone");
+    }
     *request = std::current_exception();
   } catch (const CLI::ExtrasError& e) {
     // An unknown command or subcommand word, or a stray argument.

@@ -496,6 +496,27 @@ Expected<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
   return text;
 }
 
+Expected<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
+  const std::string shown = EscapeControl(path);
+  // O_NONBLOCK: opening a FIFO without a writer, or a device, returns at once instead of waiting.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    return UsageError(fmt::format("cannot read '{}': {}", shown, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return UsageError(fmt::format("cannot read '{}': it is not a regular file", shown));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return UsageError(fmt::format("'{}' is larger than the {} bytes accepted", shown, max_bytes));
+  }
+  auto text = ReadAll(fd, max_bytes, fmt::format("'{}'", shown));
+  ::close(fd);
+  return text;
+}
+
 Expected<std::string> ReadStdin(size_t max_bytes) {
   return ReadAll(STDIN_FILENO, max_bytes, "standard input");
 }

@@ -263,34 +263,6 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
   return h;
 }
 
-// The deepest nesting of arrays/objects in `text`, scanning no further than one level past
-// `limit` (strings skipped, escapes honoured). Done before parsing so that no later recursive
-// step (copy, dump, destruction) ever sees a deeper document.
-int NestingDepth(const std::string& text, int limit) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > limit) return deepest;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 // params: a flat object of scalars (the lists' "h:1" notation), strings clean.
 Status CheckParams(const Reader& r, const Json& params, const std::string& path) {
   if (!params.is_object()) return r.Bad(path, "must be an object");
@@ -436,7 +408,7 @@ Expected<Json> ParseDocument(const std::string& text, const std::string& source)
     return UsageError(fmt::format("{}: {} bytes, more than the {} accepted", source, text.size(),
                                   L::kMaxFileBytes));
   }
-  if (int depth = NestingDepth(text, L::kMaxDepth); depth > L::kMaxDepth) {
+  if (int depth = JsonNestingDepth(text, L::kMaxDepth); depth > L::kMaxDepth) {
     return UsageError(fmt::format("{}: nested more than {} levels deep", source, L::kMaxDepth));
   }
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ struct PlanLimits {
   static constexpr uint64_t kMaxBoots = 1000;       // per profile
   static constexpr size_t kMaxCmdlineBytes = 2048;  // x86's COMMAND_LINE_SIZE
   static constexpr size_t kMaxTextBytes = 4096;     // any other single value
+  // A kernel release: uname(2)'s utsname.release is char[__NEW_UTS_LEN + 1], __NEW_UTS_LEN 64.
+  static constexpr size_t kMaxReleaseBytes = 64;
   static constexpr double kMaxBudgetNs = 30 * 86400e9;  // 30 days
 };
 
@@ -154,7 +157,19 @@ Expected<std::string> BzImageRelease(const std::string& path);
 // double quotes), for checking that a booted /proc/cmdline holds each of them.
 std::vector<std::string> CmdlineWords(const std::string& cmdline);
 
+// What a plan may hold, whichever reader filled it: every value's type, length, range and
+// characters, the engine's programs (a name on PATH or an absolute path), keys of another
+// engine. No file is looked at. CheckPlan calls it first; PlanFromJson calls it on a stored plan,
+// so campaign.json is held to the limits of a plan file. UsageError naming the field.
+Status CheckPlanValues(const CampaignPlan& plan);
+
 Json PlanToJson(const CampaignPlan& plan);
+// A stored plan (campaign.json's "plan"): every key known, every value passing CheckPlanValues.
 Expected<CampaignPlan> PlanFromJson(const Json& j);
+
+// For the readers of campaign.json, inside their try blocks: throws Json::other_error naming
+// `where` and the first key of the object `obj` that is not in `known` (nothing for a non-object).
+void KnownJsonKeys(const Json& obj, std::initializer_list<std::string_view> known,
+                   const char* where);
 
 }  // namespace kstacklab::campaign

@@ -74,8 +74,17 @@ struct RunnerHooks {
   std::function<void(const RunResult&, const std::string& path)> record;
 };
 
-// A new campaign directory: `dir` must not exist or be empty (else a UsageError: use --resume).
-// Creates it and DIR/campaign.json with the plan; nothing else.
+// `dir` without trailing slashes ("d/" and "d" name one directory).
+std::string CampaignDirPath(std::string dir);
+
+// Whether `dir` can become a new campaign's directory, without touching it: a new path in an
+// existing writable directory, or an empty writable directory (a symbolic link that passes
+// CheckSymlinkOwner to a directory of this user's counts as that directory). Anything else ->
+// UsageError naming the fix (a read-only directory or mount included).
+Status CheckNewCampaignDir(const std::string& dir);
+
+// A new campaign directory: `dir` must pass CheckNewCampaignDir (else a UsageError: use
+// --resume for a used one). Creates it and DIR/campaign.json with the plan; nothing else.
 Expected<CampaignState> CreateCampaign(const std::string& dir, const CampaignPlan& plan,
                                        const std::string& source);
 

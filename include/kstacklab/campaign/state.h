@@ -18,6 +18,9 @@ namespace kstacklab::campaign {
 inline constexpr const char* kCampaignSchema = "kstacklab-campaign/1";
 inline constexpr const char* kStateFile = "campaign.json";
 inline constexpr size_t kMaxStateBytes = size_t{16} << 20;
+// The deepest nesting a state holds is 6 (a boot's strength summary); a deeper file is refused
+// before it is parsed.
+inline constexpr int kMaxStateDepth = 32;
 
 enum class BootStatus { kPending, kAccepted, kFailed };
 const char* BootStatusName(BootStatus s);  // "pending", "accepted", "failed"
