@@ -34,19 +34,20 @@ struct PlanLimits {
 };
 
 // One configuration that needs a boot. Its name is the label of its result files.
+// Members after `kernel` have initialisers: a profile written {name, kernel} leaves them empty.
 struct Profile {
   std::string name;
-  std::string kernel;   // path of a bzImage (made absolute by CheckPlan)
-  std::string initrd;   // optional extra initramfs, concatenated before the engine's own
-  std::string cmdline;  // the profile's kernel arguments (the engine adds its console)
-  std::string config;   // the kernel's .config; "" = config-RELEASE beside the image, if any
+  std::string kernel;     // path of a bzImage (made absolute by CheckPlan)
+  std::string initrd{};   // optional extra initramfs, concatenated before the engine's own
+  std::string cmdline{};  // the profile's kernel arguments (the engine adds its console)
+  std::string config{};   // the kernel's .config; "" = config-RELEASE beside the image, if any
   // Engine ssh with switch reboot: the boot entry the machine's bootloader boots this profile
   // from (grub-reboot's ENTRY); "" elsewhere.
-  std::string boot_entry;
-  std::vector<std::pair<std::string, std::string>> sysctls;  // set in the guest before the run
+  std::string boot_entry{};
+  std::vector<std::pair<std::string, std::string>> sysctls{};  // set in the guest before the run
   // Filled by CheckPlan from the image's setup header ("6.1.0-57-amd64"); "" when the header
   // carries no version string. Engine lava (the kernel is a URL): the plan's `release`, if given.
-  std::string release;
+  std::string release{};
   // Identity of the image when the campaign started (size, mtime), so a resume notices a kernel
   // replaced under the same name.
   uint64_t kernel_size = 0;
