@@ -344,6 +344,7 @@ class SlotRunner {
                  dir_ + "/" + a.console,
                  index,
                  {}};
+    job.note = hooks_.note;
     Status noted = OkStatus();
     job.machine_note = [this, &noted](const std::string& where) {
       state_.machine = where;
