@@ -4,11 +4,17 @@
 // id of `lavacli jobs submit`, and the runner's handling of a machine that stops answering.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/lava.h"
@@ -411,6 +417,522 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
   EXPECT_EQ(again.calls, 3);  // on-1 again, then block 2
   EXPECT_EQ(loaded->Find("on", 1)->attempts.size(), 2u);
   EXPECT_EQ(loaded->machine, "running profile 'on'");
+}
+
+// ---- every wait honours the stop flag and its deadline
+// -----------------------------------------------------------
+
+TEST(CampaignProcess, AStopKillsTheChildAtOnce) {
+  std::atomic<bool> stop{false};
+  std::thread raise([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+  });
+  const double start = MonotonicSeconds();
+  auto r = RunProcess({"sleep", "600"}, 600, "", &stop);
+  raise.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_LT(MonotonicSeconds() - start, 5);
+}
+
+// A child that closes its output but goes on running is still under the deadline.
+TEST(CampaignProcess, TheDeadlineCoversAChildThatClosedItsOutput) {
+  const double start = MonotonicSeconds();
+  auto r = RunProcess({"sh", "-c", "exec >/dev/null 2>&1; exec sleep 600"}, 1);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(MonotonicSeconds() - start, 10);
+}
+
+// PATH with a directory of fake programs first, for one test.
+class FakePath {
+ public:
+  explicit FakePath(const std::string& dir) {
+    const char* old = std::getenv("PATH");
+    old_ = old != nullptr ? old : "/usr/bin:/bin";
+    setenv("PATH", (dir + ":" + old_).c_str(), 1);
+  }
+  ~FakePath() { setenv("PATH", old_.c_str(), 1); }
+  FakePath(const FakePath&) = delete;
+  FakePath& operator=(const FakePath&) = delete;
+
+ private:
+  std::string old_;
+};
+
+// A fake ssh whose behaviour is the word in DIR/mode: "refuse" fails as OpenSSH does on a
+// refused connection (exit 255), "hang" never answers, "answer" prints a boot id.
+constexpr const char* kFakeSsh = R"(#!/bin/sh
+dir=$(dirname "$0")
+echo "$*" >> "$dir/calls"
+case $(cat "$dir/mode") in
+  refuse) echo "ssh: connect to host 127.0.0.1 port 2222: Connection refused" >&2; exit 255 ;;
+  hang) touch "$dir/hanging"; exec sleep 600 ;;
+  answer) echo 1111-boot ;;
+esac
+)";
+
+// Boots `job` on a thread; raises the stop flag once `hanging` exists (when not ""). Returns
+// the report and the seconds from the stop (or the start) to the return.
+GuestReport BootAndStop(Engine& e, const GuestJob& job, const std::string& hanging,
+                        double* seconds) {
+  std::atomic<bool> stop{false};
+  const double start = MonotonicSeconds();
+  auto boot = std::async(std::launch::async, [&] { return e.Boot(job, stop); });
+  double from = start;
+  if (!hanging.empty()) {
+    for (int i = 0; i < 600 && !fs::exists(hanging); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(fs::exists(hanging)) << "the fake program never ran";
+    from = MonotonicSeconds();
+    stop = true;
+  }
+  GuestReport r = boot.get();
+  *seconds = MonotonicSeconds() - from;
+  return r;
+}
+
+struct SshFixture {
+  TempDir t;
+  std::string bin = t.path() + "/bin";
+  CampaignPlan plan;
+  Profile profile{"on", ""};
+  std::vector<std::string> notes;
+  GuestJob job;
+
+  explicit SshFixture(const std::string& mode) {
+    fs::create_directories(bin);
+    Write(bin + "/ssh", kFakeSsh, 0755);
+    Write(bin + "/mode", mode + "\n");
+    Write(t.path() + "/bzImage", FakeBzImage());
+    profile.kernel = t.path() + "/bzImage";
+    plan.engine = "ssh";
+    plan.boots = 1;
+    plan.profiles = {profile};
+    plan.ssh.host = "sut.example";
+    plan.ssh.port = 2222;
+    plan.ssh.connect_timeout_s = 1;
+    job.profile = &plan.profiles[0];
+    job.console_path = t.path() + "/console.log";
+    job.note = [this](const std::string& line) { notes.push_back(line); };
+  }
+  std::unique_ptr<Engine> Make() {
+    auto e = MakeSshEngine(plan, t.path(), t.path() + "/bzImage");
+    EXPECT_TRUE(e->Prepare().ok());
+    return e;
+  }
+};
+
+TEST(CampaignSsh, AMachineThatRefusesBeforeTheFirstBootFailsAtOnceWithSshsError) {
+  SshFixture f("refuse");
+  FakePath path(f.bin);
+  f.plan.ssh.boot_timeout_s = 30;
+  auto e = f.Make();
+  double seconds = 0;
+  const GuestReport r = BootAndStop(*e, f.job, "", &seconds);
+  EXPECT_LT(seconds, 15) << "waited for a machine that refuses the connection";
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_TRUE(r.machine_lost);
+  EXPECT_NE(r.failure.find("sut.example:2222"), std::string::npos) << r.failure;
+  EXPECT_NE(r.failure.find("Connection refused"), std::string::npos) << r.failure;
+}
+
+TEST(CampaignSsh, AMachineWaitedForWithARecoverCommandSaysSoWhileItWaits) {
+  SshFixture f("refuse");
+  FakePath path(f.bin);
+  f.plan.ssh.boot_timeout_s = 3;
+  f.plan.ssh.recover = {"true"};
+  auto e = f.Make();
+  double seconds = 0;
+  const GuestReport r = BootAndStop(*e, f.job, "", &seconds);
+  EXPECT_TRUE(r.machine_lost);
+  EXPECT_NE(r.failure.find("after the recover command"), std::string::npos) << r.failure;
+  ASSERT_FALSE(f.notes.empty()) << "a silent wait";
+  EXPECT_EQ(f.notes[0].rfind("waiting for sut.example:2222 to answer (", 0), 0u) << f.notes[0];
+  EXPECT_NE(f.notes[0].find(" s of 3 s)"), std::string::npos) << f.notes[0];
+  EXPECT_LT(seconds, 6 + 5) << "two waits of 3 s, each ended at its deadline";
+}
+
+TEST(CampaignSsh, AHangingMachineEndsAtTheBootTimeout) {
+  SshFixture f("hang");
+  FakePath path(f.bin);
+  f.plan.ssh.boot_timeout_s = 3;
+  auto e = f.Make();
+  double seconds = 0;
+  const GuestReport r = BootAndStop(*e, f.job, "", &seconds);
+  EXPECT_GE(seconds, 2.5);
+  EXPECT_LT(seconds, 3 + 3) << "a probe outlived boot_timeout";
+  EXPECT_TRUE(r.machine_lost);
+  EXPECT_NE(r.failure.find("no answer within"), std::string::npos) << r.failure;
+}
+
+TEST(CampaignSsh, AStopEndsTheWaitForAHangingMachineAtOnce) {
+  SshFixture f("hang");
+  FakePath path(f.bin);
+  f.plan.ssh.boot_timeout_s = 600;
+  f.plan.ssh.recover = {"true"};
+  auto e = f.Make();
+  double seconds = 0;
+  const GuestReport r = BootAndStop(*e, f.job, f.bin + "/hanging", &seconds);
+  EXPECT_LT(seconds, 3);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_FALSE(r.machine_lost);
+}
+
+// A fake lavacli that hangs (sleeps) in the call named by `hang` ("jobs submit", "jobs logs")
+// and otherwise plays a job that completes.
+std::string FakeLavacli(const std::string& dir, const std::string& hang) {
+  const std::string path = dir + "/lavacli";
+  Write(path,
+        fmt::format(R"(#!/bin/sh
+dir=$(dirname "$0")
+echo "$*" >> "$dir/calls"
+case "$1 $2" in
+  "{}") touch "$dir/hanging"; exec sleep 600 ;;
+  "jobs submit") echo 7 ;;
+  "jobs show") echo "health: Complete" ;;
+esac
+exit 0
+)",
+                    hang),
+        0755);
+  return path;
+}
+
+CampaignPlan LavaPlan(const std::string& lavacli) {
+  CampaignPlan plan;
+  plan.engine = "lava";
+  plan.boots = 1;
+  plan.profiles = {{"on", "https://lab.example/bzImage"}};
+  plan.lava.lavacli = lavacli;
+  return plan;
+}
+
+TEST(CampaignLavaEngine, AStopWhileLavacliHangsEndsTheBootAtOnceNotCounted) {
+  for (const char* hang : {"jobs submit", "jobs logs"}) {
+    SCOPED_TRACE(hang);
+    TempDir t;
+    const CampaignPlan plan = LavaPlan(FakeLavacli(t.path(), hang));
+    auto e = MakeLavaEngine(plan, t.path());
+    GuestJob job;
+    job.profile = &plan.profiles[0];
+    job.console_path = t.path() + "/boot-1-try-1.console.log";
+    double seconds = 0;
+    const GuestReport r = BootAndStop(*e, job, t.path() + "/hanging", &seconds);
+    EXPECT_LT(seconds, 3);
+    EXPECT_TRUE(r.interrupted) << r.failure;
+  }
+}
+
+TEST(CampaignLavaEngine, AStopDuringASubmitLeavesTheCampaignResumableWithTheTryUncounted) {
+  TempDir t;
+  const std::string dir = t.path() + "/c";
+  const CampaignPlan plan = LavaPlan(FakeLavacli(t.path(), "jobs submit"));
+  auto state = CreateCampaign(dir, plan, "test");
+  ASSERT_TRUE(state.ok());
+  auto e = MakeLavaEngine(plan, dir + "/.work");
+  std::atomic<bool> stop{false};
+  auto run = std::async(std::launch::async,
+                        [&] { return RunCampaign(dir, *state, *e, stop, RunnerHooks{}); });
+  for (int i = 0; i < 600 && !fs::exists(t.path() + "/hanging"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double from = MonotonicSeconds();
+  stop = true;
+  ASSERT_TRUE(run.get().ok());
+  EXPECT_LT(MonotonicSeconds() - from, 3);
+  auto loaded = LoadState(dir);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->status, "interrupted");
+  const Boot* b = loaded->Find("on", 1);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->status, BootStatus::kPending);
+  ASSERT_EQ(b->attempts.size(), 1u);
+  EXPECT_EQ(b->attempts[0].outcome, "interrupted");
+  EXPECT_EQ(b->CountedAttempts(), 0);
+}
+
+// ---- an image cut short and a guest larger than the host, refused before boot 1
+// ----------------------------------------------------------------------------------
+
+// FakeBzImage's header declaring (4 + 1) * 512 bytes of setup and `syssize` paragraphs.
+std::string BzImageDeclaring(uint32_t syssize) {
+  std::string img = FakeBzImage();
+  img[0x1F1] = 4;
+  img[0x206] = '\x0F';  // protocol 2.15: syssize is 32 bits
+  for (int i = 0; i < 4; ++i) img[0x1F4 + i] = static_cast<char>((syssize >> (8 * i)) & 0xFF);
+  return img;
+}
+
+// The smallest ELF64 file IsStaticElf accepts: one PT_LOAD, no PT_INTERP.
+std::string StaticElf() {
+  std::string e(64 + 56, '\0');
+  e.replace(0, 4,
+            "\x7f"
+            "ELF");
+  e[4] = 2;
+  e[0x20] = 64;  // e_phoff
+  e[0x36] = 56;  // e_phentsize
+  e[0x38] = 1;   // e_phnum
+  e[64] = 1;     // p_type PT_LOAD
+  return e;
+}
+
+TEST(CampaignImageChecks, AKernelCutAfterItsHeaderIsRefusedWithBothSizes) {
+  TempDir t;
+  Profile p{"off", t.path() + "/bzImage"};
+  std::string whole = BzImageDeclaring(0x10000);
+  whole.resize(5 * 512 + 0x10000 * 16, '\0');
+  Write(p.kernel, whole);
+  EXPECT_TRUE(CheckKernelImageSize(p).ok());
+  Write(p.kernel, whole.substr(0, 4096));
+  const Status st = CheckKernelImageSize(p);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_NE(st.error().message.find("profile 'off'"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find(p.kernel), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("declares 1051136 bytes"), std::string::npos)
+      << st.error().message;
+  EXPECT_NE(st.error().message.find("the file has 4096"), std::string::npos);
+  EXPECT_NE(st.error().message.find("copy the image again"), std::string::npos);
+  // The fake image the plan tests use declares no more than it holds.
+  Write(p.kernel, FakeBzImage());
+  EXPECT_TRUE(CheckKernelImageSize(p).ok());
+}
+
+TEST(CampaignImageChecks, GuestMemoryIsComparedWithTheHostsMemTotal) {
+  const std::string meminfo = "MemFree: 100 kB\nMemTotal:        8167848 kB\n";
+  EXPECT_TRUE(CheckGuestMemory("2G", meminfo).ok());
+  EXPECT_TRUE(CheckGuestMemory("7976M", meminfo).ok());
+  EXPECT_TRUE(CheckGuestMemory("4096", meminfo).ok());  // MiB, as QEMU reads it
+  const Status st = CheckGuestMemory("999999G", meminfo);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_NE(st.error().message.find("999999G"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("MemTotal 7976 MiB"), std::string::npos) << st.error().message;
+  EXPECT_FALSE(CheckGuestMemory("9G", meminfo).ok());
+  EXPECT_TRUE(CheckGuestMemory("999999G", "no such line\n").ok());
+}
+
+// Both checks run in the engines' Check, before boot 1 (the command exits 2, nothing written).
+TEST(CampaignImageChecks, TheEnginesRefuseACutImageAndAnOversizedGuestBeforeBootOne) {
+  TempDir t;
+  Write(t.path() + "/busybox", StaticElf(), 0755);
+  Write(t.path() + "/bzImage", BzImageDeclaring(0x10000).substr(0, 4096));
+  CampaignPlan plan;
+  plan.boots = 1;
+  plan.profiles = {{"off", t.path() + "/bzImage"}};
+  plan.qemu.binary = "true";
+  plan.qemu.busybox = t.path() + "/busybox";
+  plan.qemu.accel = "tcg";
+  Status st = MakeQemuEngine(plan, t.path(), "/bin/true")->Check();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_NE(st.error().message.find("cut short"), std::string::npos) << st.error().message;
+  plan.engine = "ssh";
+  plan.ssh.host = "sut.example";
+  st = MakeSshEngine(plan, t.path(), "/bin/true")->Check();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("cut short"), std::string::npos) << st.error().message;
+
+  Write(t.path() + "/bzImage", FakeBzImage());
+  plan.engine = "qemu";
+  EXPECT_TRUE(MakeQemuEngine(plan, t.path(), "/bin/true")->Check().ok());
+  plan.qemu.memory = "999999G";
+  st = MakeQemuEngine(plan, t.path(), "/bin/true")->Check();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_NE(st.error().message.find("engine memory 999999G"), std::string::npos)
+      << st.error().message;
+}
+
+// ---- logs over their caps keep their head and tail
+// --------------------------------------------------------------------------------
+
+std::string Base64Of(const std::string& data) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < data.size(); i += 3) {
+    uint32_t v = static_cast<uint8_t>(data[i]) << 16;
+    if (i + 1 < data.size()) v |= static_cast<uint8_t>(data[i + 1]) << 8;
+    if (i + 2 < data.size()) v |= static_cast<uint8_t>(data[i + 2]);
+    out += k[(v >> 18) & 63];
+    out += k[(v >> 12) & 63];
+    out += i + 1 < data.size() ? k[(v >> 6) & 63] : '=';
+    out += i + 2 < data.size() ? k[v & 63] : '=';
+  }
+  return out;
+}
+
+// A data channel whose run.log is `log_lines` lines of 57 bytes (written in pieces, never held
+// whole) between a first and a last line, then a result file for profile `label`.
+void WriteChannelWithALongRunLog(const std::string& path, size_t log_lines,
+                                 const std::string& label) {
+  // Each piece a multiple of 3 bytes, so the pieces' base64 joins into the whole's.
+  auto line57 = [](std::string text) {
+    text.resize(56, '.');
+    return Base64Of(text + "\n");
+  };
+  std::ofstream out(path, std::ios::binary);
+  out << "kstacklab-file run.log\n" << line57("first line of the run log") << "\n";
+  const std::string line = line57("");
+  for (size_t i = 0; i < log_lines; ++i) out << line << "\n";
+  out << line57("last line of the run log") << "\nkstacklab-end\n";
+  RunResult r;
+  r.tool_version = "test";
+  r.created = "2026-12-01T20:00:00Z";
+  r.label = label;
+  r.timer = {"fake", 1e9, 10, true, 1.0};
+  BenchmarkResult b;
+  b.name = "sim/a";
+  b.timing = "loop";
+  Repetition rep;
+  rep.iterations = 10;
+  rep.metrics["mean"] = 100;
+  b.repetitions.push_back(rep);
+  r.benchmarks.push_back(b);
+  const std::vector<std::pair<std::string, std::string>> files = {{"uname", "6.1.0\n"},
+                                                                  {"cmdline", "console=ttyS0\n"},
+                                                                  {"run.rc", "0\n"},
+                                                                  {"sysctl.log", ""},
+                                                                  {"result.json", ResultToJson(r)}};
+  for (const auto& [name, data] : files) {
+    out << "kstacklab-file " << name << "\n" << Base64Of(data) << "\nkstacklab-end\n";
+  }
+  out << "kstacklab-done\n";
+}
+
+TEST(CampaignCaps, AHundredMegabyteRunLogIsReadInBoundedMemoryAndTheBootStillJudged) {
+  TempDir t;
+  const std::string channel = t.path() + "/channel.txt";
+  const size_t lines = (size_t{100} << 20) / 57;  // 100 MiB of run log
+  WriteChannelWithALongRunLog(channel, lines, "on");
+  // In a child, so its peak memory is its own.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto data = ParseChannelFile(channel, ChannelFileNames());
+    if (!data.ok() || !data->done) _exit(3);
+    const std::string& log = data->files["run.log"];
+    const bool kept = log.size() < kMaxGuestLogBytes + 1024 &&
+                      log.rfind("first line of the run log", 0) == 0 &&
+                      log.find("last line of the run log") != std::string::npos &&
+                      log.find("bytes were cut here") != std::string::npos &&
+                      data->cut.size() == 1 && data->cut[0].find("run.log") != std::string::npos;
+    if (!kept) _exit(4);
+    GuestReport report;
+    report.completed = true;
+    report.files = std::move(data->files);
+    Profile p;
+    p.name = "on";
+    _exit(VerifyBoot(p, report, false).accepted ? 0 : 5);
+  }
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: no channel, 4: the log not head + marker + tail, "
+                                       "5: the boot not accepted";
+  EXPECT_LT(usage.ru_maxrss, 64 * 1024) << "peak KiB while reading a 135 MB channel";
+}
+
+TEST(CampaignCaps, ALogWithinItsCapIsKeptWhole) {
+  const std::string log = "line 1\nline 2\n";
+  const ChannelData d =
+      ParseChannel("kstacklab-file run.log\n" + Base64Of(log) + "\nkstacklab-end\nkstacklab-done\n",
+                   ChannelFileNames());
+  EXPECT_EQ(d.files.at("run.log"), log);
+  EXPECT_TRUE(d.cut.empty());
+  HeadTail h(10);
+  h.Append("abcde");
+  h.Append("fghijklmnop");
+  EXPECT_TRUE(h.cut());
+  EXPECT_EQ(h.Text(), "abcde" + CutMarker(6, 16, 10) + "lmnop");
+  EXPECT_NE(CutMarker(6, 16, 10).find("6 of this log's 16 bytes were cut here"), std::string::npos);
+}
+
+TEST(CampaignCaps, AConsoleLogOverItsCapKeepsItsHeadAndTailAndSaysSo) {
+  TempDir t;
+  const std::string path = t.path() + "/console.log";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "Linux version 6.1.0\n";
+    const std::string noise(1023, 'n');
+    for (int i = 0; i < 40 * 1024; ++i) out << noise << "\n";  // 40 MiB
+    out << "Kernel panic - not syncing: the end\n";
+  }
+  const std::string note = CapFile(path, kMaxConsoleBytes);
+  EXPECT_NE(note.find("kept its first and last"), std::string::npos) << note;
+  auto text = ReadWholeFile(path, size_t{64} << 20);
+  ASSERT_TRUE(text.ok());
+  EXPECT_LT(text->size(), kMaxConsoleBytes + 1024);
+  EXPECT_EQ(text->rfind("Linux version 6.1.0\n", 0), 0u);
+  EXPECT_NE(text->find("bytes were cut here"), std::string::npos);
+  EXPECT_NE(text->find("Kernel panic - not syncing: the end\n"), std::string::npos);
+  EXPECT_EQ(CapFile(path, kMaxConsoleBytes), "") << "within its cap now";
+}
+
+// A completed job whose LAVA log is longer than anything kept in memory (20 MiB of the DUT's
+// output before kstacklab's): the result between the markers is still found.
+TEST(CampaignLavaEngine, TheResultIsFoundInALogOfAnyLength) {
+  TempDir t;
+  {
+    std::ofstream big(t.path() + "/big.log", std::ios::binary);
+    const std::string noise =
+        "- {\"dt\": \"2026-12-01T20:00:00\", \"lvl\": \"target\", \"msg\": \"" +
+        std::string(1000, 'n') + "\"}\n";
+    for (int i = 0; i < 20 * 1024; ++i) big << noise;
+    big << ReadData("complete.log");
+  }
+  Write(t.path() + "/lavacli", R"(#!/bin/sh
+dir=$(dirname "$0")
+case "$1 $2" in
+  "jobs submit") echo 7 ;;
+  "jobs show") echo "health: Complete" ;;
+  "jobs logs") cat "$dir/big.log" ;;
+esac
+exit 0
+)",
+        0755);
+  CampaignPlan plan = LavaPlan(t.path() + "/lavacli");
+  plan.profiles[0].release = "6.1.0-57-amd64";
+  plan.profiles[0].cmdline = "randomize_kstack_offset=on";
+  auto e = MakeLavaEngine(plan, t.path());
+  GuestJob job;
+  job.profile = &plan.profiles[0];
+  job.console_path = t.path() + "/boot-1-try-1.console.log";
+  std::vector<std::string> notes;
+  job.note = [&notes](const std::string& line) { notes.push_back(line); };
+  double seconds = 0;
+  const GuestReport r = BootAndStop(*e, job, "", &seconds);
+  ASSERT_TRUE(r.completed) << r.failure;
+  EXPECT_TRUE(VerifyBoot(plan.profiles[0], r, false).accepted)
+      << VerifyBoot(plan.profiles[0], r, false).reason;
+  // The kept log is cut to the console cap, and the user is told so.
+  auto kept = ReadWholeFile(job.console_path, size_t{64} << 20);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_LE(kept->size(), kMaxConsoleBytes);
+  EXPECT_NE(kept->find("kstacklab-done"), std::string::npos) << "the log's end is kept";
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("LAVA log ", 0), 0u) << notes[0];
+}
+
+TEST(CampaignLava, AFileReadLogGivesWhatTheTextReaderGives) {
+  TempDir t;
+  const std::string text = ReadData("complete.log");
+  Write(t.path() + "/log", text + "- " + std::string(kMaxLavaLineBytes + 10, '[') + "\n");
+  ChannelData channel;
+  auto log = ParseLavaLogFile(t.path() + "/log", &channel);
+  ASSERT_TRUE(log.ok());
+  const LavaLog whole = ParseLavaLog(text);
+  EXPECT_EQ(log->bad_lines, whole.bad_lines + 1);  // the over-long line
+  EXPECT_EQ(log->results.size(), whole.results.size());
+  const ChannelData want = ParseChannel(whole.target, ChannelFileNames());
+  EXPECT_TRUE(channel.done);
+  EXPECT_EQ(channel.files, want.files);
 }
 
 }  // namespace

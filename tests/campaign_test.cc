@@ -562,6 +562,51 @@ GuestReport GoodReport(const Profile& p, bool randomised) {
   return g;
 }
 
+// Debian's kernels have no stack erasing and so no kernel.stack_erasing sysctl: the
+// configuration says "not built" where the guest's capture alone says nothing.
+TEST(CampaignVerify, StackErasingIsNotBuiltWhereTheConfigurationSaysSo) {
+  Profile p{"on", "/k"};
+  p.release = "6.1.0";
+  auto with_config = [&p](const Json& config) {
+    GuestReport g = GoodReport(p, true);
+    auto r = ResultFromJson(g.files["result.json"], "x");
+    EXPECT_TRUE(r.ok());
+    r->environment["config"] = config;
+    g.files["result.json"] = ResultToJson(*r);
+    return VerifyBoot(p, g, false).stack_erasing;
+  };
+  // The guest read the configuration carried in.
+  EXPECT_EQ(with_config({{"kstack_erase_built", false}}), kStackErasingNotBuilt);
+  EXPECT_EQ(with_config({{"kstack_erase_built", true}}), std::nullopt);  // built: sysctl unread
+  EXPECT_EQ(with_config({{"kstack_erase_built", nullptr}}), std::nullopt);
+  // Else the profile's config file here, as in /boot.
+  TempDir t;
+  p.config = t.path() + "/config-6.1.0";
+  std::ofstream(p.config) << "CONFIG_X86=y\n# CONFIG_GCC_PLUGIN_STACKLEAK is not set\n";
+  EXPECT_EQ(VerifyBoot(p, GoodReport(p, true), false).stack_erasing, kStackErasingNotBuilt);
+  std::ofstream(p.config) << "CONFIG_GCC_PLUGIN_STACKLEAK=y\n";
+  EXPECT_EQ(VerifyBoot(p, GoodReport(p, true), false).stack_erasing, std::nullopt);
+  // A kernel that has the sysctl says so itself.
+  GuestReport g = GoodReport(p, true);
+  auto r = ResultFromJson(g.files["result.json"], "x");
+  ASSERT_TRUE(r.ok());
+  r->environment["sysctl"]["kernel.stack_erasing"] = 0;
+  g.files["result.json"] = ResultToJson(*r);
+  EXPECT_EQ(VerifyBoot(p, g, false).stack_erasing, std::optional<int64_t>(0));
+
+  CampaignState s;
+  s.plan.boots = 1;
+  s.plan.profiles.push_back({"off", "/k"});
+  Boot b;
+  b.profile = "off";
+  b.index = 1;
+  b.status = BootStatus::kAccepted;
+  b.stack_erasing = kStackErasingNotBuilt;
+  s.boots.push_back(b);
+  const std::string text = RenderCampaignReport(s, {}, std::nullopt, CompareFormat::kGrid);
+  EXPECT_NE(text.find("kernel.stack_erasing not built (1 boots)"), std::string::npos) << text;
+}
+
 TEST(CampaignVerify, AcceptsOnlyTheProfilesKernelCmdlineAndLabel) {
   Profile p{"on", "/k"};
   p.cmdline = "randomize_kstack_offset=on quiet";

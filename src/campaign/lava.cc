@@ -7,6 +7,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "kstacklab/campaign/engine.h"
@@ -19,6 +21,11 @@ namespace kstacklab::campaign {
 namespace {
 
 constexpr const char* kDutDir = "/tmp/kstacklab";
+// lavacli's own deadlines: a submit, show or logs call; and the cancel of a job left behind
+// when the campaign is stopped (short: the user is waiting for the campaign to end).
+constexpr double kLavacliTimeoutS = 300;
+constexpr double kLogsTimeoutS = 600;
+constexpr double kCancelTimeoutS = 10;
 
 // A LAVA timeout: whole minutes, at least one.
 void Minutes(YAML::Emitter& y, double seconds) {
@@ -180,45 +187,95 @@ std::string LavaJobYaml(const CampaignPlan& plan, const Profile& p, uint64_t boo
   return std::string(y.c_str()) + "\n";
 }
 
+namespace {
+
+constexpr size_t kMaxLavaErrors = 100;  // the last error records kept
+
+// One line of a LAVA log into `log`; the DUT's output (a target record's msg, with a newline) to
+// `target`.
+template <class Target>
+void ParseLavaLine(const std::string& line, LavaLog& log, Target&& target) {
+  if (Trim(line).empty()) return;
+  if (YamlFlowDepth(line) > kMaxYamlFlowDepth) {  // a record nests 3 deep; refuse a bomb
+    ++log.bad_lines;
+    return;
+  }
+  try {
+    const YAML::Node doc = YAML::Load(line);
+    if (!doc.IsSequence() || doc.size() != 1 || !doc[0].IsMap() || !doc[0]["lvl"] ||
+        !doc[0]["lvl"].IsScalar() || !doc[0]["msg"]) {
+      ++log.bad_lines;
+      return;
+    }
+    const YAML::Node rec = doc[0];
+    const std::string lvl = rec["lvl"].Scalar();
+    const YAML::Node msg = rec["msg"];
+    if (lvl == "target" && msg.IsScalar()) {
+      target(msg.Scalar() + "\n");
+    } else if (lvl == "error" && msg.IsScalar()) {
+      if (log.errors.size() == kMaxLavaErrors) log.errors.erase(log.errors.begin());
+      log.errors.push_back(msg.Scalar());
+    } else if (lvl == "results" && msg.IsMap()) {
+      auto field = [&msg](const char* k) {
+        return msg[k] && msg[k].IsScalar() ? msg[k].Scalar() : std::string();
+      };
+      log.results.push_back({field("definition"), field("case"), field("result"),
+                             field("measurement"), field("units")});
+    }
+  } catch (const YAML::Exception&) {
+    ++log.bad_lines;
+  }
+}
+
+}  // namespace
+
 LavaLog ParseLavaLog(const std::string& text) {
   LavaLog log;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(pos, end - pos);
+    ParseLavaLine(text.substr(pos, end - pos), log,
+                  [&log](const std::string& t) { log.target += t; });
     pos = end + 1;
-    if (Trim(line).empty()) continue;
-    if (YamlFlowDepth(line) > kMaxYamlFlowDepth) {  // a record nests 3 deep; refuse a bomb
-      ++log.bad_lines;
-      continue;
-    }
-    try {
-      const YAML::Node doc = YAML::Load(line);
-      if (!doc.IsSequence() || doc.size() != 1 || !doc[0].IsMap() || !doc[0]["lvl"] ||
-          !doc[0]["lvl"].IsScalar() || !doc[0]["msg"]) {
-        ++log.bad_lines;
+  }
+  return log;
+}
+
+Expected<LavaLog> ParseLavaLogFile(const std::string& path, ChannelData* channel) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return RuntimeError(fmt::format("cannot read '{}'", EscapeControl(path)));
+  LavaLog log;
+  ChannelReader reader(ChannelFileNames());
+  auto feed = [&reader](const std::string& t) { reader.Feed(t); };
+  std::string line;
+  bool too_long = false;
+  std::string buf(size_t{1} << 16, '\0');
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    for (const char c : std::string_view(buf.data(), static_cast<size_t>(in.gcount()))) {
+      if (c != '\n') {
+        if (line.size() < kMaxLavaLineBytes) {
+          line += c;
+        } else {
+          too_long = true;
+        }
         continue;
       }
-      const YAML::Node rec = doc[0];
-      const std::string lvl = rec["lvl"].Scalar();
-      const YAML::Node msg = rec["msg"];
-      if (lvl == "target" && msg.IsScalar()) {
-        log.target += msg.Scalar();
-        log.target += '\n';
-      } else if (lvl == "error" && msg.IsScalar()) {
-        log.errors.push_back(msg.Scalar());
-      } else if (lvl == "results" && msg.IsMap()) {
-        auto field = [&msg](const char* k) {
-          return msg[k] && msg[k].IsScalar() ? msg[k].Scalar() : std::string();
-        };
-        log.results.push_back({field("definition"), field("case"), field("result"),
-                               field("measurement"), field("units")});
+      if (too_long) {
+        ++log.bad_lines;
+      } else {
+        ParseLavaLine(line, log, feed);
       }
-    } catch (const YAML::Exception&) {
-      ++log.bad_lines;
+      line.clear();
+      too_long = false;
     }
   }
+  if (too_long) {
+    ++log.bad_lines;
+  } else if (!line.empty()) {
+    ParseLavaLine(line, log, feed);
+  }
+  *channel = reader.Finish();
   return log;
 }
 
@@ -284,17 +341,22 @@ class LavaEngine : public Engine {
     argv.insert(argv.end(), words.begin(), words.end());
     return argv;
   }
-  Expected<std::string> Submit(const std::string& job_file);
+  Expected<std::string> Submit(const std::string& job_file, const std::atomic<bool>& stop);
   std::string Wait(const std::string& id, const std::atomic<bool>& stop, bool* interrupted);
-  std::string Health(const std::string& id);
+  std::string Health(const std::string& id, const std::atomic<bool>& stop);
+  std::string FetchLog(const std::string& id, const std::string& path,
+                       const std::atomic<bool>& stop);
 
   CampaignPlan plan_;
   std::string work_;
 };
 
-Expected<std::string> LavaEngine::Submit(const std::string& job_file) {
+Expected<std::string> LavaEngine::Submit(const std::string& job_file,
+                                         const std::atomic<bool>& stop) {
   ProcessResult r;
-  KSTACKLAB_ASSIGN_OR_RETURN(r, RunProcess(Lavacli({"jobs", "submit", job_file}), 300));
+  KSTACKLAB_ASSIGN_OR_RETURN(
+      r, RunProcess(Lavacli({"jobs", "submit", job_file}), kLavacliTimeoutS, "", &stop));
+  if (r.interrupted) return RuntimeError("interrupted");
   const std::string id = LavaJobId(r.out);
   if (r.exit_code != 0 || id.empty()) {
     return RuntimeError(fmt::format("lavacli jobs submit failed (exit {}): {}", r.exit_code,
@@ -321,7 +383,7 @@ std::string LavaEngine::Wait(const std::string& id, const std::atomic<bool>& sto
     if (stop.load() || MonotonicSeconds() > deadline) {
       child.Kill();
       *interrupted = stop.load();
-      (void)RunProcess(Lavacli({"jobs", "cancel", id}), 120);
+      (void)RunProcess(Lavacli({"jobs", "cancel", id}), kCancelTimeoutS);
       return *interrupted ? "interrupted: the job was canceled"
                           : fmt::format("job {} did not finish within {:g} s: canceled", id, limit);
     }
@@ -331,9 +393,35 @@ std::string LavaEngine::Wait(const std::string& id, const std::atomic<bool>& sto
   return "";
 }
 
+// `lavacli jobs logs ID --raw` into the file at `path` (never whole in memory: a log may be of any
+// length), under kLogsTimeoutS and the stop flag. "" when it ran to its end; else what went wrong.
+std::string LavaEngine::FetchLog(const std::string& id, const std::string& path,
+                                 const std::atomic<bool>& stop) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  Child child;
+  if (Status st = child.Start(Lavacli({"jobs", "logs", id, "--raw", "--no-follow"}), path, {},
+                              work_ + "/lavacli-logs.err");
+      !st.ok()) {
+    return st.error().message;
+  }
+  const double deadline = MonotonicSeconds() + kLogsTimeoutS;
+  int code = -1;
+  while (!child.Poll(&code)) {
+    if (stop.load() || MonotonicSeconds() > deadline) {
+      child.Kill();
+      return stop.load()
+                 ? "interrupted"
+                 : fmt::format("lavacli jobs logs did not end within {:g} s", kLogsTimeoutS);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return code == 0 ? "" : fmt::format("lavacli jobs logs exited {}", code);
+}
+
 // The job's health (Complete, Incomplete, Canceled, ...), "" when lavacli cannot say.
-std::string LavaEngine::Health(const std::string& id) {
-  auto r = RunProcess(Lavacli({"jobs", "show", id, "--yaml"}), 300);
+std::string LavaEngine::Health(const std::string& id, const std::atomic<bool>& stop) {
+  auto r = RunProcess(Lavacli({"jobs", "show", id, "--yaml"}), kLavacliTimeoutS, "", &stop);
   if (!r.ok() || r->exit_code != 0 || YamlFlowDepth(r->out) > kMaxYamlFlowDepth) return "";
   try {
     const YAML::Node n = YAML::Load(r->out);
@@ -354,23 +442,38 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
     r.failure = st.error().message;
     return r;
   }
-  auto id = Submit(job_file);
-  if (!id.ok()) {
-    r.failure = id.error().message;
+  auto id = Submit(job_file, stop);
+  if (!id.ok() || stop.load()) {
+    r.interrupted = stop.load();
+    r.failure = r.interrupted ? "interrupted" : id.error().message;
     return r;
   }
   const std::string why = Wait(*id, stop, &r.interrupted);
-  auto logs = RunProcess(Lavacli({"jobs", "logs", *id, "--raw", "--no-follow"}), 600);
-  const std::string raw = logs.ok() ? logs->out : std::string();
-  (void)WriteFileAtomic(job.console_path, raw);
+  if (r.interrupted) {
+    r.failure = why;
+    return r;
+  }
+  const std::string logs_failed = FetchLog(*id, job.console_path, stop);
   r.seconds = MonotonicSeconds() - start;
   if (!why.empty()) {
     r.failure = why;
     return r;
   }
-  const std::string health = Health(*id);
-  const LavaLog log = ParseLavaLog(raw);
-  ChannelData data = ParseChannel(log.target, ChannelFileNames());
+  const std::string health = Health(*id, stop);
+  if (stop.load()) {
+    r.interrupted = true;
+    r.failure = "interrupted";
+    return r;
+  }
+  ChannelData data;
+  auto parsed = ParseLavaLogFile(job.console_path, &data);
+  const LavaLog log = parsed.ok() ? std::move(*parsed) : LavaLog{};
+  if (job.note) {
+    for (const std::string& line : data.cut) job.note(line);
+    if (std::string cut = CapFile(job.console_path, kMaxConsoleBytes); !cut.empty()) {
+      job.note("LAVA log " + cut);
+    }
+  }
   r.files = std::move(data.files);
   if (health != "Complete") {
     r.failure = fmt::format(
@@ -378,8 +481,8 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
         log.errors.empty() ? "" : ": " + EscapeControl(log.errors.back().substr(0, 200)));
   } else if (!data.done) {
     r.failure =
-        fmt::format("LAVA job {} completed, but its log holds no kstacklab results (see {})", *id,
-                    job.console_path);
+        fmt::format("LAVA job {} completed, but its log holds no kstacklab results{} (see {})", *id,
+                    logs_failed.empty() ? "" : ": " + logs_failed, job.console_path);
   } else {
     r.completed = true;
   }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +48,60 @@ void ChildSetup(pid_t parent, int stdin_fd = -1) {
   if (in >= 0) dup2(in, STDIN_FILENO);
 }
 
+void KillGroup(pid_t pid) {
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+}
+
+// Reads the child's stdout and stderr (closing both fds) until both end and the child has exited,
+// the deadline passes (timed_out) or `stop` is raised (interrupted); a child still running then
+// is killed. Wakes at least every 100 ms to look at `stop`. True when the child was reaped here
+// (its status in *status); else the caller reaps it.
+bool Collect(pid_t pid, double timeout_s, const std::atomic<bool>* stop, int out_fd, int err_fd,
+             ProcessResult* r, int* status) {
+  const double deadline = MonotonicSeconds() + timeout_s;
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  int open_fds = 2;
+  bool reaped = false;
+  for (;;) {
+    if (!reaped) reaped = waitpid(pid, status, WNOHANG) == pid;
+    if (reaped && open_fds == 0) break;
+    const bool stopped = stop != nullptr && stop->load();
+    const double left = deadline - MonotonicSeconds();
+    if (stopped || left <= 0) {
+      r->interrupted = stopped;
+      r->timed_out = !stopped;
+      if (!reaped) KillGroup(pid);
+      break;
+    }
+    const int wait_ms = static_cast<int>(std::min(left * 1000 + 1, 100.0));
+    if (open_fds == 0) {
+      poll(nullptr, 0, wait_ms);  // the pipes ended; the child has not exited yet
+      continue;
+    }
+    const int n = poll(fds, 2, wait_ms);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      char buf[65536];
+      const ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        std::string& dst = i == 0 ? r->out : r->err;
+        const size_t cap = i == 0 ? kMaxProcessOut : kMaxProcessErr;
+        if (dst.size() < cap) dst.append(buf, std::min(static_cast<size_t>(got), cap - dst.size()));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (pollfd& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  return reaped;
+}
+
 }  // namespace
 
 double MonotonicSeconds() {
@@ -66,7 +121,7 @@ bool FindProgram(const std::string& name) {
 }
 
 Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s,
-                                   const std::string& stdin_path) {
+                                   const std::string& stdin_path, const std::atomic<bool>* stop) {
   int stdin_fd = -1;
   if (!stdin_path.empty()) {
     stdin_fd = open(stdin_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -104,39 +159,11 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double 
   close(out_pipe[1]);
   close(err_pipe[1]);
   ProcessResult r;
-  const double deadline = MonotonicSeconds() + timeout_s;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    const double left = deadline - MonotonicSeconds();
-    if (left <= 0) {
-      r.timed_out = true;
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      break;
-    }
-    const int n = poll(fds, 2, static_cast<int>(left * 1000) + 1);
-    if (n < 0 && errno != EINTR) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      char buf[65536];
-      const ssize_t got = read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) {
-        std::string& dst = i == 0 ? r.out : r.err;
-        const size_t cap = i == 0 ? (size_t{16} << 20) : (size_t{1} << 20);
-        if (dst.size() < cap) dst.append(buf, std::min(static_cast<size_t>(got), cap - dst.size()));
-      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (pollfd& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  const bool reaped = Collect(pid, timeout_s, stop, out_pipe[0], err_pipe[0], &r, &status);
+  if (!reaped) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   r.exit_code = StatusCode(status);
   if (r.exit_code == 127 && r.out.empty() && r.err.empty() && !FindProgram(argv[0])) {
@@ -204,8 +231,7 @@ bool Child::Poll(int* exit_code) {
 
 void Child::Kill() {
   if (pid_ < 0) return;
-  kill(-pid_, SIGKILL);
-  kill(pid_, SIGKILL);
+  KillGroup(pid_);
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }

@@ -59,9 +59,19 @@ Expected<std::string> ReadBinary(const std::string& path) {
   return ReadRegularFile(path, size_t{512} << 20);
 }
 
-// The console's last lines that say why a boot ended (a panic), for the boot's reason.
+// The first `max` bytes of the file at `path` ("" when it cannot be read).
+std::string ReadHead(const std::string& path, size_t max) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(max, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(max));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+// The console's line that says why a boot ended (a panic), for the boot's reason. The console
+// was cut to kMaxConsoleBytes after the boot.
 std::string PanicLine(const std::string& console_path) {
-  auto text = ReadWholeFile(console_path, size_t{64} << 20);
+  auto text = ReadWholeFile(console_path, kMaxConsoleBytes + 4096);
   if (!text.ok()) return "";
   const size_t at = text->find("Kernel panic");
   if (at == std::string::npos) return "";
@@ -71,9 +81,10 @@ std::string PanicLine(const std::string& console_path) {
   return EscapeControl(line.substr(0, 200));
 }
 
+// The marker is among the console's first lines (the kernel's boot messages come before it):
+// only the part a console log keeps of its start is read.
 bool ConsoleHasMarker(const std::string& console_path) {
-  auto text = ReadWholeFile(console_path, size_t{64} << 20);
-  return text.ok() && text->find(kInitMarker) != std::string::npos;
+  return ReadHead(console_path, kMaxConsoleBytes / 2).find(kInitMarker) != std::string::npos;
 }
 
 std::string FirstLine(const std::string& path) {
@@ -113,7 +124,9 @@ class QemuEngine : public Engine {
     if (q.accel == "kvm" && !KvmUsable(nullptr)) {
       return UsageError("engine accel kvm: /dev/kvm cannot be opened here; give accel auto or tcg");
     }
-    return OkStatus();
+    for (const Profile& p : plan_.profiles) KSTACKLAB_RETURN_IF_ERROR(CheckKernelImageSize(p));
+    auto meminfo = ReadWholeFile("/proc/meminfo", size_t{1} << 20);
+    return meminfo.ok() ? CheckGuestMemory(q.memory, *meminfo) : OkStatus();
   }
 
   Status Prepare() override {
@@ -301,8 +314,11 @@ class QemuEngine : public Engine {
   // whether it completed or why not.
   static void ReadGuestResults(const GuestJob& job, const std::string& channel,
                                const std::string& qemu_log, int code, GuestReport* r) {
-    auto text = ReadWholeFile(channel, size_t{256} << 20);
-    ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
+    auto parsed = ParseChannelFile(channel, ChannelFileNames());
+    ChannelData data = parsed.ok() ? std::move(*parsed) : ChannelData{};
+    if (job.note) {
+      for (const std::string& line : data.cut) job.note(line);
+    }
     r->files = std::move(data.files);
     if (code != 0) {
       r->failure = fmt::format("QEMU exited with status {}: {}", code, FirstLine(qemu_log));
@@ -340,7 +356,11 @@ class QemuEngine : public Engine {
       return r;
     }
     int code = -1;
-    if (!AwaitExit(child, job, stop, accel, start, &code, &r)) return r;
+    const bool exited = AwaitExit(child, job, stop, accel, start, &code, &r);
+    if (std::string cut = CapFile(job.console_path, kMaxConsoleBytes); !cut.empty() && job.note) {
+      job.note("console log " + cut);
+    }
+    if (!exited) return r;
     r.seconds = MonotonicSeconds() - start;
     ReadGuestResults(job, channel, qemu_log, code, &r);
     return r;
@@ -367,6 +387,50 @@ std::unique_ptr<Engine> MakeEngine(const CampaignPlan& plan, const std::string& 
   if (plan.engine == "ssh") return MakeSshEngine(plan, work_dir, guest_binary);
   if (plan.engine == "lava") return MakeLavaEngine(plan, work_dir);
   return MakeQemuEngine(plan, work_dir, guest_binary);
+}
+
+Status CheckKernelImageSize(const Profile& profile) {
+  std::ifstream in(profile.kernel, std::ios::binary);
+  unsigned char h[0x210] = {};
+  if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return OkStatus();
+  auto le = [&h](size_t off, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | h[off + static_cast<size_t>(i)];
+    return v;
+  };
+  if (le(0x1FE, 2) != 0xAA55 || std::memcmp(h + 0x202, "HdrS", 4) != 0) return OkStatus();
+  const uint64_t setup_sects = h[0x1F1] == 0 ? 4 : h[0x1F1];
+  const uint64_t syssize = le(0x1F4, le(0x206, 2) >= 0x0204 ? 4 : 2);
+  const uint64_t declared = (setup_sects + 1) * 512 + syssize * 16;
+  std::error_code ec;
+  const uint64_t size = fs::file_size(profile.kernel, ec);
+  // arch/x86/boot/tools/build.c pads the image to syssize paragraphs; a newer build may end
+  // within the last paragraph, so 16 bytes short is still whole.
+  if (ec || size + 16 >= declared) return OkStatus();
+  return UsageError(fmt::format(
+      "profile '{}': kernel '{}' is cut short: its setup header declares {} bytes "
+      "((setup_sects {} + 1) * 512 + syssize {} * 16), the file has {}; copy the image again "
+      "(e.g. from /boot)",
+      profile.name, EscapeControl(profile.kernel), declared, setup_sects, syssize, size));
+}
+
+Status CheckGuestMemory(const std::string& memory, const std::string& meminfo) {
+  uint64_t total_kb = 0;
+  for (const std::string& line : Split(meminfo, '\n')) {
+    if (line.rfind("MemTotal:", 0) == 0) total_kb = std::strtoull(line.c_str() + 9, nullptr, 10);
+  }
+  size_t digits = 0;
+  while (digits < memory.size() && memory[digits] >= '0' && memory[digits] <= '9') ++digits;
+  if (total_kb == 0 || digits == 0 || digits > 9) return OkStatus();
+  const uint64_t n = std::strtoull(memory.substr(0, digits).c_str(), nullptr, 10);
+  const std::string suffix = memory.substr(digits);
+  const uint64_t mib = suffix == "G" ? n * 1024 : n;  // QEMU's -m: MiB without a suffix
+  const uint64_t total_mib = total_kb / 1024;
+  if (mib <= total_mib) return OkStatus();
+  return UsageError(fmt::format(
+      "engine memory {} is more than this host has (MemTotal {} MiB in /proc/meminfo); give at "
+      "most {}M, e.g. 2G",
+      EscapeControl(memory), total_mib, total_mib));
 }
 
 std::string CpioNewc(const std::vector<CpioEntry>& entries) {
@@ -454,35 +518,206 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
-ChannelData ParseChannel(const std::string& text, const std::vector<std::string>& known) {
-  ChannelData data;
-  std::string name;
-  std::string body;
-  bool in_file = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    constexpr std::string_view kFile = "kstacklab-file ";
-    if (line.rfind(kFile, 0) == 0) {
-      name = line.substr(kFile.size());
-      body.clear();
-      in_file = true;
-    } else if (line == "kstacklab-end") {
-      if (in_file && std::find(known.begin(), known.end(), name) != known.end()) {
-        if (auto decoded = Base64Decode(body)) data.files[name] = std::move(*decoded);
-      }
-      in_file = false;
-    } else if (line == "kstacklab-done") {
-      data.done = true;
-    } else if (in_file) {
-      body += line;
+void HeadTail::Append(std::string_view bytes) {
+  total_ += bytes.size();
+  if (head_.size() < half_) {
+    const size_t take = std::min(bytes.size(), half_ - head_.size());
+    head_.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+  }
+  tail_.append(bytes);
+  if (tail_.size() > 2 * half_ + 65536) tail_.erase(0, tail_.size() - half_);
+}
+
+std::string CutMarker(uint64_t cut, uint64_t total, size_t cap) {
+  return fmt::format(
+      "\n[kstacklab: {} of this log's {} bytes were cut here: a log over its cap of {} bytes "
+      "keeps its start and its end (docs/campaign.md \"Caps\")]\n",
+      cut, total, cap);
+}
+
+std::string HeadTail::Text() const {
+  if (!cut()) return head_ + tail_;
+  const std::string_view tail = std::string_view(tail_).substr(tail_.size() - half_);
+  return head_ + CutMarker(total_ - head_.size() - tail.size(), total_, 2 * half_) +
+         std::string(tail);
+}
+
+namespace {
+
+constexpr size_t kMaxMarkerLine = 256;  // longer lines are base64 bodies
+bool IsLogFile(const std::string& name) {
+  return name == "run.log" || name == "entropy.log" || name == "sysctl.log";
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+}  // namespace
+
+void ChannelReader::Feed(std::string_view text) {
+  for (char c : text) {
+    if (c == '\n') {
+      EndLine();
+    } else if (long_line_) {
+      if (in_file_) Body(std::string_view(&c, 1));
+    } else if (line_.size() < kMaxMarkerLine) {
+      line_ += c;
+    } else {
+      long_line_ = true;
+      if (in_file_) Body(line_);
+      line_.clear();
+      if (in_file_) Body(std::string_view(&c, 1));
     }
   }
-  return data;
+}
+
+void ChannelReader::EndLine() {
+  if (long_line_) {
+    long_line_ = false;
+    line_.clear();
+    return;
+  }
+  while (!line_.empty() && (line_.back() == '\r' || line_.back() == ' ')) line_.pop_back();
+  constexpr std::string_view kFile = "kstacklab-file ";
+  if (line_.rfind(kFile, 0) == 0) {
+    BeginFile(line_.substr(kFile.size()));
+  } else if (line_ == "kstacklab-end") {
+    EndFile();
+  } else if (line_ == "kstacklab-done") {
+    data_.done = true;
+  } else if (in_file_) {
+    Body(line_);
+  }
+  line_.clear();
+}
+
+void ChannelReader::BeginFile(const std::string& name) {
+  in_file_ = true;
+  name_ = name;
+  keep_ = std::find(known_.begin(), known_.end(), name) != known_.end();
+  acc_ = 0;
+  bits_ = 0;
+  pad_ = 0;
+  symbols_ = 0;
+  bad_ = false;
+  chunk_.clear();
+  whole_.clear();
+  over_ = false;
+  log_ = IsLogFile(name) ? std::make_unique<HeadTail>(kMaxGuestLogBytes) : nullptr;
+}
+
+void ChannelReader::Body(std::string_view text) {
+  if (!keep_ || bad_) return;
+  for (char c : text) {
+    if (c == ' ' || c == '\r' || c == '\t') continue;
+    ++symbols_;
+    if (c == '=') {
+      ++pad_;
+      continue;
+    }
+    const int v = Base64Value(c);
+    if (v < 0 || pad_ > 0) {
+      bad_ = true;
+      return;
+    }
+    acc_ = (acc_ << 6) | static_cast<uint32_t>(v);
+    bits_ += 6;
+    if (bits_ >= 8) {
+      bits_ -= 8;
+      chunk_ += static_cast<char>((acc_ >> bits_) & 0xFF);
+    }
+  }
+  if (log_) {
+    log_->Append(chunk_);
+  } else if (!over_) {
+    over_ = whole_.size() + chunk_.size() > kMaxGuestFileBytes;
+    if (over_) {
+      whole_.clear();
+      whole_.shrink_to_fit();
+    } else {
+      whole_ += chunk_;
+    }
+  }
+  chunk_.clear();
+}
+
+void ChannelReader::EndFile() {
+  if (in_file_ && keep_ && !bad_ && symbols_ % 4 == 0 && pad_ <= 2) {
+    if (log_) {
+      if (log_->cut()) {
+        data_.cut.push_back(fmt::format(
+            "the guest's {} was {} bytes: kept its first and last {} bytes (cap {} bytes)", name_,
+            log_->total(), kMaxGuestLogBytes / 2, kMaxGuestLogBytes));
+      }
+      data_.files[name_] = log_->Text();
+    } else if (over_) {
+      data_.files.erase(name_);
+      data_.cut.push_back(
+          fmt::format("the guest's {} was over {} bytes: not kept", name_, kMaxGuestFileBytes));
+    } else {
+      data_.files[name_] = std::move(whole_);
+    }
+  }
+  in_file_ = false;
+  keep_ = false;
+  log_.reset();
+  whole_.clear();
+}
+
+ChannelData ChannelReader::Finish() {
+  if (!line_.empty() || long_line_) EndLine();
+  return std::move(data_);
+}
+
+ChannelData ParseChannel(const std::string& text, const std::vector<std::string>& known) {
+  ChannelReader reader(known);
+  reader.Feed(text);
+  return reader.Finish();
+}
+
+Expected<ChannelData> ParseChannelFile(const std::string& path,
+                                       const std::vector<std::string>& known) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return RuntimeError(fmt::format("cannot read '{}': {}", EscapeControl(path), strerror(errno)));
+  }
+  ChannelReader reader(known);
+  std::string buf(size_t{1} << 16, '\0');
+  for (;;) {
+    const ssize_t got = read(fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    reader.Feed(std::string_view(buf.data(), static_cast<size_t>(got)));
+  }
+  close(fd);
+  return reader.Finish();
+}
+
+std::string CapFile(const std::string& path, size_t cap) {
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  if (ec || size <= cap) return "";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const size_t half = (cap - 1024) / 2;  // the kept text and the marker stay within the cap
+  std::string head(half, '\0');
+  std::string tail(half, '\0');
+  const bool ok =
+      pread(fd, head.data(), half, 0) == static_cast<ssize_t>(half) &&
+      pread(fd, tail.data(), half, static_cast<off_t>(size - half)) == static_cast<ssize_t>(half);
+  close(fd);
+  if (!ok || !WriteFileAtomic(path, head + CutMarker(size - 2 * half, size, cap) + tail).ok()) {
+    return "";
+  }
+  return fmt::format("{} was {} bytes: kept its first and last {} bytes (cap {} bytes)",
+                     EscapeControl(path), size, half, cap);
 }
 
 Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {

@@ -82,6 +82,29 @@ RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const E
   return r;
 }
 
+// kStackErasingNotBuilt when the kernel's configuration says stack erasing is not built (neither
+// CONFIG_KSTACK_ERASE nor its older name CONFIG_GCC_PLUGIN_STACKLEAK): the guest's reading of it
+// (environment.config.kstack_erase_built), else the profile's config file here. nullopt when
+// neither is at hand, or when it is built (the sysctl is then unreadable, not absent).
+std::optional<int64_t> StackErasingNotBuilt(const Json& environment, const Profile& profile) {
+  std::optional<bool> built;
+  if (environment.is_object() && environment.contains("config") &&
+      environment["config"].is_object() && environment["config"].contains("kstack_erase_built") &&
+      environment["config"]["kstack_erase_built"].is_boolean()) {
+    built = environment["config"]["kstack_erase_built"].get<bool>();
+  } else if (!profile.config.empty()) {
+    if (auto text = ReadWholeFile(profile.config, size_t{64} << 20); text.ok()) {
+      built = false;
+      for (const std::string& line : Split(*text, '\n')) {
+        const std::string t = Trim(line);
+        built = *built || t == "CONFIG_KSTACK_ERASE=y" || t == "CONFIG_GCC_PLUGIN_STACKLEAK=y";
+      }
+    }
+  }
+  if (built.has_value() && !*built) return kStackErasingNotBuilt;
+  return std::nullopt;
+}
+
 }  // namespace
 
 BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool strength) {
@@ -136,6 +159,7 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
   const EnvironmentFacts env = EnvironmentFactsOf(result->environment);
   c.effective_kstack_randomization = env.effective_kstack_randomization;
   c.stack_erasing = env.stack_erasing;
+  if (!c.stack_erasing) c.stack_erasing = StackErasingNotBuilt(result->environment, profile);
   if (!profile.config.empty() && !c.effective_kstack_randomization) {
     c.reason =
         "the kernel configuration was carried into the guest, yet the effective kstack "
@@ -371,6 +395,7 @@ class SlotRunner {
                  dir_ + "/" + a.console,
                  index,
                  {}};
+    job.note = hooks_.note;
     Status noted = OkStatus();
     job.machine_note = [this, &noted](const std::string& where) {
       state_.machine = where;

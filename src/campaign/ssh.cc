@@ -23,9 +23,20 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr double kProbeSleepS = 2;  // between SSH probes while a machine boots
+// Before the first boot a machine must answer at once: probes, kProbeSleepS apart.
+constexpr int kFirstContactTries = 3;
+// While a machine is waited for, a line every this many seconds (or a third of boot_timeout).
+constexpr double kWaitNoteS = 30;
 
 std::string Head(const std::string& text, size_t max = 300) {
   return EscapeControl(Trim(text).substr(0, max));
+}
+
+// The last non-empty line of `text` (ssh's error is its last line), escaped.
+std::string LastErrorLine(const std::string& text) {
+  const std::string t = Trim(text);
+  const size_t nl = t.rfind('\n');
+  return Head(nl == std::string::npos ? t : t.substr(nl + 1));
 }
 
 // The local file's SHA-256 (coreutils sha256sum), hex.
@@ -54,6 +65,7 @@ class SshEngine : public Engine {
       return UsageError(fmt::format("engine recover: '{}' is not a program here (PATH or a path)",
                                     EscapeControl(s.recover[0])));
     }
+    for (const Profile& p : plan_.profiles) KSTACKLAB_RETURN_IF_ERROR(CheckKernelImageSize(p));
     return OkStatus();
   }
 
@@ -101,14 +113,17 @@ class SshEngine : public Engine {
                                  const std::string& stdin_path = "") {
     const std::string command = ShellCommand(words);
     const double start = MonotonicSeconds();
-    auto r = RunProcess(SshArgv(command), timeout_s, stdin_path);
+    auto r = RunProcess(SshArgv(command), timeout_s, stdin_path, stop_);
     if (!r.ok()) {
       Log(fmt::format("$ {}\n  cannot run ssh: {}", Head(command, 2000), r.error().message));
       return r;
     }
     Log(fmt::format("$ {}{}\n  exit {}{} after {:.1f} s{}", Head(command, 2000),
                     stdin_path.empty() ? "" : " < " + stdin_path, r->exit_code,
-                    r->timed_out ? " (deadline passed: killed)" : "", MonotonicSeconds() - start,
+                    r->timed_out     ? " (deadline passed: killed)"
+                    : r->interrupted ? " (interrupted: killed)"
+                                     : "",
+                    MonotonicSeconds() - start,
                     r->err.empty() ? "" : "; stderr: " + Head(r->err, 1000)));
     return r;
   }
@@ -119,11 +134,23 @@ class SshEngine : public Engine {
 
   double Short() const { return plan_.ssh.connect_timeout_s + 60; }
 
-  // The machine's boot id, "" when it does not answer.
-  std::string BootId() {
-    auto r = Remote({"cat", "/proc/sys/kernel/random/boot_id"}, Short());
-    if (!r.ok() || r->exit_code != 0) return "";
-    return Trim(r->out);
+  // The machine's boot id, "" when it does not answer within `timeout_s` (then *error, when
+  // given, says what ssh said).
+  std::string BootId(double timeout_s, std::string* error = nullptr) {
+    auto r = Remote({"cat", "/proc/sys/kernel/random/boot_id"}, timeout_s);
+    if (r.ok() && r->exit_code == 0 && !Trim(r->out).empty()) return Trim(r->out);
+    if (error != nullptr) {
+      *error = !r.ok()                ? r.error().message
+               : r->timed_out         ? fmt::format("no answer within {:g} s", timeout_s)
+               : Trim(r->err).empty() ? fmt::format("exit {}", r->exit_code)
+                                      : LastErrorLine(r->err);
+    }
+    return "";
+  }
+  std::string BootId() { return BootId(Short()); }
+  bool Stopped() const { return stop_ != nullptr && stop_->load(); }
+  void Note(const std::string& line) const {
+    if (note_) note_(line);
   }
 
   Status Stage(const std::string& local, const std::string& remote);
@@ -135,7 +162,8 @@ class SshEngine : public Engine {
   }
   Status Switch(const Profile& p, bool reboot, const std::string& kernel,
                 const std::string& initrd);
-  bool WaitForNewBoot(const std::string& old_id, const std::atomic<bool>& stop, std::string* why);
+  bool WaitForNewBoot(const std::string& old_id, std::string* why, std::string* new_id = nullptr);
+  bool FirstContact(std::string* id, std::string* why);
   GuestReport RunJob(const GuestJob& job, const std::atomic<bool>& stop);
   GuestReport Settle(GuestReport r, const std::string& profile);
 
@@ -145,6 +173,9 @@ class SshEngine : public Engine {
   std::string binary_sha_;
   std::map<std::string, std::string> sha_;  // local path -> SHA-256
   std::string log_path_;
+  const std::atomic<bool>* stop_ = nullptr;       // the current boot's stop flag
+  std::function<void(const std::string&)> note_;  // the current boot's note
+  bool answered_ = false;                         // the machine answered once in this process
 };
 
 // Copies `local` to `remote` unless the machine has a file there with the same content.
@@ -233,29 +264,70 @@ Status SshEngine::Switch(const Profile& p, bool reboot, const std::string& kerne
   return OkStatus();
 }
 
-// Probes until SSH answers with a boot id other than `old_id`, the deadline, or `stop`; then
-// once more after the plan's recover command, when it has one.
-bool SshEngine::WaitForNewBoot(const std::string& old_id, const std::atomic<bool>& stop,
-                               std::string* why) {
+// Probes until SSH answers with a boot id other than `old_id` (into *new_id), the deadline
+// (boot_timeout; no probe outlives it), or the stop flag; then once more after the plan's
+// recover command, when it has one. Says every kWaitNoteS (or a third of boot_timeout) that it
+// is still waiting.
+bool SshEngine::WaitForNewBoot(const std::string& old_id, std::string* why, std::string* new_id) {
   const SshSettings& s = plan_.ssh;
+  const double every = std::min(kWaitNoteS, s.boot_timeout_s / 3);
   for (int round = 0; round < (s.recover.empty() ? 1 : 2); ++round) {
     if (round == 1) {
-      auto r = RunProcess(s.recover, 600);
+      auto r = RunProcess(s.recover, 600, "", stop_);
       Log(fmt::format("recover: {} -> {}", ShellCommand(s.recover),
                       r.ok()
                           ? fmt::format("exit {}{}", r->exit_code, r->timed_out ? " (killed)" : "")
                           : r.error().message));
     }
-    const double deadline = MonotonicSeconds() + s.boot_timeout_s;
-    while (MonotonicSeconds() < deadline) {
-      if (stop.load()) return false;
-      const std::string id = BootId();
-      if (!id.empty() && id != old_id) return true;
-      std::this_thread::sleep_for(std::chrono::duration<double>(kProbeSleepS));
+    const double start = MonotonicSeconds();
+    const double deadline = start + s.boot_timeout_s;
+    double next_note = start + every;
+    for (double now = start; now < deadline && !Stopped(); now = MonotonicSeconds()) {
+      if (now >= next_note) {
+        Note(fmt::format("waiting for {}:{} to answer ({:.0f} s of {:g} s{})", s.host, s.port,
+                         now - start, s.boot_timeout_s, round == 1 ? ", after recover" : ""));
+        next_note += every;
+      }
+      const std::string id = BootId(std::min(Short(), std::max(0.1, deadline - now)));
+      if (!id.empty() && id != old_id) {
+        if (new_id != nullptr) *new_id = id;
+        return true;
+      }
+      const double pause = std::min(kProbeSleepS, deadline - MonotonicSeconds());
+      for (double t = 0; t < pause && !Stopped(); t += 0.1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     }
+    if (Stopped()) return false;
     *why = fmt::format("the machine did not come back within boot_timeout ({:g} s){}",
                        s.boot_timeout_s, round == 1 ? " after the recover command" : "");
   }
+  return false;
+}
+
+// The first contact of this process with the machine, without a recover command: a machine that
+// refuses the connection or the login, or whose name does not resolve, is a mistake in the plan
+// or on the machine, not a machine that is booting, so it fails after kFirstContactTries probes
+// (within boot_timeout) with ssh's own error.
+bool SshEngine::FirstContact(std::string* id, std::string* why) {
+  const SshSettings& s = plan_.ssh;
+  const double deadline = MonotonicSeconds() + s.boot_timeout_s;
+  std::string error;
+  for (int i = 0; i < kFirstContactTries && !Stopped(); ++i) {
+    const double left = deadline - MonotonicSeconds();
+    if (left <= 0) break;
+    *id = BootId(std::min(s.connect_timeout_s + 10, left), &error);
+    if (!id->empty()) return true;
+    const double pause = std::min(kProbeSleepS, deadline - MonotonicSeconds());
+    for (double t = 0; i + 1 < kFirstContactTries && t < pause && !Stopped(); t += 0.1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  *why = fmt::format(
+      "the machine {}:{} (user {}) does not answer over SSH before the first boot: {}; check "
+      "the engine's host, port and user, that sshd runs there and takes your key, or give a "
+      "recover command that brings the machine up",
+      s.host, s.port, s.user, error.empty() ? "interrupted" : error);
   return false;
 }
 
@@ -263,6 +335,8 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
   GuestReport r;
   r.accel = "none";
   log_path_ = job.console_path;
+  stop_ = &stop;
+  note_ = job.note;
   const Profile& p = *job.profile;
   const SshSettings& s = plan_.ssh;
   const bool reboot =
@@ -270,21 +344,21 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
   const std::string how = reboot ? "reboot" : "kexec";
   Log(fmt::format("boot {} of profile '{}' on {} by {}", job.boot_index, p.name, s.host, how));
   const double start = MonotonicSeconds();
-  std::string old_id = BootId();
-  if (old_id.empty()) {
-    // Still booting, or down: wait for it as after a switch (recover included), then go on.
-    std::string why;
-    if (!WaitForNewBoot("", stop, &why)) {
-      r.interrupted = stop.load();
-      r.failure = r.interrupted
-                      ? "interrupted"
-                      : fmt::format("the machine {} does not answer over SSH: {}", s.host, why);
-      r.machine = fmt::format("unreachable before boot {} of profile '{}'", job.boot_index, p.name);
-      r.machine_lost = !r.interrupted;
-      return r;
-    }
-    old_id = BootId();
+  std::string old_id;
+  std::string why;
+  // Still booting, or down: wait for it as after a switch (recover included), then go on.
+  const bool first = !answered_ && s.recover.empty();
+  if (first ? !FirstContact(&old_id, &why) : !WaitForNewBoot("", &why, &old_id)) {
+    r.interrupted = stop.load();
+    r.failure = r.interrupted ? "interrupted"
+                : first       ? why
+                        : fmt::format("the machine {} does not answer over SSH: {}", s.host, why);
+    r.machine = fmt::format("unreachable before boot {} of profile '{}'", job.boot_index, p.name);
+    r.machine_lost = !r.interrupted;
+    Log(r.failure);
+    return r;
   }
+  answered_ = true;
   std::string kernel, initrd;
   if (Status st = reboot ? OkStatus() : StageKernel(p, &kernel, &initrd); !st.ok()) {
     r.failure = st.error().message;
@@ -299,8 +373,7 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
     r.machine = fmt::format("in its previous kernel: the switch to profile '{}' failed", p.name);
     return Settle(std::move(r), p.name);
   }
-  std::string why;
-  if (!WaitForNewBoot(old_id, stop, &why)) {
+  if (!WaitForNewBoot(old_id, &why)) {
     r.interrupted = stop.load();
     r.failure = r.interrupted ? "interrupted" : why;
     r.seconds = MonotonicSeconds() - start;
@@ -325,7 +398,13 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
 }
 
 // A boot that failed mid-way: when the machine no longer answers, it is lost, not the profile.
+// A step cut short by the stop flag is an interrupted attempt, whatever it failed with.
 GuestReport SshEngine::Settle(GuestReport r, const std::string& profile) {
+  if (!r.completed && Stopped()) {
+    r.interrupted = true;
+    r.failure = "interrupted";
+    return r;
+  }
   if (r.completed || r.interrupted || !BootId().empty()) return r;
   r.machine_lost = true;
   r.machine = fmt::format("unreachable during a boot of profile '{}'", profile);
@@ -369,8 +448,9 @@ GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  auto text = ReadWholeFile(channel, size_t{256} << 20);
-  ChannelData data = text.ok() ? ParseChannel(*text, ChannelFileNames()) : ChannelData{};
+  auto parsed = ParseChannelFile(channel, ChannelFileNames());
+  ChannelData data = parsed.ok() ? std::move(*parsed) : ChannelData{};
+  for (const std::string& line : data.cut) Note(line);
   r.files = std::move(data.files);
   auto err_text = ReadWholeFile(err, size_t{1} << 20);
   Log(fmt::format(

@@ -22,14 +22,22 @@ std::string JsonShort(const Json& v) {
   return v.dump();
 }
 
+// kernel.stack_erasing as a boot recorded it: 0, 1, "not built", "unknown".
+std::string StackErasingText(const Json& v) {
+  if (v.is_number_integer() && v.get<int64_t>() == campaign::kStackErasingNotBuilt) {
+    return "not built";
+  }
+  return JsonShort(v);
+}
+
 // "false (2 of 2 boots)" or "true (1), unknown (1)": what the accepted boots recorded.
 template <class T>
-std::string Tally(const CampaignState& s, const std::string& profile,
-                  std::optional<T> Boot::*field) {
+std::string Tally(const CampaignState& s, const std::string& profile, std::optional<T> Boot::*field,
+                  std::string (*render)(const Json&) = JsonShort) {
   std::vector<std::pair<std::string, int>> counts;
   for (const Boot& b : s.boots) {
     if (b.profile != profile || b.status != BootStatus::kAccepted) continue;
-    const std::string v = JsonShort(OptionalJson(b.*field));
+    const std::string v = render(OptionalJson(b.*field));
     auto it =
         std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == v; });
     if (it == counts.end()) {
@@ -146,7 +154,7 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
         "randomisation {}; kernel.stack_erasing {}",
         p.name, s.Accepted(p.name), s.Failed(p.name), p.release.empty() ? "?" : p.release,
         Tally(s, p.name, &Boot::effective_kstack_randomization),
-        Tally(s, p.name, &Boot::stack_erasing)));
+        Tally(s, p.name, &Boot::stack_erasing, StackErasingText)));
     if (std::string st = StrengthText(s, p.name); !st.empty()) {
       out.push_back("    strength: " + EscapeControl(st));
     }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/error.h"
 
@@ -34,6 +35,15 @@ struct LavaLog {
 };
 // Never throws; a line that is not a record is counted in bad_lines and skipped.
 LavaLog ParseLavaLog(const std::string& text);
+
+// A LAVA log line longer than this is not read (counted in bad_lines).
+inline constexpr size_t kMaxLavaLineBytes = size_t{1} << 20;
+
+// The log in the file at `path`, read in pieces whatever its length (memory: a line, the
+// channel's caps): as ParseLavaLog, except that the DUT's output goes straight into a
+// ChannelReader (*channel: the kstacklab files between the markers) and `target` stays empty.
+// RuntimeError when the file cannot be read.
+Expected<LavaLog> ParseLavaLogFile(const std::string& path, ChannelData* channel);
 
 // `lavacli jobs submit` output: the job id (the last line of digits), or "" when there is none.
 std::string LavaJobId(const std::string& submit_output);

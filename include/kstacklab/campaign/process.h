@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,18 +14,26 @@
 
 namespace kstacklab::campaign {
 
+// What RunProcess keeps of a child's output; the rest is read and dropped.
+inline constexpr size_t kMaxProcessOut = size_t{16} << 20;  // standard output, 16 MiB
+inline constexpr size_t kMaxProcessErr = size_t{1} << 20;   // standard error, 1 MiB
+
 struct ProcessResult {
   int exit_code = -1;  // the exit status, or 128 + signal number
   bool timed_out = false;
-  std::string out;  // standard output (at most 16 MiB kept)
-  std::string err;  // standard error (at most 1 MiB kept)
+  bool interrupted = false;  // `stop` was raised: the child was killed
+  std::string out;           // standard output (at most kMaxProcessOut kept)
+  std::string err;           // standard error (at most kMaxProcessErr kept)
 };
 
 // Runs argv[0] (looked up in PATH) with `argv`, stdin from `stdin_path` ("" = /dev/null), and
-// waits at most `timeout_s` (then SIGKILL to its process group, timed_out). A program that
-// cannot be started, or a stdin file that cannot be opened -> RuntimeError naming it.
+// waits at most `timeout_s` for it to exit and close its output (then SIGKILL to its process
+// group, timed_out). When `stop` is given and raised (a signal handler's flag), the child is
+// killed within 100 ms (interrupted). A program that cannot be started, or a stdin file that
+// cannot be opened -> RuntimeError naming it.
 Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double timeout_s,
-                                   const std::string& stdin_path = "");
+                                   const std::string& stdin_path = "",
+                                   const std::atomic<bool>* stop = nullptr);
 
 // A started child in its own process group.
 class Child {

@@ -31,9 +31,13 @@ struct BootCheck {
   std::string release;
   std::string cmdline;
   std::optional<bool> effective_kstack_randomization;  // from the result's environment
+  // kernel.stack_erasing: 0 or 1 as the guest read it; kStackErasingNotBuilt when the kernel has
+  // no such sysctl and its configuration (carried into the guest, or the profile's config file)
+  // has no stack erasing built; nullopt when unknown.
   std::optional<int64_t> stack_erasing;
   Json strength = nullptr;
 };
+inline constexpr int64_t kStackErasingNotBuilt = -1;
 
 // Accepts a boot only if the guest completed, runs the profile's kernel (its release) with every
 // word of the profile's command line, set every sysctl, `kstacklab run` succeeded with a valid
