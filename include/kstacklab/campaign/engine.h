@@ -28,10 +28,10 @@ struct GuestJob {
   // Called before the engine changes what a real machine runs (ssh: before it switches kernels),
   // with where the machine will then be; the runner writes it into the state at once, so a
   // campaign killed mid-switch still says which kernel the machine was sent to.
-  std::function<void(const std::string&)> machine_note;
+  std::function<void(const std::string&)> machine_note{};
   // A line for the user while the boot goes on (a machine waited for, a log cut to its cap);
   // may be empty.
-  std::function<void(const std::string&)> note;
+  std::function<void(const std::string&)> note{};
 };
 
 // What came back from one boot.
