@@ -375,6 +375,16 @@ class QemuEngine : public Engine {
   bool trying_kvm_ = false;
 };
 
+// The value of one base64 symbol (RFC 4648 alphabet), or -1.
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
@@ -485,14 +495,6 @@ poweroff -f
 }
 
 std::optional<std::string> Base64Decode(std::string_view text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
   std::string out;
   uint32_t acc = 0;
   int bits = 0;
@@ -505,7 +507,7 @@ std::optional<std::string> Base64Decode(std::string_view text) {
       ++pad;
       continue;
     }
-    const int v = value(c);
+    const int v = Base64Value(c);
     if (v < 0 || pad > 0) return std::nullopt;
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
@@ -548,15 +550,6 @@ namespace {
 constexpr size_t kMaxMarkerLine = 256;  // longer lines are base64 bodies
 bool IsLogFile(const std::string& name) {
   return name == "run.log" || name == "entropy.log" || name == "sysctl.log";
-}
-
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
 }
 
 }  // namespace

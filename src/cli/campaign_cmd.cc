@@ -227,14 +227,15 @@ int ExportFastpath(const std::string& dir, const CampaignState& state, const std
       {"results.csv", FastpathResultsCsv(state, *inputs)}};
   for (const auto& [name, text] : files) {
     struct stat st {};
-    if (lstat((out + "/" + name).c_str(), &st) == 0 || errno != ENOENT) {
+    const std::string path = fmt::format("{}/{}", out, name);
+    if (lstat(path.c_str(), &st) == 0 || errno != ENOENT) {
       return Fail(UsageError(fmt::format("--fastpath: '{}/{}' exists; give a new directory",
                                          EscapeControl(out), name)));
     }
   }
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
-    const std::string path = out + "/" + name;
+    const std::string path = fmt::format("{}/{}", out, name);
     bool exists = false;
     if (Status st = WriteNewFile(path, text, &exists); !st.ok()) {
       for (const std::string& w : written) unlink(w.c_str());

@@ -415,6 +415,8 @@ class PerTaskLegacyPolicy : public OffsetSteps<PerTaskLegacyPolicy<Rand, Cpu>> {
 
 // The per-task backport's kernels (37beb4256016 with Cc: stable): never a mainline release
 // (patch 2 came in the same merge and replaced it).
+inline constexpr const char* kPerTaskMainline =
+    "never (stable only: 37beb4256016 and a96ef5848cb0 came in one merge, v7.1)";
 inline constexpr const char* kPerTaskStable =
     "6.12.86+, the 5.15 backport (keeps & 0x3FF), 6.1.y (Debian 12's 6.1.192), 6.18.y (6.18.44)";
 
@@ -424,7 +426,7 @@ struct PerTaskPolicy : PerTaskLegacyPolicy<CrngU16Rand> {
       "patch 1 (37beb4256016) as on arm64: legacy state per task (thread_local, 0 at fork), "
       "ror32(old, 5) ^ get_random_u16() (locked crng) after the syscall";
   static constexpr KernelVersions kKernels{
-      .mainline = "never (stable only: 37beb4256016 and a96ef5848cb0 came in one merge, v7.1)",
+      .mainline = kPerTaskMainline,
       .stable = kPerTaskStable,
       .verified =
           "crng: vectors and libsodium; ror32 step: derived vector; not run live on "
@@ -444,7 +446,7 @@ struct PerTaskX86Policy : PerTaskLegacyPolicy<TscRand> {
       "patch 1 (37beb4256016) as on x86: legacy state per task (thread_local, 0 at fork), "
       "ror32(old, 5) ^ rdtsc() at the return to user mode";
   static constexpr KernelVersions kKernels{
-      .mainline = "never (stable only: 37beb4256016 and a96ef5848cb0 came in one merge, v7.1)",
+      .mainline = kPerTaskMainline,
       .stable = kPerTaskStable,
       .verified =
           "live probe on this project's 6.18.44 host: task_struct.kstack_offset read at "
