@@ -32,6 +32,13 @@ constexpr const char* kInitMarker = "kstacklab-guest: init started";
 // The kernel arguments the engine adds before the profile's (which may override them): the
 // console on the first serial port, and a panic ends QEMU at once (-no-reboot).
 constexpr const char* kEngineCmdline = "console=ttyS0 panic=-1";
+// The KVM probe (accel auto, first boot): a standard kernel under working KVM reaches /init
+// within seconds, so a KVM guest whose init has not spoken within kKvmProbeS, or whose console
+// has printed and then stayed still for kKvmStallS (a PVM host hangs the kernel after "Probing
+// EDD"), is taken as one KVM cannot boot. The probe's time is part of the boot's seconds (the
+// time budget's clock).
+constexpr double kKvmProbeS = 20;
+constexpr double kKvmStallS = 8;
 
 std::string Hex8(uint64_t v) { return fmt::format("{:08X}", v & 0xFFFFFFFFu); }
 
@@ -166,6 +173,7 @@ class QemuEngine : public Engine {
         SetAccel("tcg", fmt::format("no usable /dev/kvm ({}): TCG", why));
       }
     }
+    double probe_s = 0;
     if (trying_kvm_) {
       GuestReport r = BootOnce(job, stop, "kvm");
       if (r.failure != kSilentInit) {
@@ -174,13 +182,18 @@ class QemuEngine : public Engine {
         return r;
       }
       trying_kvm_ = false;
-      SetAccel("tcg", fmt::format("KVM guest's init silent for {:g} s (a PVM host cannot boot a "
-                                  "standard kernel): fell back to TCG",
-                                  plan_.qemu.init_timeout_s));
+      probe_s = r.seconds;
+      SetAccel("tcg", fmt::format("KVM guest's init {} (a PVM host cannot boot a standard "
+                                  "kernel): fell back to TCG after a {:.1f} s probe",
+                                  kvm_stall_, probe_s));
+      if (job.accel_note) job.accel_note();
+      if (job.note) job.note(accel_reason_);
       std::error_code ec;
       fs::rename(job.console_path, job.console_path + ".kvm", ec);
     }
-    return BootOnce(job, stop, accel_);
+    GuestReport r = BootOnce(job, stop, accel_);
+    r.seconds += probe_s;
+    return r;
   }
 
   std::string Accel() const override { return accel_; }
@@ -274,8 +287,11 @@ class QemuEngine : public Engine {
   // stopped, at the boot timeout, or when the guest's init is silent past the init timeout.
   // Returns false when it was killed (`r` then says why).
   bool AwaitExit(Child& child, const GuestJob& job, const std::atomic<bool>& stop,
-                 const std::string& accel, double start, int* code, GuestReport* r) const {
+                 const std::string& accel, double start, int* code, GuestReport* r) {
     bool init_seen = false;
+    const bool probing = accel == "kvm" && trying_kvm_;
+    uintmax_t console_size = 0;
+    double console_grew = 0;  // when the console last grew (seconds since start)
     for (;;) {
       if (child.Poll(code)) return true;
       const double t = MonotonicSeconds() - start;
@@ -290,6 +306,13 @@ class QemuEngine : public Engine {
         child.Kill();
         r->failure = fmt::format("no power-off within the boot timeout ({:g} s): killed",
                                  plan_.qemu.boot_timeout_s);
+        r->seconds = MonotonicSeconds() - start;
+        return false;
+      }
+      if (probing && !init_seen &&
+          ProbeStalled(job.console_path, t, &console_size, &console_grew, &init_seen)) {
+        child.Kill();
+        r->failure = kSilentInit;
         r->seconds = MonotonicSeconds() - start;
         return false;
       }
@@ -308,6 +331,32 @@ class QemuEngine : public Engine {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+
+  // Whether the KVM probe's guest, `t` seconds after QEMU started, is taken as stalled (sets
+  // kvm_stall_ to how): silent past min(init_timeout, kKvmProbeS), or printed and then still for
+  // kKvmStallS. Sets `init_seen` when the init marker has appeared.
+  bool ProbeStalled(const std::string& console, double t, uintmax_t* size, double* grew,
+                    bool* init_seen) {
+    std::error_code ec;
+    const uintmax_t now = fs::file_size(console, ec);
+    if (!ec && now != *size) {
+      *size = now;
+      *grew = t;
+      *init_seen = ConsoleHasMarker(console);
+      if (*init_seen) return false;
+    }
+    const double limit = std::min(plan_.qemu.init_timeout_s, kKvmProbeS);
+    if (t > limit) {
+      kvm_stall_ = fmt::format("silent for {:g} s", limit);
+      return true;
+    }
+    if (*size > 0 && t - *grew > kKvmStallS) {
+      kvm_stall_ =
+          fmt::format("stalled: its console still for {:g} s after {} bytes", kKvmStallS, *size);
+      return true;
+    }
+    return false;
   }
 
   // Reads what the guest sent on `channel` after QEMU exited with `code`: its files, and
@@ -373,6 +422,7 @@ class QemuEngine : public Engine {
   std::string accel_;
   std::string accel_reason_;
   bool trying_kvm_ = false;
+  std::string kvm_stall_;  // how the KVM probe saw the guest stall
 };
 
 // The value of one base64 symbol (RFC 4648 alphabet), or -1.

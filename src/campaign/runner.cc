@@ -401,6 +401,11 @@ class SlotRunner {
       state_.machine = where;
       if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
     };
+    job.accel_note = [this, &noted] {
+      state_.accel = engine_.Accel();
+      state_.accel_reason = engine_.AccelReason();
+      if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
+    };
     GuestReport report = engine_.Boot(job, stop_);
     KSTACKLAB_RETURN_IF_ERROR(noted);
     if (!report.machine.empty()) state_.machine = report.machine;

@@ -119,14 +119,26 @@ PY
 else
   fail "the resumed campaign never reached its second boot"; kill -9 $pid
 fi
-# 4. A KVM that never boots the guest (a PVM host): found by the init deadline, then TCG, once.
-# The stand-in QEMU hangs under -accel kvm and is the real one otherwise; the device probed for
-# KVM is /dev/null (KSTACKLAB_KVM_DEVICE), so `auto` tries KVM first on any host. The init
-# deadline (60 s) also holds for the TCG boot after the fallback: at 20 s a TCG guest on a loaded
-# machine (another QEMU test and two builds beside it) missed it once.
+# 4. A KVM that never boots the guest (a PVM host): found by the KVM probe (silent for 20 s, or a
+# console that printed and then stood still for 8 s), then TCG, once; the probe's time is counted
+# in the boot's seconds. The stand-in QEMU hangs under -accel kvm (STALL=1: after printing the
+# line a PVM host's kernel stops at) and is the real one otherwise; the device probed for KVM is
+# /dev/null (KSTACKLAB_KVM_DEVICE), so `auto` tries KVM first on any host. The init deadline
+# (60 s) holds for the TCG boot after the fallback: at 20 s a TCG guest on a loaded machine
+# (another QEMU test and two builds beside it) missed it once.
 cat >"$TMP/fake-qemu" <<'SH'
 #!/bin/sh
-for a in "$@"; do [ "$a" = kvm ] && exec sleep 600; done
+kvm=0; console=
+prev=
+for a in "$@"; do
+  [ "$a" = kvm ] && kvm=1
+  if [ "$prev" = -serial ] && [ -z "$console" ]; then console=${a#file:}; fi
+  prev=$a
+done
+if [ $kvm = 1 ]; then
+  [ "${STALL:-0}" = 1 ] && printf 'Linux version 6.1.0\r\nProbing EDD (edd=off to disable)... ok\r\n' >"$console"
+  exec sleep 600
+fi
 exec qemu-system-x86_64 "$@"
 SH
 chmod +x "$TMP/fake-qemu"
@@ -152,8 +164,23 @@ r = json.load(open(os.path.join(d, b["file"])))
 assert r["run"]["campaign"]["accelerator"] == "tcg" and r["run"]["campaign"]["emulated"] is True
 assert "fell back" in r["run"]["campaign"]["accelerator_reason"]
 assert os.path.exists(os.path.join(d, b["attempts"][0]["console"] + ".kvm"))
+assert "silent for 20 s" in s["accel_reason"], s["accel_reason"]
+# The probe (20 s) is counted: the attempt's seconds are the probe's and the TCG boot's.
+assert b["attempts"][0]["seconds"] >= 20 and s["boot_seconds"] >= 20, b["attempts"][0]
 PY
 [ "$(pgrep -f "sleep 600" | wc -l)" -eq 0 ] && pass "the hung KVM guest was killed" || fail "the stand-in KVM guest is still running"
+expect_stderr "fell back to TCG after a" "the fallback is printed while the campaign runs"
+D4b=$TMP/c4b
+expect_exit 0 "a KVM guest whose console stalls falls back to TCG" -- env STALL=1 KSTACKLAB_KVM_DEVICE=/dev/null \
+  "$K" campaign "$TMP/pvm.yaml" --no-store --dir "$D4b"
+python3 - "$D4b" <<'PY' && pass "a stalled console is found in 8 s, not the init deadline" || fail "stalled KVM console"
+import json, sys
+s = json.load(open(sys.argv[1] + "/campaign.json"))
+assert "stalled: its console still for 8 s" in s["accel_reason"], s["accel_reason"]
+assert "probe" in s["accel_reason"]
+PY
+grep -q "Probing EDD" "$D4b"/on/boot-1-try-1.console.log.kvm && pass "the stalled KVM console is kept" \
+  || fail "the KVM console log: $(ls "$D4b"/on)"
 
 # 5. The precision rule on real boots: an A/A campaign (two identical profiles) with a loose
 # target stops at min_boots, records the MDC after every block, and its report says the

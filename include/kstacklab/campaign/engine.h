@@ -32,6 +32,9 @@ struct GuestJob {
   // A line for the user while the boot goes on (a machine waited for, a log cut to its cap);
   // may be empty.
   std::function<void(const std::string&)> note{};
+  // Called when the engine has decided its accelerator during the boot (the KVM probe fell back
+  // to TCG): the runner saves it into the state at once, so a resume does not probe again.
+  std::function<void()> accel_note{};
 };
 
 // What came back from one boot.
