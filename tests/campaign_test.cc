@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -780,6 +781,76 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
     for (const Attempt& a : b.attempts) interrupted += a.outcome == "interrupted";
   }
   EXPECT_EQ(interrupted, 1);
+}
+
+// A write this host failed (ENOSPC while the engine wrote the boot's files) is no boot failure:
+// the campaign stops at once with the cause, the attempt is not counted, and a resume boots it
+// again without redoing an accepted boot.
+TEST(CampaignRunner, AHostWriteFaultStopsTheCampaignWithoutCountingATry) {
+  TempDir t;
+  const std::string dir = t.path() + "/c";
+  auto state = CreateCampaign(dir, TwoProfiles(2), "test");
+  ASSERT_TRUE(state.ok());
+  ScriptedEngine e;
+  e.script = [&e](const Profile& p, int) {
+    if (e.total == 3) {
+      GuestReport g;
+      g.failure = "cannot write '.work/boot.initrd': No space left on device";
+      g.host_fault = SystemError(g.failure, ENOSPC);
+      return g;
+    }
+    return GoodReport(p, p.name == "on");
+  };
+  std::atomic<bool> stop{false};
+  const Status st = RunCampaign(dir, *state, e, stop, {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(IsHostWriteFault(st.error()));
+  EXPECT_NE(st.error().message.find("No space left on device"), std::string::npos);
+  EXPECT_NE(st.error().message.find("its state kept; boot 2 of "), std::string::npos)
+      << st.error().message;
+  EXPECT_EQ(e.total, 3);  // stopped at once
+  auto loaded = LoadState(dir);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->status, "stopped");
+  EXPECT_EQ(loaded->Failed("off") + loaded->Failed("on"), 0u);
+  const Boot& faulted = loaded->boots.back();
+  EXPECT_EQ(faulted.status, BootStatus::kPending);
+  EXPECT_EQ(faulted.attempts.back().outcome, "host-fault");
+  EXPECT_EQ(faulted.CountedAttempts(), 0);
+
+  ScriptedEngine e2;
+  e2.script = [](const Profile& p, int) { return GoodReport(p, p.name == "on"); };
+  ASSERT_TRUE(RunCampaign(dir, *loaded, e2, stop, {}).ok());
+  EXPECT_EQ(loaded->status, "complete");
+  EXPECT_EQ(e2.total, 2);  // the faulted boot and the one after it
+  EXPECT_EQ(loaded->Accepted("off") + loaded->Accepted("on"), 4u);
+  // Other errors are no host fault.
+  EXPECT_FALSE(IsHostWriteFault(RuntimeError("cannot write 'x': No space left on device")));
+  EXPECT_FALSE(IsHostWriteFault(SystemError("cannot write 'x'", EACCES)));
+  EXPECT_TRUE(IsHostWriteFault(SystemError("cannot write 'x'", EDQUOT)));
+}
+
+// A boot interrupted again and again keeps at most kMaxAttempts records (the state's size per
+// boot is bounded), the newest kept, its try number still counting up.
+TEST(CampaignRunner, ABootKeepsAtMostMaxAttemptsRecords) {
+  TempDir t;
+  const std::string dir = t.path() + "/c";
+  CampaignPlan plan = TwoProfiles(1);
+  auto state = CreateCampaign(dir, plan, "test");
+  ASSERT_TRUE(state.ok());
+  for (int i = 0; i < 10; ++i) {
+    ScriptedEngine e;
+    e.script = [](const Profile& p, int) { return GoodReport(p, p.name == "on"); };
+    std::atomic<bool> stop{false};
+    e.raise_on_call = &stop;
+    e.raise_at = 1;
+    ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
+    ASSERT_EQ(state->status, "interrupted");
+  }
+  const Boot& b = state->boots.front();
+  EXPECT_EQ(b.attempts.size(), kMaxAttempts);
+  EXPECT_NE(b.attempts.back().console.find("-try-10."), std::string::npos)
+      << b.attempts.back().console;
 }
 
 TEST(CampaignRunner, CreateRefusesANonEmptyDirectoryAndWritesNothing) {
