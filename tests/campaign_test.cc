@@ -9,10 +9,12 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <random>
 
@@ -851,6 +853,116 @@ TEST(CampaignRunner, ABootKeepsAtMostMaxAttemptsRecords) {
   EXPECT_EQ(b.attempts.size(), kMaxAttempts);
   EXPECT_NE(b.attempts.back().console.find("-try-10."), std::string::npos)
       << b.attempts.back().console;
+}
+
+// ---- the state's size
+// ---------------------------------------------------------------------------------
+
+// A boot at every cap of state.h: the longest name, texts of the costliest characters, the most
+// attempts, the longest numbers.
+Boot MaximalBoot(const std::string& profile, uint64_t index) {
+  const std::string quotes(10000, '"');  // 2 bytes each in JSON
+  Boot b;
+  b.profile = profile;
+  b.index = index;
+  b.status = BootStatus::kAccepted;
+  b.file = fmt::format("{}/boot-{}.json", profile, index);
+  b.release = CapStateText(quotes, kMaxBootReleaseBytes);
+  b.cmdline = CapStateText(quotes, kMaxBootCmdlineBytes);
+  b.effective_kstack_randomization = false;
+  b.stack_erasing = INT64_MIN;
+  b.strength = CapStrength(Json{{"error", quotes}});
+  for (size_t k = 1; k <= kMaxAttempts; ++k) {
+    b.attempts.push_back(
+        Attempt{"2025-01-01T00:00:00Z", "host-fault", CapStateText(quotes, kMaxReasonBytes),
+                fmt::format("{}/boot-{}-try-{}.console.log", profile, index, 1000000 + k),
+                CapStateText(quotes, kMaxShortTextBytes), -1.2345678901234567e-300});
+  }
+  return b;
+}
+
+CampaignState MaximalHead() {
+  CampaignState s;
+  s.tool_version = KSTACKLAB_VERSION;
+  s.created = s.updated = "2025-01-01T00:00:00Z";
+  s.source = "plan.yaml";
+  for (size_t p = 0; p < PlanLimits::kMaxProfiles; ++p) {
+    s.plan.profiles.push_back({fmt::format("{:p<62}{:02}", "", p), "/k"});
+  }
+  s.plan.boots = PlanLimits::kMaxBoots;
+  s.status = "stopped";
+  const std::string quotes(10000, '"');
+  s.stop_reason = CapStateText(quotes, kMaxReasonBytes);
+  s.accel = CapStateText(quotes, kMaxShortTextBytes);
+  s.accel_reason = CapStateText(quotes, kMaxReasonBytes);
+  s.machine = CapStateText(quotes, kMaxReasonBytes);
+  s.boot_seconds = -1.2345678901234567e-300;
+  return s;
+}
+
+void AddMaximalBlock(CampaignState& s, uint64_t block) {
+  std::vector<size_t> order(s.plan.profiles.size());
+  std::iota(order.rbegin(), order.rend(), size_t{0});
+  s.blocks.push_back(order);
+  Json rows = Json::array();
+  for (size_t r = 0; r < kMaxReportRows; ++r) {
+    rows.push_back({{"row", CapStateText(std::string(10000, '"'), kMaxRowBytes)},
+                    {"boots", INT32_MIN},
+                    {"mdc_pct", -1.2345678901234567e-300}});
+  }
+  s.block_reports.push_back({{"block", block},
+                             {"reached", false},
+                             {"worst_mdc_pct", -1.2345678901234567e-300},
+                             {"boots_needed", SIZE_MAX},
+                             {"rows", std::move(rows)}});
+}
+
+TEST(CampaignState, CapStateTextCountsBytesAsJsonWritesThem) {
+  EXPECT_EQ(CapStateText("abc", 3), "abc");
+  EXPECT_EQ(CapStateText("abcd", 3), "abc");
+  EXPECT_EQ(CapStateText("a\"b", 3), "a\"");
+  EXPECT_EQ(CapStateText("a\x01", 6), "a");
+  EXPECT_EQ(CapStateText("a\xc3\xa9", 6), "a");  // é (2 bytes, 3 each) cut whole
+  EXPECT_EQ(CapStateText("a\xc3\xa9", 7), "a\xc3\xa9");
+  for (const std::string text : {std::string(999, '"'), std::string(999, '\x01'),
+                                 std::string(999, '\xff'), std::string(999, '\\')}) {
+    EXPECT_LE(
+        Json(CapStateText(text, 100)).dump(-1, ' ', false, Json::error_handler_t::replace).size(),
+        102u);
+  }
+}
+
+// What one boot and one block add to the state is within the bounds kMaxStateBytes is derived
+// from, and a state of the documented limits (32 profiles x 1000 boots, every part maximal) is
+// written and read back.
+TEST(CampaignState, AMaximalStateIsWithinTheReadLimitAndReadsBack) {
+  CampaignState s = MaximalHead();
+  const size_t head = DumpJson(StateToJson(s)).size();
+  EXPECT_LE(head, kMaxPlanJsonBytes);
+  s.boots.push_back(MaximalBoot(s.plan.profiles[0].name, PlanLimits::kMaxBoots));
+  const size_t one_boot = DumpJson(StateToJson(s)).size() - head;
+  EXPECT_LE(one_boot, kMaxBootJsonBytes);
+  s.boots.clear();
+  AddMaximalBlock(s, PlanLimits::kMaxBoots);
+  const size_t one_block = DumpJson(StateToJson(s)).size() - head;
+  EXPECT_LE(one_block, kMaxBlockJsonBytes);
+  std::printf("state bytes: head %zu, a boot %zu (bound %zu), a block %zu (bound %zu)\n", head,
+              one_boot, kMaxBootJsonBytes, one_block, kMaxBlockJsonBytes);
+
+  s.blocks.clear();
+  s.block_reports = Json::array();
+  for (uint64_t block = 1; block <= PlanLimits::kMaxBoots; ++block) {
+    AddMaximalBlock(s, block);
+    for (const Profile& p : s.plan.profiles) s.boots.push_back(MaximalBoot(p.name, block));
+  }
+  TempDir t;
+  ASSERT_TRUE(SaveState(t.path(), s).ok());
+  const auto size = static_cast<size_t>(fs::file_size(t.path() + "/" + kStateFile));
+  std::printf("maximal state: %zu bytes, read limit %zu\n", size, kMaxStateBytes);
+  EXPECT_LE(size, kMaxStateBytes);
+  auto loaded = LoadState(t.path());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->boots.size(), PlanLimits::kMaxProfiles * PlanLimits::kMaxBoots);
 }
 
 TEST(CampaignRunner, CreateRefusesANonEmptyDirectoryAndWritesNothing) {

@@ -401,6 +401,15 @@ Expected<CampaignState> CreateCampaign(const std::string& given, const CampaignP
   state.created = UtcTimestamp();
   state.source = source;
   state.plan = plan;
+  // The plan and the state's other texts within kMaxPlanJsonBytes: what the runner adds to it is
+  // bounded (state.h), so every state it writes is one LoadState reads.
+  const size_t plan_bytes = DumpJson(StateToJson(state)).size();
+  if (plan_bytes > kMaxPlanJsonBytes - 4 * kMaxReasonBytes) {
+    return UsageError(fmt::format(
+        "the plan takes {} bytes in a campaign state, more than the {} it may; shorten its "
+        "values (sysctls, paths, arguments)",
+        plan_bytes, kMaxPlanJsonBytes - 4 * kMaxReasonBytes));
+  }
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(dir), strerror(errno)));
   }
@@ -710,7 +719,8 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
       if (end == SlotEnd::kMachineLost) {
         // Every later boot needs the machine: stop, and let --resume go on once it answers.
         state.status = "stopped";
-        state.stop_reason = "the machine was lost: " + slots.lost_reason();
+        state.stop_reason =
+            CapStateText("the machine was lost: " + slots.lost_reason(), kMaxReasonBytes);
         return Save(dir, state);
       }
       ++done;
