@@ -7,11 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <random>
 
@@ -780,6 +783,186 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
     for (const Attempt& a : b.attempts) interrupted += a.outcome == "interrupted";
   }
   EXPECT_EQ(interrupted, 1);
+}
+
+// A write this host failed (ENOSPC while the engine wrote the boot's files) is no boot failure:
+// the campaign stops at once with the cause, the attempt is not counted, and a resume boots it
+// again without redoing an accepted boot.
+TEST(CampaignRunner, AHostWriteFaultStopsTheCampaignWithoutCountingATry) {
+  TempDir t;
+  const std::string dir = t.path() + "/c";
+  auto state = CreateCampaign(dir, TwoProfiles(2), "test");
+  ASSERT_TRUE(state.ok());
+  ScriptedEngine e;
+  e.script = [&e](const Profile& p, int) {
+    if (e.total == 3) {
+      GuestReport g;
+      g.failure = "cannot write '.work/boot.initrd': No space left on device";
+      g.host_fault = SystemError(g.failure, ENOSPC);
+      return g;
+    }
+    return GoodReport(p, p.name == "on");
+  };
+  std::atomic<bool> stop{false};
+  const Status st = RunCampaign(dir, *state, e, stop, {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(IsHostWriteFault(st.error()));
+  EXPECT_NE(st.error().message.find("No space left on device"), std::string::npos);
+  EXPECT_NE(st.error().message.find("its state kept; boot 2 of "), std::string::npos)
+      << st.error().message;
+  EXPECT_EQ(e.total, 3);  // stopped at once
+  auto loaded = LoadState(dir);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->status, "stopped");
+  EXPECT_EQ(loaded->Failed("off") + loaded->Failed("on"), 0u);
+  const Boot& faulted = loaded->boots.back();
+  EXPECT_EQ(faulted.status, BootStatus::kPending);
+  EXPECT_EQ(faulted.attempts.back().outcome, "host-fault");
+  EXPECT_EQ(faulted.CountedAttempts(), 0);
+
+  ScriptedEngine e2;
+  e2.script = [](const Profile& p, int) { return GoodReport(p, p.name == "on"); };
+  ASSERT_TRUE(RunCampaign(dir, *loaded, e2, stop, {}).ok());
+  EXPECT_EQ(loaded->status, "complete");
+  EXPECT_EQ(e2.total, 2);  // the faulted boot and the one after it
+  EXPECT_EQ(loaded->Accepted("off") + loaded->Accepted("on"), 4u);
+  // Other errors are no host fault.
+  EXPECT_FALSE(IsHostWriteFault(RuntimeError("cannot write 'x': No space left on device")));
+  EXPECT_FALSE(IsHostWriteFault(SystemError("cannot write 'x'", EACCES)));
+  EXPECT_TRUE(IsHostWriteFault(SystemError("cannot write 'x'", EDQUOT)));
+}
+
+// A boot interrupted again and again keeps at most kMaxAttempts records (the state's size per
+// boot is bounded), the newest kept, its try number still counting up.
+TEST(CampaignRunner, ABootKeepsAtMostMaxAttemptsRecords) {
+  TempDir t;
+  const std::string dir = t.path() + "/c";
+  CampaignPlan plan = TwoProfiles(1);
+  auto state = CreateCampaign(dir, plan, "test");
+  ASSERT_TRUE(state.ok());
+  for (int i = 0; i < 10; ++i) {
+    ScriptedEngine e;
+    e.script = [](const Profile& p, int) { return GoodReport(p, p.name == "on"); };
+    std::atomic<bool> stop{false};
+    e.raise_on_call = &stop;
+    e.raise_at = 1;
+    ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
+    ASSERT_EQ(state->status, "interrupted");
+  }
+  const Boot& b = state->boots.front();
+  EXPECT_EQ(b.attempts.size(), kMaxAttempts);
+  EXPECT_NE(b.attempts.back().console.find("-try-10."), std::string::npos)
+      << b.attempts.back().console;
+}
+
+// ---- the state's size
+// ---------------------------------------------------------------------------------
+
+// A boot at every cap of state.h: the longest name, texts of the costliest characters, the most
+// attempts, the longest numbers.
+Boot MaximalBoot(const std::string& profile, uint64_t index) {
+  const std::string quotes(10000, '"');  // 2 bytes each in JSON
+  Boot b;
+  b.profile = profile;
+  b.index = index;
+  b.status = BootStatus::kAccepted;
+  b.file = fmt::format("{}/boot-{}.json", profile, index);
+  b.release = CapStateText(quotes, kMaxBootReleaseBytes);
+  b.cmdline = CapStateText(quotes, kMaxBootCmdlineBytes);
+  b.effective_kstack_randomization = false;
+  b.stack_erasing = INT64_MIN;
+  b.strength = CapStrength(Json{{"error", quotes}});
+  for (size_t k = 1; k <= kMaxAttempts; ++k) {
+    b.attempts.push_back(
+        Attempt{"2025-01-01T00:00:00Z", "host-fault", CapStateText(quotes, kMaxReasonBytes),
+                fmt::format("{}/boot-{}-try-{}.console.log", profile, index, 1000000 + k),
+                CapStateText(quotes, kMaxShortTextBytes), -1.2345678901234567e-300});
+  }
+  return b;
+}
+
+CampaignState MaximalHead() {
+  CampaignState s;
+  s.tool_version = KSTACKLAB_VERSION;
+  s.created = s.updated = "2025-01-01T00:00:00Z";
+  s.source = "plan.yaml";
+  for (size_t p = 0; p < PlanLimits::kMaxProfiles; ++p) {
+    s.plan.profiles.push_back({fmt::format("{:p<62}{:02}", "", p), "/k"});
+  }
+  s.plan.boots = PlanLimits::kMaxBoots;
+  s.status = "stopped";
+  const std::string quotes(10000, '"');
+  s.stop_reason = CapStateText(quotes, kMaxReasonBytes);
+  s.accel = CapStateText(quotes, kMaxShortTextBytes);
+  s.accel_reason = CapStateText(quotes, kMaxReasonBytes);
+  s.machine = CapStateText(quotes, kMaxReasonBytes);
+  s.boot_seconds = -1.2345678901234567e-300;
+  return s;
+}
+
+void AddMaximalBlock(CampaignState& s, uint64_t block) {
+  std::vector<size_t> order(s.plan.profiles.size());
+  std::iota(order.rbegin(), order.rend(), size_t{0});
+  s.blocks.push_back(order);
+  Json rows = Json::array();
+  for (size_t r = 0; r < kMaxReportRows; ++r) {
+    rows.push_back({{"row", CapStateText(std::string(10000, '"'), kMaxRowBytes)},
+                    {"boots", INT32_MIN},
+                    {"mdc_pct", -1.2345678901234567e-300}});
+  }
+  s.block_reports.push_back({{"block", block},
+                             {"reached", false},
+                             {"worst_mdc_pct", -1.2345678901234567e-300},
+                             {"boots_needed", SIZE_MAX},
+                             {"rows", std::move(rows)}});
+}
+
+TEST(CampaignState, CapStateTextCountsBytesAsJsonWritesThem) {
+  EXPECT_EQ(CapStateText("abc", 3), "abc");
+  EXPECT_EQ(CapStateText("abcd", 3), "abc");
+  EXPECT_EQ(CapStateText("a\"b", 3), "a\"");
+  EXPECT_EQ(CapStateText("a\x01", 6), "a");
+  EXPECT_EQ(CapStateText("a\xc3\xa9", 6), "a");  // é (2 bytes, 3 each) cut whole
+  EXPECT_EQ(CapStateText("a\xc3\xa9", 7), "a\xc3\xa9");
+  for (const std::string text : {std::string(999, '"'), std::string(999, '\x01'),
+                                 std::string(999, '\xff'), std::string(999, '\\')}) {
+    EXPECT_LE(
+        Json(CapStateText(text, 100)).dump(-1, ' ', false, Json::error_handler_t::replace).size(),
+        102u);
+  }
+}
+
+// What one boot and one block add to the state is within the bounds kMaxStateBytes is derived
+// from, and a state of the documented limits (32 profiles x 1000 boots, every part maximal) is
+// written and read back.
+TEST(CampaignState, AMaximalStateIsWithinTheReadLimitAndReadsBack) {
+  CampaignState s = MaximalHead();
+  const size_t head = DumpJson(StateToJson(s)).size();
+  EXPECT_LE(head, kMaxPlanJsonBytes);
+  s.boots.push_back(MaximalBoot(s.plan.profiles[0].name, PlanLimits::kMaxBoots));
+  const size_t one_boot = DumpJson(StateToJson(s)).size() - head;
+  EXPECT_LE(one_boot, kMaxBootJsonBytes);
+  s.boots.clear();
+  AddMaximalBlock(s, PlanLimits::kMaxBoots);
+  const size_t one_block = DumpJson(StateToJson(s)).size() - head;
+  EXPECT_LE(one_block, kMaxBlockJsonBytes);
+  std::printf("state bytes: head %zu, a boot %zu (bound %zu), a block %zu (bound %zu)\n", head,
+              one_boot, kMaxBootJsonBytes, one_block, kMaxBlockJsonBytes);
+
+  s.blocks.clear();
+  s.block_reports = Json::array();
+  for (uint64_t block = 1; block <= PlanLimits::kMaxBoots; ++block) {
+    AddMaximalBlock(s, block);
+    for (const Profile& p : s.plan.profiles) s.boots.push_back(MaximalBoot(p.name, block));
+  }
+  TempDir t;
+  ASSERT_TRUE(SaveState(t.path(), s).ok());
+  const auto size = static_cast<size_t>(fs::file_size(t.path() + "/" + kStateFile));
+  std::printf("maximal state: %zu bytes, read limit %zu\n", size, kMaxStateBytes);
+  EXPECT_LE(size, kMaxStateBytes);
+  auto loaded = LoadState(t.path());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->boots.size(), PlanLimits::kMaxProfiles * PlanLimits::kMaxBoots);
 }
 
 TEST(CampaignRunner, CreateRefusesANonEmptyDirectoryAndWritesNothing) {

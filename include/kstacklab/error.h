@@ -25,10 +25,17 @@ enum ExitCode : int {
 struct Error {
   int exit_code = kExitRuntime;
   std::string message;  // one line, no trailing newline; says what to do where possible
+  // The errno of the system call that failed, where one did (a file written or read), else 0:
+  // callers that must tell a host fault (ENOSPC, EIO) from bad input read it, never the message.
+  int os_errno = 0;
 };
 
 inline Error UsageError(std::string message) { return Error{kExitUsage, std::move(message)}; }
 inline Error RuntimeError(std::string message) { return Error{kExitRuntime, std::move(message)}; }
+// A runtime failure of a system call that set `err` (errno).
+inline Error SystemError(std::string message, int err) {
+  return Error{kExitRuntime, std::move(message), err};
+}
 
 // A value or an Error. Accessing value() of an error (or error() of a value) is a bug and aborts.
 template <class T>

@@ -440,6 +440,7 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
   if (Status st = WriteFileAtomic(job_file, LavaJobYaml(plan_, *job.profile, job.boot_index));
       !st.ok()) {
     r.failure = st.error().message;
+    if (IsHostWriteFault(st.error())) r.host_fault = st.error();
     return r;
   }
   auto id = Submit(job_file, stop);

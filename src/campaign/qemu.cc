@@ -391,6 +391,7 @@ class QemuEngine : public Engine {
     const std::string channel = work_ + "/channel.txt";
     if (Status st = WriteBootFiles(job, initrd, channel); !st.ok()) {
       r.failure = st.error().message;
+      if (IsHostWriteFault(st.error())) r.host_fault = st.error();
       return r;
     }
     const std::string qemu_log = work_ + "/qemu.log";

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -19,6 +21,74 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxCountedAttempts = 2;  // a boot is retried once
+
+// Less free space than this on DIR's file system after a boot that was not accepted: the boot's
+// output (console log, data channel, written by QEMU, lavacli or ssh, which do not say when a
+// write fails) may have been cut short by this host, so the failure is not the boot's.
+constexpr uint64_t kMinFreeBytes = uint64_t{1} << 20;
+
+// ENOSPC naming `dir` when its file system has less than kMinFreeBytes left for this user
+// (root may use the blocks reserved for it); nullopt otherwise or when it cannot be told.
+std::optional<Error> FullFileSystem(const std::string& dir) {
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) return std::nullopt;
+  const uint64_t blocks = geteuid() == 0 ? fs.f_bfree : fs.f_bavail;
+  const uint64_t bytes = blocks * fs.f_frsize;
+  if (bytes >= kMinFreeBytes) return std::nullopt;
+  return SystemError(fmt::format("the file system of '{}' is full ({} KiB free): {}",
+                                 EscapeControl(dir), bytes / 1024, strerror(ENOSPC)),
+                     ENOSPC);
+}
+
+// Stops the campaign for a write this host failed (`cause`, IsHostWriteFault): the attempt in
+// progress is recorded "host-fault" (not a try: --resume boots it again), the status is
+// "stopped", and the state is saved if it can be. Returns the error the campaign ends with: the
+// cause (its errno kept), what became of the state, and which boot a resume redoes.
+Error StopForHost(const std::string& dir, CampaignState& state, const Error& cause) {
+  std::string redo;
+  for (Boot& b : state.boots) {
+    for (Attempt& a : b.attempts) {
+      if (a.outcome != "running") continue;
+      a.outcome = "host-fault";
+      a.reason = CapStateText(cause.message, kMaxReasonBytes);
+      redo = fmt::format("; boot {} of '{}' is booted again", b.index, b.profile);
+    }
+  }
+  state.status = "stopped";
+  state.stop_reason =
+      CapStateText("a write on this host failed: " + cause.message, kMaxReasonBytes);
+  const Status saved = SaveState(dir, state);
+  Error e = cause;
+  e.exit_code = kExitRuntime;
+  e.message = saved.ok()
+                  ? fmt::format("{}: the campaign stopped, its state kept{}", cause.message, redo)
+                  : fmt::format(
+                        "{}: the campaign stopped and the state of the last boot was not "
+                        "saved ('{}/{}' holds the one before it){}",
+                        cause.message, EscapeControl(dir), kStateFile, redo);
+  return e;
+}
+
+// SaveState, a host fault stopping the campaign (StopForHost).
+Status Save(const std::string& dir, CampaignState& state) {
+  Status st = SaveState(dir, state);
+  if (!st.ok() && IsHostWriteFault(st.error())) return StopForHost(dir, state, st.error());
+  return st;
+}
+
+// The try number of the next attempt of `b`: one more than its last attempt's (the number in its
+// console log's name), so a try whose record made room keeps its logs.
+size_t NextTry(const Boot& b) {
+  if (b.attempts.empty()) return 1;
+  const std::string& c = b.attempts.back().console;
+  const size_t at = c.rfind("-try-");
+  size_t k = 0;
+  for (size_t i = at == std::string::npos ? c.size() : at + 5; i < c.size() && k < 1000000; ++i) {
+    if (c[i] < '0' || c[i] > '9') break;
+    k = k * 10 + static_cast<size_t>(c[i] - '0');
+  }
+  return std::max(k, b.attempts.size()) + 1;
+}
 
 std::string LastLine(const std::string& text) {
   const std::string t = Trim(text);
@@ -70,7 +140,7 @@ Status MakeDir(const std::string& path) {
 
 // The result file as the campaign keeps it: the guest's, with how it was booted in run.campaign.
 RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const Engine& engine,
-                  const std::string& engine_name) {
+                  const std::string& engine_name, const std::string& cmdline) {
   r.run.campaign = {{"engine", engine_name},
                     {"accelerator", attempt.accel},
                     {"accelerator_reason", engine.AccelReason()},
@@ -78,7 +148,7 @@ RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const E
                     {"profile", boot.profile},
                     {"boot", boot.index},
                     {"attempt", boot.attempts.size()},
-                    {"cmdline", boot.cmdline}};
+                    {"cmdline", cmdline}};
   return r;
 }
 
@@ -106,6 +176,19 @@ std::optional<int64_t> StackErasingNotBuilt(const Json& environment, const Profi
 }
 
 }  // namespace
+
+bool IsHostWriteFault(const Error& e) {
+  switch (e.os_errno) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EIO:
+    case EROFS:
+      return true;
+    default:
+      return false;
+  }
+}
 
 BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool strength) {
   BootCheck c;
@@ -318,6 +401,15 @@ Expected<CampaignState> CreateCampaign(const std::string& given, const CampaignP
   state.created = UtcTimestamp();
   state.source = source;
   state.plan = plan;
+  // The plan and the state's other texts within kMaxPlanJsonBytes: what the runner adds to it is
+  // bounded (state.h), so every state it writes is one LoadState reads.
+  const size_t plan_bytes = DumpJson(StateToJson(state)).size();
+  if (plan_bytes > kMaxPlanJsonBytes - 4 * kMaxReasonBytes) {
+    return UsageError(fmt::format(
+        "the plan takes {} bytes in a campaign state, more than the {} it may; shorten its "
+        "values (sysctls, paths, arguments)",
+        plan_bytes, kMaxPlanJsonBytes - 4 * kMaxReasonBytes));
+  }
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(dir), strerror(errno)));
   }
@@ -362,7 +454,7 @@ class SlotRunner {
     Boot* b = state_.Find(profile.name, index);
     while (b->status == BootStatus::kPending) {
       if (stop_.load()) return SlotEnd::kInterrupted;
-      const size_t k = b->attempts.size() + 1;
+      const size_t k = NextTry(*b);
       GuestReport report;
       KSTACKLAB_ASSIGN_OR_RETURN(report, BootAttempt(profile, index, k, done, total, started_s));
       b = state_.Find(profile.name, index);  // (the vector did not grow; kept for clarity)
@@ -385,8 +477,16 @@ class SlotRunner {
     a.started = UtcTimestamp();
     a.outcome = "running";
     a.console = fmt::format("{}/boot-{}-try-{}.console.log", profile.name, index, k);
+    if (b->attempts.size() >= kMaxAttempts) {
+      // The oldest attempt not counted makes room: a boot's record stays bounded however often
+      // it is interrupted (its console log stays on disk).
+      auto old = std::find_if(b->attempts.begin(), b->attempts.end(),
+                              [](const Attempt& x) { return !IsCounted(x); });
+      KSTACKLAB_CHECK(old != b->attempts.end());  // at most kMaxCountedAttempts are counted
+      b->attempts.erase(old);
+    }
     b->attempts.push_back(a);
-    KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+    KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
     Progress(profile, index, done, total, started_s);
     GuestJob job{&profile,
                  state_.plan.run_args,
@@ -398,7 +498,7 @@ class SlotRunner {
     job.note = hooks_.note;
     Status noted = OkStatus();
     job.machine_note = [this, &noted](const std::string& where) {
-      state_.machine = where;
+      state_.machine = CapStateText(where, kMaxReasonBytes);
       if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
     };
     job.accel_note = [this, &noted] {
@@ -407,8 +507,11 @@ class SlotRunner {
       if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
     };
     GuestReport report = engine_.Boot(job, stop_);
+    if (!noted.ok() && IsHostWriteFault(noted.error())) {
+      return StopForHost(dir_, state_, noted.error());
+    }
     KSTACKLAB_RETURN_IF_ERROR(noted);
-    if (!report.machine.empty()) state_.machine = report.machine;
+    if (!report.machine.empty()) state_.machine = CapStateText(report.machine, kMaxReasonBytes);
     return report;
   }
 
@@ -422,33 +525,48 @@ class SlotRunner {
     at.accel = report.accel;
     at.seconds = report.seconds;
     state_.boot_seconds += report.seconds;
-    state_.accel = engine_.Accel();
-    state_.accel_reason = engine_.AccelReason();
+    state_.accel = CapStateText(engine_.Accel(), kMaxShortTextBytes);
+    state_.accel_reason = CapStateText(engine_.AccelReason(), kMaxReasonBytes);
     if (report.interrupted) {
       at.outcome = "interrupted";
       at.reason = "the campaign was stopped by a signal; the guest was killed";
-      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
       return SlotEnd::kInterrupted;
     }
+    if (report.host_fault) return StopForHost(dir_, state_, *report.host_fault);
     if (Has(report, "run.log")) {
       const std::string log = fmt::format("{}/boot-{}-try-{}.run.log", profile.name, index, k);
-      (void)WriteFileAtomic(dir_ + "/" + log, File(report, "run.log"));
+      // A copy of what the console log holds too: only this host failing it stops the campaign.
+      if (Status st = WriteFileAtomic(dir_ + "/" + log, File(report, "run.log"));
+          !st.ok() && IsHostWriteFault(st.error())) {
+        return StopForHost(dir_, state_, st.error());
+      }
     }
     BootCheck check = VerifyBoot(profile, report, state_.plan.strength);
-    b.release = check.release;
-    b.cmdline = check.cmdline;
+    if (!check.accepted && !report.machine_lost) {
+      if (std::optional<Error> full = FullFileSystem(dir_)) {
+        return StopForHost(dir_, state_, *full);
+      }
+    }
+    b.release = CapStateText(check.release, kMaxBootReleaseBytes);
+    b.cmdline = CapStateText(check.cmdline, kMaxBootCmdlineBytes);
     b.effective_kstack_randomization = check.effective_kstack_randomization;
     b.stack_erasing = check.stack_erasing;
-    b.strength = check.strength;
+    b.strength = CapStrength(check.strength);
+    check.reason = CapStateText(check.reason, kMaxReasonBytes);
     if (check.accepted) {
       const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
-      at.outcome = "accepted";
+      // The result file keeps the guest's whole command line; the state keeps its first bytes.
       const RunResult stamped =
-          Stamped(std::move(check.result), b, at, engine_, state_.plan.engine);
-      KSTACKLAB_RETURN_IF_ERROR(WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)));
+          Stamped(std::move(check.result), b, at, engine_, state_.plan.engine, check.cmdline);
+      if (Status st = WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)); !st.ok()) {
+        if (IsHostWriteFault(st.error())) return StopForHost(dir_, state_, st.error());
+        return st.error();
+      }
+      at.outcome = "accepted";
       b.file = file;
       b.status = BootStatus::kAccepted;
-      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
       if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
     } else if (report.machine_lost) {
       // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
@@ -459,7 +577,7 @@ class SlotRunner {
         hooks_.note(fmt::format("boot {} of '{}': {} (log: {}/{})", index, profile.name,
                                 check.reason, dir_, at.console));
       }
-      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
       return SlotEnd::kMachineLost;
     } else {
       at.outcome = "failed";
@@ -471,7 +589,7 @@ class SlotRunner {
                                 profile.name, last ? "" : ", retrying once", check.reason, dir_,
                                 at.console));
       }
-      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
     }
     return SlotEnd::kDone;
   }
@@ -506,9 +624,22 @@ Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t
     if (hooks.note) hooks.note("the target cannot be evaluated: " + status.error().message);
     return false;
   }
+  // At most kMaxReportRows rows, in table order: those with the largest MDC (unknown first).
+  std::vector<const TargetRow*> kept;
+  for (const TargetRow& r : status->rows) kept.push_back(&r);
+  if (kept.size() > kMaxReportRows) {
+    std::stable_sort(kept.begin(), kept.end(), [](const TargetRow* a, const TargetRow* b) {
+      const double x = std::isfinite(a->mdc_pct) ? a->mdc_pct : HUGE_VAL;
+      const double y = std::isfinite(b->mdc_pct) ? b->mdc_pct : HUGE_VAL;
+      return x > y;
+    });
+    kept.resize(kMaxReportRows);
+    std::sort(kept.begin(), kept.end());  // pointers into status->rows: table order
+  }
   Json rows = Json::array();
-  for (const TargetRow& r : status->rows) {
-    rows.push_back({{"row", r.row},
+  for (const TargetRow* row : kept) {
+    const TargetRow& r = *row;
+    rows.push_back({{"row", CapStateText(r.row, kMaxRowBytes)},
                     {"boots", r.boots},
                     {"mdc_pct", std::isfinite(r.mdc_pct) ? Json(RoundSignificant(r.mdc_pct, 4))
                                                          : Json(nullptr)}});
@@ -555,7 +686,7 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
   KSTACKLAB_RETURN_IF_ERROR(engine.Prepare());
   state.status = "running";
   state.stop_reason.clear();
-  KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
+  KSTACKLAB_RETURN_IF_ERROR(Save(dir, state));
 
   const size_t n = plan.profiles.size();
   const size_t total = plan.MaxBlocks() * n;
@@ -566,7 +697,7 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
   for (uint64_t block = 1; block <= plan.MaxBlocks() && stop_reason.empty(); ++block) {
     if (block > state.blocks.size()) {
       state.blocks.push_back(BlockOrder(plan.seed, block, n, plan.randomised));
-      KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
+      KSTACKLAB_RETURN_IF_ERROR(Save(dir, state));
     }
     const std::vector<size_t> order = state.blocks[block - 1];
     for (size_t pi : order) {
@@ -576,7 +707,7 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
         fresh.profile = profile.name;
         fresh.index = block;
         state.boots.push_back(std::move(fresh));
-        KSTACKLAB_RETURN_IF_ERROR(SaveState(dir, state));
+        KSTACKLAB_RETURN_IF_ERROR(Save(dir, state));
       }
       if (plan.target && plan.target->budget_s > 0 && state.boot_seconds >= plan.target->budget_s &&
           state.Find(profile.name, block)->status == BootStatus::kPending) {
@@ -588,13 +719,14 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
           end, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
       if (end == SlotEnd::kInterrupted) {
         state.status = "interrupted";
-        return SaveState(dir, state);
+        return Save(dir, state);
       }
       if (end == SlotEnd::kMachineLost) {
         // Every later boot needs the machine: stop, and let --resume go on once it answers.
         state.status = "stopped";
-        state.stop_reason = "the machine was lost: " + slots.lost_reason();
-        return SaveState(dir, state);
+        state.stop_reason =
+            CapStateText("the machine was lost: " + slots.lost_reason(), kMaxReasonBytes);
+        return Save(dir, state);
       }
       ++done;
     }
@@ -611,7 +743,7 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
   }
   state.status = "complete";
   state.stop_reason = stop_reason;
-  return SaveState(dir, state);
+  return Save(dir, state);
 }
 
 }  // namespace kstacklab::campaign

@@ -29,8 +29,46 @@ const char* BootStatusName(BootStatus s) {
 
 int Boot::CountedAttempts() const {
   int n = 0;
-  for (const Attempt& a : attempts) n += a.outcome != "interrupted" && a.outcome != "lost" ? 1 : 0;
+  for (const Attempt& a : attempts) n += IsCounted(a) ? 1 : 0;
   return n;
+}
+
+bool IsCounted(const Attempt& a) {
+  return a.outcome != "interrupted" && a.outcome != "lost" && a.outcome != "host-fault";
+}
+
+std::string CapStateText(const std::string& text, size_t max_bytes) {
+  size_t used = 0;
+  size_t end = 0;
+  for (; end < text.size(); ++end) {
+    const auto c = static_cast<unsigned char>(text[end]);
+    const size_t cost = c == '"' || c == '\\' ? 2 : c < 0x20 ? 6 : c >= 0x80 ? 3 : 1;
+    if (used + cost > max_bytes) break;
+    used += cost;
+  }
+  if (end == text.size()) return text;
+  // Not inside a UTF-8 sequence: back to the byte that starts the cut character.
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+Json CapStrength(const Json& strength) {
+  if (!strength.is_object()) return nullptr;
+  if (strength.contains("error")) {
+    const Json& e = strength["error"];
+    return Json{
+        {"error", CapStateText(e.is_string() ? e.get<std::string>() : e.dump(), kMaxReasonBytes)}};
+  }
+  Json out = Json::object();
+  for (const char* key : {"samples", "distinct", "shannon_bits", "min_entropy_bits"}) {
+    const Json v = strength.value(key, Json());
+    out[key] = v.is_number() ? v : Json();
+  }
+  const Json design = strength.value("design", Json());
+  out["design"] = design.is_string()
+                      ? Json(CapStateText(design.get<std::string>(), kMaxShortTextBytes))
+                      : Json();
+  return out;
 }
 
 Boot* CampaignState::Find(const std::string& profile, uint64_t index) {

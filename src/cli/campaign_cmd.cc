@@ -350,6 +350,13 @@ int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine
   StopSignals signals;
   const Status st = campaign::RunCampaign(dir, state, engine, g_campaign_stop, hooks);
   if (tty) std::fputs("\r\033[K", stderr);
+  if (!st.ok() && campaign::IsHostWriteFault(st.error())) {
+    // Not a boot's failure: the campaign stopped before it could count one (status "stopped").
+    return Fail(RuntimeError(fmt::format(
+        "{}; free space on the file system of {} (df -h {}), then `kstacklab campaign --resume "
+        "{}` continues",
+        st.error().message, dir, dir, dir)));
+  }
   if (!st.ok()) return Fail(st.error());
   if (state.status == "interrupted") {
     Warn(

@@ -43,8 +43,9 @@ Status WriteAll(int fd, std::string_view content, const std::string& what) {
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      return RuntimeError(fmt::format("cannot write {}: {}", what, std::strerror(errno)));
+      const int err = errno;
+      if (err == EINTR) continue;
+      return SystemError(fmt::format("cannot write {}: {}", what, std::strerror(err)), err);
     }
     p += n;
     left -= static_cast<size_t>(n);
@@ -346,7 +347,7 @@ Expected<std::pair<Fd, std::string>> CreateTemp(int dir, const std::string& pref
     const int fd =
         ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) return std::make_pair(Fd(fd), name);
-    if (errno != EEXIST) return RuntimeError(std::strerror(errno));
+    if (errno != EEXIST) return SystemError(std::strerror(errno), errno);
   }
   return RuntimeError("no free temporary name");
 }
@@ -442,10 +443,12 @@ Status WriteThrough(const std::string& path, const std::string& content) {
     }
   }
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return RuntimeError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  if (fd < 0) {
+    return SystemError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)), errno);
+  }
   Status st = WriteAll(fd, content, fmt::format("'{}'", path));
   if (::close(fd) != 0 && st.ok() && errno != EINTR) {
-    st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    st = SystemError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), errno);
   }
   return st;
 }
@@ -562,23 +565,25 @@ Status WriteFileImpl(const std::string& path, const std::string& content, bool r
   const mode_t mode = r.exists ? (r.st.st_mode & 07777) : (0666 & ~CurrentUmask());
   auto temp = CreateTemp(r.dir.get(), "tmp");
   if (!temp.ok()) {
-    return RuntimeError(fmt::format("cannot create a file in '{}' for '{}': {}", r.dir_path, path,
-                                    temp.error().message));
+    return SystemError(fmt::format("cannot create a file in '{}' for '{}': {}", r.dir_path, path,
+                                   temp.error().message),
+                       temp.error().os_errno);
   }
   auto& [fd, tmp_name] = *temp;
   Status st = WriteAll(fd.get(), content, fmt::format("'{}'", path));
   if (st.ok() && ::fsync(fd.get()) != 0) {
-    st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    st = SystemError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), errno);
   }
   if (st.ok() && ::fchmod(fd.get(), mode) != 0) {
-    st = RuntimeError(fmt::format("cannot set the mode of '{}': {}", path, std::strerror(errno)));
+    st = SystemError(fmt::format("cannot set the mode of '{}': {}", path, std::strerror(errno)),
+                     errno);
   }
   if (st.ok() && r.exists && ::geteuid() == 0) {
     // As root, keep the owner of the file being replaced (best effort).
     (void)::fchown(fd.get(), r.st.st_uid, r.st.st_gid);
   }
   if (::close(fd.Release()) != 0 && st.ok()) {
-    st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+    st = SystemError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), errno);
   }
   if (st.ok()) {
     int rc = 0;
@@ -594,7 +599,7 @@ Status WriteFileImpl(const std::string& path, const std::string& content, bool r
       if (rc != 0 && errno == EEXIST && collided != nullptr) *collided = true;
     }
     if (rc != 0) {
-      st = RuntimeError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+      st = SystemError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)), errno);
     }
   }
   if (!st.ok()) {

@@ -48,10 +48,18 @@ struct GuestReport {
   // The machine does not answer (after the plan's recover command): no later boot can work, so
   // the runner stops the campaign (status "stopped") for --resume once it is back.
   bool machine_lost = false;
+  // A write on this host failed (the boot's files, its console log; IsHostWriteFault): not the
+  // boot's fault. The runner stops the campaign for --resume and does not count the attempt.
+  std::optional<Error> host_fault;
   // The guest's files by name: uname, cmdline, env.json, result.json, run.rc, run.log,
   // entropy.json, entropy.rc, sysctl.log.
   std::map<std::string, std::string> files;
 };
+
+// True when `e` is this host failing a write whatever the boot did: its errno (Error::os_errno)
+// is ENOSPC, EDQUOT, EFBIG, EIO or EROFS. Such a failure stops a campaign; it never counts as a
+// failed boot.
+bool IsHostWriteFault(const Error& e);
 
 class Engine {
  public:

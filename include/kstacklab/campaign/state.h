@@ -17,7 +17,35 @@ namespace kstacklab::campaign {
 
 inline constexpr const char* kCampaignSchema = "kstacklab-campaign/1";
 inline constexpr const char* kStateFile = "campaign.json";
-inline constexpr size_t kMaxStateBytes = size_t{16} << 20;
+
+// What one boot may add to the state. Every text a guest or an engine reports is cut to a number
+// of bytes as JSON writes it (CapStateText), and a boot keeps its last kMaxAttempts attempts, so
+// the state's size follows from the plan's limits (kMaxStateBytes).
+inline constexpr size_t kMaxAttempts = 6;             // the two counted tries and the latest others
+inline constexpr size_t kMaxReasonBytes = 512;        // an attempt's reason, the stop reason
+inline constexpr size_t kMaxBootReleaseBytes = 128;   // the guest's uname -r
+inline constexpr size_t kMaxBootCmdlineBytes = 1024;  // the guest's /proc/cmdline (its start)
+inline constexpr size_t kMaxShortTextBytes = 128;     // an accelerator, a strength's design
+// A block report keeps the kMaxReportRows rows with the largest MDC, each named in kMaxRowBytes.
+inline constexpr size_t kMaxReportRows = 32;
+inline constexpr size_t kMaxRowBytes = 256;
+// Bounds of the state as DumpJson writes it, checked by the tests on a state of maximal parts:
+// one boot (BootToJson, indented as in the state), one block's order and report, the plan with
+// everything else the state holds once (CreateCampaign refuses a larger plan).
+inline constexpr size_t kMaxBootJsonBytes = 8192;
+inline constexpr size_t kMaxBlockJsonBytes = 16384;
+inline constexpr size_t kMaxPlanJsonBytes = size_t{1} << 20;
+inline constexpr size_t kMaxStateBytes =
+    kMaxPlanJsonBytes + PlanLimits::kMaxBoots * kMaxBlockJsonBytes +
+    PlanLimits::kMaxProfiles * PlanLimits::kMaxBoots * kMaxBootJsonBytes;
+
+// `text` cut so that JSON writes it in at most `max_bytes` bytes (a quote or backslash counts
+// 2, another control character 6, a byte above 0x7f 3: U+FFFD if it is not UTF-8), at a
+// character boundary.
+std::string CapStateText(const std::string& text, size_t max_bytes);
+// A strength summary (runner.cc) with its texts cut to kMaxReasonBytes / kMaxShortTextBytes and
+// no members but the documented ones.
+Json CapStrength(const Json& strength);
 // The deepest nesting a state holds is 6 (a boot's strength summary); a deeper file is refused
 // before it is parsed.
 inline constexpr int kMaxStateDepth = 32;
@@ -26,8 +54,10 @@ enum class BootStatus { kPending, kAccepted, kFailed };
 const char* BootStatusName(BootStatus s);  // "pending", "accepted", "failed"
 
 // One try at a boot. outcome: "accepted", "failed" (reason says why; retried once),
-// "interrupted" (the campaign was stopped by a signal; not counted as a try), or "lost" (the
-// engine's machine stopped answering; not counted as a try; the campaign stops for --resume).
+// "interrupted" (the campaign was stopped by a signal; not counted as a try), "lost" (the
+// engine's machine stopped answering; not counted as a try; the campaign stops for --resume), or
+// "host-fault" (a write on this host failed, e.g. a full disk; not counted as a try; the
+// campaign stops for --resume).
 struct Attempt {
   std::string started;  // UTC timestamp
   std::string outcome;
@@ -36,6 +66,8 @@ struct Attempt {
   std::string accel;    // "kvm", "tcg"
   double seconds = 0;   // QEMU start to exit
 };
+
+bool IsCounted(const Attempt& a);  // counts as a try: not interrupted, lost or host-fault
 
 // Boot `index` (1-based) of one profile; it belongs to block `index`.
 struct Boot {
@@ -50,7 +82,7 @@ struct Boot {
   std::optional<bool> effective_kstack_randomization;  // nullopt: not known
   std::optional<int64_t> stack_erasing;                // kernel.stack_erasing (0/1); nullopt: none
   Json strength = nullptr;                             // entropy --kernel summary, or null
-  int CountedAttempts() const;  // attempts other than "interrupted" and "lost"
+  int CountedAttempts() const;  // attempts other than "interrupted", "lost" and "host-fault"
 };
 
 struct CampaignState {
