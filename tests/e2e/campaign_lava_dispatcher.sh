@@ -91,6 +91,17 @@ timeouts:
 YAML
 export LAVA_RUN_DIR=$TMP/lab LAVA_RUN_DEVICE=$TMP/device.yaml
 mkdir -p "$LAVA_RUN_DIR"
+# lava-run runs detached (as on a worker): one still running when this script ends (a failure,
+# SIGINT) is canceled, its QEMU with it. Were the script killed outright, the job's own timeout
+# (8 min, the plan's job_timeout) ends it.
+cleanup() {
+  local f
+  for f in "$LAVA_RUN_DIR"/*/pid; do
+    [ -f "$f" ] && [ ! -f "${f%pid}exit" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null
+  done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
 guests() { pgrep -f "qemu-system-x86_64.*dispatcher/tmp/($(ls "$LAVA_RUN_DIR" | grep -E '^[0-9]+$' | paste -sd'|'))/" | wc -l; }
 
 # 1. One boot of one profile: the job kstacklab writes, run by lava-run, read back and verified.
@@ -100,14 +111,14 @@ profiles:
      cmdline: "randomize_kstack_offset=on"}
 run: [--bench, syscall/getpid:raw, --repetitions, "2", --iterations, "200", --warmup, "50"]
 boots: 1
-engine: {name: lava, device_type: qemu, lavacli: $HERE/fakes/lavacli-lava-run, job_timeout: 20m}
+engine: {name: lava, device_type: qemu, lavacli: $HERE/fakes/lavacli-lava-run, job_timeout: 8m}
 YAML
 t1=$SECONDS
 expect_exit 0 "a lava campaign whose job lava-dispatcher runs" -- "$K" campaign "$TMP/plan.yaml" --no-store --dir "$TMP/c1"
 echo "   (the campaign took $((SECONDS - t1)) s)"
 expect_stdout "engine lava" "the report names the engine"
 expect_stdout "syscall/getpid" "the report prints the table"
-python3 - "$TMP/c1" "$RELEASE" "$LAVA_RUN_DIR" <<'PY' && pass "the boot is accepted from lava-dispatcher's log: release, command line and the guest's environment verified" || fail "lava-dispatcher campaign state: see above"
+/usr/bin/python3 - "$TMP/c1" "$RELEASE" "$LAVA_RUN_DIR" <<'PY' && pass "the boot is accepted from lava-dispatcher's log: release, command line and the guest's environment verified" || fail "lava-dispatcher campaign state: see above"
 import glob, json, os, sys, yaml
 d, release, lab = sys.argv[1:]
 s = json.load(open(os.path.join(d, "campaign.json")))
