@@ -4,10 +4,10 @@
 # here (static busybox, kstacklab and its libraries); lavacli is tests/e2e/fakes/lavacli-lava-run,
 # which plays only the LAVA server (submit, wait, health, the log as the server stores it). The
 # result comes back through the engine's own log reader and is verified (release, command line)
-# as in a lab; a job whose kernel cannot be fetched ends Incomplete with the dispatcher's error.
-# Skips (77) only where lava-run, QEMU, busybox-static or Debian's kernel is missing, or where it
-# cannot run as root (lava-run refuses otherwise); CI installs them, runs as root and sets
-# KSTACKLAB_NO_SKIP=1, which makes any of these a failure.
+# as in a lab; a job whose kernel file does not exist ends Incomplete with the dispatcher's reason.
+# Skips (77) only where lava-run, QEMU, busybox-static, cpio or Debian's kernel (and its config)
+# is missing, or where it cannot run as root (lava-run refuses otherwise); CI installs them, runs
+# as root and sets KSTACKLAB_NO_SKIP=1, which makes any of these a failure.
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 HERE=$(cd "$(dirname "$0")" && pwd)
