@@ -31,6 +31,7 @@ PACKAGES=(
   kexec-tools           # kexec inside the ssh engine's test guest (the engine's machines need it too)
   lavacli               # the campaign engine `lava` submits and follows jobs with it
   lava-common           # LAVA's job schema: tests/e2e/campaign_lava.sh validates every generated job
+  lava-dispatcher       # tests only: lava-run runs a generated job on a local qemu device (tests/e2e/campaign_lava_dispatcher.sh)
   man-db zsh            # tests only: the installed man page renders, the zsh completion loads
 )
 # --qemu is kept for old instructions: QEMU is now always installed (the campaign engine).

@@ -278,6 +278,49 @@ TEST(CampaignLava, JobsCarryTheCommandLineWhereTheDeviceTypeTakesIt) {
   EXPECT_NE(x86.find("'--bench' 'syscall/getpid:raw'"), std::string::npos) << x86;
 }
 
+// lava-dispatcher 2023.01 (tests/e2e/campaign_lava_dispatcher.sh): a tmpfs deploy builds its test
+// overlay into a qcow2 disk with libguestfs, which a busybox initramfs cannot mount; the
+// initramfs itself takes the overlay instead.
+TEST(CampaignLava, TheQemuInitrdTakesLavasTestOverlay) {
+  CampaignPlan plan;
+  plan.engine = "lava";
+  plan.boots = 1;
+  Profile p;
+  p.name = "on";
+  p.kernel = "https://lab.example/bzImage";
+  p.initrd = "https://lab.example/rootfs.cpio.gz?token=1";
+  plan.profiles = {p};
+  const std::string job = LavaJobYaml(plan, p, 1);
+  EXPECT_NE(job.find("        initrd:\n"
+                     "          image_arg: -initrd {initrd}\n"
+                     "          url: https://lab.example/rootfs.cpio.gz?token=1\n"
+                     "          compression: gz\n"
+                     "          format: cpio.newc\n"
+                     "          overlays:\n"
+                     "            lava: true\n"),
+            std::string::npos)
+      << job;
+  // With a rootfs the overlay is LAVA's to place (the guest disk): the initrd is left as it is.
+  plan.lava.rootfs = "https://lab.example/rootfs.ext4";
+  const std::string with_rootfs = LavaJobYaml(plan, p, 1);
+  EXPECT_NE(with_rootfs.find("url: https://lab.example/rootfs.cpio.gz?token=1\n"),
+            std::string::npos);
+  EXPECT_EQ(with_rootfs.find("overlays"), std::string::npos) << with_rootfs;
+  EXPECT_EQ(with_rootfs.find("cpio.newc"), std::string::npos);
+}
+
+TEST(CampaignLava, TheCompressionIsTheNamesSuffix) {
+  EXPECT_EQ(LavaCompression("https://x/rootfs.cpio.gz"), "gz");
+  EXPECT_EQ(LavaCompression("file:///tmp/r.tgz"), "gz");
+  EXPECT_EQ(LavaCompression("https://x/r.cpio.xz#frag"), "xz");
+  EXPECT_EQ(LavaCompression("https://x/r.cpio.zst"), "zstd");
+  EXPECT_EQ(LavaCompression("https://x/r.cpio.zstd"), "zstd");
+  EXPECT_EQ(LavaCompression("https://x/r.cpio.bz2?x=.gz"), "bz2");
+  EXPECT_EQ(LavaCompression("https://x/r.cpio"), "");
+  EXPECT_EQ(LavaCompression("https://x/gz"), "");
+  EXPECT_EQ(LavaCompression(".gz"), "");
+}
+
 std::string ReadData(const std::string& name) {
   auto text = ReadWholeFile(std::string(KSTACKLAB_TEST_DATA) + "/lava/" + name);
   EXPECT_TRUE(text.ok()) << name;
@@ -319,6 +362,68 @@ TEST(CampaignLava, AnIncompleteJobLogHoldsNoResultAndSaysWhy) {
   EXPECT_NE(log.errors.back().find("timed out"), std::string::npos);
   EXPECT_EQ(log.results.back().name, "job");
   EXPECT_EQ(log.results.back().result, "fail");
+}
+
+// Logs recorded from Debian 12's lava-dispatcher 2023.01 (tests/data/lava/README.md).
+TEST(CampaignLava, ReadsTheResultBackFromARealDispatchersLog) {
+  const LavaLog log = ParseLavaLog(ReadData("dispatcher-complete.log"));
+  EXPECT_EQ(log.bad_lines, 0u);
+  EXPECT_TRUE(log.errors.empty());
+  EXPECT_EQ(log.job_error, "");
+  const ChannelData data = ParseChannel(log.target, ChannelFileNames());
+  ASSERT_TRUE(data.done);
+  GuestReport report;
+  report.completed = true;
+  report.files = data.files;
+  Profile p;
+  p.name = "on";
+  p.release = "6.1.0-57-amd64";
+  p.cmdline = "randomize_kstack_offset=on";
+  const BootCheck check = VerifyBoot(p, report, false);
+  EXPECT_TRUE(check.accepted) << check.reason;
+  // lava-test-case's figure: the dispatcher tags the numbers it read (`! "1298.364"`).
+  auto it = std::find_if(log.results.begin(), log.results.end(),
+                         [](const LavaTestCase& c) { return c.name == "syscall_getpid_raw.mean"; });
+  ASSERT_NE(it, log.results.end());
+  EXPECT_EQ(it->definition, "0_kstacklab");
+  EXPECT_EQ(it->result, "pass");
+  EXPECT_EQ(it->measurement, "1298.364");
+  EXPECT_EQ(it->units, "ns");
+  EXPECT_EQ(log.results.back().name, "job");
+  EXPECT_EQ(log.results.back().result, "pass");
+  // What the file reader gives is what the text reader gives.
+  TempDir t;
+  Write(t.path() + "/log", ReadData("dispatcher-complete.log"));
+  ChannelData channel;
+  auto from_file = ParseLavaLogFile(t.path() + "/log", &channel);
+  ASSERT_TRUE(from_file.ok());
+  EXPECT_TRUE(channel.done);
+  EXPECT_EQ(channel.files, data.files);
+}
+
+TEST(CampaignLava, ARealDispatchersFailedJobSaysWhyInItsJobResult) {
+  const LavaLog log = ParseLavaLog(ReadData("dispatcher-incomplete.log"));
+  EXPECT_EQ(log.bad_lines, 0u);
+  EXPECT_FALSE(ParseChannel(log.target, ChannelFileNames()).done);
+  ASSERT_EQ(log.errors.size(), 1u);
+  EXPECT_EQ(log.errors.back(), "JobError: Your job cannot terminate cleanly.");  // the help only
+  EXPECT_EQ(log.job_error,
+            "Job error: Invalid job data: [\"Image file '/root/.cache/kstacklab/qemu/missing' does "
+            "not exist or is not readable\"]");
+}
+
+TEST(CampaignLava, OnlyTheFailedLavaJobResultGivesTheJobError) {
+  const std::string fail =
+      "- {\"dt\": \"t\", \"lvl\": \"results\", \"msg\": {\"case\": \"job\", \"definition\": "
+      "\"lava\", \"error_msg\": \"boom\\n\", \"error_type\": \"Infrastructure\", \"result\": "
+      "\"fail\"}}\n";
+  EXPECT_EQ(ParseLavaLog(fail).job_error, "Infrastructure error: boom");
+  std::string other = fail;
+  other.replace(other.find("\"lava\""), 6, "\"0_kst\"");
+  EXPECT_EQ(ParseLavaLog(other).job_error, "");
+  std::string no_type = fail;
+  no_type.replace(no_type.find(", \"error_type\": \"Infrastructure\""), 32, "");
+  EXPECT_EQ(ParseLavaLog(no_type).job_error, "boom");
 }
 
 TEST(CampaignLava, SkipsWhatIsNotARecord) {

@@ -106,6 +106,43 @@ void EmitUrl(YAML::Emitter& y, const std::string& key, const std::string& url,
   y << YAML::Key << "url" << YAML::Value << url << YAML::EndMap;
 }
 
+}  // namespace
+
+std::string LavaCompression(std::string_view url) {
+  url = url.substr(0, url.find_first_of("?#"));
+  auto ends = [url](std::string_view suffix) {
+    return url.size() > suffix.size() && url.substr(url.size() - suffix.size()) == suffix;
+  };
+  if (ends(".gz") || ends(".tgz")) return "gz";
+  if (ends(".xz")) return "xz";
+  if (ends(".zst") || ends(".zstd")) return "zstd";
+  if (ends(".bz2")) return "bz2";
+  return "";
+}
+
+namespace {
+
+// The qemu job's initramfs. Without a rootfs it is all the DUT has, so LAVA's test overlay
+// (lava-test-runner, the test definition) goes into it: `format: cpio.newc` with `overlays:
+// {lava: true}` makes lava-dispatcher unpack the image, add the overlay and repack it. Without
+// that, a tmpfs deploy puts the overlay on a qcow2 disk built with libguestfs, which the DUT must
+// mount from /dev/disk/by-uuid: a busybox initramfs has no udev to make that link (and the
+// dispatcher needs a working libguestfs appliance).
+void EmitInitrd(YAML::Emitter& y, const std::string& url, bool overlay) {
+  y << YAML::Key << "initrd" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "image_arg" << YAML::Value << "-initrd {initrd}";
+  y << YAML::Key << "url" << YAML::Value << url;
+  if (overlay) {
+    if (const std::string c = LavaCompression(url); !c.empty()) {
+      y << YAML::Key << "compression" << YAML::Value << c;
+    }
+    y << YAML::Key << "format" << YAML::Value << "cpio.newc";
+    y << YAML::Key << "overlays" << YAML::Value << YAML::BeginMap << YAML::Key << "lava"
+      << YAML::Value << true << YAML::EndMap;
+  }
+  y << YAML::EndMap;
+}
+
 // deploy + boot on the qemu device type: the command line goes into the kernel's -append.
 void EmitQemu(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
   const LavaSettings& l = plan.lava;
@@ -117,7 +154,7 @@ void EmitQemu(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
   const std::string append =
       p.cmdline.empty() ? "console=ttyS0,115200" : "console=ttyS0,115200 " + p.cmdline;
   EmitUrl(y, "kernel", p.kernel, fmt::format("-kernel {{kernel}} -append \"{}\"", append));
-  if (!p.initrd.empty()) EmitUrl(y, "initrd", p.initrd, "-initrd {initrd}");
+  if (!p.initrd.empty()) EmitInitrd(y, p.initrd, l.rootfs.empty());
   if (!l.rootfs.empty()) EmitUrl(y, "rootfs", l.rootfs, "-drive format=raw,file={rootfs}");
   y << YAML::EndMap << YAML::EndMap << YAML::EndMap;
   y << YAML::BeginMap << YAML::Key << "boot" << YAML::Value << YAML::BeginMap;
@@ -189,7 +226,8 @@ std::string LavaJobYaml(const CampaignPlan& plan, const Profile& p, uint64_t boo
 
 namespace {
 
-constexpr size_t kMaxLavaErrors = 100;  // the last error records kept
+constexpr size_t kMaxLavaErrors = 100;       // the last error records kept
+constexpr size_t kMaxLavaErrorBytes = 4096;  // of the job's error message kept
 
 // One line of a LAVA log into `log`; the DUT's output (a target record's msg, with a newline) to
 // `target`.
@@ -221,6 +259,12 @@ void ParseLavaLine(const std::string& line, LavaLog& log, Target&& target) {
       };
       log.results.push_back({field("definition"), field("case"), field("result"),
                              field("measurement"), field("units")});
+      if (field("definition") == "lava" && field("case") == "job" && field("result") == "fail" &&
+          !field("error_msg").empty()) {
+        const std::string type = field("error_type");
+        log.job_error = Trim((type.empty() ? "" : type + " error: ") + field("error_msg"))
+                            .substr(0, kMaxLavaErrorBytes);
+      }
     }
   } catch (const YAML::Exception&) {
     ++log.bad_lines;
@@ -477,9 +521,12 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
   }
   r.files = std::move(data.files);
   if (health != "Complete") {
-    r.failure = fmt::format(
-        "LAVA job {} ended {}{}", *id, health.empty() ? "with no health" : health,
-        log.errors.empty() ? "" : ": " + EscapeControl(log.errors.back().substr(0, 200)));
+    // The dispatcher's reason (the lava/job result), else its last error record.
+    std::string why = log.job_error.substr(0, 300);
+    if (why.empty() && !log.errors.empty()) why = log.errors.back().substr(0, 200);
+    r.failure =
+        fmt::format("LAVA job {} ended {}{}", *id, health.empty() ? "with no health" : health,
+                    why.empty() ? "" : ": " + EscapeControl(why));
   } else if (!data.done) {
     r.failure =
         fmt::format("LAVA job {} completed, but its log holds no kstacklab results{} (see {})", *id,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kstacklab/campaign/engine.h"
@@ -16,10 +17,17 @@ namespace kstacklab::campaign {
 // image's -append argument; on a bootloader device type it is `context: extra_kernel_args`.
 // `boot` names the job ("kstacklab off boot 1"). Written with yaml-cpp's emitter, so every value
 // is quoted as YAML needs; shell words in the test steps are quoted by ShellQuote.
+// On qemu without a rootfs the initrd is `format: cpio.newc` with `overlays: {lava: true}` (LAVA
+// adds its test overlay into it) and its `compression` from LavaCompression.
 std::string LavaJobYaml(const CampaignPlan& plan, const Profile& profile, uint64_t boot);
 
-// A LAVA job log as `lavacli jobs logs --raw` prints it and lava-dispatcher writes output.yaml:
-// one YAML flow mapping per line, `- {"dt": ..., "lvl": ..., "msg": ...}`.
+// LAVA's `compression` of an image at `url`, from the name's suffix (query and fragment ignored):
+// gz (.gz, .tgz), xz, zstd (.zst, .zstd), bz2; "" for any other name (read as uncompressed).
+std::string LavaCompression(std::string_view url);
+
+// A LAVA job log as `lavacli jobs logs --raw` prints it (the server's output.yaml): one YAML flow
+// mapping per line, `- {"dt": ..., "lvl": ..., "msg": ...}`. (lava-run itself prints each record
+// on stderr without the leading "- "; the server adds it as it stores the line.)
 struct LavaTestCase {
   std::string definition;
   std::string name;
@@ -31,7 +39,11 @@ struct LavaLog {
   std::string target;  // the DUT's output (lvl "target"), one line per record
   std::vector<LavaTestCase> results;
   std::vector<std::string> errors;  // lvl "error" messages
-  size_t bad_lines = 0;             // lines that are not such records (skipped)
+  // Why the dispatcher failed the job: the lava/job result's "ERROR_TYPE error: ERROR_MSG" ("" when
+  // the job passed or the record says nothing). lava-dispatcher's own error record holds only
+  // the generic help for the error type ("JobError: Your job cannot terminate cleanly.").
+  std::string job_error;
+  size_t bad_lines = 0;  // lines that are not such records (skipped)
 };
 // Never throws; a line that is not a record is counted in bad_lines and skipped.
 LavaLog ParseLavaLog(const std::string& text);
