@@ -965,6 +965,321 @@ TEST(CampaignState, AMaximalStateIsWithinTheReadLimitAndReadsBack) {
   EXPECT_EQ(loaded->boots.size(), PlanLimits::kMaxProfiles * PlanLimits::kMaxBoots);
 }
 
+// ---- the journal
+// ---------------------------------------------------------------------------------------
+
+// A boot as a real one records it: about 1 KiB in the state.
+Boot TypicalBoot(const std::string& profile, uint64_t index) {
+  Boot b;
+  b.profile = profile;
+  b.index = index;
+  b.release = "6.12.0-rc3-kstack";
+  b.cmdline =
+      "BOOT_IMAGE=/boot/vmlinuz root=/dev/vda1 console=ttyS0 panic=-1 "
+      "randomize_kstack_offset=" +
+      profile + " quiet";
+  b.effective_kstack_randomization = profile == "on";
+  b.stack_erasing = 0;
+  b.strength = Json{{"samples", 4096},
+                    {"distinct", 32},
+                    {"shannon_bits", 4.99},
+                    {"min_entropy_bits", 4.9},
+                    {"design", "per-syscall offset"}};
+  return b;
+}
+
+// Saves through `w` the steps the runner saves for `blocks` blocks of profiles off and on: a
+// block's order, then per boot its record, its attempt running, its attempt accepted; a block
+// report after each block. `each` is called after every save.
+void SaveSteps(
+    StateWriter& w, CampaignState& s, uint64_t blocks, const std::function<void()>& each = [] {}) {
+  const auto save = [&] {
+    ASSERT_TRUE(w.Save(s).ok());
+    each();
+  };
+  for (uint64_t block = s.blocks.size() + 1; block <= blocks; ++block) {
+    s.blocks.push_back(BlockOrder(s.plan.seed, block, 2, true));
+    save();
+    for (size_t pi : s.blocks.back()) {
+      const std::string name = s.plan.profiles[pi].name;
+      s.boots.push_back({});
+      s.boots.back().profile = name;
+      s.boots.back().index = block;
+      save();
+      Boot& b = s.boots.back();
+      b.attempts.push_back({UtcTimestamp(), "running", "",
+                            fmt::format("{}/boot-{}-try-1.console.log", name, block), "", 0});
+      save();
+      const std::vector<Attempt> attempts = b.attempts;
+      b = TypicalBoot(name, block);
+      b.attempts = attempts;
+      b.attempts.back().outcome = "accepted";
+      b.attempts.back().accel = "kvm";
+      b.attempts.back().seconds = 41.5;
+      b.status = BootStatus::kAccepted;
+      b.file = fmt::format("{}/boot-{}.json", name, block);
+      s.boot_seconds += 41.5;
+      save();
+    }
+    s.block_reports.push_back(
+        {{"block", block},
+         {"reached", false},
+         {"worst_mdc_pct", 3.2},
+         {"boots_needed", 40},
+         {"rows",
+          Json::array({{{"row", "getpid mean: on vs off"}, {"boots", block}, {"mdc_pct", 3.2}}})}});
+    save();
+  }
+}
+
+// A directory in /dev/shm when there is one (its fsync costs nothing: the bytes are what is
+// counted, not the disk's time), else in /tmp.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string tmpl = fs::is_directory("/dev/shm") && access("/dev/shm", W_OK) == 0
+                           ? "/dev/shm/kstacklab-campaign-test-XXXXXX"
+                           : "/tmp/kstacklab-campaign-test-XXXXXX";
+    if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+CampaignState TwoProfileState() {
+  CampaignState s;
+  s.tool_version = KSTACKLAB_VERSION;
+  s.created = "2026-12-01T20:00:00Z";
+  s.source = "plan.yaml";
+  s.plan = TwoProfiles(PlanLimits::kMaxBoots);
+  return s;
+}
+
+// What is on disk (campaign.json and the journal, as LoadState reads them) is the state held.
+// The two states' JSON where they first differ; "" when they are the same.
+std::string Difference(const CampaignState& a, const CampaignState& b) {
+  const std::string x = StateToJson(a).dump();
+  const std::string y = StateToJson(b).dump();
+  if (x == y) return "";
+  const auto at = std::mismatch(x.begin(), x.end(), y.begin(), y.end()).first - x.begin();
+  const auto from = static_cast<size_t>(std::max<ptrdiff_t>(0, at - 80));
+  return fmt::format("at byte {}: ...{} vs ...{}", at, x.substr(from, 200), y.substr(from, 200));
+}
+
+void ExpectOnDisk(const std::string& dir, const CampaignState& s) {
+  auto loaded = LoadState(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(Difference(*loaded, s), "");
+}
+
+// The bytes a campaign's saves write grow linearly with its boots (the whole state rewritten
+// per step grew with their square: 4x for twice the boots), and at every step what is on disk
+// reads back as the state held.
+TEST(CampaignJournal, TheBytesWrittenGrowLinearlyWithTheBoots) {
+  std::vector<double> written;
+  for (const uint64_t blocks : {100, 200, 400}) {  // 200, 400, 800 boots
+    ScratchDir t;
+    CampaignState s = TwoProfileState();
+    StateWriter w(t.path());
+    size_t saves = 0;
+    uint64_t max_journal = 0;
+    SaveSteps(w, s, blocks, [&] {
+      ++saves;
+      const std::string journal = t.path() + "/" + kJournalFile;
+      const uint64_t jsize = fs::exists(journal) ? fs::file_size(journal) : 0;
+      max_journal = std::max(max_journal, jsize);
+      // The journal never outgrows the snapshot; a small state has none.
+      EXPECT_LE(jsize, fs::file_size(t.path() + "/" + kStateFile));
+      if (fs::file_size(t.path() + "/" + kStateFile) + jsize < kWholeStateBytes / 2) {
+        EXPECT_EQ(jsize, 0u);
+      }
+      if (blocks == 100 && saves % 97 == 0) ExpectOnDisk(t.path(), s);
+    });
+    ExpectOnDisk(t.path(), s);
+    const uint64_t state_bytes = fs::file_size(t.path() + "/" + kStateFile);
+    std::printf(
+        "%zu boots, %zu saves: %.2f MB written (state %.0f KB, journal at most %.0f KB, "
+        "%.0f bytes per save)\n",
+        s.boots.size(), saves, static_cast<double>(w.bytes_written()) / 1e6,
+        static_cast<double>(state_bytes) / 1e3, static_cast<double>(max_journal) / 1e3,
+        static_cast<double>(w.bytes_written()) / static_cast<double>(saves));
+    written.push_back(static_cast<double>(w.bytes_written()));
+    // An end of the run writes it whole: campaign.json alone is then the state.
+    s.status = "complete";
+    ASSERT_TRUE(w.Save(s).ok());
+    EXPECT_FALSE(fs::exists(t.path() + "/" + kJournalFile));
+  }
+  // Linear: twice the boots, at most about twice the bytes; and what the second 400 boots add is
+  // about twice what the second 200 add (4x when the bytes grow with the square).
+  const double added = (written[2] - written[1]) / (written[1] - written[0]);
+  std::printf("bytes written for 2x the boots: %.2fx, %.2fx; added per 2x: %.2fx\n",
+              written[1] / written[0], written[2] / written[1], added);
+  EXPECT_LT(written[1] / written[0], 2.5);
+  EXPECT_LT(written[2] / written[1], 2.5);
+  EXPECT_LT(added, 2.5);
+}
+
+// A save killed while writing its line leaves it cut short: ignored, with a note. A journal left
+// beside a newer snapshot (a save killed between the snapshot and the journal's removal) is
+// skipped. A damaged line before the last one is refused, naming the journal and the line.
+TEST(CampaignJournal, ACutLineIsIgnoredAnOlderGenerationSkippedADamagedLineRefused) {
+  ScratchDir t;
+  const std::string journal = t.path() + "/" + kJournalFile;
+  CampaignState s = TwoProfileState();
+  StateWriter w(t.path());
+  SaveSteps(w, s, 60);
+  ASSERT_TRUE(fs::exists(journal));
+  ASSERT_GT(fs::file_size(journal), 0u);
+  std::string note;
+  auto loaded = LoadState(t.path(), &note);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(note, "");
+
+  // One more save (one that appends a line, not one that writes the state whole), its line cut.
+  const auto journal_text = [&] { return ReadWholeFile(journal).value(); };
+  CampaignState before = s;
+  std::string whole;
+  std::string longer;
+  for (int i = 0; i < 3; ++i) {
+    before = s;
+    whole = journal_text();
+    s.machine = fmt::format("running profile 'on' (step {})", i);
+    ASSERT_TRUE(w.Save(s).ok());
+    longer = journal_text();
+    if (longer.size() > whole.size() && longer.compare(0, whole.size(), whole) == 0) break;
+  }
+  ASSERT_GT(longer.size(), whole.size() + 10);
+  const size_t next_end = longer.find('\n', whole.size());
+  for (const size_t cut : {whole.size() + 1, next_end - 1, next_end}) {
+    Write(journal, longer.substr(0, cut));
+    note.clear();
+    loaded = LoadState(t.path(), &note);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(Difference(*loaded, before), "") << cut;
+    EXPECT_NE(note.find("the last line of '" + journal + "' is incomplete"), std::string::npos)
+        << note;
+  }
+  // A complete last line that is not JSON (a crash that left zeros): ignored too.
+  Write(journal, whole + std::string(40, '\0') + "\n");
+  note.clear();
+  loaded = LoadState(t.path(), &note);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(Difference(*loaded, before), "");
+  EXPECT_NE(note, "");
+  // Before another line: refused.
+  const size_t lines = static_cast<size_t>(std::count(whole.begin(), whole.end(), '\n'));
+  Write(journal, whole + "{\"generation\": \n" + longer.substr(whole.size()));
+  loaded = LoadState(t.path());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().exit_code, kExitUsage);
+  EXPECT_NE(loaded.error().message.find(
+                fmt::format("line {} of '{}' is not valid JSON", lines + 1, journal)),
+            std::string::npos)
+      << loaded.error().message;
+
+  // The journal of the generation before the snapshot: skipped.
+  Write(journal, longer);
+  ExpectOnDisk(t.path(), s);
+  const uint64_t generation = s.generation;
+  ASSERT_TRUE(SaveState(t.path(), s).ok());  // whole: the next generation, the journal removed
+  EXPECT_EQ(s.generation, generation + 1);
+  EXPECT_FALSE(fs::exists(journal));
+  Write(journal, whole);
+  ExpectOnDisk(t.path(), s);
+  // A save that cannot append (a FIFO in the journal's place: refused, not waited on) fails and
+  // leaves the state saved before readable; the writer's next save is whole.
+  StateWriter again(t.path());
+  ASSERT_TRUE(again.Save(s).ok());
+  ASSERT_FALSE(fs::exists(journal));
+  ASSERT_EQ(mkfifo(journal.c_str(), 0600), 0);
+  before = s;
+  s.machine = "switching to 'off'";
+  const Status failed = again.Save(s);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().message.find(kJournalFile), std::string::npos) << failed.error().message;
+  fs::remove(journal);
+  ExpectOnDisk(t.path(), before);
+  ASSERT_TRUE(again.Save(s).ok());
+  EXPECT_FALSE(fs::exists(journal));
+  ExpectOnDisk(t.path(), s);
+}
+
+// A journal line is checked as campaign.json is: its boots and plan through StateFromJson, its
+// own keys by name; a FIFO or a symbolic link in the journal's place is refused at once.
+TEST(CampaignJournal, AHostileJournalIsRefusedNamingIt) {
+  TempDir t;
+  const std::string journal = t.path() + "/" + kJournalFile;
+  CampaignState s = TwoProfileState();
+  ASSERT_TRUE(SaveState(t.path(), s).ok());
+  const std::string g = fmt::format("{{\"generation\": {}", s.generation);
+  Boot b = TypicalBoot("off", 1);
+  Json boot = BootToJson(b);
+  struct Case {
+    std::string line;
+    const char* says;
+  };
+  Json escape = BootToJson(b);
+  escape["file"] = "../../etc/passwd";
+  Json colour = BootToJson(b);
+  colour["attempts"] = Json::array({{{"colour", 1}}});
+  Json plan = PlanToJson(s.plan);
+  plan["profiles"][1]["name"] = "../../escaped";
+  const Case cases[] = {
+      {g + ", \"boots\": [" + escape.dump() + "]}", "points outside the campaign directory"},
+      {g + ", \"boots\": [" + colour.dump() + "]}", "unknown key 'colour'"},
+      {g + ", \"boots\": [{\"index\": 1}]}", "is damaged"},
+      {g + ", \"boots\": {}}", "is damaged"},
+      {g + ", \"set\": {\"plan\": " + plan.dump() + "}}", "profile name '../../escaped'"},
+      {g + ", \"set\": {\"generation\": 7}}", "unknown key 'generation'"},
+      {g + ", \"set\": {\"status\": \"sideways\"}}", "status 'sideways'"},
+      {g + ", \"set\": [1]}", "is damaged"},
+      {g + ", \"colour\": 1}", "unknown key 'colour'"},
+      {"[1, 2]", "is damaged"},
+      {g + ", \"blocks\": [[7, 0]]}", "a block names a profile that does not exist"},
+      {g + ", \"x\": " + std::string(100, '[') + std::string(100, ']') + "}", "deeper than 32"},
+  };
+  for (const Case& c : cases) {
+    Write(journal, c.line + "\n" + g + "}\n");
+    auto loaded = LoadState(t.path());
+    ASSERT_FALSE(loaded.ok()) << c.line;
+    EXPECT_EQ(loaded.error().exit_code, kExitUsage);
+    EXPECT_NE(loaded.error().message.find(c.says), std::string::npos)
+        << c.says << " -> " << loaded.error().message;
+    EXPECT_NE(loaded.error().message.find(kJournalFile), std::string::npos)
+        << loaded.error().message;
+  }
+  // A good line applies: a new boot, then the same boot replaced.
+  b.status = BootStatus::kAccepted;
+  Write(journal, g + ", \"boots\": [" + boot.dump() + "]}\n" + g + ", \"boots\": [" +
+                     BootToJson(b).dump() + "], \"set\": {\"machine\": \"m\"}}\n");
+  auto loaded = LoadState(t.path());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  ASSERT_EQ(loaded->boots.size(), 1u);
+  EXPECT_EQ(loaded->boots[0].status, BootStatus::kAccepted);
+  EXPECT_EQ(loaded->machine, "m");
+
+  fs::remove(journal);
+  ASSERT_EQ(mkfifo(journal.c_str(), 0600), 0);
+  auto fifo = LoadState(t.path());  // returns at once: opened without blocking
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos)
+      << fifo.error().message;
+  fs::remove(journal);
+  Write(t.path() + "/elsewhere", g + "}\n");
+  fs::create_symlink(t.path() + "/elsewhere", journal);
+  auto link = LoadState(t.path());
+  ASSERT_FALSE(link.ok());
+  EXPECT_NE(link.error().message.find("symbolic link"), std::string::npos) << link.error().message;
+}
+
 TEST(CampaignRunner, CreateRefusesANonEmptyDirectoryAndWritesNothing) {
   TempDir t;
   Write(t.path() + "/x", "mine");

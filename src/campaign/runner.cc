@@ -44,7 +44,8 @@ std::optional<Error> FullFileSystem(const std::string& dir) {
 // progress is recorded "host-fault" (not a try: --resume boots it again), the status is
 // "stopped", and the state is saved if it can be. Returns the error the campaign ends with: the
 // cause (its errno kept), what became of the state, and which boot a resume redoes.
-Error StopForHost(const std::string& dir, CampaignState& state, const Error& cause) {
+Error StopForHost(StateWriter& writer, const std::string& dir, CampaignState& state,
+                  const Error& cause) {
   std::string redo;
   for (Boot& b : state.boots) {
     for (Attempt& a : b.attempts) {
@@ -57,22 +58,24 @@ Error StopForHost(const std::string& dir, CampaignState& state, const Error& cau
   state.status = "stopped";
   state.stop_reason =
       CapStateText("a write on this host failed: " + cause.message, kMaxReasonBytes);
-  const Status saved = SaveState(dir, state);
+  const Status saved = writer.Save(state);
   Error e = cause;
   e.exit_code = kExitRuntime;
   e.message = saved.ok()
                   ? fmt::format("{}: the campaign stopped, its state kept{}", cause.message, redo)
                   : fmt::format(
                         "{}: the campaign stopped and the state of the last boot was not "
-                        "saved ('{}/{}' holds the one before it){}",
-                        cause.message, EscapeControl(dir), kStateFile, redo);
+                        "saved ('{}' holds the one before it){}",
+                        cause.message, EscapeControl(dir), redo);
   return e;
 }
 
-// SaveState, a host fault stopping the campaign (StopForHost).
-Status Save(const std::string& dir, CampaignState& state) {
-  Status st = SaveState(dir, state);
-  if (!st.ok() && IsHostWriteFault(st.error())) return StopForHost(dir, state, st.error());
+// writer.Save, a host fault stopping the campaign (StopForHost).
+Status Save(StateWriter& writer, const std::string& dir, CampaignState& state) {
+  Status st = writer.Save(state);
+  if (!st.ok() && IsHostWriteFault(st.error())) {
+    return StopForHost(writer, dir, state, st.error());
+  }
   return st;
 }
 
@@ -445,9 +448,9 @@ enum class SlotEnd { kDone, kInterrupted, kMachineLost };
 // while it has a try left, for --resume).
 class SlotRunner {
  public:
-  SlotRunner(const std::string& dir, CampaignState& state, Engine& engine,
+  SlotRunner(const std::string& dir, StateWriter& writer, CampaignState& state, Engine& engine,
              const std::atomic<bool>& stop, const RunnerHooks& hooks)
-      : dir_(dir), state_(state), engine_(engine), stop_(stop), hooks_(hooks) {}
+      : dir_(dir), writer_(writer), state_(state), engine_(engine), stop_(stop), hooks_(hooks) {}
 
   Expected<SlotEnd> Run(const Profile& profile, uint64_t index, size_t done, size_t total,
                         double started_s) {
@@ -486,7 +489,7 @@ class SlotRunner {
       b->attempts.erase(old);
     }
     b->attempts.push_back(a);
-    KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
+    KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
     Progress(profile, index, done, total, started_s);
     GuestJob job{&profile,
                  state_.plan.run_args,
@@ -499,16 +502,16 @@ class SlotRunner {
     Status noted = OkStatus();
     job.machine_note = [this, &noted](const std::string& where) {
       state_.machine = CapStateText(where, kMaxReasonBytes);
-      if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
+      if (Status st = writer_.Save(state_); !st.ok() && noted.ok()) noted = st;
     };
     job.accel_note = [this, &noted] {
       state_.accel = engine_.Accel();
       state_.accel_reason = engine_.AccelReason();
-      if (Status st = SaveState(dir_, state_); !st.ok() && noted.ok()) noted = st;
+      if (Status st = writer_.Save(state_); !st.ok() && noted.ok()) noted = st;
     };
     GuestReport report = engine_.Boot(job, stop_);
     if (!noted.ok() && IsHostWriteFault(noted.error())) {
-      return StopForHost(dir_, state_, noted.error());
+      return StopForHost(writer_, dir_, state_, noted.error());
     }
     KSTACKLAB_RETURN_IF_ERROR(noted);
     if (!report.machine.empty()) state_.machine = CapStateText(report.machine, kMaxReasonBytes);
@@ -530,22 +533,22 @@ class SlotRunner {
     if (report.interrupted) {
       at.outcome = "interrupted";
       at.reason = "the campaign was stopped by a signal; the guest was killed";
-      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       return SlotEnd::kInterrupted;
     }
-    if (report.host_fault) return StopForHost(dir_, state_, *report.host_fault);
+    if (report.host_fault) return StopForHost(writer_, dir_, state_, *report.host_fault);
     if (Has(report, "run.log")) {
       const std::string log = fmt::format("{}/boot-{}-try-{}.run.log", profile.name, index, k);
       // A copy of what the console log holds too: only this host failing it stops the campaign.
       if (Status st = WriteFileAtomic(dir_ + "/" + log, File(report, "run.log"));
           !st.ok() && IsHostWriteFault(st.error())) {
-        return StopForHost(dir_, state_, st.error());
+        return StopForHost(writer_, dir_, state_, st.error());
       }
     }
     BootCheck check = VerifyBoot(profile, report, state_.plan.strength);
     if (!check.accepted && !report.machine_lost) {
       if (std::optional<Error> full = FullFileSystem(dir_)) {
-        return StopForHost(dir_, state_, *full);
+        return StopForHost(writer_, dir_, state_, *full);
       }
     }
     b.release = CapStateText(check.release, kMaxBootReleaseBytes);
@@ -560,13 +563,13 @@ class SlotRunner {
       const RunResult stamped =
           Stamped(std::move(check.result), b, at, engine_, state_.plan.engine, check.cmdline);
       if (Status st = WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)); !st.ok()) {
-        if (IsHostWriteFault(st.error())) return StopForHost(dir_, state_, st.error());
+        if (IsHostWriteFault(st.error())) return StopForHost(writer_, dir_, state_, st.error());
         return st.error();
       }
       at.outcome = "accepted";
       b.file = file;
       b.status = BootStatus::kAccepted;
-      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
     } else if (report.machine_lost) {
       // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
@@ -577,7 +580,7 @@ class SlotRunner {
         hooks_.note(fmt::format("boot {} of '{}': {} (log: {}/{})", index, profile.name,
                                 check.reason, dir_, at.console));
       }
-      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       return SlotEnd::kMachineLost;
     } else {
       at.outcome = "failed";
@@ -589,7 +592,7 @@ class SlotRunner {
                                 profile.name, last ? "" : ", retrying once", check.reason, dir_,
                                 at.console));
       }
-      KSTACKLAB_RETURN_IF_ERROR(Save(dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
     }
     return SlotEnd::kDone;
   }
@@ -605,6 +608,7 @@ class SlotRunner {
   }
 
   const std::string& dir_;
+  StateWriter& writer_;
   CampaignState& state_;
   Engine& engine_;
   const std::atomic<bool>& stop_;
@@ -666,10 +670,9 @@ Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t
   return status->reached;
 }
 
-}  // namespace
-
-Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
-                   const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+// RunCampaign's steps, every save through `writer`.
+Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& state, Engine& engine,
+                const std::atomic<bool>& stop, const RunnerHooks& hooks) {
   const CampaignPlan& plan = state.plan;
   KSTACKLAB_RETURN_IF_ERROR(MakeDir(dir + "/.work"));
   for (const Profile& p : plan.profiles) KSTACKLAB_RETURN_IF_ERROR(MakeDir(dir + "/" + p.name));
@@ -686,18 +689,18 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
   KSTACKLAB_RETURN_IF_ERROR(engine.Prepare());
   state.status = "running";
   state.stop_reason.clear();
-  KSTACKLAB_RETURN_IF_ERROR(Save(dir, state));
+  KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
 
   const size_t n = plan.profiles.size();
   const size_t total = plan.MaxBlocks() * n;
   size_t done = 0;
   const double seconds_before = state.boot_seconds;
-  SlotRunner slots(dir, state, engine, stop, hooks);
+  SlotRunner slots(dir, writer, state, engine, stop, hooks);
   std::string stop_reason;
   for (uint64_t block = 1; block <= plan.MaxBlocks() && stop_reason.empty(); ++block) {
     if (block > state.blocks.size()) {
       state.blocks.push_back(BlockOrder(plan.seed, block, n, plan.randomised));
-      KSTACKLAB_RETURN_IF_ERROR(Save(dir, state));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
     }
     const std::vector<size_t> order = state.blocks[block - 1];
     for (size_t pi : order) {
@@ -707,7 +710,7 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
         fresh.profile = profile.name;
         fresh.index = block;
         state.boots.push_back(std::move(fresh));
-        KSTACKLAB_RETURN_IF_ERROR(Save(dir, state));
+        KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
       }
       if (plan.target && plan.target->budget_s > 0 && state.boot_seconds >= plan.target->budget_s &&
           state.Find(profile.name, block)->status == BootStatus::kPending) {
@@ -719,14 +722,14 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
           end, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
       if (end == SlotEnd::kInterrupted) {
         state.status = "interrupted";
-        return Save(dir, state);
+        return Save(writer, dir, state);
       }
       if (end == SlotEnd::kMachineLost) {
         // Every later boot needs the machine: stop, and let --resume go on once it answers.
         state.status = "stopped";
         state.stop_reason =
             CapStateText("the machine was lost: " + slots.lost_reason(), kMaxReasonBytes);
-        return Save(dir, state);
+        return Save(writer, dir, state);
       }
       ++done;
     }
@@ -743,7 +746,22 @@ Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
   }
   state.status = "complete";
   state.stop_reason = stop_reason;
-  return Save(dir, state);
+  return Save(writer, dir, state);
+}
+
+}  // namespace
+
+Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
+                   const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+  StateWriter writer(dir);
+  const Status st = RunSteps(dir, writer, state, engine, stop, hooks);
+  // Every end but a failure saves the state whole (status no longer "running"). After a failure
+  // what was saved is made whole too, so campaign.json alone is the state whenever no campaign
+  // runs in DIR (unless one was killed); a host fault stopped it with a whole save already.
+  if (!st.ok() && !IsHostWriteFault(st.error())) {
+    if (auto saved = LoadState(dir); saved.ok()) (void)SaveState(dir, *saved);
+  }
+  return st;
 }
 
 }  // namespace kstacklab::campaign

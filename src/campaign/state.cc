@@ -1,8 +1,15 @@
 #include "kstacklab/campaign/state.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <initializer_list>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <string_view>
@@ -134,11 +141,11 @@ BootStatus ParseStatus(const std::string& s) {
 }
 
 void KnownStateKeys(const Json& j) {
-  KnownJsonKeys(
-      j,
-      {"schema", "tool_version", "created", "updated", "source", "status", "stop_reason", "accel",
-       "accel_reason", "boot_seconds", "machine", "plan", "blocks", "boots", "block_reports"},
-      "the state");
+  KnownJsonKeys(j,
+                {"schema", "generation", "tool_version", "created", "updated", "source", "status",
+                 "stop_reason", "accel", "accel_reason", "boot_seconds", "machine", "plan",
+                 "blocks", "boots", "block_reports"},
+                "the state");
   for (const Json& b : j.at("boots")) {
     KnownJsonKeys(
         b,
@@ -169,10 +176,12 @@ Json BootToJson(const Boot& b) {
           {"attempts", std::move(attempts)}};
 }
 
-Json StateToJson(const CampaignState& s) {
-  Json boots = Json::array();
-  for (const Boot& b : s.boots) boots.push_back(BootToJson(b));
+namespace {
+
+// Every top-level member of the state but blocks, boots and block_reports, in the file's order.
+Json HeadToJson(const CampaignState& s) {
   return {{"schema", s.schema},
+          {"generation", s.generation},
           {"tool_version", s.tool_version},
           {"created", s.created},
           {"updated", s.updated},
@@ -183,10 +192,19 @@ Json StateToJson(const CampaignState& s) {
           {"accel_reason", s.accel_reason},
           {"boot_seconds", s.boot_seconds},
           {"machine", s.machine},
-          {"plan", PlanToJson(s.plan)},
-          {"blocks", s.blocks},
-          {"boots", std::move(boots)},
-          {"block_reports", s.block_reports}};
+          {"plan", PlanToJson(s.plan)}};
+}
+
+}  // namespace
+
+Json StateToJson(const CampaignState& s) {
+  Json boots = Json::array();
+  for (const Boot& b : s.boots) boots.push_back(BootToJson(b));
+  Json j = HeadToJson(s);
+  j["blocks"] = s.blocks;
+  j["boots"] = std::move(boots);
+  j["block_reports"] = s.block_reports;
+  return j;
 }
 
 Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
@@ -198,6 +216,7 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
   try {
     KnownStateKeys(j);
     CampaignState s;
+    s.generation = j.value("generation", uint64_t{0});
     s.tool_version = j.at("tool_version").get<std::string>();
     s.created = j.at("created").get<std::string>();
     s.updated = j.at("updated").get<std::string>();
@@ -261,28 +280,327 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
   }
 }
 
-Status SaveState(const std::string& dir, CampaignState& state) {
-  state.updated = UtcTimestamp();
-  return WriteFileAtomic(dir + "/" + kStateFile, DumpJson(StateToJson(state)));
+namespace {
+
+std::string JournalPath(const std::string& dir) { return dir + "/" + kJournalFile; }
+
+// Makes the directory entry changes in `dir` durable (best effort: some file systems cannot
+// fsync a directory; a lost entry change leaves lines of another generation, which are skipped).
+void SyncDir(const std::string& dir) {
+  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
 }
 
-Expected<CampaignState> LoadState(const std::string& dir) {
+bool SameAttempt(const Attempt& a, const Attempt& b) {
+  return a.started == b.started && a.outcome == b.outcome && a.reason == b.reason &&
+         a.console == b.console && a.accel == b.accel && a.seconds == b.seconds;
+}
+
+bool SameBoot(const Boot& a, const Boot& b) {
+  return a.profile == b.profile && a.index == b.index && a.status == b.status && a.file == b.file &&
+         a.release == b.release && a.cmdline == b.cmdline &&
+         a.effective_kstack_randomization == b.effective_kstack_randomization &&
+         a.stack_erasing == b.stack_erasing && a.strength == b.strength &&
+         std::equal(a.attempts.begin(), a.attempts.end(), b.attempts.begin(), b.attempts.end(),
+                    SameAttempt);
+}
+
+}  // namespace
+
+// What the last save left on disk, to tell what the next one changes.
+struct StateWriter::Saved {
+  uint64_t generation = 0;
+  uint64_t snapshot_bytes = 0;
+  uint64_t journal_bytes = 0;
+  Json head;
+  std::vector<std::vector<size_t>> blocks;
+  Json block_reports;
+  std::vector<Boot> boots;
+};
+
+StateWriter::StateWriter(std::string dir) : dir_(std::move(dir)) {}
+StateWriter::~StateWriter() = default;
+
+Status StateWriter::Whole(CampaignState& state) {
+  saved_.reset();
+  ++state.generation;
+  const std::string text = DumpJson(StateToJson(state));
+  if (Status st = WriteFileAtomic(dir_ + "/" + kStateFile, text); !st.ok()) {
+    --state.generation;
+    return st;
+  }
+  bytes_written_ += text.size();
+  // Its lines are in the snapshot now (and are of the generation before, should this be lost).
+  if (::unlink(JournalPath(dir_).c_str()) == 0) {
+    SyncDir(dir_);
+  } else if (errno != ENOENT) {
+    const int err = errno;
+    return SystemError(
+        fmt::format("cannot remove '{}': {}", EscapeControl(JournalPath(dir_)), std::strerror(err)),
+        err);
+  }
+  auto saved = std::make_unique<Saved>();
+  saved->generation = state.generation;
+  saved->snapshot_bytes = text.size();
+  saved->head = HeadToJson(state);
+  saved->blocks = state.blocks;
+  saved->block_reports = state.block_reports;
+  saved->boots = state.boots;
+  saved_ = std::move(saved);
+  return OkStatus();
+}
+
+Status StateWriter::Append(const std::string& line) {
+  const std::string path = JournalPath(dir_);
+  const std::string shown = EscapeControl(path);
+  // O_NOFOLLOW, O_NONBLOCK: a link or a FIFO put in the journal's place is refused, not followed
+  // or waited on.
+  const int fd =
+      ::open(path.c_str(),
+             O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+  if (fd < 0) {
+    const int err = errno;
+    return SystemError(fmt::format("cannot write '{}': {}", shown, std::strerror(err)), err);
+  }
+  struct stat st {};
+  int err = 0;
+  if (::fstat(fd, &st) != 0) {
+    err = errno;
+  } else if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return RuntimeError(fmt::format("cannot write '{}': it is not a regular file", shown));
+  }
+  const auto expected = static_cast<off_t>(saved_->journal_bytes);
+  // Bytes past the last line saved are a line whose write failed: cut off before appending.
+  if (err == 0 && st.st_size != expected && ::ftruncate(fd, expected) != 0) err = errno;
+  for (size_t done = 0; err == 0 && done < line.size();) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno != EINTR) err = errno;
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (err != 0) (void)::ftruncate(fd, expected);
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
+    return SystemError(fmt::format("cannot write '{}': {}", shown, std::strerror(err)), err);
+  }
+  if (expected == 0) SyncDir(dir_);  // the journal's first line: its name is new
+  bytes_written_ += line.size();
+  return OkStatus();
+}
+
+Status StateWriter::Save(CampaignState& state) {
+  state.updated = UtcTimestamp();
+  if (!saved_ || state.status != "running" || state.generation != saved_->generation) {
+    return Whole(state);
+  }
+  Saved& saved = *saved_;
+  // The line: the changes since the last save, if they are ones a line holds.
+  if (state.boots.size() < saved.boots.size() || state.blocks.size() < saved.blocks.size() ||
+      !std::equal(saved.blocks.begin(), saved.blocks.end(), state.blocks.begin()) ||
+      !state.block_reports.is_array() || state.block_reports.size() < saved.block_reports.size() ||
+      !std::equal(saved.block_reports.begin(), saved.block_reports.end(),
+                  state.block_reports.begin())) {
+    return Whole(state);
+  }
+  Json line = {{"generation", state.generation}};
+  const Json head = HeadToJson(state);
+  Json set = Json::object();
+  for (const auto& [key, value] : head.items()) {
+    if (saved.head[key] == value) continue;
+    if (key == "schema" || key == "generation") return Whole(state);
+    set[key] = value;
+  }
+  if (!set.empty()) line["set"] = set;
+  if (state.blocks.size() > saved.blocks.size()) {
+    line["blocks"] = std::vector<std::vector<size_t>>(state.blocks.begin() + saved.blocks.size(),
+                                                      state.blocks.end());
+  }
+  if (state.block_reports.size() > saved.block_reports.size()) {
+    Json reports = Json::array();
+    for (size_t i = saved.block_reports.size(); i < state.block_reports.size(); ++i) {
+      reports.push_back(state.block_reports[i]);
+    }
+    line["block_reports"] = std::move(reports);
+  }
+  std::vector<size_t> changed;
+  for (size_t i = 0; i < state.boots.size(); ++i) {
+    if (i < saved.boots.size()) {
+      const Boot& was = saved.boots[i];
+      if (was.profile != state.boots[i].profile || was.index != state.boots[i].index) {
+        return Whole(state);
+      }
+      if (SameBoot(was, state.boots[i])) continue;
+    }
+    changed.push_back(i);
+  }
+  if (!changed.empty()) {
+    Json boots = Json::array();
+    for (size_t i : changed) boots.push_back(BootToJson(state.boots[i]));
+    line["boots"] = std::move(boots);
+  }
+  const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  const uint64_t journal = saved.journal_bytes + text.size();
+  if (saved.snapshot_bytes + journal < kWholeStateBytes || journal > saved.snapshot_bytes) {
+    return Whole(state);
+  }
+  if (Status st = Append(text); !st.ok()) {
+    saved_.reset();
+    return st;
+  }
+  saved.journal_bytes = journal;
+  saved.head = head;
+  saved.blocks = state.blocks;
+  saved.block_reports = state.block_reports;
+  for (size_t i : changed) {
+    if (i < saved.boots.size()) {
+      saved.boots[i] = state.boots[i];
+    } else {
+      saved.boots.push_back(state.boots[i]);
+    }
+  }
+  return OkStatus();
+}
+
+Status SaveState(const std::string& dir, CampaignState& state) {
+  StateWriter writer(dir);
+  return writer.Save(state);
+}
+
+namespace {
+
+// Applies journal line `line` (an object of kLineKeys, of the snapshot's generation) to the
+// state `j` (checked by StateFromJson already); `boot_at` finds a boot of `j` by profile and
+// index. A line of the wrong form throws Json::exception.
+using BootIndex = std::map<std::pair<std::string, uint64_t>, size_t>;
+
+void ApplyLine(const Json& line, Json& j, BootIndex& boot_at) {
+  if (line.contains("set")) {
+    const Json& set = line["set"];
+    if (!set.is_object()) throw Json::type_error::create(302, "set is not an object", &set);
+    // Every top-level member but the state's identity (schema, generation) and the arrays.
+    KnownJsonKeys(set,
+                  {"tool_version", "created", "updated", "source", "status", "stop_reason", "accel",
+                   "accel_reason", "boot_seconds", "machine", "plan"},
+                  "a journal line's set");
+    for (const auto& [key, value] : set.items()) j[key] = value;
+  }
+  for (const char* key : {"blocks", "block_reports"}) {
+    if (!line.contains(key)) continue;
+    for (const Json& v : line[key].get_ref<const Json::array_t&>()) j[key].push_back(v);
+  }
+  if (line.contains("boots")) {
+    Json& boots = j["boots"];
+    for (const Json& b : line["boots"].get_ref<const Json::array_t&>()) {
+      auto key = std::make_pair(b.at("profile").get<std::string>(), b.at("index").get<uint64_t>());
+      auto [at, fresh] = boot_at.try_emplace(std::move(key), boots.size());
+      if (fresh) {
+        boots.push_back(b);
+      } else {
+        boots[at->second] = b;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Expected<CampaignState> StateFromFiles(const std::string& snapshot, const std::string& journal,
+                                       const std::string& dir, std::string* note) {
   const std::string path = dir + "/" + kStateFile;
-  std::string text;
-  // Not blocking on a FIFO or a device put in the state's place: a regular file is required.
-  KSTACKLAB_ASSIGN_OR_RETURN(text, ReadRegularFile(path, kMaxStateBytes));
   // Before parsing: a deep array is small as text, a deep tree to build and to write back.
-  if (JsonNestingDepth(text, kMaxStateDepth) > kMaxStateDepth) {
+  if (JsonNestingDepth(snapshot, kMaxStateDepth) > kMaxStateDepth) {
     return UsageError(fmt::format(
         "'{}' nests arrays or objects deeper than {} levels; it is not a campaign state",
         EscapeControl(path), kMaxStateDepth));
   }
-  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json j = Json::parse(snapshot, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return UsageError(
         fmt::format("'{}' is not valid JSON; it is not a campaign state", EscapeControl(path)));
   }
-  return StateFromJson(j, path);
+  Expected<CampaignState> state = StateFromJson(j, path);
+  if (!state.ok() || journal.empty()) return state;
+
+  const std::string jpath = EscapeControl(dir + "/" + kJournalFile);
+  BootIndex boot_at;
+  for (size_t i = 0; i < state->boots.size(); ++i) {
+    boot_at.try_emplace({state->boots[i].profile, state->boots[i].index}, i);
+  }
+  size_t applied = 0;
+  size_t number = 0;
+  for (size_t pos = 0; pos < journal.size();) {
+    ++number;
+    const size_t nl = journal.find('\n', pos);
+    const bool complete = nl != std::string::npos;
+    const std::string text = journal.substr(pos, complete ? nl - pos : std::string::npos);
+    pos = complete ? nl + 1 : journal.size();
+    const bool last = pos == journal.size();
+    if (JsonNestingDepth(text, kMaxStateDepth) > kMaxStateDepth) {
+      return UsageError(fmt::format(
+          "line {} of '{}' nests arrays or objects deeper than {} levels; it is not a campaign "
+          "journal",
+          number, jpath, kMaxStateDepth));
+    }
+    const Json line = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (line.is_discarded() || !complete) {
+      if (!last) {
+        return UsageError(fmt::format(
+            "line {} of '{}' is not valid JSON; a campaign directory is written only by "
+            "kstacklab campaign",
+            number, jpath));
+      }
+      if (note != nullptr) {
+        *note = fmt::format(
+            "the last line of '{}' is incomplete and is ignored (a save was killed while writing "
+            "it: its step is done again)",
+            jpath);
+      }
+      break;
+    }
+    try {
+      if (!line.is_object()) throw Json::type_error::create(302, "not an object", &line);
+      KnownJsonKeys(line, {"generation", "set", "blocks", "block_reports", "boots"},
+                    "a journal line");
+      if (line.at("generation").get<uint64_t>() != state->generation) continue;
+      ApplyLine(line, j, boot_at);
+      ++applied;
+    } catch (const Json::exception& e) {
+      return UsageError(
+          fmt::format("line {} of '{}' is damaged ({}); a campaign directory is "
+                      "written only by kstacklab campaign",
+                      number, jpath, e.what()));
+    }
+  }
+  if (applied == 0) return state;
+  // The state with the journal applied, checked as campaign.json alone is.
+  return StateFromJson(j, dir + "/" + kJournalFile);
+}
+
+Expected<CampaignState> LoadState(const std::string& dir, std::string* note) {
+  std::string snapshot;
+  // Not blocking on a FIFO or a device put in the state's place: a regular file is required.
+  KSTACKLAB_ASSIGN_OR_RETURN(snapshot, ReadRegularFile(dir + "/" + kStateFile, kMaxStateBytes));
+  // The journal: as campaign.json, and never through a symbolic link (none is written).
+  const std::string jpath = JournalPath(dir);
+  const std::string shown = EscapeControl(jpath);
+  const int fd = ::open(jpath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+  if (fd < 0 && errno == ENOENT) return StateFromFiles(snapshot, "", dir, note);
+  if (fd < 0) {
+    return UsageError(fmt::format("cannot read '{}': {}", shown,
+                                  errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return UsageError(fmt::format("cannot read '{}': it is not a regular file", shown));
+  }
+  auto journal = ReadAll(fd, kMaxStateBytes, fmt::format("'{}'", shown));
+  ::close(fd);
+  if (!journal.ok()) return journal.error();
+  return StateFromFiles(snapshot, *journal, dir, note);
 }
 
 }  // namespace kstacklab::campaign

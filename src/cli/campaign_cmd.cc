@@ -386,8 +386,10 @@ int Resume(const std::string& dir, const CampaignArgs& a) {
   }
   DirLock lock;
   if (Status taken = lock.Take(dir); !taken.ok()) return Fail(taken.error());
-  auto state = campaign::LoadState(dir);
+  std::string note;
+  auto state = campaign::LoadState(dir, &note);
   if (!state.ok()) return Fail(state.error());
+  if (!note.empty()) Warn(note);
   if (state->status == "complete") {
     Warn("the campaign is already complete; its report follows");
     return Finish(dir, *state, a);
@@ -427,8 +429,10 @@ int Execute(CampaignArgs& a) {
                      "plan file or profile flags"));
     }
     if (!a.resume.empty()) return Resume(dir, a);
-    auto state = campaign::LoadState(dir);
+    std::string note;
+    auto state = campaign::LoadState(dir, &note);
     if (!state.ok()) return Fail(state.error());
+    if (!note.empty()) Warn(note);
     if (!a.fastpath.empty()) return ExportFastpath(dir, *state, a.fastpath);
     return Report(dir, *state, a);
   }

@@ -1,8 +1,9 @@
 // The campaign's readers on arbitrary bytes: the plan file (YAML), the guest's data channel, a
-// campaign.json handed to --resume, and a LAVA job log (`lavacli jobs logs --raw`) with the job
-// id of `lavacli jobs submit`. The first byte picks the reader. Contracts: never crash or throw;
-// an accepted plan's JSON form reads back to the same plan; decoded channel files are only the
-// names asked for; a LAVA log yields no more records than it has lines, and a job id is digits.
+// campaign.json handed to --resume (with its journal: the text after the first NUL byte, if
+// any), and a LAVA job log (`lavacli jobs logs --raw`) with the job id of `lavacli jobs submit`.
+// The first byte picks the reader. Contracts: never crash or throw; an accepted plan's JSON form
+// reads back to the same plan; decoded channel files are only the names asked for; a LAVA log
+// yields no more records than it has lines, and a job id is digits.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -43,6 +44,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     default: {
+      const size_t nul = text.find('\0');
+      if (nul != std::string::npos) {
+        std::string note;
+        (void)campaign::StateFromFiles(text.substr(0, nul), text.substr(nul + 1), "fuzz", &note);
+        break;
+      }
       const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (!j.is_discarded()) (void)campaign::StateFromJson(j, "fuzz.json");
       break;

@@ -1,10 +1,13 @@
-// A campaign on disk (STYLE.md 18: a long job is a state machine on disk). DIR/campaign.json holds
-// the plan, the seed, the order of every block begun, and every boot's outcome with each attempt;
-// it is rewritten atomically after every attempt, so a campaign killed at any point (SIGKILL
-// included) resumes from it without redoing a finished boot and in the recorded order.
+// A campaign on disk (STYLE.md 18: a long job is a state machine on disk). The state — the plan,
+// the seed, the order of every block begun, and every boot's outcome with each attempt — is
+// DIR/campaign.json (a snapshot, written atomically) and DIR/campaign.journal (what changed since,
+// one fsync'd JSON line per save, appended). It is saved after every step, so a campaign killed at
+// any point (SIGKILL included) resumes from it without redoing a finished boot and in the recorded
+// order; the bytes written grow linearly with the steps (StateWriter).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +20,10 @@ namespace kstacklab::campaign {
 
 inline constexpr const char* kCampaignSchema = "kstacklab-campaign/1";
 inline constexpr const char* kStateFile = "campaign.json";
+inline constexpr const char* kJournalFile = "campaign.journal";
+// A state smaller than this is written whole at every save (no journal): campaign.json alone is
+// then the current state, for whoever reads it during a run.
+inline constexpr size_t kWholeStateBytes = size_t{64} << 10;
 
 // What one boot may add to the state. Every text a guest or an engine reports is cut to a number
 // of bytes as JSON writes it (CapStateText), and a boot keeps its last kMaxAttempts attempts, so
@@ -87,6 +94,9 @@ struct Boot {
 
 struct CampaignState {
   std::string schema = kCampaignSchema;
+  // Of the snapshot (campaign.json) last read or written: the journal lines that extend it carry
+  // it, and lines of another (left by a save killed between snapshot and journal) are skipped.
+  uint64_t generation = 0;
   std::string tool_version;
   std::string created;
   std::string updated;
@@ -122,8 +132,50 @@ Json StateToJson(const CampaignState& state);
 // A damaged or foreign file -> UsageError naming `path`.
 Expected<CampaignState> StateFromJson(const Json& j, const std::string& path);
 
-// DIR/campaign.json written atomically (temp + fsync + rename).
+// The state written whole: DIR/campaign.json atomically (temp + fsync + rename) with the next
+// generation, then DIR/campaign.journal removed.
 Status SaveState(const std::string& dir, CampaignState& state);
-Expected<CampaignState> LoadState(const std::string& dir);
+
+// Saves one campaign's state in DIR step after step; the runner's one writer. A save appends to
+// DIR/campaign.journal one line with what changed since the last save (the changed top-level
+// fields, the new blocks and block reports, the new or changed boots), fsync'd; it writes the
+// state whole (SaveState) instead on its first save, when the state has ended (status other than
+// "running"), while the state is below kWholeStateBytes, when a change is not one a line holds (a
+// boot removed or reordered, a block changed), and when the journal would grow past the snapshot.
+// So every snapshot is at most about twice the journal written since the one before: the bytes
+// written over a campaign grow linearly with its steps, and the journal is never larger than the
+// snapshot (both within kMaxStateBytes). A failed save leaves the last saved state readable; the
+// next save is then whole. Not thread-safe; one writer per directory (the caller holds its lock).
+class StateWriter {
+ public:
+  explicit StateWriter(std::string dir);
+  ~StateWriter();
+  StateWriter(const StateWriter&) = delete;
+  StateWriter& operator=(const StateWriter&) = delete;
+
+  Status Save(CampaignState& state);
+  // Bytes written to DIR by this writer's successful saves (snapshots and journal lines).
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  struct Saved;
+  Status Whole(CampaignState& state);
+  Status Append(const std::string& line);
+
+  std::string dir_;
+  std::unique_ptr<Saved> saved_;  // what is on disk; null: the next save is whole
+  uint64_t bytes_written_ = 0;
+};
+
+// The state in DIR: campaign.json (at most kMaxStateBytes, a regular file), then the lines of
+// campaign.journal of its generation applied in order (insert-or-replace of boots by profile and
+// index), the result checked exactly as campaign.json alone is (StateFromJson). The journal must
+// be a regular file, not a symbolic link, of at most kMaxStateBytes. Its last line, when cut
+// short or not JSON (a save killed while writing it), is ignored and `*note` says so; a damaged
+// line before it, or a line of the wrong form -> UsageError naming the journal and the line.
+Expected<CampaignState> LoadState(const std::string& dir, std::string* note = nullptr);
+// LoadState on the two files' contents (`journal` empty when there is none), named as in `dir`.
+Expected<CampaignState> StateFromFiles(const std::string& snapshot, const std::string& journal,
+                                       const std::string& dir, std::string* note = nullptr);
 
 }  // namespace kstacklab::campaign
