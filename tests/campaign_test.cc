@@ -924,8 +924,8 @@ TEST(CampaignState, CapStateTextCountsBytesAsJsonWritesThem) {
   EXPECT_EQ(CapStateText("a\x01", 6), "a");
   EXPECT_EQ(CapStateText("a\xc3\xa9", 6), "a");  // é (2 bytes, 3 each) cut whole
   EXPECT_EQ(CapStateText("a\xc3\xa9", 7), "a\xc3\xa9");
-  for (const std::string text : {std::string(999, '"'), std::string(999, '\x01'),
-                                 std::string(999, '\xff'), std::string(999, '\\')}) {
+  for (const std::string& text : {std::string(999, '"'), std::string(999, '\x01'),
+                                  std::string(999, '\xff'), std::string(999, '\\')}) {
     EXPECT_LE(
         Json(CapStateText(text, 100)).dump(-1, ' ', false, Json::error_handler_t::replace).size(),
         102u);
