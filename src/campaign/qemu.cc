@@ -2,8 +2,11 @@
 // libraries it needs, the /init below), the profile's kernel and command line, the console on
 // the first serial port (kept as the boot's log) and the results on the second (base64 files
 // between markers), KVM when the host can boot a guest with it and TCG otherwise.
+#include "kstacklab/campaign/qemu.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,9 +20,11 @@
 #include <thread>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/json.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::campaign {
@@ -104,11 +109,12 @@ class QemuEngine : public Engine {
  public:
   QemuEngine(CampaignPlan plan, std::string work_dir, std::string guest_binary)
       : plan_(std::move(plan)),
+        q_(SettingsOf<QemuSettings>(plan_)),
         work_(std::move(work_dir)),
         guest_binary_(std::move(guest_binary)) {}
 
   Status Check() override {
-    const QemuSettings& q = plan_.qemu;
+    const QemuSettings& q = q_;
     if (!FindProgram(q.binary)) {
       return UsageError(
           fmt::format("{} is not installed: apt-get install qemu-system-x86 (or "
@@ -140,7 +146,7 @@ class QemuEngine : public Engine {
       e.push_back({d, S_IFDIR | 0755, ""});
     }
     std::string busybox;
-    KSTACKLAB_ASSIGN_OR_RETURN(busybox, ReadBinary(plan_.qemu.busybox));
+    KSTACKLAB_ASSIGN_OR_RETURN(busybox, ReadBinary(q_.busybox));
     e.push_back({"bin/busybox", S_IFREG | 0755, std::move(busybox)});
     std::string self;
     KSTACKLAB_ASSIGN_OR_RETURN(self, ReadBinary(guest_binary_));
@@ -160,7 +166,7 @@ class QemuEngine : public Engine {
 
   GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override {
     if (accel_.empty()) {
-      const QemuSettings& q = plan_.qemu;
+      const QemuSettings& q = q_;
       std::string why;
       if (q.accel == "tcg") {
         SetAccel("tcg", "engine accel tcg");
@@ -244,7 +250,7 @@ class QemuEngine : public Engine {
   std::vector<std::string> QemuArgv(const Profile& p, const std::string& initrd,
                                     const std::string& channel, const std::string& console,
                                     const std::string& accel) const {
-    const QemuSettings& q = plan_.qemu;
+    const QemuSettings& q = q_;
     std::vector<std::string> argv = {q.binary,   "-nodefaults", "-no-user-config",
                                      "-display", "none",        "-no-reboot"};
     if (accel == "kvm") {
@@ -300,10 +306,10 @@ class QemuEngine : public Engine {
         r->seconds = MonotonicSeconds() - start;
         return false;
       }
-      if (t > plan_.qemu.boot_timeout_s) {
+      if (t > q_.boot_timeout_s) {
         child.Kill();
-        r->failure = fmt::format("no power-off within the boot timeout ({:g} s): killed",
-                                 plan_.qemu.boot_timeout_s);
+        r->failure =
+            fmt::format("no power-off within the boot timeout ({:g} s): killed", q_.boot_timeout_s);
         r->seconds = MonotonicSeconds() - start;
         return false;
       }
@@ -314,14 +320,14 @@ class QemuEngine : public Engine {
         r->seconds = MonotonicSeconds() - start;
         return false;
       }
-      if (!init_seen && t > plan_.qemu.init_timeout_s) {
+      if (!init_seen && t > q_.init_timeout_s) {
         init_seen = ConsoleHasMarker(job.console_path);
         if (!init_seen) {
           child.Kill();
           r->failure = kSilentInit;
           if (accel != "kvm") {
             r->failure = fmt::format("{} within init_timeout ({:g} s): killed", kSilentInit,
-                                     plan_.qemu.init_timeout_s);
+                                     q_.init_timeout_s);
           }
           r->seconds = MonotonicSeconds() - start;
           return false;
@@ -344,7 +350,7 @@ class QemuEngine : public Engine {
       *init_seen = ConsoleHasMarker(console);
       if (*init_seen) return false;
     }
-    const double limit = std::min(plan_.qemu.init_timeout_s, kKvmProbeS);
+    const double limit = std::min(q_.init_timeout_s, kKvmProbeS);
     if (t > limit) {
       kvm_stall_ = fmt::format("silent for {:g} s", limit);
       return true;
@@ -397,8 +403,8 @@ class QemuEngine : public Engine {
     fs::remove(qemu_log, ec);
     Child child;
     const double start = MonotonicSeconds();
-    if (Status st = child.Start(QemuArgv(p, initrd, channel, job.console_path, accel), qemu_log,
-                                plan_.qemu.pin);
+    if (Status st =
+            child.Start(QemuArgv(p, initrd, channel, job.console_path, accel), qemu_log, q_.pin);
         !st.ok()) {
       r.failure = st.error().message;
       return r;
@@ -415,6 +421,7 @@ class QemuEngine : public Engine {
   }
 
   CampaignPlan plan_;
+  const QemuSettings& q_;  // plan_'s
   std::string work_;
   std::string guest_binary_;
   std::string base_;  // the shared initramfs (cpio)
@@ -426,16 +433,115 @@ class QemuEngine : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
-                                       const std::string& guest_binary) {
+std::unique_ptr<Engine> QemuSettings::Make(const CampaignPlan& plan, const std::string& work_dir,
+                                           const std::string& guest_binary) {
   return std::make_unique<QemuEngine>(plan, work_dir, guest_binary);
 }
 
-std::unique_ptr<Engine> MakeEngine(const CampaignPlan& plan, const std::string& work_dir,
-                                   const std::string& guest_binary) {
-  if (plan.engine == "ssh") return MakeSshEngine(plan, work_dir, guest_binary);
-  if (plan.engine == "lava") return MakeLavaEngine(plan, work_dir);
-  return MakeQemuEngine(plan, work_dir, guest_binary);
+// ---- its settings: the plan's `engine:` keys, their checks and campaign.json's "engine" -------
+
+namespace {
+
+Status CheckQemuMemory(const std::string& m) {
+  size_t digits = 0;
+  while (digits < m.size() && m[digits] >= '0' && m[digits] <= '9') ++digits;
+  const std::string suffix = m.substr(digits);
+  if (digits == 0 || digits > 6 || !(suffix.empty() || suffix == "M" || suffix == "G")) {
+    return UsageError(
+        fmt::format("engine memory '{}' is not a size; give e.g. 2G or 2048M", EscapeControl(m)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status QemuSettings::Read(const EngineSection& e) {
+  if (e.Has("cpus")) KSTACKLAB_ASSIGN_OR_RETURN(cpus, e.Count("cpus", 1, 64));
+  if (e.Has("memory")) KSTACKLAB_ASSIGN_OR_RETURN(memory, e.Text("memory", 16));
+  if (e.Has("accel")) KSTACKLAB_ASSIGN_OR_RETURN(accel, e.Text("accel", 8));
+  if (e.Has("pin")) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        pin, e.Counts("pin", 64, 0, CPU_SETSIZE - 1,
+                      "engine pin must be a list of host CPU numbers, e.g. [2, 3]"));
+  }
+  if (e.Has("qemu_args"))
+    KSTACKLAB_ASSIGN_OR_RETURN(extra_args, e.Words("qemu_args", PlanLimits::kMaxQemuArgs));
+  if (e.Has("boot_timeout"))
+    KSTACKLAB_ASSIGN_OR_RETURN(boot_timeout_s, e.DurationS("boot_timeout", 10, 7 * 86400, "30min"));
+  if (e.Has("init_timeout"))
+    KSTACKLAB_ASSIGN_OR_RETURN(init_timeout_s, e.DurationS("init_timeout", 5, 3600, "2min"));
+  if (e.Has("qemu")) KSTACKLAB_ASSIGN_OR_RETURN(binary, e.Text("qemu"));
+  if (e.Has("busybox")) KSTACKLAB_ASSIGN_OR_RETURN(busybox, e.Text("busybox"));
+  return OkStatus();
+}
+
+Status QemuSettings::CheckValues() const {
+  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine qemu", binary));
+  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine busybox", busybox));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("engine cpus", cpus, 1, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine memory", memory, 16));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine accel", accel, 8));
+  if (pin.size() > 64) return UsageError("engine pin has more than 64 CPUs");
+  for (uint64_t cpu : pin)
+    KSTACKLAB_RETURN_IF_ERROR(CountValue("engine pin", cpu, 0, CPU_SETSIZE - 1));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine qemu_args", extra_args, PlanLimits::kMaxQemuArgs));
+  for (const std::string& a : extra_args) {
+    if (!PrintableAscii(a)) return UsageError("engine qemu_args must be printable ASCII");
+  }
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine boot_timeout", boot_timeout_s, 10, 7 * 86400));
+  return SecondsValue("engine init_timeout", init_timeout_s, 5, 3600);
+}
+
+Status QemuSettings::Check(const CampaignPlan& /*plan*/) const {
+  if (accel != "auto" && accel != "kvm" && accel != "tcg") {
+    return UsageError(
+        fmt::format("engine accel '{}' is unknown; give auto, kvm or tcg", EscapeControl(accel)));
+  }
+  KSTACKLAB_RETURN_IF_ERROR(CheckQemuMemory(memory));
+  for (const std::string& a : extra_args) {
+    if (!PrintableAscii(a)) return UsageError("engine qemu_args must be printable ASCII");
+  }
+  if (init_timeout_s >= boot_timeout_s) {
+    return UsageError("engine init_timeout must be shorter than boot_timeout");
+  }
+  return OkStatus();
+}
+
+Status QemuSettings::CheckProfile(Profile& p) const {
+  std::error_code ec;
+  if (p.config.empty() && !p.release.empty()) {
+    const fs::path beside = fs::path(p.kernel).parent_path() / ("config-" + p.release);
+    if (fs::is_regular_file(beside, ec)) p.config = beside.string();
+  }
+  return OkStatus();
+}
+
+Json QemuSettings::ToJson() const {
+  return {{"qemu", binary},
+          {"busybox", busybox},
+          {"cpus", cpus},
+          {"memory", memory},
+          {"accel", accel},
+          {"pin", pin},
+          {"qemu_args", extra_args},
+          {"boot_timeout_s", boot_timeout_s},
+          {"init_timeout_s", init_timeout_s}};
+}
+
+void QemuSettings::FromJson(const Json& e) {
+  KnownJsonKeys(e,
+                {"name", "qemu", "busybox", "cpus", "memory", "accel", "pin", "qemu_args",
+                 "boot_timeout_s", "init_timeout_s"},
+                "plan engine");
+  binary = e.at("qemu").get<std::string>();
+  busybox = e.at("busybox").get<std::string>();
+  cpus = e.at("cpus").get<uint64_t>();
+  memory = e.at("memory").get<std::string>();
+  accel = e.at("accel").get<std::string>();
+  pin = e.at("pin").get<std::vector<uint64_t>>();
+  extra_args = e.at("qemu_args").get<std::vector<std::string>>();
+  boot_timeout_s = e.at("boot_timeout_s").get<double>();
+  init_timeout_s = e.at("init_timeout_s").get<double>();
 }
 
 Status CheckKernelImageSize(const Profile& profile) {

@@ -1,6 +1,6 @@
 // An engine boots a profile once and brings back what the guest reported: the campaign runner
-// (runner.h) decides whether the boot counts. The embedded engine is QEMU (a local VM, KVM where
-// the host can boot a guest with it, else TCG); docs/campaign.md "Engines".
+// (runner.h) decides whether the boot counts. Each engine is a row of the engine table (engines.h);
+// docs/campaign.md "Engines".
 #pragma once
 
 #include <atomic>
@@ -80,19 +80,9 @@ class Engine {
   virtual void SetAccel(const std::string& accel, const std::string& reason) = 0;
 };
 
-// The QEMU engine. `work_dir` holds its scratch files (the initramfs, the data channel);
-// `guest_binary` is the kstacklab executable copied into the guest (this one: /proc/self/exe).
-std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
-                                       const std::string& guest_binary);
-
-// The ssh engine (docs/campaign.md "Engine ssh"): `guest_binary` is copied to the machine.
-std::unique_ptr<Engine> MakeSshEngine(const CampaignPlan& plan, const std::string& work_dir,
-                                      const std::string& guest_binary);
-
-// The lava engine (docs/campaign.md "Engine lava"): jobs submitted and followed with lavacli.
-std::unique_ptr<Engine> MakeLavaEngine(const CampaignPlan& plan, const std::string& work_dir);
-
-// The engine the plan names (plan.engine).
+// The engine the plan names: its row's factory (engines.h). `work_dir` holds the engine's scratch
+// files; `guest_binary` is the kstacklab executable it runs in the guest or on the machine (this
+// one: /proc/self/exe).
 std::unique_ptr<Engine> MakeEngine(const CampaignPlan& plan, const std::string& work_dir,
                                    const std::string& guest_binary);
 
