@@ -17,11 +17,14 @@
 #include <thread>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/process.h"
+#include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/campaign/runner.h"
+#include "kstacklab/campaign/ssh.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/fileio.h"
 #include "test_support.h"
@@ -30,6 +33,9 @@ namespace kstacklab::campaign {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The plan's engine `name` with its defaults.
+PlanEngine Named(const char* name) { return PlanEngine(**FindEngine(name)); }
 
 class TempDir : public testing_support::TempDir {
  public:
@@ -175,13 +181,13 @@ engine: {name: ssh, host: sut1.example, port: 2222, user: bench, switch: alterna
 )",
                            "p.yaml", t.path());
   ASSERT_TRUE(ssh.ok()) << ssh.error().message;
-  EXPECT_EQ(ssh->engine, "ssh");
-  EXPECT_EQ(ssh->ssh.host, "sut1.example");
-  EXPECT_EQ(ssh->ssh.port, 2222u);
-  EXPECT_EQ(ssh->ssh.switch_mode, "alternate");
-  EXPECT_TRUE(ssh->ssh.sudo);
-  EXPECT_EQ(ssh->ssh.ssh_config, t.path() + "/cfg");
-  EXPECT_EQ(ssh->ssh.boot_timeout_s, 900);
+  EXPECT_STREQ(ssh->engine.name(), "ssh");
+  EXPECT_EQ(SettingsOf<SshSettings>(*ssh).host, "sut1.example");
+  EXPECT_EQ(SettingsOf<SshSettings>(*ssh).port, 2222u);
+  EXPECT_EQ(SettingsOf<SshSettings>(*ssh).switch_mode, "alternate");
+  EXPECT_TRUE(SettingsOf<SshSettings>(*ssh).sudo);
+  EXPECT_EQ(SettingsOf<SshSettings>(*ssh).ssh_config, t.path() + "/cfg");
+  EXPECT_EQ(SettingsOf<SshSettings>(*ssh).boot_timeout_s, 900);
   EXPECT_EQ(ssh->profiles[1].boot_entry, "Debian on");
   ASSERT_TRUE(CheckPlan(*ssh).ok()) << CheckPlan(*ssh).error().message;
   auto back = PlanFromJson(PlanToJson(*ssh));
@@ -197,8 +203,8 @@ engine: {name: lava, device_type: x86, identity: mylab, tags: [epyc], job_timeou
                             "p.yaml", t.path());
   ASSERT_TRUE(lava.ok()) << lava.error().message;
   EXPECT_EQ(lava->profiles[0].kernel, "https://lab.example/bzImage");  // not made a path
-  EXPECT_EQ(lava->lava.identity, "mylab");
-  EXPECT_EQ(lava->lava.job_timeout_s, 3 * 3600);
+  EXPECT_EQ(SettingsOf<LavaSettings>(*lava).identity, "mylab");
+  EXPECT_EQ(SettingsOf<LavaSettings>(*lava).job_timeout_s, 3 * 3600);
   ASSERT_TRUE(CheckPlan(*lava).ok()) << CheckPlan(*lava).error().message;
   EXPECT_EQ(lava->profiles[0].release, "6.1.0-57-amd64");
   auto lback = PlanFromJson(PlanToJson(*lava));
@@ -256,7 +262,7 @@ TEST(CampaignEnginesPlan, RefusesHostileEngineSettings) {
 
 TEST(CampaignLava, JobsCarryTheCommandLineWhereTheDeviceTypeTakesIt) {
   CampaignPlan plan;
-  plan.engine = "lava";
+  plan.engine = Named("lava");
   plan.boots = 1;
   Profile p;
   p.name = "on";
@@ -269,7 +275,7 @@ TEST(CampaignLava, JobsCarryTheCommandLineWhereTheDeviceTypeTakesIt) {
             std::string::npos)
       << qemu;
   EXPECT_EQ(qemu.find("extra_kernel_args"), std::string::npos);
-  plan.lava.device_type = "x86";
+  SettingsOf<LavaSettings>(plan).device_type = "x86";
   const std::string x86 = LavaJobYaml(plan, p, 1);
   EXPECT_NE(x86.find("extra_kernel_args: randomize_kstack_offset=on $(reboot)"), std::string::npos)
       << x86;
@@ -283,7 +289,7 @@ TEST(CampaignLava, JobsCarryTheCommandLineWhereTheDeviceTypeTakesIt) {
 // initramfs itself takes the overlay instead.
 TEST(CampaignLava, TheQemuInitrdTakesLavasTestOverlay) {
   CampaignPlan plan;
-  plan.engine = "lava";
+  plan.engine = Named("lava");
   plan.boots = 1;
   Profile p;
   p.name = "on";
@@ -301,7 +307,7 @@ TEST(CampaignLava, TheQemuInitrdTakesLavasTestOverlay) {
             std::string::npos)
       << job;
   // With a rootfs the overlay is LAVA's to place (the guest disk): the initrd is left as it is.
-  plan.lava.rootfs = "https://lab.example/rootfs.ext4";
+  SettingsOf<LavaSettings>(plan).rootfs = "https://lab.example/rootfs.ext4";
   const std::string with_rootfs = LavaJobYaml(plan, p, 1);
   EXPECT_NE(with_rootfs.find("url: https://lab.example/rootfs.cpio.gz?token=1\n"),
             std::string::npos);
@@ -491,7 +497,7 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
   TempDir t;
   const std::string dir = t.path() + "/c";
   CampaignPlan plan;
-  plan.engine = "ssh";
+  plan.engine = Named("ssh");
   plan.boots = 2;
   plan.randomised = false;
   plan.profiles = {{"off", "/k"}, {"on", "/k"}};
@@ -614,18 +620,18 @@ struct SshFixture {
     Write(bin + "/mode", mode + "\n");
     Write(t.path() + "/bzImage", FakeBzImage());
     profile.kernel = t.path() + "/bzImage";
-    plan.engine = "ssh";
+    plan.engine = Named("ssh");
     plan.boots = 1;
     plan.profiles = {profile};
-    plan.ssh.host = "sut.example";
-    plan.ssh.port = 2222;
-    plan.ssh.connect_timeout_s = 1;
+    SettingsOf<SshSettings>(plan).host = "sut.example";
+    SettingsOf<SshSettings>(plan).port = 2222;
+    SettingsOf<SshSettings>(plan).connect_timeout_s = 1;
     job.profile = &plan.profiles[0];
     job.console_path = t.path() + "/console.log";
     job.note = [this](const std::string& line) { notes.push_back(line); };
   }
   std::unique_ptr<Engine> Make() {
-    auto e = MakeSshEngine(plan, t.path(), t.path() + "/bzImage");
+    auto e = MakeEngine(plan, t.path(), t.path() + "/bzImage");
     EXPECT_TRUE(e->Prepare().ok());
     return e;
   }
@@ -634,7 +640,7 @@ struct SshFixture {
 TEST(CampaignSsh, AMachineThatRefusesBeforeTheFirstBootFailsAtOnceWithSshsError) {
   SshFixture f("refuse");
   FakePath path(f.bin);
-  f.plan.ssh.boot_timeout_s = 30;
+  SettingsOf<SshSettings>(f.plan).boot_timeout_s = 30;
   auto e = f.Make();
   double seconds = 0;
   const GuestReport r = BootAndStop(*e, f.job, "", &seconds);
@@ -648,8 +654,8 @@ TEST(CampaignSsh, AMachineThatRefusesBeforeTheFirstBootFailsAtOnceWithSshsError)
 TEST(CampaignSsh, AMachineWaitedForWithARecoverCommandSaysSoWhileItWaits) {
   SshFixture f("refuse");
   FakePath path(f.bin);
-  f.plan.ssh.boot_timeout_s = 3;
-  f.plan.ssh.recover = {"true"};
+  SettingsOf<SshSettings>(f.plan).boot_timeout_s = 3;
+  SettingsOf<SshSettings>(f.plan).recover = {"true"};
   auto e = f.Make();
   double seconds = 0;
   const GuestReport r = BootAndStop(*e, f.job, "", &seconds);
@@ -664,7 +670,7 @@ TEST(CampaignSsh, AMachineWaitedForWithARecoverCommandSaysSoWhileItWaits) {
 TEST(CampaignSsh, AHangingMachineEndsAtTheBootTimeout) {
   SshFixture f("hang");
   FakePath path(f.bin);
-  f.plan.ssh.boot_timeout_s = 3;
+  SettingsOf<SshSettings>(f.plan).boot_timeout_s = 3;
   auto e = f.Make();
   double seconds = 0;
   const GuestReport r = BootAndStop(*e, f.job, "", &seconds);
@@ -677,8 +683,8 @@ TEST(CampaignSsh, AHangingMachineEndsAtTheBootTimeout) {
 TEST(CampaignSsh, AStopEndsTheWaitForAHangingMachineAtOnce) {
   SshFixture f("hang");
   FakePath path(f.bin);
-  f.plan.ssh.boot_timeout_s = 600;
-  f.plan.ssh.recover = {"true"};
+  SettingsOf<SshSettings>(f.plan).boot_timeout_s = 600;
+  SettingsOf<SshSettings>(f.plan).recover = {"true"};
   auto e = f.Make();
   double seconds = 0;
   const GuestReport r = BootAndStop(*e, f.job, f.bin + "/hanging", &seconds);
@@ -709,10 +715,10 @@ exit 0
 
 CampaignPlan LavaPlan(const std::string& lavacli) {
   CampaignPlan plan;
-  plan.engine = "lava";
+  plan.engine = Named("lava");
   plan.boots = 1;
   plan.profiles = {{"on", "https://lab.example/bzImage"}};
-  plan.lava.lavacli = lavacli;
+  SettingsOf<LavaSettings>(plan).lavacli = lavacli;
   return plan;
 }
 
@@ -721,7 +727,7 @@ TEST(CampaignLavaEngine, AStopWhileLavacliHangsEndsTheBootAtOnceNotCounted) {
     SCOPED_TRACE(hang);
     TempDir t;
     const CampaignPlan plan = LavaPlan(FakeLavacli(t.path(), hang));
-    auto e = MakeLavaEngine(plan, t.path());
+    auto e = MakeEngine(plan, t.path(), "");
     GuestJob job;
     job.profile = &plan.profiles[0];
     job.console_path = t.path() + "/boot-1-try-1.console.log";
@@ -738,7 +744,7 @@ TEST(CampaignLavaEngine, AStopDuringASubmitLeavesTheCampaignResumableWithTheTryU
   const CampaignPlan plan = LavaPlan(FakeLavacli(t.path(), "jobs submit"));
   auto state = CreateCampaign(dir, plan, "test");
   ASSERT_TRUE(state.ok());
-  auto e = MakeLavaEngine(plan, dir + "/.work");
+  auto e = MakeEngine(plan, dir + "/.work", "");
   std::atomic<bool> stop{false};
   auto run = std::async(std::launch::async,
                         [&] { return RunCampaign(dir, *state, *e, stop, RunnerHooks{}); });
@@ -830,24 +836,25 @@ TEST(CampaignImageChecks, TheEnginesRefuseACutImageAndAnOversizedGuestBeforeBoot
   CampaignPlan plan;
   plan.boots = 1;
   plan.profiles = {{"off", t.path() + "/bzImage"}};
-  plan.qemu.binary = "true";
-  plan.qemu.busybox = t.path() + "/busybox";
-  plan.qemu.accel = "tcg";
-  Status st = MakeQemuEngine(plan, t.path(), "/bin/true")->Check();
+  SettingsOf<QemuSettings>(plan).binary = "true";
+  SettingsOf<QemuSettings>(plan).busybox = t.path() + "/busybox";
+  SettingsOf<QemuSettings>(plan).accel = "tcg";
+  Status st = MakeEngine(plan, t.path(), "/bin/true")->Check();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().exit_code, kExitUsage);
   EXPECT_NE(st.error().message.find("cut short"), std::string::npos) << st.error().message;
-  plan.engine = "ssh";
-  plan.ssh.host = "sut.example";
-  st = MakeSshEngine(plan, t.path(), "/bin/true")->Check();
+  const PlanEngine qemu = plan.engine;  // kept for the qemu checks below
+  plan.engine = Named("ssh");
+  SettingsOf<SshSettings>(plan).host = "sut.example";
+  st = MakeEngine(plan, t.path(), "/bin/true")->Check();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message.find("cut short"), std::string::npos) << st.error().message;
 
   Write(t.path() + "/bzImage", FakeBzImage());
-  plan.engine = "qemu";
-  EXPECT_TRUE(MakeQemuEngine(plan, t.path(), "/bin/true")->Check().ok());
-  plan.qemu.memory = "999999G";
-  st = MakeQemuEngine(plan, t.path(), "/bin/true")->Check();
+  plan.engine = qemu;
+  EXPECT_TRUE(MakeEngine(plan, t.path(), "/bin/true")->Check().ok());
+  SettingsOf<QemuSettings>(plan).memory = "999999G";
+  st = MakeEngine(plan, t.path(), "/bin/true")->Check();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().exit_code, kExitUsage);
   EXPECT_NE(st.error().message.find("engine memory 999999G"), std::string::npos)
@@ -1005,7 +1012,7 @@ exit 0
   CampaignPlan plan = LavaPlan(t.path() + "/lavacli");
   plan.profiles[0].release = "6.1.0-57-amd64";
   plan.profiles[0].cmdline = "randomize_kstack_offset=on";
-  auto e = MakeLavaEngine(plan, t.path());
+  auto e = MakeEngine(plan, t.path(), "");
   GuestJob job;
   job.profile = &plan.profiles[0];
   job.console_path = t.path() + "/boot-1-try-1.console.log";

@@ -19,8 +19,10 @@
 #include <random>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/process.h"
+#include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/campaign_report.h"
@@ -96,9 +98,9 @@ strength: true
   EXPECT_EQ(plan->target->budget_s, 6 * 3600);
   EXPECT_EQ(plan->seed, 1234u);
   EXPECT_TRUE(plan->seed_given);
-  EXPECT_EQ(plan->qemu.accel, "tcg");
-  EXPECT_EQ(plan->qemu.pin, (std::vector<uint64_t>{0, 1}));
-  EXPECT_EQ(plan->qemu.boot_timeout_s, 1200);
+  EXPECT_EQ(SettingsOf<QemuSettings>(*plan).accel, "tcg");
+  EXPECT_EQ(SettingsOf<QemuSettings>(*plan).pin, (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(SettingsOf<QemuSettings>(*plan).boot_timeout_s, 1200);
   EXPECT_TRUE(plan->strength);
   ASSERT_TRUE(CheckPlan(*plan).ok());
   EXPECT_EQ(plan->profiles[0].release, "6.1.0-57-amd64");
@@ -201,10 +203,11 @@ TEST(CampaignPlan, CheckPlanRefusesBadNamesFilesValuesAndReservedRunFlags) {
   }
   // Any other word is left to `kstacklab run` to judge (the CLI's CheckRunArguments).
   EXPECT_TRUE(check([](CampaignPlan& p) { p.run_args = {"--suite", "syscall"}; }).ok());
-  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "telnet"; }).ok());
-  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = "lava"; }).ok());  // a path, not a URL
-  EXPECT_FALSE(check([](CampaignPlan& p) { p.qemu.memory = "lots"; }).ok());
-  EXPECT_FALSE(check([](CampaignPlan& p) { p.qemu.accel = "hvf"; }).ok());
+  EXPECT_FALSE(FindEngine("telnet").ok());
+  // A path, not a URL.
+  EXPECT_FALSE(check([](CampaignPlan& p) { p.engine = PlanEngine(**FindEngine("lava")); }).ok());
+  EXPECT_FALSE(check([](CampaignPlan& p) { SettingsOf<QemuSettings>(p).memory = "lots"; }).ok());
+  EXPECT_FALSE(check([](CampaignPlan& p) { SettingsOf<QemuSettings>(p).accel = "hvf"; }).ok());
   EXPECT_FALSE(check([](CampaignPlan& p) {
                  p.boots = 0;
                  p.target = Target{"p42", 2};

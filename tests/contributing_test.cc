@@ -2,15 +2,20 @@
 // (checked block by block), and the one row each example adds reaches everything the guide says
 // it reaches, with no other edit: the model suite's rows, the kstack table checks, `entropy`,
 // and every attack (migration and prng-recover for the crng-fed example; the timer attack for a
-// counter-fed row). Also: one name per random source, and every table row named in
+// counter-fed row), and the guide's campaign engine reaches the plan's readers and checks,
+// campaign.json and the factory. Also: one name per random source, and every table row named in
 // docs/models.md.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -18,13 +23,21 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kstacklab/attack.h"
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
+#include "kstacklab/campaign/plan.h"
 #include "kstacklab/entropy.h"
+#include "kstacklab/error.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/json.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"
+#include "kstacklab/text.h"
 #include "kstacklab/workload.h"
 #include "model_rows.h"
 
@@ -109,8 +122,9 @@ std::string Trim(const std::string& s) {
 // "// ...and ..." on, the row line(s), which this file holds verbatim (indentation aside).
 TEST(ContributingTest, WorkedExamplesAreTheCodeThisTestCompiles) {
   const std::vector<std::string> blocks = CppBlocks(ReadFile(kRepo + "/CONTRIBUTING.md"));
-  ASSERT_EQ(blocks.size(), 2u) << "the policy and the source examples";
-  const std::string examples = ReadFile(kRepo + "/tests/contributing_examples.h");
+  ASSERT_EQ(blocks.size(), 3u) << "the policy, the source and the engine examples";
+  const std::string examples = ReadFile(kRepo + "/tests/contributing_examples.h") +
+                               ReadFile(kRepo + "/tests/contributing_engine_example.h");
   const std::string self = ReadFile(kRepo + "/tests/contributing_test.cc");
   for (const std::string& block : blocks) {
     const size_t rows = block.find("\n// ...and ");
@@ -319,3 +333,73 @@ TEST(SourceTableTest, OneNamePerSourceAndEveryRowDocumented) {
 
 }  // namespace
 }  // namespace kstacklab::kstack
+
+namespace kstacklab::campaign {
+#include "contributing_engine_example.h"  // NOLINT(bugprone-suspicious-include): the guide's code
+
+namespace {
+
+// The production table followed by the guide's one row.
+std::vector<EngineRow> EnginesPlusReplay() {
+  std::vector<EngineRow> rows(Engines().begin(), Engines().end());
+  rows.insert(rows.end(), {
+                              engine_internal::Row<ReplaySettings>(),
+                          });
+  return rows;
+}
+
+TEST(ContributingTest, TheGuidesEngineIsOneRowThatReachesThePlanCampaignJsonAndTheFactory) {
+  const std::vector<EngineRow> table = EnginesPlusReplay();
+  EXPECT_EQ(EngineNames(table), "qemu, ssh, lava or replay");
+  EXPECT_FALSE(FindEngine("replay").ok()) << "the production table is not edited";
+  std::string dir = (std::filesystem::temp_directory_path() / "kstacklab-replay-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+
+  // The plan file's reader, its key checks and CheckPlan, through the row.
+  const std::string yaml =
+      "profiles: [{name: off, kernel: /k}, {name: on, kernel: /k}]\nboots: 1\n"
+      "engine: {name: replay, dir: " +
+      dir + "}\n";
+  auto plan = ParsePlanYaml(yaml, "plan.yaml", "", table);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_STREQ(plan->engine.name(), "replay");
+  EXPECT_EQ(SettingsOf<ReplaySettings>(*plan).dir, dir);
+  ASSERT_TRUE(CheckPlan(*plan).ok());
+  auto typo = ParsePlanYaml(
+      "profiles: [{name: a, kernel: /k}]\nboots: 1\n"
+      "engine: {name: replay, dri: x}\n",
+      "plan.yaml", "", table);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("unknown key 'dri'; the keys are: dir, name"),
+            std::string::npos)
+      << typo.error().message;
+  EXPECT_FALSE(ParsePlanYaml(yaml, "plan.yaml", "").ok()) << "not an engine of Engines()";
+
+  // campaign.json: its own section beside the others' defaults, read back whole.
+  const Json j = PlanToJson(*plan, table);
+  EXPECT_EQ(j.at("engine").at("name"), "replay");
+  EXPECT_EQ(j.at("replay").at("dir"), dir);
+  EXPECT_TRUE(j.contains("ssh") && j.contains("lava"));
+  auto back = PlanFromJson(j, table);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(SettingsOf<ReplaySettings>(*back).dir, dir);
+  EXPECT_FALSE(PlanFromJson(j).ok()) << "a key no row of Engines() writes";
+
+  // The factory: the engine it makes boots by the row's code.
+  std::filesystem::create_directories(dir + "/on");
+  ASSERT_TRUE(WriteFileAtomic(dir + "/on/result.json", "{}").ok());
+  auto engine = MakeEngine(*back, dir + "/.work", "");
+  ASSERT_TRUE(engine->Check().ok());
+  GuestJob job;
+  job.profile = &back->profiles[1];
+  const std::atomic<bool> stop{false};
+  const GuestReport report = engine->Boot(job, stop);
+  EXPECT_TRUE(report.completed) << report.failure;
+  EXPECT_EQ(report.files.at("result.json"), "{}");
+  job.profile = &back->profiles[0];
+  EXPECT_FALSE(engine->Boot(job, stop).completed);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kstacklab::campaign

@@ -12,9 +12,11 @@
 #include <thread>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/json.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::campaign {
@@ -60,11 +62,11 @@ std::vector<std::string> TestSteps(const CampaignPlan& plan, const Profile& p) {
   const std::string dir = kDutDir;
   std::vector<std::string> steps = {ShellCommand({"mkdir", "-p", dir})};
   std::string kstacklab = "kstacklab";
-  if (!plan.lava.kstacklab_url.empty()) {
+  if (!SettingsOf<LavaSettings>(plan).kstacklab_url.empty()) {
     kstacklab = dir + "/kstacklab";
     steps.push_back(
         ShellCommand({"sh", "-c", "wget -q -O \"$1\" \"$2\" || curl -fsSL -o \"$1\" \"$2\"",
-                      "fetch", kstacklab, plan.lava.kstacklab_url}));
+                      "fetch", kstacklab, SettingsOf<LavaSettings>(plan).kstacklab_url}));
     steps.push_back(ShellCommand({"chmod", "+x", kstacklab}));
   }
   steps.push_back(fmt::format("echo {} | base64 -d > {}/job.sh", Base64(JobScript()), dir));
@@ -83,7 +85,7 @@ std::vector<std::string> TestSteps(const CampaignPlan& plan, const Profile& p) {
 void EmitTest(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
   y << YAML::BeginMap << YAML::Key << "test" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "timeout" << YAML::Value;
-  Minutes(y, plan.lava.job_timeout_s * 0.75);  // deploy and boot take the rest
+  Minutes(y, SettingsOf<LavaSettings>(plan).job_timeout_s * 0.75);  // deploy and boot take the rest
   y << YAML::Key << "definitions" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   y << YAML::Key << "repository" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "format"
@@ -145,7 +147,7 @@ void EmitInitrd(YAML::Emitter& y, const std::string& url, bool overlay) {
 
 // deploy + boot on the qemu device type: the command line goes into the kernel's -append.
 void EmitQemu(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
-  const LavaSettings& l = plan.lava;
+  const LavaSettings& l = SettingsOf<LavaSettings>(plan);
   y << YAML::BeginMap << YAML::Key << "deploy" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "to" << YAML::Value << (l.deploy_to.empty() ? "tmpfs" : l.deploy_to);
   y << YAML::Key << "timeout" << YAML::Value;
@@ -169,7 +171,7 @@ void EmitQemu(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
 // deploy + boot on a bootloader device type (tftp, then ipxe or grub): the command line goes
 // into context: extra_kernel_args (set in the job's context, LavaJobYaml).
 void EmitBootloader(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
-  const LavaSettings& l = plan.lava;
+  const LavaSettings& l = SettingsOf<LavaSettings>(plan);
   y << YAML::BeginMap << YAML::Key << "deploy" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "to" << YAML::Value << (l.deploy_to.empty() ? "tftp" : l.deploy_to);
   y << YAML::Key << "timeout" << YAML::Value;
@@ -190,7 +192,7 @@ void EmitBootloader(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p
 }  // namespace
 
 std::string LavaJobYaml(const CampaignPlan& plan, const Profile& p, uint64_t boot) {
-  const LavaSettings& l = plan.lava;
+  const LavaSettings& l = SettingsOf<LavaSettings>(plan);
   const bool qemu = l.device_type == "qemu";
   YAML::Emitter y;
   y << YAML::BeginMap;
@@ -359,14 +361,14 @@ namespace {
 class LavaEngine : public Engine {
  public:
   LavaEngine(CampaignPlan plan, std::string work_dir)
-      : plan_(std::move(plan)), work_(std::move(work_dir)) {}
+      : plan_(std::move(plan)), l_(SettingsOf<LavaSettings>(plan_)), work_(std::move(work_dir)) {}
 
   Status Check() override {
-    if (!FindProgram(plan_.lava.lavacli)) {
+    if (!FindProgram(l_.lavacli)) {
       return UsageError(fmt::format(
           "{} is not installed: apt-get install lavacli (and set up an identity: lavacli "
           "identities add), or only write the job files (a dry run needs no lavacli)",
-          EscapeControl(plan_.lava.lavacli)));
+          EscapeControl(l_.lavacli)));
     }
     return OkStatus();
   }
@@ -374,14 +376,14 @@ class LavaEngine : public Engine {
   GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override;
   std::string Accel() const override { return "lava"; }
   std::string AccelReason() const override {
-    return fmt::format("LAVA device type {}", plan_.lava.device_type);
+    return fmt::format("LAVA device type {}", l_.device_type);
   }
   void SetAccel(const std::string&, const std::string&) override {}
 
  private:
   std::vector<std::string> Lavacli(std::vector<std::string> words) const {
-    std::vector<std::string> argv = {plan_.lava.lavacli};
-    if (!plan_.lava.identity.empty()) argv.insert(argv.end(), {"-i", plan_.lava.identity});
+    std::vector<std::string> argv = {l_.lavacli};
+    if (!l_.identity.empty()) argv.insert(argv.end(), {"-i", l_.identity});
     argv.insert(argv.end(), words.begin(), words.end());
     return argv;
   }
@@ -392,6 +394,7 @@ class LavaEngine : public Engine {
                        const std::atomic<bool>& stop);
 
   CampaignPlan plan_;
+  const LavaSettings& l_;  // plan_'s
   std::string work_;
 };
 
@@ -412,7 +415,7 @@ Expected<std::string> LavaEngine::Submit(const std::string& job_file,
 // "" when the job finished; else why not.
 std::string LavaEngine::Wait(const std::string& id, const std::atomic<bool>& stop,
                              bool* interrupted) {
-  const double limit = plan_.lava.job_timeout_s + 3600;  // queueing and the lab's own margin
+  const double limit = l_.job_timeout_s + 3600;  // queueing and the lab's own margin
   Child child;
   const std::string log = work_ + "/lavacli-wait.log";
   if (Status st = child.Start(Lavacli({"jobs", "wait", id, "--polling", "10", "--timeout",
@@ -539,8 +542,119 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeLavaEngine(const CampaignPlan& plan, const std::string& work_dir) {
+std::unique_ptr<Engine> LavaSettings::Make(const CampaignPlan& plan, const std::string& work_dir,
+                                           const std::string& /*guest_binary*/) {
   return std::make_unique<LavaEngine>(plan, work_dir);
+}
+
+// ---- its settings: the plan's `engine:` keys, their checks and campaign.json's "lava" ---------
+
+Status LavaSettings::Read(const EngineSection& e) {
+  if (e.Has("device_type")) KSTACKLAB_ASSIGN_OR_RETURN(device_type, e.Text("device_type", 64));
+  if (e.Has("identity")) KSTACKLAB_ASSIGN_OR_RETURN(identity, e.Text("identity", 64));
+  if (e.Has("boot_method")) KSTACKLAB_ASSIGN_OR_RETURN(boot_method, e.Text("boot_method", 32));
+  if (e.Has("deploy_to")) KSTACKLAB_ASSIGN_OR_RETURN(deploy_to, e.Text("deploy_to", 32));
+  if (e.Has("rootfs")) KSTACKLAB_ASSIGN_OR_RETURN(rootfs, e.Text("rootfs"));
+  if (e.Has("kstacklab_url")) KSTACKLAB_ASSIGN_OR_RETURN(kstacklab_url, e.Text("kstacklab_url"));
+  if (e.Has("prompts"))
+    KSTACKLAB_ASSIGN_OR_RETURN(prompts, e.Words("prompts", PlanLimits::kMaxQemuArgs));
+  if (e.Has("tags")) KSTACKLAB_ASSIGN_OR_RETURN(tags, e.Words("tags", PlanLimits::kMaxQemuArgs));
+  if (e.Has("job_timeout"))
+    KSTACKLAB_ASSIGN_OR_RETURN(job_timeout_s, e.DurationS("job_timeout", 60, 7 * 86400, "2h"));
+  if (e.Has("lavacli")) KSTACKLAB_ASSIGN_OR_RETURN(lavacli, e.Text("lavacli"));
+  return OkStatus();
+}
+
+Status LavaSettings::CheckValues() const {
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine device_type", device_type, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine identity", identity, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine boot_method", boot_method, 32));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine deploy_to", deploy_to, 32));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine rootfs", rootfs));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine kstacklab_url", kstacklab_url));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine prompts", prompts, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine tags", tags, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine job_timeout", job_timeout_s, 60, 7 * 86400));
+  return ProgramValue("engine lavacli", lavacli);
+}
+
+Status LavaSettings::Check(const CampaignPlan& plan) const {
+  if (!OptionWord(device_type)) {
+    return UsageError(fmt::format("engine device_type '{}' is not a LAVA device type name",
+                                  EscapeControl(device_type)));
+  }
+  if (!identity.empty() && !OptionWord(identity)) {
+    return UsageError(fmt::format("engine identity '{}' is not a lavacli identity name",
+                                  EscapeControl(identity)));
+  }
+  for (const std::string* url : {&rootfs, &kstacklab_url}) {
+    if (!url->empty() && !IsFetchableUrl(*url)) {
+      return UsageError(
+          fmt::format("engine '{}' is not a URL the lab can fetch", EscapeControl(*url)));
+    }
+  }
+  if (device_type == "qemu") {
+    for (const Profile& p : plan.profiles) {
+      if (p.cmdline.find_first_of("\"'\\") != std::string::npos) {
+        return UsageError(fmt::format(
+            "profile '{}' cmdline: the LAVA qemu device type passes it inside -append \"...\", "
+            "which cannot hold quotes or backslashes",
+            p.name));
+      }
+    }
+  }
+  for (const auto& list : {prompts, tags}) {
+    for (const std::string& w : list) {
+      if (w.empty() || !PrintableAscii(w))
+        return UsageError("engine prompts and tags must be printable ASCII");
+    }
+  }
+  return OkStatus();
+}
+
+Status LavaSettings::CheckProfile(Profile& p) const {
+  const std::string who = fmt::format("profile '{}'", p.name);
+  if (!IsFetchableUrl(p.kernel)) {
+    return UsageError(fmt::format(
+        "{} kernel '{}' is not a URL (engine lava: the lab fetches it; give http(s)://, ftp:// or "
+        "file:// without spaces or quotes)",
+        who, EscapeControl(p.kernel)));
+  }
+  if (!p.initrd.empty() && !IsFetchableUrl(p.initrd)) {
+    return UsageError(
+        fmt::format("{} initrd '{}' is not a URL (engine lava)", who, EscapeControl(p.initrd)));
+  }
+  if (!p.config.empty()) {
+    return UsageError(fmt::format(
+        "{} config: engine lava carries no file into the DUT; leave config out (the DUT's "
+        "/boot/config-RELEASE is read if its rootfs has one)",
+        who));
+  }
+  return OkStatus();
+}
+
+Json LavaSettings::ToJson() const {
+  return {{"device_type", device_type}, {"identity", identity}, {"boot_method", boot_method},
+          {"deploy_to", deploy_to},     {"rootfs", rootfs},     {"kstacklab_url", kstacklab_url},
+          {"prompts", prompts},         {"tags", tags},         {"job_timeout_s", job_timeout_s},
+          {"lavacli", lavacli}};
+}
+
+void LavaSettings::FromJson(const Json& lj) {
+  KnownJsonKeys(lj,
+                {"device_type", "identity", "boot_method", "deploy_to", "rootfs", "kstacklab_url",
+                 "prompts", "tags", "job_timeout_s", "lavacli"},
+                "plan lava");
+  device_type = lj.at("device_type").get<std::string>();
+  identity = lj.at("identity").get<std::string>();
+  boot_method = lj.at("boot_method").get<std::string>();
+  deploy_to = lj.at("deploy_to").get<std::string>();
+  rootfs = lj.at("rootfs").get<std::string>();
+  kstacklab_url = lj.at("kstacklab_url").get<std::string>();
+  prompts = lj.at("prompts").get<std::vector<std::string>>();
+  tags = lj.at("tags").get<std::vector<std::string>>();
+  job_timeout_s = lj.at("job_timeout_s").get<double>();
+  lavacli = lj.at("lavacli").get<std::string>();
 }
 
 }  // namespace kstacklab::campaign

@@ -2,8 +2,11 @@
 // libraries it needs, the /init below), the profile's kernel and command line, the console on
 // the first serial port (kept as the boot's log) and the results on the second (base64 files
 // between markers), KVM when the host can boot a guest with it and TCG otherwise.
+#include "kstacklab/campaign/qemu.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,9 +20,11 @@
 #include <thread>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/json.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::campaign {
@@ -39,8 +44,6 @@ constexpr const char* kEngineCmdline = "console=ttyS0 panic=-1";
 // time budget's clock).
 constexpr double kKvmProbeS = 20;
 constexpr double kKvmStallS = 8;
-
-std::string Hex8(uint64_t v) { return fmt::format("{:08X}", v & 0xFFFFFFFFu); }
 
 // Every parent directory of `entries`' paths that is not itself an entry, as directory entries
 // first: the kernel's unpacker creates a file only inside a directory that exists.
@@ -106,11 +109,12 @@ class QemuEngine : public Engine {
  public:
   QemuEngine(CampaignPlan plan, std::string work_dir, std::string guest_binary)
       : plan_(std::move(plan)),
+        q_(SettingsOf<QemuSettings>(plan_)),
         work_(std::move(work_dir)),
         guest_binary_(std::move(guest_binary)) {}
 
   Status Check() override {
-    const QemuSettings& q = plan_.qemu;
+    const QemuSettings& q = q_;
     if (!FindProgram(q.binary)) {
       return UsageError(
           fmt::format("{} is not installed: apt-get install qemu-system-x86 (or "
@@ -142,7 +146,7 @@ class QemuEngine : public Engine {
       e.push_back({d, S_IFDIR | 0755, ""});
     }
     std::string busybox;
-    KSTACKLAB_ASSIGN_OR_RETURN(busybox, ReadBinary(plan_.qemu.busybox));
+    KSTACKLAB_ASSIGN_OR_RETURN(busybox, ReadBinary(q_.busybox));
     e.push_back({"bin/busybox", S_IFREG | 0755, std::move(busybox)});
     std::string self;
     KSTACKLAB_ASSIGN_OR_RETURN(self, ReadBinary(guest_binary_));
@@ -162,7 +166,7 @@ class QemuEngine : public Engine {
 
   GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override {
     if (accel_.empty()) {
-      const QemuSettings& q = plan_.qemu;
+      const QemuSettings& q = q_;
       std::string why;
       if (q.accel == "tcg") {
         SetAccel("tcg", "engine accel tcg");
@@ -246,7 +250,7 @@ class QemuEngine : public Engine {
   std::vector<std::string> QemuArgv(const Profile& p, const std::string& initrd,
                                     const std::string& channel, const std::string& console,
                                     const std::string& accel) const {
-    const QemuSettings& q = plan_.qemu;
+    const QemuSettings& q = q_;
     std::vector<std::string> argv = {q.binary,   "-nodefaults", "-no-user-config",
                                      "-display", "none",        "-no-reboot"};
     if (accel == "kvm") {
@@ -302,10 +306,10 @@ class QemuEngine : public Engine {
         r->seconds = MonotonicSeconds() - start;
         return false;
       }
-      if (t > plan_.qemu.boot_timeout_s) {
+      if (t > q_.boot_timeout_s) {
         child.Kill();
-        r->failure = fmt::format("no power-off within the boot timeout ({:g} s): killed",
-                                 plan_.qemu.boot_timeout_s);
+        r->failure =
+            fmt::format("no power-off within the boot timeout ({:g} s): killed", q_.boot_timeout_s);
         r->seconds = MonotonicSeconds() - start;
         return false;
       }
@@ -316,14 +320,14 @@ class QemuEngine : public Engine {
         r->seconds = MonotonicSeconds() - start;
         return false;
       }
-      if (!init_seen && t > plan_.qemu.init_timeout_s) {
+      if (!init_seen && t > q_.init_timeout_s) {
         init_seen = ConsoleHasMarker(job.console_path);
         if (!init_seen) {
           child.Kill();
           r->failure = kSilentInit;
           if (accel != "kvm") {
             r->failure = fmt::format("{} within init_timeout ({:g} s): killed", kSilentInit,
-                                     plan_.qemu.init_timeout_s);
+                                     q_.init_timeout_s);
           }
           r->seconds = MonotonicSeconds() - start;
           return false;
@@ -346,7 +350,7 @@ class QemuEngine : public Engine {
       *init_seen = ConsoleHasMarker(console);
       if (*init_seen) return false;
     }
-    const double limit = std::min(plan_.qemu.init_timeout_s, kKvmProbeS);
+    const double limit = std::min(q_.init_timeout_s, kKvmProbeS);
     if (t > limit) {
       kvm_stall_ = fmt::format("silent for {:g} s", limit);
       return true;
@@ -399,8 +403,8 @@ class QemuEngine : public Engine {
     fs::remove(qemu_log, ec);
     Child child;
     const double start = MonotonicSeconds();
-    if (Status st = child.Start(QemuArgv(p, initrd, channel, job.console_path, accel), qemu_log,
-                                plan_.qemu.pin);
+    if (Status st =
+            child.Start(QemuArgv(p, initrd, channel, job.console_path, accel), qemu_log, q_.pin);
         !st.ok()) {
       r.failure = st.error().message;
       return r;
@@ -417,6 +421,7 @@ class QemuEngine : public Engine {
   }
 
   CampaignPlan plan_;
+  const QemuSettings& q_;  // plan_'s
   std::string work_;
   std::string guest_binary_;
   std::string base_;  // the shared initramfs (cpio)
@@ -426,28 +431,117 @@ class QemuEngine : public Engine {
   std::string kvm_stall_;  // how the KVM probe saw the guest stall
 };
 
-// The value of one base64 symbol (RFC 4648 alphabet), or -1.
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
+}  // namespace
+
+std::unique_ptr<Engine> QemuSettings::Make(const CampaignPlan& plan, const std::string& work_dir,
+                                           const std::string& guest_binary) {
+  return std::make_unique<QemuEngine>(plan, work_dir, guest_binary);
+}
+
+// ---- its settings: the plan's `engine:` keys, their checks and campaign.json's "engine" -------
+
+namespace {
+
+Status CheckQemuMemory(const std::string& m) {
+  size_t digits = 0;
+  while (digits < m.size() && m[digits] >= '0' && m[digits] <= '9') ++digits;
+  const std::string suffix = m.substr(digits);
+  if (digits == 0 || digits > 6 || !(suffix.empty() || suffix == "M" || suffix == "G")) {
+    return UsageError(
+        fmt::format("engine memory '{}' is not a size; give e.g. 2G or 2048M", EscapeControl(m)));
+  }
+  return OkStatus();
 }
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeQemuEngine(const CampaignPlan& plan, const std::string& work_dir,
-                                       const std::string& guest_binary) {
-  return std::make_unique<QemuEngine>(plan, work_dir, guest_binary);
+Status QemuSettings::Read(const EngineSection& e) {
+  if (e.Has("cpus")) KSTACKLAB_ASSIGN_OR_RETURN(cpus, e.Count("cpus", 1, 64));
+  if (e.Has("memory")) KSTACKLAB_ASSIGN_OR_RETURN(memory, e.Text("memory", 16));
+  if (e.Has("accel")) KSTACKLAB_ASSIGN_OR_RETURN(accel, e.Text("accel", 8));
+  if (e.Has("pin")) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        pin, e.Counts("pin", 64, 0, CPU_SETSIZE - 1,
+                      "engine pin must be a list of host CPU numbers, e.g. [2, 3]"));
+  }
+  if (e.Has("qemu_args"))
+    KSTACKLAB_ASSIGN_OR_RETURN(extra_args, e.Words("qemu_args", PlanLimits::kMaxQemuArgs));
+  if (e.Has("boot_timeout"))
+    KSTACKLAB_ASSIGN_OR_RETURN(boot_timeout_s, e.DurationS("boot_timeout", 10, 7 * 86400, "30min"));
+  if (e.Has("init_timeout"))
+    KSTACKLAB_ASSIGN_OR_RETURN(init_timeout_s, e.DurationS("init_timeout", 5, 3600, "2min"));
+  if (e.Has("qemu")) KSTACKLAB_ASSIGN_OR_RETURN(binary, e.Text("qemu"));
+  if (e.Has("busybox")) KSTACKLAB_ASSIGN_OR_RETURN(busybox, e.Text("busybox"));
+  return OkStatus();
 }
 
-std::unique_ptr<Engine> MakeEngine(const CampaignPlan& plan, const std::string& work_dir,
-                                   const std::string& guest_binary) {
-  if (plan.engine == "ssh") return MakeSshEngine(plan, work_dir, guest_binary);
-  if (plan.engine == "lava") return MakeLavaEngine(plan, work_dir);
-  return MakeQemuEngine(plan, work_dir, guest_binary);
+Status QemuSettings::CheckValues() const {
+  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine qemu", binary));
+  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine busybox", busybox));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("engine cpus", cpus, 1, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine memory", memory, 16));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine accel", accel, 8));
+  if (pin.size() > 64) return UsageError("engine pin has more than 64 CPUs");
+  for (uint64_t cpu : pin)
+    KSTACKLAB_RETURN_IF_ERROR(CountValue("engine pin", cpu, 0, CPU_SETSIZE - 1));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine qemu_args", extra_args, PlanLimits::kMaxQemuArgs));
+  for (const std::string& a : extra_args) {
+    if (!PrintableAscii(a)) return UsageError("engine qemu_args must be printable ASCII");
+  }
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine boot_timeout", boot_timeout_s, 10, 7 * 86400));
+  return SecondsValue("engine init_timeout", init_timeout_s, 5, 3600);
+}
+
+Status QemuSettings::Check(const CampaignPlan& /*plan*/) const {
+  if (accel != "auto" && accel != "kvm" && accel != "tcg") {
+    return UsageError(
+        fmt::format("engine accel '{}' is unknown; give auto, kvm or tcg", EscapeControl(accel)));
+  }
+  KSTACKLAB_RETURN_IF_ERROR(CheckQemuMemory(memory));
+  for (const std::string& a : extra_args) {
+    if (!PrintableAscii(a)) return UsageError("engine qemu_args must be printable ASCII");
+  }
+  if (init_timeout_s >= boot_timeout_s) {
+    return UsageError("engine init_timeout must be shorter than boot_timeout");
+  }
+  return OkStatus();
+}
+
+Status QemuSettings::CheckProfile(Profile& p) const {
+  std::error_code ec;
+  if (p.config.empty() && !p.release.empty()) {
+    const fs::path beside = fs::path(p.kernel).parent_path() / ("config-" + p.release);
+    if (fs::is_regular_file(beside, ec)) p.config = beside.string();
+  }
+  return OkStatus();
+}
+
+Json QemuSettings::ToJson() const {
+  return {{"qemu", binary},
+          {"busybox", busybox},
+          {"cpus", cpus},
+          {"memory", memory},
+          {"accel", accel},
+          {"pin", pin},
+          {"qemu_args", extra_args},
+          {"boot_timeout_s", boot_timeout_s},
+          {"init_timeout_s", init_timeout_s}};
+}
+
+void QemuSettings::FromJson(const Json& e) {
+  KnownJsonKeys(e,
+                {"name", "qemu", "busybox", "cpus", "memory", "accel", "pin", "qemu_args",
+                 "boot_timeout_s", "init_timeout_s"},
+                "plan engine");
+  binary = e.at("qemu").get<std::string>();
+  busybox = e.at("busybox").get<std::string>();
+  cpus = e.at("cpus").get<uint64_t>();
+  memory = e.at("memory").get<std::string>();
+  accel = e.at("accel").get<std::string>();
+  pin = e.at("pin").get<std::vector<uint64_t>>();
+  extra_args = e.at("qemu_args").get<std::vector<std::string>>();
+  boot_timeout_s = e.at("boot_timeout_s").get<double>();
+  init_timeout_s = e.at("init_timeout_s").get<double>();
 }
 
 Status CheckKernelImageSize(const Profile& profile) {
@@ -494,28 +588,6 @@ Status CheckGuestMemory(const std::string& memory, const std::string& meminfo) {
       EscapeControl(memory), total_mib, total_mib));
 }
 
-std::string CpioNewc(const std::vector<CpioEntry>& entries) {
-  std::string out;
-  uint64_t ino = 1;
-  auto pad4 = [&out] { out.resize((out.size() + 3) & ~size_t{3}, '\0'); };
-  auto record = [&](const std::string& name, uint32_t mode, const std::string& data) {
-    // magic, ino, mode, uid, gid, nlink, mtime, filesize, devmajor, devminor, rdevmajor,
-    // rdevminor, namesize (with its NUL), check: 13 fields of 8 hex digits after "070701".
-    out += "070701";
-    out += Hex8(ino++) + Hex8(mode) + Hex8(0) + Hex8(0) + Hex8(S_ISDIR(mode) ? 2 : 1) + Hex8(0) +
-           Hex8(data.size()) + Hex8(0) + Hex8(0) + Hex8(0) + Hex8(0) + Hex8(name.size() + 1) +
-           Hex8(0);
-    out += name;
-    out += '\0';
-    pad4();
-    out += data;
-    pad4();
-  };
-  for (const CpioEntry& e : entries) record(e.path, e.mode, e.data);
-  record("TRAILER!!!", 0, "");
-  return out;
-}
-
 std::string GuestInitScript() {
   // Values reach the guest as files (/job/*), read with `read -r` and passed as quoted
   // arguments to the job script the remote engines share (remote.h, /k/job.sh here): nothing a
@@ -543,225 +615,6 @@ sync
 echo "kstacklab-guest: done" > /dev/ttyS0
 poweroff -f
 )INIT";
-}
-
-std::optional<std::string> Base64Decode(std::string_view text) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  int pad = 0;
-  size_t symbols = 0;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    ++symbols;
-    if (c == '=') {
-      ++pad;
-      continue;
-    }
-    const int v = Base64Value(c);
-    if (v < 0 || pad > 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
-    }
-  }
-  if (symbols % 4 != 0 || pad > 2) return std::nullopt;
-  return out;
-}
-
-void HeadTail::Append(std::string_view bytes) {
-  total_ += bytes.size();
-  if (head_.size() < half_) {
-    const size_t take = std::min(bytes.size(), half_ - head_.size());
-    head_.append(bytes.substr(0, take));
-    bytes.remove_prefix(take);
-  }
-  tail_.append(bytes);
-  if (tail_.size() > 2 * half_ + 65536) tail_.erase(0, tail_.size() - half_);
-}
-
-std::string CutMarker(uint64_t cut, uint64_t total, size_t cap) {
-  return fmt::format(
-      "\n[kstacklab: {} of this log's {} bytes were cut here: a log over its cap of {} bytes "
-      "keeps its start and its end (docs/campaign.md \"Caps\")]\n",
-      cut, total, cap);
-}
-
-std::string HeadTail::Text() const {
-  if (!cut()) return head_ + tail_;
-  const std::string_view tail = std::string_view(tail_).substr(tail_.size() - half_);
-  return head_ + CutMarker(total_ - head_.size() - tail.size(), total_, 2 * half_) +
-         std::string(tail);
-}
-
-namespace {
-
-constexpr size_t kMaxMarkerLine = 256;  // longer lines are base64 bodies
-bool IsLogFile(const std::string& name) {
-  return name == "run.log" || name == "entropy.log" || name == "sysctl.log";
-}
-
-}  // namespace
-
-void ChannelReader::Feed(std::string_view text) {
-  for (char c : text) {
-    if (c == '\n') {
-      EndLine();
-    } else if (long_line_) {
-      if (in_file_) Body(std::string_view(&c, 1));
-    } else if (line_.size() < kMaxMarkerLine) {
-      line_ += c;
-    } else {
-      long_line_ = true;
-      if (in_file_) Body(line_);
-      line_.clear();
-      if (in_file_) Body(std::string_view(&c, 1));
-    }
-  }
-}
-
-void ChannelReader::EndLine() {
-  if (long_line_) {
-    long_line_ = false;
-    line_.clear();
-    return;
-  }
-  while (!line_.empty() && (line_.back() == '\r' || line_.back() == ' ')) line_.pop_back();
-  constexpr std::string_view kFile = "kstacklab-file ";
-  if (line_.rfind(kFile, 0) == 0) {
-    BeginFile(line_.substr(kFile.size()));
-  } else if (line_ == "kstacklab-end") {
-    EndFile();
-  } else if (line_ == "kstacklab-done") {
-    data_.done = true;
-  } else if (in_file_) {
-    Body(line_);
-  }
-  line_.clear();
-}
-
-void ChannelReader::BeginFile(const std::string& name) {
-  in_file_ = true;
-  name_ = name;
-  keep_ = std::find(known_.begin(), known_.end(), name) != known_.end();
-  acc_ = 0;
-  bits_ = 0;
-  pad_ = 0;
-  symbols_ = 0;
-  bad_ = false;
-  chunk_.clear();
-  whole_.clear();
-  over_ = false;
-  log_ = IsLogFile(name) ? std::make_unique<HeadTail>(kMaxGuestLogBytes) : nullptr;
-}
-
-void ChannelReader::Body(std::string_view text) {
-  if (!keep_ || bad_) return;
-  for (char c : text) {
-    if (c == ' ' || c == '\r' || c == '\t') continue;
-    ++symbols_;
-    if (c == '=') {
-      ++pad_;
-      continue;
-    }
-    const int v = Base64Value(c);
-    if (v < 0 || pad_ > 0) {
-      bad_ = true;
-      return;
-    }
-    acc_ = (acc_ << 6) | static_cast<uint32_t>(v);
-    bits_ += 6;
-    if (bits_ >= 8) {
-      bits_ -= 8;
-      chunk_ += static_cast<char>((acc_ >> bits_) & 0xFF);
-    }
-  }
-  if (log_) {
-    log_->Append(chunk_);
-  } else if (!over_) {
-    over_ = whole_.size() + chunk_.size() > kMaxGuestFileBytes;
-    if (over_) {
-      whole_.clear();
-      whole_.shrink_to_fit();
-    } else {
-      whole_ += chunk_;
-    }
-  }
-  chunk_.clear();
-}
-
-void ChannelReader::EndFile() {
-  if (in_file_ && keep_ && !bad_ && symbols_ % 4 == 0 && pad_ <= 2) {
-    if (log_) {
-      if (log_->cut()) {
-        data_.cut.push_back(fmt::format(
-            "the guest's {} was {} bytes: kept its first and last {} bytes (cap {} bytes)", name_,
-            log_->total(), kMaxGuestLogBytes / 2, kMaxGuestLogBytes));
-      }
-      data_.files[name_] = log_->Text();
-    } else if (over_) {
-      data_.files.erase(name_);
-      data_.cut.push_back(
-          fmt::format("the guest's {} was over {} bytes: not kept", name_, kMaxGuestFileBytes));
-    } else {
-      data_.files[name_] = std::move(whole_);
-    }
-  }
-  in_file_ = false;
-  keep_ = false;
-  log_.reset();
-  whole_.clear();
-}
-
-ChannelData ChannelReader::Finish() {
-  if (!line_.empty() || long_line_) EndLine();
-  return std::move(data_);
-}
-
-ChannelData ParseChannel(const std::string& text, const std::vector<std::string>& known) {
-  ChannelReader reader(known);
-  reader.Feed(text);
-  return reader.Finish();
-}
-
-Expected<ChannelData> ParseChannelFile(const std::string& path,
-                                       const std::vector<std::string>& known) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return RuntimeError(fmt::format("cannot read '{}': {}", EscapeControl(path), strerror(errno)));
-  }
-  ChannelReader reader(known);
-  std::string buf(size_t{1} << 16, '\0');
-  for (;;) {
-    const ssize_t got = read(fd, buf.data(), buf.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    reader.Feed(std::string_view(buf.data(), static_cast<size_t>(got)));
-  }
-  close(fd);
-  return reader.Finish();
-}
-
-std::string CapFile(const std::string& path, size_t cap) {
-  std::error_code ec;
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec || size <= cap) return "";
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  const size_t half = (cap - 1024) / 2;  // the kept text and the marker stay within the cap
-  std::string head(half, '\0');
-  std::string tail(half, '\0');
-  const bool ok =
-      pread(fd, head.data(), half, 0) == static_cast<ssize_t>(half) &&
-      pread(fd, tail.data(), half, static_cast<off_t>(size - half)) == static_cast<ssize_t>(half);
-  close(fd);
-  if (!ok || !WriteFileAtomic(path, head + CutMarker(size - 2 * half, size, cap) + tail).ok()) {
-    return "";
-  }
-  return fmt::format("{} was {} bytes: kept its first and last {} bytes (cap {} bytes)",
-                     EscapeControl(path), size, half, cap);
 }
 
 Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {

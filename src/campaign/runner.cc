@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/result_reader.h"
 #include "kstacklab/text.h"
@@ -421,7 +422,8 @@ Expected<CampaignState> CreateCampaign(const std::string& given, const CampaignP
 }
 
 Status CheckPlanFilesUnchanged(const CampaignPlan& plan) {
-  if (plan.engine == "lava") return OkStatus();  // URLs: the lab fetches them per job
+  // URLs (engine lava): the lab fetches them per job.
+  if (plan.engine.row().files == ProfileFiles::kUrls) return OkStatus();
   for (const Profile& p : plan.profiles) {
     struct stat st {};
     if (stat(p.kernel.c_str(), &st) != 0) {
@@ -560,8 +562,8 @@ class SlotRunner {
     if (check.accepted) {
       const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
       // The result file keeps the guest's whole command line; the state keeps its first bytes.
-      const RunResult stamped =
-          Stamped(std::move(check.result), b, at, engine_, state_.plan.engine, check.cmdline);
+      const RunResult stamped = Stamped(std::move(check.result), b, at, engine_,
+                                        state_.plan.engine.name(), check.cmdline);
       if (Status st = WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)); !st.ok()) {
         if (IsHostWriteFault(st.error())) return StopForHost(writer_, dir_, state_, st.error());
         return st.error();

@@ -4,6 +4,8 @@
 // into a boot entry, waits for SSH to answer from a new boot (/proc/sys/kernel/random/boot_id
 // changed) under a deadline, runs the job script (remote.h) and reads its data channel from
 // ssh's standard output. Every step, its command and its outcome go to the attempt's log.
+#include "kstacklab/campaign/ssh.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,9 +14,11 @@
 #include <thread>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/fileio.h"
+#include "kstacklab/json.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab::campaign {
@@ -53,14 +57,17 @@ Expected<std::string> Sha256(const std::string& path) {
 class SshEngine : public Engine {
  public:
   SshEngine(CampaignPlan plan, std::string work_dir, std::string binary)
-      : plan_(std::move(plan)), work_(std::move(work_dir)), binary_(std::move(binary)) {}
+      : plan_(std::move(plan)),
+        s_(SettingsOf<SshSettings>(plan_)),
+        work_(std::move(work_dir)),
+        binary_(std::move(binary)) {}
 
   Status Check() override {
     if (!FindProgram("ssh"))
       return UsageError("ssh is not installed: apt-get install openssh-client");
     if (!FindProgram("sha256sum"))
       return UsageError("sha256sum is not installed: apt-get install coreutils");
-    const SshSettings& s = plan_.ssh;
+    const SshSettings& s = s_;
     if (!s.recover.empty() && !FindProgram(s.recover[0])) {
       return UsageError(fmt::format("engine recover: '{}' is not a program here (PATH or a path)",
                                     EscapeControl(s.recover[0])));
@@ -84,7 +91,7 @@ class SshEngine : public Engine {
 
   std::string Accel() const override { return "none"; }
   std::string AccelReason() const override {
-    return fmt::format("a real machine over SSH ({})", plan_.ssh.host);
+    return fmt::format("a real machine over SSH ({})", s_.host);
   }
   void SetAccel(const std::string&, const std::string&) override {}
 
@@ -92,7 +99,7 @@ class SshEngine : public Engine {
   // ssh's argument vector for one remote command line. BatchMode: never a password prompt;
   // ControlPath=none: no multiplexing master outlives the command.
   std::vector<std::string> SshArgv(const std::string& remote) const {
-    const SshSettings& s = plan_.ssh;
+    const SshSettings& s = s_;
     std::vector<std::string> argv = {"ssh"};
     if (!s.ssh_config.empty()) argv.insert(argv.end(), {"-F", s.ssh_config});
     argv.insert(argv.end(),
@@ -104,7 +111,7 @@ class SshEngine : public Engine {
   }
 
   std::vector<std::string> Privileged(std::vector<std::string> words) const {
-    if (plan_.ssh.sudo) words.insert(words.begin(), {"sudo", "-n", "--"});
+    if (s_.sudo) words.insert(words.begin(), {"sudo", "-n", "--"});
     return words;
   }
 
@@ -132,7 +139,7 @@ class SshEngine : public Engine {
     std::ofstream(log_path_, std::ios::app) << UtcTimestamp() << " " << line << "\n";
   }
 
-  double Short() const { return plan_.ssh.connect_timeout_s + 60; }
+  double Short() const { return s_.connect_timeout_s + 60; }
 
   // The machine's boot id, "" when it does not answer within `timeout_s` (then *error, when
   // given, says what ssh said).
@@ -158,7 +165,7 @@ class SshEngine : public Engine {
   Status StageKernel(const Profile& p, std::string* kernel, std::string* initrd);
   Status StageBinary();
   std::string RemoteBinary() const {
-    return fmt::format("{}/kstacklab-{}", plan_.ssh.remote_dir, binary_sha_.substr(0, 16));
+    return fmt::format("{}/kstacklab-{}", s_.remote_dir, binary_sha_.substr(0, 16));
   }
   Status Switch(const Profile& p, bool reboot, const std::string& kernel,
                 const std::string& initrd);
@@ -168,6 +175,7 @@ class SshEngine : public Engine {
   GuestReport Settle(GuestReport r, const std::string& profile);
 
   CampaignPlan plan_;
+  const SshSettings& s_;  // plan_'s
   std::string work_;
   std::string binary_;
   std::string binary_sha_;
@@ -188,7 +196,7 @@ Status SshEngine::Stage(const std::string& local, const std::string& remote) {
   KSTACKLAB_ASSIGN_OR_RETURN(
       r, Remote({"sh", "-c", "cat > \"$1\" && chmod 0755 \"$1\" && mv -f \"$1\" \"$2\"", "stage",
                  tmp, remote},
-                plan_.ssh.run_timeout_s, local));
+                s_.run_timeout_s, local));
   if (r.exit_code != 0) {
     return RuntimeError(fmt::format("copying '{}' to the machine failed (exit {}): {}",
                                     EscapeControl(local), r.exit_code, Head(r.err)));
@@ -198,17 +206,17 @@ Status SshEngine::Stage(const std::string& local, const std::string& remote) {
 
 Status SshEngine::MakeRemoteDir() {
   ProcessResult r;
-  KSTACKLAB_ASSIGN_OR_RETURN(r, Remote({"mkdir", "-p", "--", plan_.ssh.remote_dir}, Short()));
+  KSTACKLAB_ASSIGN_OR_RETURN(r, Remote({"mkdir", "-p", "--", s_.remote_dir}, Short()));
   if (r.exit_code != 0) {
     return RuntimeError(
-        fmt::format("cannot create {} on the machine: {}", plan_.ssh.remote_dir, Head(r.err)));
+        fmt::format("cannot create {} on the machine: {}", s_.remote_dir, Head(r.err)));
   }
   return OkStatus();
 }
 
 // Before a kexec: the kernel and initrd it loads.
 Status SshEngine::StageKernel(const Profile& p, std::string* kernel, std::string* initrd) {
-  const std::string& dir = plan_.ssh.remote_dir;
+  const std::string& dir = s_.remote_dir;
   KSTACKLAB_RETURN_IF_ERROR(MakeRemoteDir());
   *kernel = fmt::format("{}/kernel-{}", dir, sha_[p.kernel].substr(0, 16));
   KSTACKLAB_RETURN_IF_ERROR(Stage(p.kernel, *kernel));
@@ -231,7 +239,7 @@ Status SshEngine::Switch(const Profile& p, bool reboot, const std::string& kerne
                          const std::string& initrd) {
   std::vector<std::string> prepare;
   if (reboot) {
-    for (const std::string& w : plan_.ssh.reboot_command) {
+    for (const std::string& w : s_.reboot_command) {
       std::string word = w;
       for (size_t at = word.find("{entry}"); at != std::string::npos; at = word.find("{entry}")) {
         word.replace(at, 7, p.boot_entry);
@@ -239,7 +247,7 @@ Status SshEngine::Switch(const Profile& p, bool reboot, const std::string& kerne
       prepare.push_back(std::move(word));
     }
   } else {
-    const std::string& base = plan_.ssh.cmdline;
+    const std::string& base = s_.cmdline;
     prepare = {"kexec", "-l", kernel};
     if (!initrd.empty()) prepare.push_back("--initrd=" + initrd);
     prepare.push_back("--append=" + (base.empty() || p.cmdline.empty() ? base + p.cmdline
@@ -269,7 +277,7 @@ Status SshEngine::Switch(const Profile& p, bool reboot, const std::string& kerne
 // recover command, when it has one. Says every kWaitNoteS (or a third of boot_timeout) that it
 // is still waiting.
 bool SshEngine::WaitForNewBoot(const std::string& old_id, std::string* why, std::string* new_id) {
-  const SshSettings& s = plan_.ssh;
+  const SshSettings& s = s_;
   const double every = std::min(kWaitNoteS, s.boot_timeout_s / 3);
   for (int round = 0; round < (s.recover.empty() ? 1 : 2); ++round) {
     if (round == 1) {
@@ -310,7 +318,7 @@ bool SshEngine::WaitForNewBoot(const std::string& old_id, std::string* why, std:
 // or on the machine, not a machine that is booting, so it fails after kFirstContactTries probes
 // (within boot_timeout) with ssh's own error.
 bool SshEngine::FirstContact(std::string* id, std::string* why) {
-  const SshSettings& s = plan_.ssh;
+  const SshSettings& s = s_;
   const double deadline = MonotonicSeconds() + s.boot_timeout_s;
   std::string error;
   for (int i = 0; i < kFirstContactTries && !Stopped(); ++i) {
@@ -338,7 +346,7 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
   stop_ = &stop;
   note_ = job.note;
   const Profile& p = *job.profile;
-  const SshSettings& s = plan_.ssh;
+  const SshSettings& s = s_;
   const bool reboot =
       s.switch_mode == "reboot" || (s.switch_mode == "alternate" && job.boot_index % 2 == 0);
   const std::string how = reboot ? "reboot" : "kexec";
@@ -417,7 +425,7 @@ GuestReport SshEngine::Settle(GuestReport r, const std::string& profile) {
 GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop) {
   GuestReport r;
   r.accel = "none";
-  const SshSettings& s = plan_.ssh;
+  const SshSettings& s = s_;
   const std::string bin = RemoteBinary();
   std::vector<std::string> words = {"sh", "-c", JobScript()};
   for (const std::string& a : JobScriptArgs(bin, s.remote_dir + "/out", *job.profile, job.run_args,
@@ -469,9 +477,158 @@ GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeSshEngine(const CampaignPlan& plan, const std::string& work_dir,
-                                      const std::string& guest_binary) {
+std::unique_ptr<Engine> SshSettings::Make(const CampaignPlan& plan, const std::string& work_dir,
+                                          const std::string& guest_binary) {
   return std::make_unique<SshEngine>(plan, work_dir, guest_binary);
+}
+
+// ---- its settings: the plan's `engine:` keys, their checks and campaign.json's "ssh" ----------
+
+Status SshSettings::Read(const EngineSection& e) {
+  if (!e.Has("host")) return e.Bad("engine ssh needs a host (a name ssh reaches, e.g. sut1)");
+  KSTACKLAB_ASSIGN_OR_RETURN(host, e.Text("host", 255));
+  if (e.Has("port")) KSTACKLAB_ASSIGN_OR_RETURN(port, e.Count("port", 1, 65535));
+  if (e.Has("user")) KSTACKLAB_ASSIGN_OR_RETURN(user, e.Text("user", 64));
+  if (e.Has("ssh_config")) KSTACKLAB_ASSIGN_OR_RETURN(ssh_config, e.Path("ssh_config"));
+  if (e.Has("switch")) KSTACKLAB_ASSIGN_OR_RETURN(switch_mode, e.Text("switch", 16));
+  if (e.Has("sudo")) KSTACKLAB_ASSIGN_OR_RETURN(sudo, e.Bool("sudo"));
+  if (e.Has("cmdline"))
+    KSTACKLAB_ASSIGN_OR_RETURN(cmdline, e.Text("cmdline", PlanLimits::kMaxCmdlineBytes));
+  if (e.Has("remote_dir")) KSTACKLAB_ASSIGN_OR_RETURN(remote_dir, e.Text("remote_dir", 256));
+  if (e.Has("reboot_command")) {
+    KSTACKLAB_ASSIGN_OR_RETURN(reboot_command, e.Words("reboot_command", PlanLimits::kMaxQemuArgs));
+  }
+  if (e.Has("recover"))
+    KSTACKLAB_ASSIGN_OR_RETURN(recover, e.Words("recover", PlanLimits::kMaxQemuArgs));
+  if (e.Has("connect_timeout")) {
+    KSTACKLAB_ASSIGN_OR_RETURN(connect_timeout_s, e.DurationS("connect_timeout", 1, 600, "10s"));
+  }
+  if (e.Has("boot_timeout"))
+    KSTACKLAB_ASSIGN_OR_RETURN(boot_timeout_s, e.DurationS("boot_timeout", 10, 86400, "10min"));
+  if (e.Has("run_timeout"))
+    KSTACKLAB_ASSIGN_OR_RETURN(run_timeout_s, e.DurationS("run_timeout", 10, 7 * 86400, "2h"));
+  return OkStatus();
+}
+
+Status SshSettings::CheckValues() const {
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine host", host, 255));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("engine port", port, 1, 65535));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine user", user, 64));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine ssh_config", ssh_config));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine switch", switch_mode, 16));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine cmdline", cmdline, PlanLimits::kMaxCmdlineBytes));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine remote_dir", remote_dir, 256));
+  KSTACKLAB_RETURN_IF_ERROR(
+      ListValue("engine reboot_command", reboot_command, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine recover", recover, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine connect_timeout", connect_timeout_s, 1, 600));
+  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine boot_timeout", boot_timeout_s, 10, 86400));
+  return SecondsValue("engine run_timeout", run_timeout_s, 10, 7 * 86400);
+}
+
+namespace {
+
+Status CheckSshWords(const SshSettings& s) {
+  if (!OptionWord(s.host)) {
+    return UsageError(fmt::format(
+        "engine host '{}' is not a host name ssh takes (letters, digits, . - _ : and not "
+        "starting with -)",
+        EscapeControl(s.host)));
+  }
+  if (!OptionWord(s.user)) {
+    return UsageError(
+        fmt::format("engine user '{}' is not a user name (one word, not starting "
+                    "with -)",
+                    EscapeControl(s.user)));
+  }
+  if (s.switch_mode != "kexec" && s.switch_mode != "reboot" && s.switch_mode != "alternate") {
+    return UsageError(fmt::format("engine switch '{}' is unknown; give kexec, reboot or alternate",
+                                  EscapeControl(s.switch_mode)));
+  }
+  if (s.remote_dir.size() < 2 || s.remote_dir[0] != '/' || !PrintableAscii(s.remote_dir) ||
+      s.remote_dir.find("..") != std::string::npos) {
+    return UsageError(
+        fmt::format("engine remote_dir '{}' must be an absolute path on the machine, without ..",
+                    EscapeControl(s.remote_dir)));
+  }
+  if (!s.ssh_config.empty())
+    KSTACKLAB_RETURN_IF_ERROR(CheckFile(s.ssh_config, "engine ssh_config"));
+  if (!PrintableAscii(s.cmdline)) return UsageError("engine cmdline must be printable ASCII");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status SshSettings::Check(const CampaignPlan& plan) const {
+  KSTACKLAB_RETURN_IF_ERROR(CheckSshWords(*this));
+  const bool reboots = switch_mode != "kexec";
+  bool entry_used = false;
+  for (const std::string& w : reboot_command) entry_used |= w.find("{entry}") != std::string::npos;
+  if (reboots && reboot_command.empty()) {
+    return UsageError("engine reboot_command is empty; give e.g. [grub-reboot, '{entry}']");
+  }
+  for (const Profile& p : plan.profiles) {
+    if (reboots && entry_used && p.boot_entry.empty()) {
+      return UsageError(fmt::format(
+          "profile '{}' needs a boot_entry (engine switch {} boots it with {} ...): the name of "
+          "its entry in the machine's boot menu",
+          p.name, switch_mode, EscapeControl(reboot_command[0])));
+    }
+  }
+  for (const auto& list : {reboot_command, recover}) {
+    for (const std::string& w : list) {
+      if (!PrintableAscii(w))
+        return UsageError("engine reboot_command and recover must be printable ASCII");
+    }
+  }
+  return OkStatus();
+}
+
+Status SshSettings::CheckProfile(Profile& p) const {
+  if (!p.config.empty()) {
+    return UsageError(
+        fmt::format("profile '{}' config: engine ssh carries no configuration in; the machine's "
+                    "own /boot/config-RELEASE (or /proc/config.gz) is read; leave config out",
+                    p.name));
+  }
+  return OkStatus();
+}
+
+Json SshSettings::ToJson() const {
+  return {{"host", host},
+          {"port", port},
+          {"user", user},
+          {"ssh_config", ssh_config},
+          {"switch", switch_mode},
+          {"sudo", sudo},
+          {"cmdline", cmdline},
+          {"remote_dir", remote_dir},
+          {"reboot_command", reboot_command},
+          {"recover", recover},
+          {"connect_timeout_s", connect_timeout_s},
+          {"boot_timeout_s", boot_timeout_s},
+          {"run_timeout_s", run_timeout_s}};
+}
+
+void SshSettings::FromJson(const Json& sj) {
+  KnownJsonKeys(
+      sj,
+      {"host", "port", "user", "ssh_config", "switch", "sudo", "cmdline", "remote_dir",
+       "reboot_command", "recover", "connect_timeout_s", "boot_timeout_s", "run_timeout_s"},
+      "plan ssh");
+  host = sj.at("host").get<std::string>();
+  port = sj.at("port").get<uint64_t>();
+  user = sj.at("user").get<std::string>();
+  ssh_config = sj.at("ssh_config").get<std::string>();
+  switch_mode = sj.at("switch").get<std::string>();
+  sudo = sj.at("sudo").get<bool>();
+  cmdline = sj.at("cmdline").get<std::string>();
+  remote_dir = sj.at("remote_dir").get<std::string>();
+  reboot_command = sj.at("reboot_command").get<std::vector<std::string>>();
+  recover = sj.at("recover").get<std::vector<std::string>>();
+  connect_timeout_s = sj.at("connect_timeout_s").get<double>();
+  boot_timeout_s = sj.at("boot_timeout_s").get<double>();
+  run_timeout_s = sj.at("run_timeout_s").get<double>();
 }
 
 }  // namespace kstacklab::campaign

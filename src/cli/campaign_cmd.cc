@@ -24,6 +24,7 @@
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
+#include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/campaign_report.h"
@@ -158,21 +159,22 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.seed, ParseCount(a.seed, "--seed", 0, UINT64_MAX));
     plan.seed_given = true;
   }
-  if (!a.accel.empty()) plan.qemu.accel = a.accel;
-  if (!a.cpus.empty())
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.qemu.cpus, ParseCount(a.cpus, "--cpus", 1, 64));
-  if (!a.memory.empty()) plan.qemu.memory = a.memory;
+  // The shorthand's engine is the default, qemu; these flags are its settings.
+  campaign::QemuSettings& qemu = campaign::SettingsOf<campaign::QemuSettings>(plan);
+  if (!a.accel.empty()) qemu.accel = a.accel;
+  if (!a.cpus.empty()) KSTACKLAB_ASSIGN_OR_RETURN(qemu.cpus, ParseCount(a.cpus, "--cpus", 1, 64));
+  if (!a.memory.empty()) qemu.memory = a.memory;
   if (!a.boot_timeout.empty()) {
     double ns = 0;
     KSTACKLAB_ASSIGN_OR_RETURN(
         ns, ParseDurationNs(a.boot_timeout, "--boot-timeout", true, 10e9, 7 * 86400e9, "30min"));
-    plan.qemu.boot_timeout_s = ns / 1e9;
+    qemu.boot_timeout_s = ns / 1e9;
   }
   if (!a.init_timeout.empty()) {
     double ns = 0;
     KSTACKLAB_ASSIGN_OR_RETURN(
         ns, ParseDurationNs(a.init_timeout, "--init-timeout", true, 5e9, 3600e9, "2min"));
-    plan.qemu.init_timeout_s = ns / 1e9;
+    qemu.init_timeout_s = ns / 1e9;
   }
   plan.strength = a.strength;
   return plan;
@@ -292,7 +294,7 @@ Status Prepare(CampaignPlan& plan, campaign::Engine& engine) {
 // --dry-run (engine lava): the plan checked as for a campaign, then one job file per boot in
 // DIR/jobs; nothing submitted, no campaign state.
 int DryRun(CampaignPlan& plan, const std::string& dir) {
-  if (plan.engine != "lava") {
+  if (plan.engine.Find<campaign::LavaSettings>() == nullptr) {
     return Fail(UsageError("--dry-run writes LAVA job files: it needs engine: {name: lava}"));
   }
   if (Status st = campaign::CheckPlan(plan); !st.ok()) return Fail(st.error());

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/text.h"
 
 namespace kstacklab {
@@ -127,11 +128,11 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
   out.push_back(
       fmt::format("campaign: {}{}; {} boots accepted, {} failed; engine {}, accelerator {}",
                   s.status, s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")", accepted,
-                  failed, s.plan.engine, s.accel.empty() ? "none yet" : s.accel));
+                  failed, s.plan.engine.name(), s.accel.empty() ? "none yet" : s.accel));
   if (!s.accel_reason.empty()) out.push_back("accelerator: " + s.accel_reason);
   if (!s.machine.empty()) {
     out.push_back(EscapeControl(fmt::format(
-        "machine {}: {}{}", s.plan.ssh.host, s.machine,
+        "machine {}: {}{}", s.plan.engine.row().machine(s.plan.engine.settings()).name, s.machine,
         s.machine.rfind("running profile", 0) == 0 || s.machine.rfind("switching", 0) == 0
             ? " (not its default kernel: reboot it to return there)"
             : "")));
@@ -227,7 +228,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
   }
   return {{"status", s.status},
           {"stop_reason", s.stop_reason},
-          {"engine", s.plan.engine},
+          {"engine", s.plan.engine.name()},
           {"accelerator", s.accel},
           {"accelerator_reason", s.accel_reason},
           {"machine", s.machine},

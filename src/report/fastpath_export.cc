@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/compare_report.h"
 #include "kstacklab/json.h"
 
@@ -14,10 +15,9 @@ namespace {
 // double-quoted scalar (YAML 1.2, section 7.3.1).
 std::string Str(const std::string& s) { return Json(s).dump(); }
 
-std::string SutName(const campaign::CampaignState& s) {
-  if (s.plan.engine == "ssh") return s.plan.ssh.host;
-  if (s.plan.engine == "lava") return "lava-" + s.plan.lava.device_type;
-  return "qemu-guest";
+// What the campaign's engine calls its machine (its row's Machine()).
+campaign::EngineMachine MachineOf(const campaign::CampaignState& s) {
+  return s.plan.engine.row().machine(s.plan.engine.settings());
 }
 
 // "syscall/getpid" plus a benchmark's params and variant, as the lists' tables name a row.
@@ -39,10 +39,11 @@ std::string FastpathPlanYaml(const campaign::CampaignState& s,
       Json(s.plan.run_args).dump() +
       "), and the\n"
       "# benchmarks: Fastpath has no kstacklab container, so the includes name kstacklab's rows.\n";
-  out += "sut:\n  name: " + Str(SutName(s)) + "\n";
-  if (s.plan.engine == "ssh") {
-    out += "  connection:\n    method: SSH\n    params:\n      user: " + Str(s.plan.ssh.user) +
-           "\n      host: " + Str(s.plan.ssh.host) + "\n";
+  const campaign::EngineMachine machine = MachineOf(s);
+  out += "sut:\n  name: " + Str(machine.name) + "\n";
+  if (!machine.ssh_host.empty()) {
+    out += "  connection:\n    method: SSH\n    params:\n      user: " + Str(machine.ssh_user) +
+           "\n      host: " + Str(machine.ssh_host) + "\n";
   }
   out += "swprofiles:\n";
   for (const campaign::Profile& p : s.plan.profiles) {
@@ -77,7 +78,7 @@ std::string FastpathPlanYaml(const campaign::CampaignState& s,
 std::string FastpathResultsCsv(const campaign::CampaignState& s,
                                const std::vector<CompareInput>& inputs) {
   std::string out = "sut,swprofile,benchmark,resultclass,unit,session,repeat,value\n";
-  const std::string sut = CsvField(SutName(s));
+  const std::string sut = CsvField(MachineOf(s).name);
   for (const CompareInput& in : inputs) {
     const Json& stamp = in.run.run.campaign;
     const uint64_t boot = stamp.is_object() ? stamp.value("boot", uint64_t{0}) : 0;

@@ -22,7 +22,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z]")
 
 # (path under src/, a part of the literal, why it may name a flag).
 ALLOWED = [
-    ("campaign/plan.cc", "[--suite, syscall]",
+    ("campaign/plan_yaml.cc", "[--suite, syscall]",
      "a plan's `run` key holds run's command-line arguments: the example is one"),
     ("campaign/runner.cc", "entropy --kernel printed no JSON report",
      "names the command the guest ran"),

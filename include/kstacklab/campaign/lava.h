@@ -1,18 +1,58 @@
-// The lava engine's pieces: the job definition of one boot, and what comes back in a LAVA job
-// log. The engine itself (engine.h: MakeLavaEngine) submits and follows jobs with lavacli.
+// Engine lava (docs/campaign.md "Engine lava"): one LAVA job per boot, submitted and followed with
+// lavacli. Its settings (the struct is its row of the engine table, engines.h), the job definition
+// of one boot, and what comes back in a LAVA job log.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kstacklab/campaign/channel.h"
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/error.h"
+#include "kstacklab/json.h"
 
 namespace kstacklab::campaign {
 
-// The LAVA job (YAML) that boots `profile` once on plan.lava.device_type and runs the job script
+struct LavaSettings : EngineSettingsOf<LavaSettings> {
+  static constexpr const char* kName = "lava";
+  static constexpr const char* kSummary = "one LAVA job per boot, with lavacli";
+  static constexpr ProfileFiles kFiles = ProfileFiles::kUrls;  // the lab fetches them per job
+  static constexpr bool kBootEntries = false;
+  static constexpr const char* kJsonKey = "lava";
+  static constexpr std::array<std::string_view, 10> kYamlKeys = {
+      "device_type",   "identity", "boot_method", "deploy_to",   "rootfs",
+      "kstacklab_url", "prompts",  "tags",        "job_timeout", "lavacli"};
+
+  std::string device_type = "qemu";  // qemu, or a bootloader device type (x86, ...)
+  std::string identity;              // lavacli -i IDENTITY; "" = lavacli's default
+  std::string boot_method;           // boot action method; default qemu / grub
+  std::string deploy_to;             // deploy action target; default tmpfs / tftp
+  std::string rootfs;                // URL of the root filesystem (ramdisk or nfsrootfs)
+  std::string kstacklab_url;         // URL the DUT downloads kstacklab from ("" = on PATH)
+  std::vector<std::string> prompts = {"/ #", "root@"};
+  std::vector<std::string> tags;  // device tags
+  double job_timeout_s = 7200;    // the job's `timeouts: job`
+  std::string lavacli = "lavacli";
+
+  Status Read(const EngineSection& section);
+  Status CheckValues() const;
+  Status Check(const CampaignPlan& plan) const;
+  // The files are URLs the lab fetches; the release is the plan's, if given.
+  Status CheckProfile(Profile& profile) const;
+  Json ToJson() const;
+  void FromJson(const Json& j);
+  EngineMachine Machine() const { return {"lava-" + device_type, "", ""}; }
+  static std::unique_ptr<Engine> Make(const CampaignPlan& plan, const std::string& work_dir,
+                                      const std::string& guest_binary);
+};
+
+// The LAVA job (YAML) that boots `profile` once on the plan's device_type and runs the job script
 // (remote.h) in an inline test definition. On `qemu` the profile's command line is the kernel
 // image's -append argument; on a bootloader device type it is `context: extra_kernel_args`.
 // `boot` names the job ("kstacklab off boot 1"). Written with yaml-cpp's emitter, so every value

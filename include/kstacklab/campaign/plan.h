@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,7 +25,7 @@ struct PlanLimits {
   static constexpr size_t kMaxProfiles = 32;
   static constexpr size_t kMaxRunArgs = 256;
   static constexpr size_t kMaxSysctls = 64;
-  static constexpr size_t kMaxQemuArgs = 64;        // also ssh reboot_command / recover, lava lists
+  static constexpr size_t kMaxQemuArgs = 64;        // any engine's list (qemu_args, recover, ...)
   static constexpr uint64_t kMaxBoots = 1000;       // per profile
   static constexpr size_t kMaxCmdlineBytes = 2048;  // x86's COMMAND_LINE_SIZE
   static constexpr size_t kMaxTextBytes = 4096;     // any other single value
@@ -63,50 +64,59 @@ struct Target {
   double budget_s = 0;      // wall time of the boots; 0 = none
 };
 
-struct QemuSettings {
-  std::string binary = "qemu-system-x86_64";
-  std::string busybox = "/bin/busybox";  // a static busybox (Debian's busybox-static)
-  uint64_t cpus = 2;
-  std::string memory = "2G";
-  std::string accel = "auto";  // auto (KVM if it boots, else TCG), kvm, tcg
-  std::vector<uint64_t> pin;   // host CPUs for QEMU's threads; empty = not pinned
-  std::vector<std::string> extra_args;
-  double boot_timeout_s = 1800;  // a boot's whole deadline (QEMU start to power-off)
-  double init_timeout_s = 120;   // the guest's init must speak by then (KVM hang detection)
+// One engine's settings (the `engine:` section of a plan). Each engine's own struct derives from
+// EngineSettingsOf<itself> and is read, checked, stored and made into an engine by its row of the
+// engine table (engines.h); nothing outside that row names the engine.
+class EngineSettings {
+ public:
+  virtual ~EngineSettings() = default;
+  virtual std::unique_ptr<EngineSettings> Clone() const = 0;
+
+ protected:
+  EngineSettings() = default;
+  EngineSettings(const EngineSettings&) = default;
+  EngineSettings& operator=(const EngineSettings&) = default;
+};
+template <class Self>
+class EngineSettingsOf : public EngineSettings {
+ public:
+  std::unique_ptr<EngineSettings> Clone() const override {
+    return std::make_unique<Self>(static_cast<const Self&>(*this));
+  }
 };
 
-// Engine ssh: a machine reached with the system OpenSSH client (the user's ~/.ssh/config, keys
-// and agent), switched to each profile's kernel by kexec or by a reboot into a boot entry.
-struct SshSettings {
-  std::string host;  // required
-  uint64_t port = 22;
-  std::string user = "root";
-  std::string ssh_config;             // ssh -F FILE; "" = the user's own configuration
-  std::string switch_mode = "kexec";  // kexec, reboot, alternate (kexec on odd boots, reboot even)
-  bool sudo = false;                  // prefix the machine's privileged commands with `sudo -n`
-  std::string cmdline;  // kexec: the machine's own arguments (root=...) before each profile's
-  std::string remote_dir = "/var/tmp/kstacklab";  // where kernels and the binary are copied
-  // reboot: words run on the machine before `reboot`, "{entry}" standing for the profile's
-  // boot_entry; default grub-reboot {entry}.
-  std::vector<std::string> reboot_command = {"grub-reboot", "{entry}"};
-  std::vector<std::string> recover;  // run here (argv) when the machine does not come back
-  double connect_timeout_s = 10;     // ssh -o ConnectTimeout
-  double boot_timeout_s = 600;       // switch to SSH answering from the new kernel
-  double run_timeout_s = 7200;       // the run (and entropy) on the machine
-};
+struct EngineRow;  // engines.h
 
-// Engine lava: one LAVA job per boot, submitted and followed with lavacli.
-struct LavaSettings {
-  std::string device_type = "qemu";  // qemu, or a bootloader device type (x86, ...)
-  std::string identity;              // lavacli -i IDENTITY; "" = lavacli's default
-  std::string boot_method;           // boot action method; default qemu / grub
-  std::string deploy_to;             // deploy action target; default tmpfs / tftp
-  std::string rootfs;                // URL of the root filesystem (ramdisk or nfsrootfs)
-  std::string kstacklab_url;         // URL the DUT downloads kstacklab from ("" = on PATH)
-  std::vector<std::string> prompts = {"/ #", "root@"};
-  std::vector<std::string> tags;  // device tags
-  double job_timeout_s = 7200;    // the job's `timeouts: job`
-  std::string lavacli = "lavacli";
+// The plan's engine: its row in the engine table and its settings (a value: copies copy them).
+// Default: the table's first row (qemu) with its defaults.
+class PlanEngine {
+ public:
+  PlanEngine();
+  explicit PlanEngine(const EngineRow& row);  // the row's defaults
+  PlanEngine(const EngineRow& row, std::unique_ptr<EngineSettings> settings);
+  PlanEngine(const PlanEngine& other);
+  PlanEngine& operator=(const PlanEngine& other);
+  PlanEngine(PlanEngine&&) noexcept = default;
+  PlanEngine& operator=(PlanEngine&&) noexcept = default;
+  ~PlanEngine() = default;
+
+  const EngineRow& row() const { return *row_; }
+  const char* name() const;
+  const EngineSettings& settings() const { return *settings_; }
+  EngineSettings& settings() { return *settings_; }
+  // This engine's settings as `S`; nullptr when the plan has another engine.
+  template <class S>
+  S* Find() {
+    return dynamic_cast<S*>(settings_.get());
+  }
+  template <class S>
+  const S* Find() const {
+    return dynamic_cast<const S*>(settings_.get());
+  }
+
+ private:
+  const EngineRow* row_;
+  std::unique_ptr<EngineSettings> settings_;
 };
 
 struct CampaignPlan {
@@ -117,16 +127,28 @@ struct CampaignPlan {
   bool randomised = true;  // order: each block a seeded permutation of the profiles
   uint64_t seed = 0;
   bool seed_given = false;
-  std::string engine = "qemu";
-  QemuSettings qemu;
-  SshSettings ssh;
-  LavaSettings lava;
+  PlanEngine engine;      // the engine and its settings (engine: {name, ...})
   bool strength = false;  // also `entropy --kernel` in every boot
   uint64_t strength_samples = 100000;
 
   // Blocks to plan for: `boots`, or the target's max_boots.
   uint64_t MaxBlocks() const { return target ? target->max_boots : boots; }
 };
+
+// The plan's engine settings as S (an engine's own code and tests): a plan with another engine
+// is a broken invariant (KSTACKLAB_CHECK).
+template <class S>
+S& SettingsOf(CampaignPlan& plan) {
+  S* s = plan.engine.Find<S>();
+  KSTACKLAB_CHECK(s != nullptr);
+  return *s;
+}
+template <class S>
+const S& SettingsOf(const CampaignPlan& plan) {
+  const S* s = plan.engine.Find<S>();
+  KSTACKLAB_CHECK(s != nullptr);
+  return *s;
+}
 
 // Parses a plan file's text (`source` names it in messages). Unknown keys, wrong types, values out
 // of range, aliases and merge keys, and anything beyond PlanLimits -> UsageError naming the key
@@ -159,9 +181,9 @@ Expected<std::string> BzImageRelease(const std::string& path);
 std::vector<std::string> CmdlineWords(const std::string& cmdline);
 
 // What a plan may hold, whichever reader filled it: every value's type, length, range and
-// characters, the engine's programs (a name on PATH or an absolute path), keys of another
-// engine. No file is looked at. CheckPlan calls it first; PlanFromJson calls it on a stored plan,
-// so campaign.json is held to the limits of a plan file. UsageError naming the field.
+// characters, the engine's settings (its row's check of values). No file is looked at. CheckPlan
+// calls it first; PlanFromJson calls it on a stored plan, so campaign.json is held to the limits of
+// a plan file. UsageError naming the field.
 Status CheckPlanValues(const CampaignPlan& plan);
 
 Json PlanToJson(const CampaignPlan& plan);

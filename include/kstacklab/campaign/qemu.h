@@ -1,0 +1,56 @@
+// Engine qemu, the default: a local VM (KVM where the host can boot a guest with it, else TCG),
+// docs/campaign.md "Engines". Its settings are the plan's `engine:` keys; the struct is its row
+// of the engine table (engines.h: Row<QemuSettings>).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
+#include "kstacklab/campaign/plan.h"
+#include "kstacklab/error.h"
+#include "kstacklab/json.h"
+
+namespace kstacklab::campaign {
+
+struct QemuSettings : EngineSettingsOf<QemuSettings> {
+  static constexpr const char* kName = "qemu";
+  static constexpr const char* kSummary = "a local VM (KVM if it boots, else TCG)";
+  static constexpr ProfileFiles kFiles = ProfileFiles::kLocal;
+  static constexpr bool kBootEntries = false;
+  static constexpr const char* kJsonKey = "engine";  // beside the name, as before ssh and lava
+  static constexpr std::array<std::string_view, 9> kYamlKeys = {
+      "cpus",         "memory",       "accel", "pin",    "qemu_args",
+      "boot_timeout", "init_timeout", "qemu",  "busybox"};
+
+  std::string binary = "qemu-system-x86_64";
+  std::string busybox = "/bin/busybox";  // a static busybox (Debian's busybox-static)
+  uint64_t cpus = 2;
+  std::string memory = "2G";
+  std::string accel = "auto";  // auto (KVM if it boots, else TCG), kvm, tcg
+  std::vector<uint64_t> pin;   // host CPUs for QEMU's threads; empty = not pinned
+  std::vector<std::string> extra_args;
+  double boot_timeout_s = 1800;  // a boot's whole deadline (QEMU start to power-off)
+  double init_timeout_s = 120;   // the guest's init must speak by then (KVM hang detection)
+
+  Status Read(const EngineSection& section);
+  Status CheckValues() const;
+  Status Check(const CampaignPlan& plan) const;
+  // Only this engine carries the configuration into its guest (/boot/config-RELEASE there): a
+  // profile without one takes config-RELEASE beside its image, if there is one.
+  Status CheckProfile(Profile& profile) const;
+  Json ToJson() const;
+  void FromJson(const Json& j);
+  EngineMachine Machine() const { return {"qemu-guest", "", ""}; }
+  // `work_dir` holds its scratch files (the initramfs, the data channel); `guest_binary` is the
+  // kstacklab executable copied into the guest (this one: /proc/self/exe).
+  static std::unique_ptr<Engine> Make(const CampaignPlan& plan, const std::string& work_dir,
+                                      const std::string& guest_binary);
+};
+
+}  // namespace kstacklab::campaign
