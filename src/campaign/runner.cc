@@ -756,7 +756,7 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
 Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
                    const std::atomic<bool>& stop, const RunnerHooks& hooks) {
   StateWriter writer(dir);
-  const Status st = RunSteps(dir, writer, state, engine, stop, hooks);
+  Status st = RunSteps(dir, writer, state, engine, stop, hooks);
   // Every end but a failure saves the state whole (status no longer "running"). After a failure
   // what was saved is made whole too, so campaign.json alone is the state whenever no campaign
   // runs in DIR (unless one was killed); a host fault stopped it with a whole save already.
