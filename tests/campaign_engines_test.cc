@@ -333,19 +333,30 @@ std::string ReadData(const std::string& name) {
   return text.ok() ? *text : std::string();
 }
 
+// The report of a boot that completed with the files `data` carried, and the profile the
+// recorded logs (tests/data/lava) booted.
+GuestReport CompletedReport(const ChannelData& data) {
+  GuestReport report;
+  report.completed = true;
+  report.files = data.files;
+  return report;
+}
+Profile RecordedProfile() {
+  Profile p;
+  p.name = "on";
+  p.release = "6.1.0-57-amd64";
+  p.cmdline = "randomize_kstack_offset=on";
+  return p;
+}
+
 TEST(CampaignLava, ReadsTheResultBackFromACompleteJobLog) {
   const LavaLog log = ParseLavaLog(ReadData("complete.log"));
   EXPECT_EQ(log.bad_lines, 0u);
   EXPECT_TRUE(log.errors.empty());
   const ChannelData data = ParseChannel(log.target, ChannelFileNames());
   ASSERT_TRUE(data.done);
-  GuestReport report;
-  report.completed = true;
-  report.files = data.files;
-  Profile p;
-  p.name = "on";
-  p.release = "6.1.0-57-amd64";
-  p.cmdline = "randomize_kstack_offset=on";
+  const GuestReport report = CompletedReport(data);
+  Profile p = RecordedProfile();
   const BootCheck check = VerifyBoot(p, report, false);
   EXPECT_TRUE(check.accepted) << check.reason;
   EXPECT_EQ(check.result.label, "on");
@@ -378,13 +389,8 @@ TEST(CampaignLava, ReadsTheResultBackFromARealDispatchersLog) {
   EXPECT_EQ(log.job_error, "");
   const ChannelData data = ParseChannel(log.target, ChannelFileNames());
   ASSERT_TRUE(data.done);
-  GuestReport report;
-  report.completed = true;
-  report.files = data.files;
-  Profile p;
-  p.name = "on";
-  p.release = "6.1.0-57-amd64";
-  p.cmdline = "randomize_kstack_offset=on";
+  const GuestReport report = CompletedReport(data);
+  Profile p = RecordedProfile();
   const BootCheck check = VerifyBoot(p, report, false);
   EXPECT_TRUE(check.accepted) << check.reason;
   // lava-test-case's figure: the dispatcher tags the numbers it read (`! "1298.364"`).

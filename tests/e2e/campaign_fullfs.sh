@@ -8,13 +8,7 @@
 # the campaign's tmpfs at a chosen job. Needs root and `unshare -m` for a private tmpfs; exits 77
 # (skipped) without.
 # Usage: bash campaign_fullfs.sh KSTACKLAB_BINARY DATA_DIR
-if [ -z "${KSTACKLAB_FULLFS_NS:-}" ]; then
-  if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
-    echo "skip: needs root and unshare -m for a private tmpfs"
-    exit 77
-  fi
-  exec unshare -m env KSTACKLAB_FULLFS_NS=1 bash "$0" "$@"
-fi
+. "$(dirname "$0")/mount_namespace.bash"
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/campaign_fixture.bash"
 K=$KSTACKLAB

@@ -7,13 +7,7 @@
 # Needs a private mount namespace for a small tmpfs (root, `unshare -m`); exits 77 (skipped)
 # without one.
 # Usage: bash fullfs_cli.sh KSTACKLAB_BINARY DATA_DIR
-if [ -z "${KSTACKLAB_FULLFS_NS:-}" ]; then
-  if [ "$(id -u)" -ne 0 ] || ! unshare -m true 2>/dev/null; then
-    echo "skip: needs root and unshare -m for a private tmpfs"
-    exit 77
-  fi
-  exec unshare -m env KSTACKLAB_FULLFS_NS=1 bash "$0" "$@"
-fi
+. "$(dirname "$0")/mount_namespace.bash"
 . "$(dirname "$0")/lib.bash"
 k=$KSTACKLAB
 # The tmpfs mounts live in $TMP: unmount them before lib.bash's cleanup removes it.
