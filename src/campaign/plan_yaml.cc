@@ -63,6 +63,8 @@ class AliasRefuser : public YAML::EventHandler {
 class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
+  // A bisect's plan: the boots are the rule's, so `boots` and `target` are refused, not required.
+  bool bisect = false;
 
   Error Bad(const YAML::Node& node, const std::string& what) const {
     const YAML::Mark m = node.Mark();
@@ -382,6 +384,10 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   if (root["run"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.run_args, r.Words(root["run"], "run", PlanLimits::kMaxRunArgs));
   }
+  if (r.bisect && (root["boots"] || root["target"])) {
+    return r.Bad(root["boots"] ? root["boots"] : root["target"],
+                 "a bisect's rule decides how often each kernel boots; remove boots and target");
+  }
   if (root["boots"] && root["target"]) {
     return r.Bad(root["target"], "give boots or target, not both");
   }
@@ -390,7 +396,7 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
                                r.Count(root["boots"], "boots", 1, PlanLimits::kMaxBoots));
   } else if (root["target"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.target, ReadTarget(r, root["target"]));
-  } else {
+  } else if (!r.bisect) {  // a bisect's campaigns each set their own count
     return r.Bad(root, "give boots (per profile) or target {metric, mdc_pct, max_boots, budget}");
   }
   if (root["order"]) KSTACKLAB_RETURN_IF_ERROR(ReadOrder(r, root["order"], plan));
@@ -429,8 +435,9 @@ int YamlFlowDepth(std::string_view text) {
   return deepest;
 }
 
-Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
-                                     const std::string& base_dir, EngineTable table) {
+namespace {
+Expected<CampaignPlan> ParseYaml(const std::string& text, const std::string& source,
+                                 const std::string& base_dir, EngineTable table, bool bisect) {
   if (text.size() > PlanLimits::kMaxFileBytes) {
     return UsageError(fmt::format("{} is larger than {} KiB; a plan is a short file", source,
                                   PlanLimits::kMaxFileBytes / 1024));
@@ -452,6 +459,7 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
                     source, kMaxYamlFlowDepth));
   }
   Reader r(source);
+  r.bisect = bisect;
   try {
     {
       std::istringstream in(text);
@@ -478,9 +486,21 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
   }
 }
 
+}  // namespace
+
+Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
+                                     const std::string& base_dir, EngineTable table) {
+  return ParseYaml(text, source, base_dir, table, false);
+}
+
 Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
                                      const std::string& base_dir) {
-  return ParsePlanYaml(text, source, base_dir, Engines());
+  return ParseYaml(text, source, base_dir, Engines(), false);
+}
+
+Expected<CampaignPlan> ParseBisectPlanYaml(const std::string& text, const std::string& source,
+                                           const std::string& base_dir) {
+  return ParseYaml(text, source, base_dir, Engines(), true);
 }
 
 }  // namespace kstacklab::campaign

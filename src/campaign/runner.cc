@@ -735,6 +735,9 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
       }
       ++done;
     }
+    if (stop_reason.empty() && hooks.after_block) {
+      KSTACKLAB_ASSIGN_OR_RETURN(stop_reason, hooks.after_block(state, block));
+    }
     if (stop_reason.empty() && plan.target) {
       bool reached = false;
       KSTACKLAB_ASSIGN_OR_RETURN(reached, AfterBlock(dir, state, block, hooks));

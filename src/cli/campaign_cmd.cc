@@ -18,6 +18,7 @@
 #include <optional>
 #include <random>
 
+#include "campaign_support.h"
 #include "cli_util.h"
 #include "command.h"
 #include "compare_support.h"
@@ -72,39 +73,6 @@ struct CampaignArgs {
   std::string store;
   bool no_store = false;
 };
-
-std::atomic<bool> g_campaign_stop{false};
-volatile sig_atomic_t g_campaign_signal = 0;
-void OnCampaignStop(int sig) {
-  g_campaign_signal = sig;
-  g_campaign_stop.store(true);
-}
-
-// SIGINT/SIGTERM/SIGHUP raise the stop flag: the runner kills the guest and writes the state.
-class StopSignals {
- public:
-  StopSignals() {
-    struct sigaction sa {};
-    sa.sa_handler = OnCampaignStop;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
-  }
-  ~StopSignals() {
-    for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction old_[3]{};
-};
-
-std::string SelfPath() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
-}
 
 Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
   CampaignPlan plan;
@@ -186,30 +154,6 @@ bool ShorthandGiven(const CampaignArgs& a) {
          !a.order.empty() || !a.accel.empty() || !a.cpus.empty() || !a.memory.empty() ||
          !a.boot_timeout.empty() || !a.init_timeout.empty() || a.strength;
 }
-
-// One campaign per directory at a time: a lock held for the whole run.
-class DirLock {
- public:
-  Status Take(const std::string& dir) {
-    fd_ = open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd_ < 0) {
-      return RuntimeError(fmt::format("cannot lock '{}': {}", EscapeControl(dir), strerror(errno)));
-    }
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      return UsageError(
-          fmt::format("'{}' is in use by another kstacklab campaign; wait for it to "
-                      "end (or stop it) first",
-                      EscapeControl(dir)));
-    }
-    return OkStatus();
-  }
-  ~DirLock() {
-    if (fd_ >= 0) close(fd_);
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // --report DIR --fastpath OUT: OUT/plan.yaml and OUT/results.csv, both or neither, neither
 // replacing a file: both names are checked before either file is written, each is written
@@ -330,17 +274,7 @@ int Finish(const std::string& dir, const CampaignState& state, const CampaignArg
 int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine,
           const CampaignArgs& a) {
   const bool tty = StderrIsTty();
-  campaign::RunnerHooks hooks;
-  if (tty) {
-    hooks.progress = [](const std::string& line) {
-      std::fprintf(stderr, "\r\033[Kkstacklab: campaign: %s", EscapeControl(line).c_str());
-      std::fflush(stderr);
-    };
-  }
-  hooks.note = [tty](const std::string& line) {
-    std::fprintf(stderr, "%skstacklab: campaign: %s\n", tty ? "\r\033[K" : "",
-                 EscapeControl(line).c_str());
-  };
+  campaign::RunnerHooks hooks = TerminalHooks("campaign");
   const std::string store = StorePath(a.store);
   if (!a.no_store) {
     hooks.record = [store](const RunResult& r, const std::string& path) {

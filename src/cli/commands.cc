@@ -32,6 +32,7 @@ Runner SetupEntropyCommand(CLI::App& sub);
 Runner SetupRecoverCommand(CLI::App& sub);
 Runner SetupAttackCommand(CLI::App& sub);
 Runner SetupCampaignCommand(CLI::App& sub);
+Runner SetupBisectCommand(CLI::App& sub);
 Runner SetupCompletionCommand(CLI::App& sub);
 
 const std::vector<CommandDef>& Commands() {
@@ -59,6 +60,10 @@ const std::vector<CommandDef>& Commands() {
       {"campaign",
        "Boot each profile (kernel, cmdline) as often as needed, run in each boot, compare",
        SetupCampaignCommand},
+      {"bisect",
+       "Find the first bad kernel of a list: each step boots a candidate with both ends until a "
+       "rule decides, or skips it",
+       SetupBisectCommand},
       {"completion", "Print shell completion (bash, zsh) or the man page, from these definitions",
        SetupCompletionCommand},
   };

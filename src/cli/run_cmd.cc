@@ -17,9 +17,11 @@
 
 #include "cli_util.h"
 #include "command.h"
+#include "kstacklab/naming.h"
 #include "kstacklab/run.h"
 #include "kstacklab/summary.h"
 #include "kstacklab/text.h"
+#include "kstacklab/workload.h"
 #include "run_support.h"
 
 namespace kstacklab::cli {
@@ -348,6 +350,31 @@ Status CheckRunArguments(const std::vector<std::string>& run_args) {
   if (!error) return OkStatus();
   return UsageError(
       fmt::format("the run arguments do not parse as `kstacklab run` arguments: {}", *error));
+}
+
+Expected<RunRows> RunArgumentRows(const std::vector<std::string>& run_args) {
+  KSTACKLAB_RETURN_IF_ERROR(CheckRunArguments(run_args));
+  CLI::App app{"kstacklab"};
+  RunFlags f;
+  AddRunFlags(*app.add_subcommand("run"), &f);
+  StripLiteralMarks(app);
+  std::vector<std::string> args = {"kstacklab", "run"};
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  std::exception_ptr request;
+  if (ParseArgs(app, args, &request)) return UsageError("the run arguments do not parse");
+  run::RunPlan plan;
+  KSTACKLAB_ASSIGN_OR_RETURN(plan, PlanFromFlags(f));
+  plan.output = "/dev/null";
+  plan.record_in_store = false;
+  run::ValidPlan valid;
+  KSTACKLAB_ASSIGN_OR_RETURN(valid, run::ValidatePlan(plan, FlagNames()));
+  RunRows rows;
+  rows.ab = valid.ab.has_value();
+  for (const WorkloadDef& w : valid.rows) {
+    rows.labels.push_back(BenchmarkLabel(w.name, ParamsText(w.params), w.variant));
+    rows.names.push_back(w.name);
+  }
+  return rows;
 }
 
 }  // namespace kstacklab::cli

@@ -22,4 +22,14 @@ Expected<int64_t> RecordRunInStore(const RunResult& result, const std::string& s
 // print, in a UsageError saying these are run arguments. Measures nothing; run_cmd.cc.
 Status CheckRunArguments(const std::vector<std::string>& run_args);
 
+// The rows `kstacklab run RUN_ARGS` measures, as `show` names them (BenchmarkLabel), and whether
+// the run is an A/B run (its knob's values become the rows' variants, known only as it runs).
+// The arguments must pass CheckRunArguments.
+struct RunRows {
+  std::vector<std::string> labels;
+  std::vector<std::string> names;  // each row's benchmark name
+  bool ab = false;
+};
+Expected<RunRows> RunArgumentRows(const std::vector<std::string>& run_args);
+
 }  // namespace kstacklab::cli

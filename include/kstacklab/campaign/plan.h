@@ -156,6 +156,11 @@ const S& SettingsOf(const CampaignPlan& plan) {
 Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
                                      const std::string& base_dir);
 
+// A bisect's plan file (kstacklab bisect): a campaign plan whose profiles are the kernels, oldest
+// first, without boots or target (refused: the bisect's rule decides each campaign's boots).
+Expected<CampaignPlan> ParseBisectPlanYaml(const std::string& text, const std::string& source,
+                                           const std::string& base_dir);
+
 // The deepest nesting of YAML flow brackets ([ and {) outside quotes and comments. yaml-cpp's
 // parser recurses once per level, so its readers refuse text deeper than kMaxYamlFlowDepth before
 // parsing it.

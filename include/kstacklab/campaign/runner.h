@@ -76,6 +76,9 @@ struct RunnerHooks {
   std::function<void(const std::string&)> note;
   // An accepted boot's result, written at `path`, for the results store.
   std::function<void(const RunResult&, const std::string& path)> record;
+  // A caller's stopping rule, read after each block (kstacklab bisect): the stop reason when the
+  // campaign should end after this block, "" to go on. Called again for every block on a resume.
+  std::function<Expected<std::string>(const CampaignState&, uint64_t block)> after_block;
 };
 
 // `dir` without trailing slashes ("d/" and "d" name one directory).

@@ -1,0 +1,668 @@
+#include "kstacklab/campaign/bisect.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kstacklab/fileio.h"
+#include "kstacklab/naming.h"
+#include "kstacklab/repetition.h"
+#include "kstacklab/result_reader.h"
+#include "kstacklab/results.h"
+#include "kstacklab/stats.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::campaign {
+
+namespace {
+
+// A bisect state is a short file: the plan (bounded by kMaxPlanJsonBytes) and one small record
+// per step.
+constexpr size_t kMaxBisectStateBytes = kMaxPlanJsonBytes + (size_t{1} << 20);
+
+Json Num(double v) { return std::isfinite(v) ? Json(RoundSignificant(v, 6)) : Json(nullptr); }
+double NumOf(const Json& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
+
+std::string StepDirName(size_t n, const std::string& kernel) {
+  return fmt::format("step-{}-{}", n, kernel);
+}
+
+// The campaign of two or three of the bisect's kernels: the plan's settings, boots = the rule's
+// last look, no target, a seed of its own.
+CampaignPlan CampaignOf(const BisectState& s, const std::vector<size_t>& kernels, uint64_t boots,
+                        uint64_t seed_offset) {
+  CampaignPlan p = s.plan;
+  p.profiles.clear();
+  for (size_t k : kernels) p.profiles.push_back(s.plan.profiles[k]);
+  p.boots = boots;
+  p.target.reset();
+  p.randomised = true;
+  p.seed = s.plan.seed + seed_offset;
+  p.seed_given = true;
+  p.strength = s.plan.strength || s.question.IsStrength();
+  return p;
+}
+
+// The blocks whose boots of every profile of `names` were accepted, as values in that order.
+Expected<std::vector<std::vector<double>>> CompleteBlocks(const std::string& dir,
+                                                          const CampaignState& st,
+                                                          const BisectQuestion& q) {
+  std::vector<std::vector<double>> out;
+  for (uint64_t block = 1; block <= st.blocks.size(); ++block) {
+    std::vector<double> values;
+    for (const Profile& p : st.plan.profiles) {
+      const Boot* b = st.Find(p.name, block);
+      if (b == nullptr || b->status != BootStatus::kAccepted) break;
+      double v = 0;
+      KSTACKLAB_ASSIGN_OR_RETURN(v, BisectBootValue(dir, *b, q));
+      values.push_back(v);
+    }
+    if (values.size() == st.plan.profiles.size()) out.push_back(std::move(values));
+  }
+  return out;
+}
+
+std::vector<std::pair<double, double>> EndPairs(const std::vector<std::vector<double>>& blocks) {
+  std::vector<std::pair<double, double>> pairs;
+  for (const auto& b : blocks) pairs.emplace_back(b[0], b[1]);
+  return pairs;
+}
+
+std::vector<stats::BisectBlock> StepBlocks(const std::vector<std::vector<double>>& blocks) {
+  std::vector<stats::BisectBlock> out;
+  for (const auto& b : blocks) out.push_back({b[0], b[1], b[2]});
+  return out;
+}
+
+uint64_t BootsMade(const CampaignState& st) {
+  uint64_t n = 0;
+  for (const Boot& b : st.boots) n += b.status != BootStatus::kPending;
+  return n;
+}
+
+std::string Fixed(double v, int digits = 3) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : std::string("-");
+}
+
+std::string IntervalText(const stats::ThetaInterval& i) {
+  if (!i.bounded) return "unbounded";
+  return fmt::format("[{}, {}]", Fixed(i.low), Fixed(i.high));
+}
+
+// Runs (or resumes) the campaign in `cdir` with `plan`; the caller's hooks plus `after_block`.
+Expected<CampaignState> RunOne(const std::string& cdir, const CampaignPlan& plan,
+                               const std::string& source, const EngineFactory& make_engine,
+                               const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+  CampaignState st;
+  struct stat sb {};
+  if (lstat((cdir + "/" + kStateFile).c_str(), &sb) == 0) {
+    KSTACKLAB_ASSIGN_OR_RETURN(st, LoadState(cdir));
+  } else {
+    KSTACKLAB_ASSIGN_OR_RETURN(st, CreateCampaign(cdir, plan, source));
+  }
+  if (st.status == "complete") return st;
+  std::unique_ptr<Engine> engine = make_engine(st.plan, cdir + "/.work");
+  KSTACKLAB_RETURN_IF_ERROR(engine->Check());
+  KSTACKLAB_RETURN_IF_ERROR(RunCampaign(cdir, st, *engine, stop, hooks));
+  return st;
+}
+
+}  // namespace
+
+std::string BisectQuestion::Describe() const {
+  return IsStrength() ? "strength " + strength : row + " " + metric;
+}
+
+const std::vector<std::string>& BisectStrengthFacts() {
+  static const std::vector<std::string> k = {"distinct", "shannon_bits", "min_entropy_bits"};
+  return k;
+}
+
+Status CheckBisectQuestion(const BisectQuestion& q) {
+  if (q.IsStrength() == !q.row.empty()) {
+    return UsageError(
+        "give the question as --row ROW [--metric M] (a row of the run) or --strength FACT "
+        "(distinct, shannon_bits or min_entropy_bits), one of them");
+  }
+  if (q.IsStrength()) {
+    const auto& facts = BisectStrengthFacts();
+    if (std::find(facts.begin(), facts.end(), q.strength) == facts.end()) {
+      return UsageError(
+          fmt::format("--strength '{}' is not a strength fact; give distinct, shannon_bits or "
+                      "min_entropy_bits",
+                      EscapeControl(q.strength)));
+    }
+    return OkStatus();
+  }
+  const auto& metrics = MetricNames();
+  if (std::find(metrics.begin(), metrics.end(), q.metric) == metrics.end()) {
+    return UsageError(fmt::format("--metric '{}' is not a metric; give one of {}",
+                                  EscapeControl(q.metric), fmt::join(metrics, ", ")));
+  }
+  if (q.row.size() > PlanLimits::kMaxTextBytes || q.row.find('\n') != std::string::npos) {
+    return UsageError(
+        "--row is not a row name; give it as `show` prints it, e.g. "
+        "'syscall/getppid [raw]'");
+  }
+  return OkStatus();
+}
+
+stats::BisectSearch BisectState::Search() const {
+  stats::BisectSearch search(plan.profiles.size());
+  for (const BisectStep& step : steps) {
+    if (step.verdict == "good") search.Record(step.kernel, stats::StepVerdict::kGood);
+    if (step.verdict == "bad") search.Record(step.kernel, stats::StepVerdict::kBad);
+    if (step.verdict == "undecided") search.Record(step.kernel, stats::StepVerdict::kUndecided);
+  }
+  return search;
+}
+
+// ---- the state file
+// ------------------------------------------------------------------------------
+
+Json BisectStateToJson(const BisectState& s) {
+  Json steps = Json::array();
+  for (const BisectStep& st : s.steps) {
+    steps.push_back({{"kernel", st.kernel},
+                     {"name", s.plan.profiles.at(st.kernel).name},
+                     {"dir", st.dir},
+                     {"verdict", st.verdict},
+                     {"theta", Num(st.interval.theta)},
+                     {"low", st.interval.bounded ? Num(st.interval.low) : Json(nullptr)},
+                     {"high", st.interval.bounded ? Num(st.interval.high) : Json(nullptr)},
+                     {"blocks", st.interval.blocks},
+                     {"boots", st.boots},
+                     {"seconds", Num(st.seconds)}});
+  }
+  const stats::EndsJudgement& e = s.ends.judgement;
+  Json question = s.question.IsStrength()
+                      ? Json{{"strength", s.question.strength}}
+                      : Json{{"row", s.question.row}, {"metric", s.question.metric}};
+  return Json{{"schema", s.schema},
+              {"tool_version", s.tool_version},
+              {"created", s.created},
+              {"updated", s.updated},
+              {"source", s.source},
+              {"question", std::move(question)},
+              {"rule",
+               {{"alpha", s.rule.alpha},
+                {"min_blocks", s.rule.min_blocks},
+                {"max_blocks", s.rule.max_blocks},
+                {"max_end_blocks", s.rule.max_end_blocks}}},
+              {"plan", PlanToJson(s.plan)},
+              {"ends",
+               {{"dir", "ends"},
+                {"verdict", s.ends.verdict},
+                {"difference", Num(e.difference)},
+                {"low", Num(e.low)},
+                {"high", Num(e.high)},
+                {"blocks", e.blocks},
+                {"good_mean", Num(s.ends.good_mean)},
+                {"bad_mean", Num(s.ends.bad_mean)},
+                {"boots", s.ends.boots},
+                {"seconds", Num(s.ends.seconds)}}},
+              {"steps", std::move(steps)},
+              {"status", s.status},
+              {"result", s.result}};
+}
+
+Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path) {
+  const std::string shown = EscapeControl(path);
+  BisectState s;
+  try {
+    KnownJsonKeys(j,
+                  {"schema", "tool_version", "created", "updated", "source", "question", "rule",
+                   "plan", "ends", "steps", "status", "result"},
+                  "the bisect state");
+    s.schema = j.at("schema").get<std::string>();
+    if (s.schema != kBisectSchema) {
+      return UsageError(fmt::format("'{}' is not a kstacklab bisect state (schema '{}', not {})",
+                                    shown, EscapeControl(s.schema), kBisectSchema));
+    }
+    s.tool_version = j.at("tool_version").get<std::string>();
+    s.created = j.at("created").get<std::string>();
+    s.updated = j.at("updated").get<std::string>();
+    s.source = j.at("source").get<std::string>();
+    const Json& q = j.at("question");
+    KnownJsonKeys(q, {"row", "metric", "strength"}, "the question");
+    s.question.row = q.value("row", std::string());
+    s.question.metric = q.value("metric", std::string("mean"));
+    s.question.strength = q.value("strength", std::string());
+    const Json& r = j.at("rule");
+    KnownJsonKeys(r, {"alpha", "min_blocks", "max_blocks", "max_end_blocks"}, "the rule");
+    s.rule.alpha = r.at("alpha").get<double>();
+    s.rule.min_blocks = r.at("min_blocks").get<size_t>();
+    s.rule.max_blocks = r.at("max_blocks").get<size_t>();
+    s.rule.max_end_blocks = r.at("max_end_blocks").get<size_t>();
+    auto plan = PlanFromJson(j.at("plan"));
+    if (!plan.ok()) {
+      return UsageError(fmt::format("'{}': {}", shown, plan.error().message));
+    }
+    s.plan = std::move(*plan);
+    const Json& e = j.at("ends");
+    KnownJsonKeys(e,
+                  {"dir", "verdict", "difference", "low", "high", "blocks", "good_mean", "bad_mean",
+                   "boots", "seconds"},
+                  "the ends");
+    s.ends.verdict = e.at("verdict").get<std::string>();
+    s.ends.judgement.difference = NumOf(e.at("difference"));
+    s.ends.judgement.low = NumOf(e.at("low"));
+    s.ends.judgement.high = NumOf(e.at("high"));
+    s.ends.judgement.blocks = e.at("blocks").get<size_t>();
+    s.ends.good_mean = NumOf(e.at("good_mean"));
+    s.ends.bad_mean = NumOf(e.at("bad_mean"));
+    s.ends.boots = e.at("boots").get<uint64_t>();
+    s.ends.seconds = NumOf(e.at("seconds"));
+    for (const Json& st : j.at("steps")) {
+      KnownJsonKeys(st,
+                    {"kernel", "name", "dir", "verdict", "theta", "low", "high", "blocks", "boots",
+                     "seconds"},
+                    "a step");
+      BisectStep step;
+      step.kernel = st.at("kernel").get<size_t>();
+      step.dir = st.at("dir").get<std::string>();
+      step.verdict = st.at("verdict").get<std::string>();
+      step.interval.theta = NumOf(st.at("theta"));
+      step.interval.low = NumOf(st.at("low"));
+      step.interval.high = NumOf(st.at("high"));
+      step.interval.bounded = st.at("low").is_number() && st.at("high").is_number();
+      step.interval.blocks = st.at("blocks").get<size_t>();
+      step.boots = st.at("boots").get<uint64_t>();
+      step.seconds = NumOf(st.at("seconds"));
+      if (step.kernel == 0 || step.kernel + 1 >= s.plan.profiles.size() ||
+          step.dir != StepDirName(s.steps.size() + 1, s.plan.profiles[step.kernel].name) ||
+          (step.verdict != "" && step.verdict != "good" && step.verdict != "bad" &&
+           step.verdict != "undecided")) {
+        return UsageError(
+            fmt::format("'{}': step {} is not a step of this bisect", shown, s.steps.size() + 1));
+      }
+      s.steps.push_back(std::move(step));
+    }
+    s.status = j.at("status").get<std::string>();
+    s.result = j.at("result").get<std::string>();
+  } catch (const Json::exception& ex) {
+    return UsageError(
+        fmt::format("'{}' is a damaged bisect state ({}); restore it from a "
+                    "backup or start the bisect anew in another directory",
+                    shown, ex.what()));
+  }
+  if (Status st = CheckBisectPlan(s.plan, s.rule); !st.ok()) {
+    return UsageError(fmt::format("'{}': {}", shown, st.error().message));
+  }
+  if (Status st = CheckBisectQuestion(s.question); !st.ok()) {
+    return UsageError(fmt::format("'{}': {}", shown, st.error().message));
+  }
+  return s;
+}
+
+Status SaveBisectState(const std::string& dir, BisectState& s) {
+  s.updated = UtcTimestamp();
+  KSTACKLAB_RETURN_IF_ERROR(
+      WriteFileAtomic(dir + "/" + kBisectStateFile, DumpJson(BisectStateToJson(s)) + "\n"));
+  return WriteFileAtomic(dir + "/" + kBisectLogFile, BisectGitLog(s));
+}
+
+Expected<BisectState> LoadBisectState(const std::string& dir) {
+  const std::string path = dir + "/" + kBisectStateFile;
+  std::string text;
+  KSTACKLAB_ASSIGN_OR_RETURN(text, ReadRegularFile(path, kMaxBisectStateBytes));
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return UsageError(fmt::format("'{}' is not JSON: a damaged bisect state", EscapeControl(path)));
+  }
+  return BisectStateFromJson(j, path);
+}
+
+Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule) {
+  if (plan.profiles.size() < 3) {
+    return UsageError(fmt::format(
+        "a bisect needs three kernels at least (the good end, a candidate, the bad end), oldest "
+        "first; the plan has {}",
+        plan.profiles.size()));
+  }
+  if (!(rule.alpha > 0 && rule.alpha <= 0.2)) {
+    return UsageError(
+        fmt::format("--alpha {:g} is out of range; give a value in (0, 0.2], e.g. "
+                    "0.01 (the chance of a wrong step)",
+                    rule.alpha));
+  }
+  if (rule.min_blocks < 2 || rule.max_blocks < rule.min_blocks ||
+      rule.max_end_blocks < rule.min_blocks || rule.max_blocks > PlanLimits::kMaxBoots ||
+      rule.max_end_blocks > PlanLimits::kMaxBoots) {
+    return UsageError(fmt::format(
+        "the blocks per step are out of range: give 2 <= --min-blocks <= --max-blocks <= {} "
+        "(now {} and {})",
+        PlanLimits::kMaxBoots, rule.min_blocks, rule.max_blocks));
+  }
+  return OkStatus();
+}
+
+Expected<BisectState> CreateBisect(const std::string& given, const CampaignPlan& plan,
+                                   const BisectQuestion& question, const stats::BisectRule& rule,
+                                   const std::string& source) {
+  KSTACKLAB_RETURN_IF_ERROR(CheckBisectPlan(plan, rule));
+  KSTACKLAB_RETURN_IF_ERROR(CheckBisectQuestion(question));
+  KSTACKLAB_RETURN_IF_ERROR(CheckNewCampaignDir(given));
+  const std::string dir = CampaignDirPath(given);
+  BisectState s;
+  s.tool_version = KSTACKLAB_VERSION;
+  s.created = UtcTimestamp();
+  s.source = source;
+  s.plan = plan;
+  // Stored as a campaign plan is (PlanFromJson wants a count): the most any campaign boots.
+  s.plan.boots = std::max<uint64_t>(rule.max_blocks, rule.max_end_blocks);
+  s.plan.target.reset();
+  s.question = question;
+  s.rule = rule;
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return RuntimeError(fmt::format("cannot create '{}': {}", EscapeControl(dir), strerror(errno)));
+  }
+  KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  return s;
+}
+
+Expected<double> BisectBootValue(const std::string& dir, const Boot& boot,
+                                 const BisectQuestion& q) {
+  const std::string what = fmt::format("boot {} of {}", boot.index, boot.profile);
+  if (q.IsStrength()) {
+    const Json v = boot.strength.is_object() ? boot.strength.value(q.strength, Json()) : Json();
+    if (!v.is_number()) {
+      return UsageError(fmt::format(
+          "{} has no strength {} (entropy --kernel did not report it{}); the question cannot be "
+          "answered on this kernel",
+          what, q.strength,
+          boot.strength.is_object() && boot.strength.contains("error")
+              ? ": " + boot.strength["error"].get<std::string>()
+              : std::string()));
+    }
+    return v.get<double>();
+  }
+  const std::string path = dir + "/" + boot.file;
+  std::string text;
+  KSTACKLAB_ASSIGN_OR_RETURN(text, ReadRegularFile(path, ResultLimits::kMaxFileBytes));
+  RunResult r;
+  KSTACKLAB_ASSIGN_OR_RETURN(r, ResultFromJson(text, path));
+  for (const BenchmarkResult& b : r.benchmarks) {
+    if (BenchmarkLabel(b.name, ParamsText(b.params), b.variant) != q.row) continue;
+    double sum = 0;
+    size_t n = 0;
+    for (const Repetition& rep : b.repetitions) {
+      auto it = rep.metrics.find(q.metric);
+      if (it == rep.metrics.end() || !std::isfinite(it->second)) continue;
+      sum += it->second;
+      ++n;
+    }
+    if (n == 0) {
+      return UsageError(fmt::format("{}: row '{}' has no {} (loop-mode rows carry the mean only)",
+                                    what, EscapeControl(q.row), q.metric));
+    }
+    return sum / static_cast<double>(n);
+  }
+  return UsageError(
+      fmt::format("{}: its result has no row '{}'; give a row the run measures, "
+                  "as `kstacklab show {}` names it",
+                  what, EscapeControl(q.row), EscapeControl(path)));
+}
+
+// ---- the driver
+// ----------------------------------------------------------------------------------
+
+Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
+                 const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+  const size_t last = s.plan.profiles.size() - 1;
+  auto say = [&hooks](const std::string& line) {
+    if (hooks.note) hooks.note(line);
+  };
+  s.status = "running";
+  KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  // A campaign that did not end: the bisect stops with its status for --resume.
+  auto stopped = [&](const CampaignState& st) -> Expected<bool> {
+    if (st.status == "complete") return false;
+    s.status = st.status == "interrupted" ? "interrupted" : "stopped";
+    s.result = st.stop_reason;
+    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+    return true;
+  };
+
+  // The ends, until their difference is established.
+  if (s.ends.verdict.empty()) {
+    const std::string cdir = dir + "/ends";
+    RunnerHooks h = hooks;
+    h.after_block = [&](const CampaignState& st, uint64_t) -> Expected<std::string> {
+      std::vector<std::vector<double>> blocks;
+      KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
+      const stats::EndsJudgement j = stats::JudgeEnds(EndPairs(blocks), s.rule);
+      if (j.verdict != stats::EndsVerdict::kEstablished) return std::string();
+      return fmt::format("the ends differ after {} blocks", j.blocks);
+    };
+    say(
+        fmt::format("measuring the ends ({} and {}) until their difference is established, at "
+                    "most {} blocks",
+                    s.plan.profiles[0].name, s.plan.profiles[last].name, s.rule.max_end_blocks));
+    CampaignState st;
+    KSTACKLAB_ASSIGN_OR_RETURN(st, RunOne(cdir, CampaignOf(s, {0, last}, s.rule.max_end_blocks, 0),
+                                          s.source, make_engine, stop, h));
+    bool halted = false;
+    KSTACKLAB_ASSIGN_OR_RETURN(halted, stopped(st));
+    if (halted) return OkStatus();
+    std::vector<std::vector<double>> blocks;
+    KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
+    stats::BisectRule final_rule = s.rule;
+    // Read the last blocks at the rule's last look even when failed boots left fewer.
+    final_rule.max_end_blocks = std::max<size_t>(blocks.size(), final_rule.min_blocks);
+    s.ends.judgement = stats::JudgeEnds(EndPairs(blocks), final_rule);
+    double g = 0, b = 0;
+    for (const auto& blk : blocks) {
+      g += blk[0];
+      b += blk[1];
+    }
+    s.ends.good_mean = blocks.empty() ? std::nan("") : g / static_cast<double>(blocks.size());
+    s.ends.bad_mean = blocks.empty() ? std::nan("") : b / static_cast<double>(blocks.size());
+    s.ends.boots = BootsMade(st);
+    s.ends.seconds = st.boot_seconds;
+    const bool established = s.ends.judgement.verdict == stats::EndsVerdict::kEstablished;
+    s.ends.verdict = established ? "established" : "no-regression";
+    say(fmt::format("ends: {} {} vs {} {}: difference {} [{}, {}] after {} blocks: {}",
+                    s.plan.profiles[0].name, Fixed(s.ends.good_mean), s.plan.profiles[last].name,
+                    Fixed(s.ends.bad_mean), Fixed(s.ends.judgement.difference),
+                    Fixed(s.ends.judgement.low), Fixed(s.ends.judgement.high),
+                    s.ends.judgement.blocks, established ? "established" : "not established"));
+    if (!established) {
+      s.status = "complete";
+      s.result = fmt::format(
+          "no regression between the ends: {} and {} do not differ in {} "
+          "after {} blocks",
+          s.plan.profiles[0].name, s.plan.profiles[last].name, s.question.Describe(),
+          s.ends.judgement.blocks);
+      return SaveBisectState(dir, s);
+    }
+    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  }
+  if (s.ends.verdict != "established") {
+    s.status = "complete";
+    return SaveBisectState(dir, s);
+  }
+
+  // The steps.
+  for (;;) {
+    if (s.steps.empty() || !s.steps.back().verdict.empty()) {
+      const std::optional<size_t> next = s.Search().Next();
+      if (!next) break;
+      BisectStep step;
+      step.kernel = *next;
+      step.dir = StepDirName(s.steps.size() + 1, s.plan.profiles[*next].name);
+      s.steps.push_back(step);
+      KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+    }
+    BisectStep& step = s.steps.back();
+    const size_t number = s.steps.size();
+    const std::string cdir = dir + "/" + step.dir;
+    RunnerHooks h = hooks;
+    h.after_block = [&](const CampaignState& st, uint64_t) -> Expected<std::string> {
+      std::vector<std::vector<double>> blocks;
+      KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
+      const stats::StepJudgement j = stats::JudgeStep(StepBlocks(blocks), s.rule);
+      if (j.verdict != stats::StepVerdict::kGood && j.verdict != stats::StepVerdict::kBad) {
+        return std::string();
+      }
+      return fmt::format("{} after {} blocks", stats::StepVerdictName(j.verdict), blocks.size());
+    };
+    const stats::BisectSearch search = s.Search();
+    say(fmt::format("step {}: {} (between {} and {}), at most {} blocks of 3 boots", number,
+                    s.plan.profiles[step.kernel].name, s.plan.profiles[search.low()].name,
+                    s.plan.profiles[search.high()].name, s.rule.max_blocks));
+    CampaignState st;
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        st, RunOne(cdir, CampaignOf(s, {0, step.kernel, last}, s.rule.max_blocks, number), s.source,
+                   make_engine, stop, h));
+    bool halted = false;
+    KSTACKLAB_ASSIGN_OR_RETURN(halted, stopped(st));
+    if (halted) return OkStatus();
+    std::vector<std::vector<double>> blocks;
+    KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
+    stats::BisectRule final_rule = s.rule;
+    final_rule.max_blocks = std::max<size_t>(blocks.size(), final_rule.min_blocks);
+    stats::StepJudgement j = stats::JudgeStep(StepBlocks(blocks), final_rule);
+    step.interval = j.interval;
+    step.verdict = j.verdict == stats::StepVerdict::kGood  ? "good"
+                   : j.verdict == stats::StepVerdict::kBad ? "bad"
+                                                           : "undecided";
+    step.boots = BootsMade(st);
+    step.seconds = st.boot_seconds;
+    say(fmt::format("step {}: {}: {} boots, theta {} {}: {}", number,
+                    s.plan.profiles[step.kernel].name, step.boots, Fixed(step.interval.theta),
+                    IntervalText(step.interval),
+                    step.verdict == "undecided" ? "undecided (skipped)" : step.verdict));
+    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  }
+  const stats::BisectSearch search = s.Search();
+  const std::vector<size_t> range = search.FirstBadRange();
+  if (range.size() == 1) {
+    s.result = fmt::format("first bad kernel: {} (last good: {})", s.plan.profiles[range[0]].name,
+                           s.plan.profiles[search.low()].name);
+  } else {
+    std::vector<std::string> names;
+    for (size_t k : range) names.push_back(s.plan.profiles[k].name);
+    s.result = fmt::format("the first bad kernel is one of {} (steps undecided; last good: {})",
+                           fmt::join(names, ", "), s.plan.profiles[search.low()].name);
+  }
+  s.status = "complete";
+  say(s.result);
+  return SaveBisectState(dir, s);
+}
+
+std::string BisectGitLog(const BisectState& s) {
+  const auto& p = s.plan.profiles;
+  std::string out = fmt::format(
+      "# kstacklab bisect: {}; kernels named by their profile names (commits, for git bisect "
+      "replay)\ngit bisect start\n# bad: [{}]\ngit bisect bad {}\n# good: [{}]\ngit bisect good "
+      "{}\n",
+      s.question.Describe(), p.back().name, p.back().name, p.front().name, p.front().name);
+  for (const BisectStep& step : s.steps) {
+    if (step.verdict.empty()) break;
+    const std::string& name = p[step.kernel].name;
+    const char* word = step.verdict == "undecided" ? "skip" : step.verdict.c_str();
+    out += fmt::format("# {}: [{}] theta {} {}\ngit bisect {} {}\n", word, name,
+                       Fixed(step.interval.theta), IntervalText(step.interval), word, name);
+  }
+  if (s.status == "complete" && s.ends.verdict == "established") {
+    const std::vector<size_t> range = s.Search().FirstBadRange();
+    if (range.size() == 1) out += fmt::format("# first bad commit: [{}]\n", p[range[0]].name);
+  }
+  return out;
+}
+
+std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
+  const auto& p = s.plan.profiles;
+  std::string out = fmt::format(
+      "bisect of {} kernels, {} .. {}; question: {}{}\n"
+      "rule: theta = (candidate - good) / (bad - good), paired Fieller interval at alpha {:g} per "
+      "step over the looks {}; good below 1/2, bad above, a step undecided at {} blocks is a "
+      "skip\n",
+      p.size(), p.front().name, p.back().name, s.question.Describe(),
+      s.question.IsStrength() ? " (entropy --kernel in each boot)"
+                              : " (per boot: the mean over the row's repetitions)",
+      s.rule.alpha, fmt::join(s.rule.Looks(s.rule.max_blocks), ","), s.rule.max_blocks);
+  const stats::EndsJudgement& e = s.ends.judgement;
+  if (s.ends.verdict.empty()) {
+    out += "ends: being measured\n";
+  } else {
+    out += fmt::format(
+        "ends: {} {} vs {} {}; difference {} [{}, {}] after {} blocks ({} boots): {}\n",
+        p.front().name, Fixed(s.ends.good_mean), p.back().name, Fixed(s.ends.bad_mean),
+        Fixed(e.difference), Fixed(e.low), Fixed(e.high), e.blocks, s.ends.boots, s.ends.verdict);
+  }
+  if (!s.steps.empty()) {
+    out += fmt::format("{:<5} {:<24} {:>6} {:>8} {:<22} {}\n", "step", "kernel", "boots", "theta",
+                       "interval", "verdict");
+  }
+  uint64_t boots = s.ends.boots;
+  double seconds = s.ends.seconds;
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const BisectStep& st = s.steps[i];
+    boots += st.boots;
+    seconds += st.seconds;
+    out +=
+        fmt::format("{:<5} {:<24} {:>6} {:>8} {:<22} {}\n", i + 1, p[st.kernel].name,
+                    st.verdict.empty() ? "-" : std::to_string(st.boots), Fixed(st.interval.theta),
+                    st.verdict.empty() ? "" : IntervalText(st.interval),
+                    st.verdict.empty()          ? "running"
+                    : st.verdict == "undecided" ? "undecided (skip)"
+                                                : st.verdict);
+  }
+  if (s.status == "complete" && s.ends.verdict == "established") {
+    // The evidence: each kernel's boots over the bisect (the ends from every campaign).
+    const stats::BisectSearch search = s.Search();
+    const std::vector<size_t> range = search.FirstBadRange();
+    std::vector<size_t> shown = {0};
+    if (search.low() != 0) shown.push_back(search.low());
+    if (range.size() == 1 && range[0] != p.size() - 1) shown.push_back(range[0]);
+    shown.push_back(p.size() - 1);
+    std::vector<std::vector<double>> values(p.size());
+    std::vector<std::string> dirs = {"ends"};
+    for (const BisectStep& st : s.steps) dirs.push_back(st.dir);
+    for (const std::string& d : dirs) {
+      auto st = LoadState(dir + "/" + d);
+      if (!st.ok()) continue;
+      for (const Boot& b : st->boots) {
+        if (b.status != BootStatus::kAccepted) continue;
+        auto v = BisectBootValue(dir + "/" + d, b, s.question);
+        if (!v.ok()) continue;
+        for (size_t k = 0; k < p.size(); ++k) {
+          if (p[k].name == b.profile) values[k].push_back(*v);
+        }
+      }
+    }
+    out += fmt::format("\n{:<12} {:<24} {:>6} {:>14} {:>22}\n", "", "kernel", "boots", "mean",
+                       "95 % CI");
+    const double base = values[0].empty() ? std::nan("") : stats::Mean(values[0]);
+    for (size_t k : shown) {
+      const char* role = k == 0              ? "good end"
+                         : k == p.size() - 1 ? "bad end"
+                         : k == search.low() ? "last good"
+                                             : "first bad";
+      const std::vector<double>& v = values[k];
+      const double m = v.empty() ? std::nan("") : stats::Mean(v);
+      std::string ci = "-";
+      if (v.size() >= 2) {
+        const double half = stats::StudentTQuantile(0.975, static_cast<double>(v.size() - 1)) *
+                            stats::StdDev(v) / std::sqrt(static_cast<double>(v.size()));
+        ci = fmt::format("[{}, {}]", Fixed(m - half), Fixed(m + half));
+      }
+      const std::string pct = k == 0 || !std::isfinite(base) || base == 0
+                                  ? std::string()
+                                  : fmt::format(" ({:+.2f} %)", 100 * (m - base) / base);
+      out += fmt::format("{:<12} {:<24} {:>6} {:>14} {:>22}{}\n", role, p[k].name, v.size(),
+                         Fixed(m), ci, pct);
+    }
+  }
+  out += fmt::format("\n{}: {} boots, {:.0f} s of boots; git bisect log: {}/{}\n",
+                     s.status == "complete" ? s.result : "status " + s.status, boots, seconds, dir,
+                     kBisectLogFile);
+  return out;
+}
+
+}  // namespace kstacklab::campaign

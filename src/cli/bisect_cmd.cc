@@ -1,0 +1,239 @@
+// `kstacklab bisect`: find the first bad kernel of an ordered list with a rule that leaves a step
+// undecided (a skip) rather than guess (docs/bisect.md).
+//   kstacklab bisect PLAN.yaml --dir DIR (--row ROW [--metric M] | --strength FACT)
+//   kstacklab bisect --resume DIR
+//   kstacklab bisect --report DIR
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <memory>
+#include <random>
+
+#include "campaign_support.h"
+#include "cli_util.h"
+#include "command.h"
+#include "kstacklab/campaign/bisect.h"
+#include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/plan.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/text.h"
+#include "run_support.h"
+
+namespace kstacklab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using campaign::BisectState;
+
+struct BisectArgs {
+  std::vector<std::string> positional;
+  std::string dir;
+  std::string resume;
+  std::string report;
+  std::string row;
+  std::string metric = "mean";
+  std::string strength;
+  std::string alpha;
+  std::string min_blocks;
+  std::string max_blocks;
+};
+
+// The question against what the run measures: the row must be one of its rows (by name alone in
+// an A/B run, whose variants are the knob's values).
+Status CheckQuestionAgainstRun(const campaign::BisectQuestion& q,
+                               const std::vector<std::string>& run_args) {
+  if (q.IsStrength()) return OkStatus();
+  cli::RunRows rows;
+  KSTACKLAB_ASSIGN_OR_RETURN(rows, RunArgumentRows(run_args));
+  for (size_t i = 0; i < rows.labels.size(); ++i) {
+    if (rows.labels[i] == q.row) return OkStatus();
+    if (rows.ab && q.row.rfind(rows.names[i] + " ", 0) == 0) return OkStatus();
+  }
+  std::vector<std::string> some(rows.labels.begin(),
+                                rows.labels.begin() + std::min<size_t>(rows.labels.size(), 6));
+  return UsageError(fmt::format(
+      "--row '{}' is not a row the plan's run measures; give one of: {}{}", EscapeControl(q.row),
+      fmt::join(some, ", "), rows.labels.size() > some.size() ? ", ..." : ""));
+}
+
+campaign::EngineFactory Factory() {
+  const std::string self = SelfPath();
+  return [self](const campaign::CampaignPlan& plan, const std::string& work_dir) {
+    return campaign::MakeEngine(plan, work_dir, self);
+  };
+}
+
+int Finish(const std::string& dir, const BisectState& s) {
+  const int printed = PrintStdout(campaign::RenderBisectReport(dir, s));
+  if (printed != 0) return printed;
+  if (s.ends.verdict == "no-regression") {
+    return Fail(RuntimeError(s.result + "; nothing to bisect (the figures are above)"));
+  }
+  return 0;
+}
+
+int Drive(const std::string& dir, BisectState& s) {
+  const bool tty = StderrIsTty();
+  campaign::RunnerHooks hooks = TerminalHooks("bisect");
+  StopSignals signals;
+  const Status st = campaign::RunBisect(dir, s, Factory(), g_campaign_stop, hooks);
+  if (tty) std::fputs("\r\033[K", stderr);
+  if (!st.ok()) {
+    Error e = st.error();
+    if (campaign::IsHostWriteFault(e)) {
+      e.message += fmt::format(
+          "; free space on the file system of {}, then `kstacklab bisect "
+          "--resume {}` continues",
+          dir, dir);
+    }
+    return Fail(e);
+  }
+  if (s.status == "interrupted") {
+    Warn(fmt::format("interrupted: the state is kept; `kstacklab bisect --resume {}` continues",
+                     dir));
+    return 128 + (g_campaign_signal != 0 ? g_campaign_signal : SIGINT);
+  }
+  if (s.status == "stopped") {
+    return Fail(RuntimeError(fmt::format(
+        "{}; the state is kept: `kstacklab bisect --resume {}` continues", s.result, dir)));
+  }
+  return Finish(dir, s);
+}
+
+Expected<stats::BisectRule> RuleFrom(const BisectArgs& a) {
+  stats::BisectRule rule;
+  if (!a.alpha.empty()) {
+    char* end = nullptr;
+    rule.alpha = std::strtod(a.alpha.c_str(), &end);
+    if (end == a.alpha.c_str() || *end != '\0') {
+      return UsageError(
+          fmt::format("--alpha '{}' is not a number; give e.g. 0.01", EscapeControl(a.alpha)));
+    }
+  }
+  if (!a.min_blocks.empty()) {
+    KSTACKLAB_ASSIGN_OR_RETURN(rule.min_blocks, ParseCount(a.min_blocks, "--min-blocks", 2,
+                                                           campaign::PlanLimits::kMaxBoots));
+  }
+  if (!a.max_blocks.empty()) {
+    KSTACKLAB_ASSIGN_OR_RETURN(rule.max_blocks, ParseCount(a.max_blocks, "--max-blocks", 2,
+                                                           campaign::PlanLimits::kMaxBoots));
+    rule.max_end_blocks = rule.max_blocks;
+  }
+  return rule;
+}
+
+int New(const BisectArgs& a) {
+  if (a.positional.size() != 1) {
+    return Fail(UsageError(
+        "give a plan file: kstacklab bisect PLAN.yaml --dir DIR --row ROW (or --strength FACT)"));
+  }
+  campaign::BisectQuestion q;
+  q.row = a.row;
+  q.metric = a.metric;
+  q.strength = a.strength;
+  if (Status st = campaign::CheckBisectQuestion(q); !st.ok()) return Fail(st.error());
+  auto rule = RuleFrom(a);
+  if (!rule.ok()) return Fail(rule.error());
+  const std::string source = a.positional[0];
+  auto text = ReadRegularFile(source, campaign::PlanLimits::kMaxFileBytes);
+  if (!text.ok()) return Fail(text.error());
+  std::error_code ec;
+  const std::string base = fs::absolute(source, ec).parent_path().string();
+  auto plan = campaign::ParseBisectPlanYaml(*text, source, base);
+  if (!plan.ok()) return Fail(plan.error());
+  if (Status st = campaign::CheckBisectPlan(*plan, *rule); !st.ok()) return Fail(st.error());
+  if (!plan->seed_given) {
+    plan->seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  }
+  // CheckPlan's count: the most any of the bisect's campaigns boots.
+  plan->boots = std::max(rule->max_blocks, rule->max_end_blocks);
+  if (q.IsStrength()) plan->strength = true;
+  if (Status st = campaign::CheckPlan(*plan); !st.ok()) return Fail(st.error());
+  if (Status st = CheckRunArguments(plan->run_args); !st.ok()) return Fail(st.error());
+  if (Status st = CheckQuestionAgainstRun(q, plan->run_args); !st.ok()) return Fail(st.error());
+  // The ends' kernels must differ in something a boot can see.
+  const campaign::Profile& good = plan->profiles.front();
+  const campaign::Profile& bad = plan->profiles.back();
+  if (good.kernel == bad.kernel && good.cmdline == bad.cmdline && good.sysctls == bad.sysctls &&
+      good.initrd == bad.initrd) {
+    return Fail(UsageError(fmt::format(
+        "the ends '{}' and '{}' boot the same kernel with the same command line and sysctls: "
+        "there is nothing between them to bisect",
+        good.name, bad.name)));
+  }
+  const std::string dir =
+      campaign::CampaignDirPath(fs::absolute(a.dir, ec).lexically_normal().string());
+  auto engine = campaign::MakeEngine(*plan, dir + "/ends/.work", SelfPath());
+  if (Status st = engine->Check(); !st.ok()) return Fail(st.error());
+  auto state = campaign::CreateBisect(dir, *plan, q, *rule, source);
+  if (!state.ok()) return Fail(state.error());
+  DirLock lock;
+  if (Status st = lock.Take(dir); !st.ok()) return Fail(st.error());
+  return Drive(dir, *state);
+}
+
+int Resume(const std::string& dir) {
+  struct stat sb {};
+  if (lstat((dir + "/" + campaign::kBisectStateFile).c_str(), &sb) != 0) {
+    return Fail(UsageError(fmt::format("--resume '{}' holds no {}: give a bisect's directory",
+                                       EscapeControl(dir), campaign::kBisectStateFile)));
+  }
+  DirLock lock;
+  if (Status taken = lock.Take(dir); !taken.ok()) return Fail(taken.error());
+  auto s = campaign::LoadBisectState(dir);
+  if (!s.ok()) return Fail(s.error());
+  if (s->status == "complete") {
+    Warn("the bisect is already complete; its report follows");
+    return Finish(dir, *s);
+  }
+  if (Status st = campaign::CheckPlan(s->plan); !st.ok()) return Fail(st.error());
+  if (Status st = CheckRunArguments(s->plan.run_args); !st.ok()) return Fail(st.error());
+  if (Status st = campaign::CheckPlanFilesUnchanged(s->plan); !st.ok()) return Fail(st.error());
+  return Drive(dir, *s);
+}
+
+int Execute(const BisectArgs& a) {
+  const int modes = !a.resume.empty() + !a.report.empty() + !a.dir.empty();
+  if (modes != 1) {
+    return Fail(UsageError("give one of --dir DIR (a new bisect), --resume DIR or --report DIR"));
+  }
+  if (!a.dir.empty()) return New(a);
+  if (!a.positional.empty() || !a.row.empty() || !a.strength.empty() || !a.alpha.empty() ||
+      !a.min_blocks.empty() || !a.max_blocks.empty()) {
+    return Fail(UsageError(
+        "--resume and --report take the plan and the question from DIR/bisect.json; give "
+        "neither a plan file nor --row, --strength or rule flags"));
+  }
+  const std::string dir = campaign::CampaignDirPath(!a.report.empty() ? a.report : a.resume);
+  if (!a.resume.empty()) return Resume(dir);
+  auto s = campaign::LoadBisectState(dir);
+  if (!s.ok()) return Fail(s.error());
+  return PrintStdout(campaign::RenderBisectReport(dir, *s));
+}
+
+}  // namespace
+
+Runner SetupBisectCommand(CLI::App& sub) {
+  auto a = std::make_shared<BisectArgs>();
+  sub.add_option("plan", a->positional,
+                 "PLAN.yaml: a campaign plan whose profiles are the kernels, oldest first");
+  sub.add_option("--dir", a->dir, "New (or empty) bisect directory");
+  sub.add_option("--resume", a->resume, "Continue the bisect in DIR");
+  sub.add_option("--report", a->report, "Print the report of the bisect in DIR");
+  sub.add_option("--row", a->row,
+                 "The question: a row of the run, as `show` names it (e.g. 'syscall/getppid "
+                 "[raw]')");
+  sub.add_option("--metric", a->metric, "The row's metric (mean, p50, p99, ...)")
+      ->capture_default_str();
+  sub.add_option("--strength", a->strength,
+                 "The question: a strength fact of entropy --kernel (distinct, shannon_bits, "
+                 "min_entropy_bits)");
+  sub.add_option("--alpha", a->alpha, "The chance of a wrong step (default 0.01)");
+  sub.add_option("--min-blocks", a->min_blocks, "The first look, in blocks (default 3)");
+  sub.add_option("--max-blocks", a->max_blocks,
+                 "The last look: a step undecided then is a skip (default 24)");
+  return [a] { return Execute(*a); };
+}
+
+}  // namespace kstacklab::cli

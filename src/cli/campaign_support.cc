@@ -1,0 +1,79 @@
+#include "campaign_support.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "cli_util.h"
+#include "kstacklab/text.h"
+
+namespace kstacklab::cli {
+
+std::atomic<bool> g_campaign_stop{false};
+volatile sig_atomic_t g_campaign_signal = 0;
+
+namespace {
+void OnCampaignStop(int sig) {
+  g_campaign_signal = sig;
+  g_campaign_stop.store(true);
+}
+}  // namespace
+
+StopSignals::StopSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = OnCampaignStop;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &old_[i]);
+}
+
+StopSignals::~StopSignals() {
+  for (size_t i = 0; i < 3; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+}
+
+Status DirLock::Take(const std::string& dir) {
+  fd_ = open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) {
+    return RuntimeError(fmt::format("cannot lock '{}': {}", EscapeControl(dir), strerror(errno)));
+  }
+  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    return UsageError(
+        fmt::format("'{}' is in use by another kstacklab campaign; wait for it to "
+                    "end (or stop it) first",
+                    EscapeControl(dir)));
+  }
+  return OkStatus();
+}
+
+DirLock::~DirLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string SelfPath() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
+}
+
+campaign::RunnerHooks TerminalHooks(const std::string& what) {
+  const bool tty = StderrIsTty();
+  campaign::RunnerHooks hooks;
+  if (tty) {
+    hooks.progress = [what](const std::string& line) {
+      std::fprintf(stderr, "\r\033[Kkstacklab: %s: %s", what.c_str(), EscapeControl(line).c_str());
+      std::fflush(stderr);
+    };
+  }
+  hooks.note = [tty, what](const std::string& line) {
+    std::fprintf(stderr, "%skstacklab: %s: %s\n", tty ? "\r\033[K" : "", what.c_str(),
+                 EscapeControl(line).c_str());
+  };
+  return hooks;
+}
+
+}  // namespace kstacklab::cli

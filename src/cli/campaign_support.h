@@ -1,0 +1,53 @@
+// What `campaign` and `bisect` share on the command line: the stop signals, the directory lock,
+// the running binary's path and the lines they print while boots go on.
+#pragma once
+
+#include <signal.h>
+
+#include <atomic>
+#include <string>
+
+#include "kstacklab/campaign/runner.h"
+#include "kstacklab/error.h"
+
+namespace kstacklab::cli {
+
+// Raised by SIGINT/SIGTERM/SIGHUP while a StopSignals lives; the signal is kept.
+extern std::atomic<bool> g_campaign_stop;
+extern volatile sig_atomic_t g_campaign_signal;
+
+// SIGINT/SIGTERM/SIGHUP raise the stop flag: the runner kills the guest and writes the state.
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old_[3]{};
+};
+
+// One campaign (or bisect) per directory at a time: a lock (DIR/.lock) held for the whole run.
+class DirLock {
+ public:
+  DirLock() = default;
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+  ~DirLock();
+  // UsageError when another run holds it; RuntimeError when it cannot be made.
+  Status Take(const std::string& dir);
+
+ private:
+  int fd_ = -1;
+};
+
+// This executable (/proc/self/exe).
+std::string SelfPath();
+
+// Hooks that print to stderr as "kstacklab: WHAT: ...": the progress line in place on a TTY
+// (nothing elsewhere), notes as lines (after clearing the progress line on a TTY).
+campaign::RunnerHooks TerminalHooks(const std::string& what);
+
+}  // namespace kstacklab::cli

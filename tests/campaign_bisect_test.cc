@@ -1,0 +1,334 @@
+// kstacklab bisect's driver (campaign/bisect.h) with a scripted engine whose kernels carry a
+// planted step: the first bad kernel found, A/A ends stopped, a candidate half-way left undecided,
+// an interrupted bisect resumed without redoing a boot, the state and git log on disk.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "kstacklab/campaign/bisect.h"
+#include "kstacklab/fileio.h"
+#include "kstacklab/result_reader.h"
+#include "kstacklab/results.h"
+#include "test_support.h"
+
+namespace kstacklab::campaign {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir : public testing_support::TempDir {
+ public:
+  TempDir() : testing_support::TempDir("kstacklab-bisect-test") {}
+};
+
+// A guest whose row "sim/a" (and strength "distinct") is `level(profile)` times (1 + noise).
+class PlantedEngine : public Engine {
+ public:
+  PlantedEngine(std::function<double(const std::string&)> level, double noise, uint64_t seed)
+      : level_(std::move(level)), noise_(noise), rng_(seed) {}
+  std::atomic<bool>* raise_on_call = nullptr;
+  int raise_at = -1;
+  int* boots = nullptr;  // counts every boot made, across engines
+
+  Status Check() override { return OkStatus(); }
+  Status Prepare() override { return OkStatus(); }
+  GuestReport Boot(const GuestJob& job, const std::atomic<bool>&) override {
+    if (boots != nullptr) ++*boots;
+    ++calls_;
+    GuestReport g;
+    if (raise_on_call != nullptr && calls_ == raise_at) {
+      raise_on_call->store(true);
+      g.interrupted = true;
+      return g;
+    }
+    const Profile& p = *job.profile;
+    std::normal_distribution<double> e(0, 1);
+    const double v = level_(p.name) * (1 + noise_ * e(rng_));
+    (void)WriteFileAtomic(job.console_path, "console of " + p.name);
+    g.completed = true;
+    g.accel = "tcg";
+    g.files["uname"] = "6.1.0\n";
+    g.files["cmdline"] = "console=ttyS0 " + p.cmdline + "\n";
+    g.files["run.rc"] = "0\n";
+    g.files["sysctl.log"] = "";
+    RunResult r;
+    r.tool_version = "test";
+    r.created = "2026-12-03T12:00:00Z";
+    r.label = p.name;
+    r.timer = {"fake", 1e9, 10, true, 1.0};
+    r.environment = {{"kernel", {{"release", "6.1.0"}}}};
+    BenchmarkResult b;
+    b.name = "sim/a";
+    b.timing = "loop";
+    for (double d : {-0.5, 0.5}) {
+      Repetition rep;
+      rep.iterations = 1000;
+      rep.metrics["mean"] = v + d;
+      b.repetitions.push_back(rep);
+    }
+    r.benchmarks.push_back(std::move(b));
+    g.files["result.json"] = ResultToJson(r);
+    if (job.strength) {
+      g.files["entropy.rc"] = "0\n";
+      g.files["entropy.json"] = Json{
+          {"entropy",
+           {{"samples", 1000},
+            {"distinct", std::round(v)},
+            {"shannon_bits", 1.0},
+            {"min_entropy_bits", 1.0}}},
+          {"environment",
+           {{"design", "kernel"}}}}.dump();
+    }
+    return g;
+  }
+  std::string Accel() const override { return "tcg"; }
+  std::string AccelReason() const override { return "scripted"; }
+  void SetAccel(const std::string&, const std::string&) override {}
+
+ private:
+  std::function<double(const std::string&)> level_;
+  double noise_;
+  std::mt19937_64 rng_;
+  int calls_ = 0;
+};
+
+CampaignPlan Kernels(size_t n) {
+  CampaignPlan p;
+  p.seed = 11;
+  p.seed_given = true;
+  p.run_args = {"--bench", "sim/a"};
+  for (size_t i = 0; i < n; ++i) {
+    Profile k{fmt::format("k{}", i), "/k"};
+    k.cmdline = fmt::format("commit={}", i);
+    p.profiles.push_back(k);
+  }
+  return p;
+}
+
+size_t IndexOf(const std::string& name) { return std::stoul(name.substr(1)); }
+
+struct Outcome {
+  BisectState state;
+  std::vector<std::string> notes;
+  int boots = 0;
+};
+
+Outcome Bisect(const std::string& dir, size_t n, std::function<double(const std::string&)> level,
+               double noise, BisectQuestion q = {"sim/a", "mean", ""},
+               stats::BisectRule rule = {}) {
+  Outcome o;
+  auto s = CreateBisect(dir, Kernels(n), q, rule, "test");
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  if (!s.ok()) return o;
+  uint64_t seed = 1;
+  EngineFactory make = [&](const CampaignPlan&, const std::string&) {
+    auto e = std::make_unique<PlantedEngine>(level, noise, seed++);
+    e->boots = &o.boots;
+    return e;
+  };
+  std::atomic<bool> stop{false};
+  RunnerHooks hooks;
+  hooks.note = [&](const std::string& line) { o.notes.push_back(line); };
+  const Status st = RunBisect(dir, *s, make, stop, hooks);
+  EXPECT_TRUE(st.ok()) << st.error().message;
+  o.state = std::move(*s);
+  return o;
+}
+
+TEST(BisectDriver, FindsThePlantedFirstBadKernelInLog2Steps) {
+  TempDir t;
+  // 8 kernels, k5 the first bad one: a 5 % step under 1 % per-boot noise.
+  const Outcome o = Bisect(
+      t.path() + "/b", 8, [](const std::string& k) { return IndexOf(k) >= 5 ? 105.0 : 100.0; },
+      0.01);
+  const BisectState& s = o.state;
+  EXPECT_EQ(s.status, "complete");
+  EXPECT_EQ(s.ends.verdict, "established");
+  EXPECT_EQ(s.result, "first bad kernel: k5 (last good: k4)");
+  // Kernels 1..6 lie between the ends: log2(8) = 3 steps, each decided.
+  ASSERT_EQ(s.steps.size(), 3u);
+  for (const BisectStep& step : s.steps) {
+    EXPECT_EQ(step.verdict, step.kernel >= 5 ? "bad" : "good") << step.kernel;
+    EXPECT_TRUE(step.interval.bounded);
+    EXPECT_GE(step.boots, 9u);  // 3 blocks of 3 boots at least
+    EXPECT_EQ(step.boots % 3, 0u);
+  }
+  // Every boot made is one of a campaign's: the ends' and the steps'.
+  uint64_t recorded = s.ends.boots;
+  for (const BisectStep& step : s.steps) recorded += step.boots;
+  EXPECT_EQ(recorded, static_cast<uint64_t>(o.boots));
+  // On disk: the state reads back the same, the git log names the first bad kernel.
+  auto loaded = LoadBisectState(t.path() + "/b");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(DumpJson(BisectStateToJson(*loaded)), DumpJson(BisectStateToJson(s)));
+  auto log = ReadWholeFile(t.path() + "/b/bisect.log");
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->find("git bisect bad k7\n"), std::string::npos) << *log;
+  EXPECT_NE(log->find("git bisect good k0\n"), std::string::npos) << *log;
+  EXPECT_NE(log->find("# first bad commit: [k5]"), std::string::npos) << *log;
+  // The report: every step and the evidence rows.
+  const std::string report = RenderBisectReport(t.path() + "/b", s);
+  for (const char* want : {"good end", "last good", "first bad", "bad end", "k4", "k5"}) {
+    EXPECT_NE(report.find(want), std::string::npos) << want << "\n" << report;
+  }
+  // One line per decision: the ends, then each step.
+  size_t decided = 0;
+  for (const std::string& n : o.notes) decided += n.find("boots, theta") != std::string::npos;
+  EXPECT_EQ(decided, 3u);
+}
+
+TEST(BisectDriver, AaEndsStopWithNoRegressionAndNoStep) {
+  TempDir t;
+  stats::BisectRule rule;
+  rule.max_blocks = rule.max_end_blocks = 8;
+  const Outcome o = Bisect(
+      t.path() + "/b", 6, [](const std::string&) { return 100.0; }, 0.01, {"sim/a", "mean", ""},
+      rule);
+  EXPECT_EQ(o.state.status, "complete");
+  EXPECT_EQ(o.state.ends.verdict, "no-regression");
+  EXPECT_TRUE(o.state.steps.empty());
+  EXPECT_EQ(o.state.ends.boots, 16u);  // every block of the ends: 8 x 2
+  EXPECT_NE(o.state.result.find("no regression between the ends"), std::string::npos);
+}
+
+TEST(BisectDriver, ACandidateHalfWayIsUndecidedAndSkipped) {
+  TempDir t;
+  stats::BisectRule rule;
+  rule.max_blocks = 8;
+  // k3 of 0..6 is half-way between the ends; k4.. are bad.
+  const Outcome o = Bisect(
+      t.path() + "/b", 7,
+      [](const std::string& k) {
+        const size_t i = IndexOf(k);
+        return i < 3 ? 100.0 : i == 3 ? 102.5 : 105.0;
+      },
+      0.005, {"sim/a", "mean", ""}, rule);
+  const BisectState& s = o.state;
+  ASSERT_FALSE(s.steps.empty());
+  EXPECT_EQ(s.steps[0].kernel, 3u);  // the middle of 1..5
+  EXPECT_EQ(s.steps[0].verdict, "undecided");
+  EXPECT_EQ(s.steps[0].boots, 24u);  // it ran to max_blocks
+  // The search goes on around the skip, and the answer says what it cannot tell.
+  EXPECT_EQ(s.status, "complete");
+  EXPECT_NE(s.result.find("one of k3, k4"), std::string::npos) << s.result;
+  auto log = ReadWholeFile(t.path() + "/b/bisect.log");
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->find("git bisect skip k3\n"), std::string::npos) << *log;
+}
+
+TEST(BisectDriver, AStrengthFactIsAQuestion) {
+  TempDir t;
+  stats::BisectRule rule;
+  rule.min_blocks = 2;
+  // Offsets off (1 distinct) for k0..k2, on (about 250) from k3.
+  const Outcome o = Bisect(
+      t.path() + "/b", 8, [](const std::string& k) { return IndexOf(k) >= 3 ? 250.0 : 1.0; }, 0.02,
+      {"", "mean", "distinct"}, rule);
+  EXPECT_EQ(o.state.result, "first bad kernel: k3 (last good: k2)");
+  EXPECT_EQ(o.state.steps.size(), 3u);
+}
+
+TEST(BisectDriver, AnInterruptedBisectResumesWithoutRedoingABoot) {
+  TempDir t;
+  auto level = [](const std::string& k) { return IndexOf(k) >= 5 ? 105.0 : 100.0; };
+  // The same bisect uninterrupted, for the boots it needs.
+  const Outcome whole = Bisect(t.path() + "/whole", 8, level, 0.01);
+  ASSERT_EQ(whole.state.status, "complete");
+
+  const std::string dir = t.path() + "/b";
+  auto s = CreateBisect(dir, Kernels(8), {"sim/a", "mean", ""}, {}, "test");
+  ASSERT_TRUE(s.ok());
+  std::atomic<bool> stop{false};
+  int boots = 0;
+  uint64_t seed = 1;
+  int engines = 0;
+  EngineFactory make = [&](const CampaignPlan&, const std::string&) {
+    auto e = std::make_unique<PlantedEngine>(level, 0.01, seed++);
+    e->boots = &boots;
+    // A signal during the 4th boot of the second campaign (the first step).
+    if (++engines == 2) {
+      e->raise_on_call = &stop;
+      e->raise_at = 4;
+    }
+    return e;
+  };
+  ASSERT_TRUE(RunBisect(dir, *s, make, stop, {}).ok());
+  EXPECT_EQ(s->status, "interrupted");
+  ASSERT_EQ(s->steps.size(), 1u);
+  EXPECT_EQ(s->steps[0].verdict, "");
+  // Resumed from disk, as --resume does; the interrupted boot is made again, no other.
+  auto resumed = LoadBisectState(dir);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  stop.store(false);
+  seed = 2;  // the step's campaign gets the engine seed it had
+  ASSERT_TRUE(RunBisect(dir, *resumed, make, stop, {}).ok());
+  EXPECT_EQ(resumed->status, "complete");
+  EXPECT_EQ(resumed->result, whole.state.result);
+  uint64_t recorded = resumed->ends.boots;
+  for (const BisectStep& step : resumed->steps) recorded += step.boots;
+  EXPECT_EQ(static_cast<uint64_t>(boots), recorded + 1) << "only the interrupted boot is redone";
+}
+
+TEST(BisectDriver, ADamagedOrForeignStateIsRefused) {
+  TempDir t;
+  const Outcome o = Bisect(
+      t.path() + "/b", 8, [](const std::string& k) { return IndexOf(k) >= 5 ? 105.0 : 100.0; },
+      0.01);
+  const Json good = BisectStateToJson(o.state);
+  struct Case {
+    const char* what;
+    std::function<void(Json&)> edit;
+  };
+  const Case cases[] = {
+      {"schema", [](Json& j) { j["schema"] = "kstacklab-campaign/1"; }},
+      {"unknown key", [](Json& j) { j["extra"] = 1; }},
+      {"step of another kernel", [](Json& j) { j["steps"][0]["kernel"] = 0; }},
+      {"step dir", [](Json& j) { j["steps"][0]["dir"] = "../x"; }},
+      {"verdict", [](Json& j) { j["steps"][0]["verdict"] = "maybe"; }},
+      {"question",
+       [](Json& j) {
+         j["question"] = {{"row", "sim/a"}, {"strength", "distinct"}};
+       }},
+      {"rule", [](Json& j) { j["rule"]["min_blocks"] = 1; }},
+      {"plan", [](Json& j) { j["plan"]["profiles"] = Json::array(); }},
+      {"type", [](Json& j) { j["steps"] = "x"; }},
+  };
+  for (const Case& c : cases) {
+    Json j = good;
+    c.edit(j);
+    auto s = BisectStateFromJson(j, "bisect.json");
+    EXPECT_FALSE(s.ok()) << c.what;
+    if (!s.ok()) {
+      EXPECT_EQ(s.error().exit_code, kExitUsage) << c.what;
+      EXPECT_NE(s.error().message.find("bisect.json"), std::string::npos) << s.error().message;
+    }
+  }
+  EXPECT_TRUE(BisectStateFromJson(good, "bisect.json").ok());
+}
+
+TEST(BisectDriver, APlanAndQuestionAreCheckedBeforeABoot) {
+  stats::BisectRule rule;
+  EXPECT_FALSE(CheckBisectPlan(Kernels(2), rule).ok());  // ends only: nothing between
+  EXPECT_TRUE(CheckBisectPlan(Kernels(3), rule).ok());
+  rule.min_blocks = 1;
+  EXPECT_FALSE(CheckBisectPlan(Kernels(3), rule).ok());
+  rule = {};
+  rule.alpha = 0.5;
+  EXPECT_FALSE(CheckBisectPlan(Kernels(3), rule).ok());
+  EXPECT_FALSE(CheckBisectQuestion({"", "mean", ""}).ok());               // no question
+  EXPECT_FALSE(CheckBisectQuestion({"sim/a", "mean", "distinct"}).ok());  // two
+  EXPECT_FALSE(CheckBisectQuestion({"sim/a", "median", ""}).ok());        // not a metric
+  EXPECT_FALSE(CheckBisectQuestion({"", "mean", "bits"}).ok());           // not a fact
+  EXPECT_TRUE(CheckBisectQuestion({"sim/a", "p99", ""}).ok());
+  EXPECT_TRUE(CheckBisectQuestion({"", "mean", "min_entropy_bits"}).ok());
+}
+
+}  // namespace
+}  // namespace kstacklab::campaign
