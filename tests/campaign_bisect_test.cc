@@ -223,6 +223,35 @@ TEST(BisectDriver, ACandidateHalfWayIsUndecidedAndSkipped) {
   EXPECT_NE(log->find("git bisect skip k3\n"), std::string::npos) << *log;
 }
 
+TEST(BisectDriver, ACandidateThatDoesNotBootIsSkippedWithoutBurningItsBlocks) {
+  TempDir t;
+  const std::string dir = t.path() + "/b";
+  auto s = CreateBisect(dir, Kernels(8), {"sim/a", "mean", ""}, {}, "test");
+  ASSERT_TRUE(s.ok());
+  auto level = [](const std::string& k) { return IndexOf(k) >= 5 ? 105.0 : 100.0; };
+  uint64_t seed = 1;
+  EngineFactory make = [&](const CampaignPlan&, const std::string&) -> std::unique_ptr<Engine> {
+    class Panicking : public PlantedEngine {
+     public:
+      using PlantedEngine::PlantedEngine;
+      GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override {
+        if (job.profile->name != "k3") return PlantedEngine::Boot(job, stop);
+        GuestReport g;
+        g.failure = "Kernel panic - not syncing: planted";
+        return g;
+      }
+    };
+    return std::make_unique<Panicking>(level, 0.01, seed++);
+  };
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunBisect(dir, *s, make, stop, {}).ok());
+  ASSERT_FALSE(s->steps.empty());
+  EXPECT_EQ(s->steps[0].kernel, 3u);
+  EXPECT_EQ(s->steps[0].verdict, "undecided");
+  EXPECT_LE(s->steps[0].boots, 6u);  // stopped once k3 failed twice, not after 24 blocks
+  EXPECT_EQ(s->result, "first bad kernel: k5 (last good: k4)");
+}
+
 TEST(BisectDriver, AStrengthFactIsAQuestion) {
   TempDir t;
   stats::BisectRule rule;
@@ -315,7 +344,8 @@ TEST(BisectDriver, ADamagedOrForeignStateIsRefused) {
 
 TEST(BisectDriver, APlanAndQuestionAreCheckedBeforeABoot) {
   stats::BisectRule rule;
-  EXPECT_FALSE(CheckBisectPlan(Kernels(2), rule).ok());  // ends only: nothing between
+  EXPECT_FALSE(CheckBisectPlan(Kernels(1), rule).ok());
+  EXPECT_TRUE(CheckBisectPlan(Kernels(2), rule).ok());  // the ends alone, for bisect step
   EXPECT_TRUE(CheckBisectPlan(Kernels(3), rule).ok());
   rule.min_blocks = 1;
   EXPECT_FALSE(CheckBisectPlan(Kernels(3), rule).ok());

@@ -92,6 +92,50 @@ std::string IntervalText(const stats::ThetaInterval& i) {
   return fmt::format("[{}, {}]", Fixed(i.low), Fixed(i.high));
 }
 
+// After a block of the ends' (`ends`) or a step's campaign in `cdir`: the stop reason when the
+// rule has decided, or when one kernel's boots keep failing (two at least, more than it had
+// accepted: no verdict is coming, and a kernel that does not boot is a skip), else "".
+std::function<Expected<std::string>(const CampaignState&, uint64_t)> RuleHook(
+    const std::string& cdir, const BisectState& s, bool ends) {
+  return [cdir, &s, ends](const CampaignState& st, uint64_t) -> Expected<std::string> {
+    for (const Profile& p : st.plan.profiles) {
+      const size_t failed = st.Failed(p.name), accepted = st.Accepted(p.name);
+      if (failed >= 2 && failed > accepted) {
+        return fmt::format("boots keep failing: {} of {}'s boots failed, {} accepted; no verdict",
+                           failed, p.name, accepted);
+      }
+    }
+    std::vector<std::vector<double>> blocks;
+    KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
+    if (ends) {
+      const stats::EndsJudgement j = stats::JudgeEnds(EndPairs(blocks), s.rule);
+      if (j.verdict != stats::EndsVerdict::kEstablished) return std::string();
+      return fmt::format("the ends differ after {} blocks", j.blocks);
+    }
+    const stats::StepJudgement j = stats::JudgeStep(StepBlocks(blocks), s.rule);
+    if (j.verdict != stats::StepVerdict::kGood && j.verdict != stats::StepVerdict::kBad) {
+      return std::string();
+    }
+    return fmt::format("{} after {} blocks", stats::StepVerdictName(j.verdict), blocks.size());
+  };
+}
+
+// The verdict of a step's campaign that has ended: the rule read at its last complete block.
+Expected<stats::StepJudgement> FinalStepJudgement(const std::string& cdir, const CampaignState& st,
+                                                  const BisectState& s) {
+  std::vector<std::vector<double>> blocks;
+  KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
+  stats::BisectRule final_rule = s.rule;
+  final_rule.max_blocks = std::max<size_t>(blocks.size(), final_rule.min_blocks);
+  return stats::JudgeStep(StepBlocks(blocks), final_rule);
+}
+
+const char* VerdictWord(stats::StepVerdict v) {
+  return v == stats::StepVerdict::kGood  ? "good"
+         : v == stats::StepVerdict::kBad ? "bad"
+                                         : "undecided";
+}
+
 // Runs (or resumes) the campaign in `cdir` with `plan`; the caller's hooks plus `after_block`.
 Expected<CampaignState> RunOne(const std::string& cdir, const CampaignPlan& plan,
                                const std::string& source, const EngineFactory& make_engine,
@@ -317,10 +361,10 @@ Expected<BisectState> LoadBisectState(const std::string& dir) {
 }
 
 Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule) {
-  if (plan.profiles.size() < 3) {
+  if (plan.profiles.size() < 2) {
     return UsageError(fmt::format(
-        "a bisect needs three kernels at least (the good end, a candidate, the bad end), oldest "
-        "first; the plan has {}",
+        "a bisect needs two kernels at least, oldest first: the good end, the candidates, the bad "
+        "end (two: the ends alone, for `kstacklab bisect step`); the plan has {}",
         plan.profiles.size()));
   }
   if (!(rule.alpha > 0 && rule.alpha <= 0.2)) {
@@ -431,13 +475,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
   if (s.ends.verdict.empty()) {
     const std::string cdir = dir + "/ends";
     RunnerHooks h = hooks;
-    h.after_block = [&](const CampaignState& st, uint64_t) -> Expected<std::string> {
-      std::vector<std::vector<double>> blocks;
-      KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
-      const stats::EndsJudgement j = stats::JudgeEnds(EndPairs(blocks), s.rule);
-      if (j.verdict != stats::EndsVerdict::kEstablished) return std::string();
-      return fmt::format("the ends differ after {} blocks", j.blocks);
-    };
+    h.after_block = RuleHook(cdir, s, true);
     say(
         fmt::format("measuring the ends ({} and {}) until their difference is established, at "
                     "most {} blocks",
@@ -448,6 +486,13 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
     bool halted = false;
     KSTACKLAB_ASSIGN_OR_RETURN(halted, stopped(st));
     if (halted) return OkStatus();
+    if (st.stop_reason.rfind("boots keep failing", 0) == 0) {
+      // Without the ends there is no bisect: stopped for the user to look, not "no regression".
+      s.status = "stopped";
+      s.result = fmt::format("the ends' {}; their console logs are in {}", st.stop_reason, cdir);
+      KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+      return OkStatus();
+    }
     std::vector<std::vector<double>> blocks;
     KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
     stats::BisectRule final_rule = s.rule;
@@ -501,15 +546,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
     const size_t number = s.steps.size();
     const std::string cdir = dir + "/" + step.dir;
     RunnerHooks h = hooks;
-    h.after_block = [&](const CampaignState& st, uint64_t) -> Expected<std::string> {
-      std::vector<std::vector<double>> blocks;
-      KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
-      const stats::StepJudgement j = stats::JudgeStep(StepBlocks(blocks), s.rule);
-      if (j.verdict != stats::StepVerdict::kGood && j.verdict != stats::StepVerdict::kBad) {
-        return std::string();
-      }
-      return fmt::format("{} after {} blocks", stats::StepVerdictName(j.verdict), blocks.size());
-    };
+    h.after_block = RuleHook(cdir, s, false);
     const stats::BisectSearch search = s.Search();
     say(fmt::format("step {}: {} (between {} and {}), at most {} blocks of 3 boots", number,
                     s.plan.profiles[step.kernel].name, s.plan.profiles[search.low()].name,
@@ -521,15 +558,10 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
     bool halted = false;
     KSTACKLAB_ASSIGN_OR_RETURN(halted, stopped(st));
     if (halted) return OkStatus();
-    std::vector<std::vector<double>> blocks;
-    KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
-    stats::BisectRule final_rule = s.rule;
-    final_rule.max_blocks = std::max<size_t>(blocks.size(), final_rule.min_blocks);
-    stats::StepJudgement j = stats::JudgeStep(StepBlocks(blocks), final_rule);
+    stats::StepJudgement j;
+    KSTACKLAB_ASSIGN_OR_RETURN(j, FinalStepJudgement(cdir, st, s));
     step.interval = j.interval;
-    step.verdict = j.verdict == stats::StepVerdict::kGood  ? "good"
-                   : j.verdict == stats::StepVerdict::kBad ? "bad"
-                                                           : "undecided";
+    step.verdict = VerdictWord(j.verdict);
     step.boots = BootsMade(st);
     step.seconds = st.boot_seconds;
     say(fmt::format("step {}: {}: {} boots, theta {} {}: {}", number,
@@ -540,7 +572,12 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
   }
   const stats::BisectSearch search = s.Search();
   const std::vector<size_t> range = search.FirstBadRange();
-  if (range.size() == 1) {
+  if (s.plan.profiles.size() == 2) {
+    s.result = fmt::format(
+        "the ends differ; `kstacklab bisect step {} --kernel IMAGE` judges a candidate against "
+        "them (git bisect run)",
+        dir);
+  } else if (range.size() == 1) {
     s.result = fmt::format("first bad kernel: {} (last good: {})", s.plan.profiles[range[0]].name,
                            s.plan.profiles[search.low()].name);
   } else {
@@ -552,6 +589,45 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
   s.status = "complete";
   say(s.result);
   return SaveBisectState(dir, s);
+}
+
+Expected<BisectStep> RunCandidateStep(const std::string& dir, const BisectState& s,
+                                      const Profile& candidate, const EngineFactory& make_engine,
+                                      const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                                      std::string* status) {
+  if (s.ends.verdict != "established") {
+    return UsageError(fmt::format(
+        "the ends of '{}' are {}: a step needs ends whose difference is established; run "
+        "`kstacklab bisect PLAN.yaml --dir {}` with the two ends first",
+        EscapeControl(dir), s.ends.verdict.empty() ? "not measured yet" : "not different", dir));
+  }
+  const Profile& good = s.plan.profiles.front();
+  const Profile& bad = s.plan.profiles.back();
+  if (candidate.name == good.name || candidate.name == bad.name) {
+    return UsageError(fmt::format(
+        "the candidate's name '{}' is an end's; give it its own (--name, e.g. the commit id)",
+        EscapeControl(candidate.name)));
+  }
+  BisectState with = s;
+  with.plan.profiles = {good, candidate, bad};
+  CampaignPlan plan = CampaignOf(with, {0, 1, 2}, s.rule.max_blocks, 1000);
+  KSTACKLAB_RETURN_IF_ERROR(CheckPlan(plan));
+  const std::string cdir = dir + "/candidate-" + candidate.name;
+  RunnerHooks h = hooks;
+  h.after_block = RuleHook(cdir, with, false);
+  CampaignState st;
+  KSTACKLAB_ASSIGN_OR_RETURN(st, RunOne(cdir, plan, s.source, make_engine, stop, h));
+  BisectStep step;
+  step.dir = "candidate-" + candidate.name;
+  step.boots = BootsMade(st);
+  step.seconds = st.boot_seconds;
+  *status = st.status;
+  if (st.status != "complete") return step;
+  stats::StepJudgement j;
+  KSTACKLAB_ASSIGN_OR_RETURN(j, FinalStepJudgement(cdir, st, with));
+  step.interval = j.interval;
+  step.verdict = VerdictWord(j.verdict);
+  return step;
 }
 
 std::string BisectGitLog(const BisectState& s) {
@@ -613,7 +689,7 @@ std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
                     : st.verdict == "undecided" ? "undecided (skip)"
                                                 : st.verdict);
   }
-  if (s.status == "complete" && s.ends.verdict == "established") {
+  if (s.status == "complete" && s.ends.verdict == "established" && p.size() > 2) {
     // The evidence: each kernel's boots over the bisect (the ends from every campaign).
     const stats::BisectSearch search = s.Search();
     const std::vector<size_t> range = search.FirstBadRange();

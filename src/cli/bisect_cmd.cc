@@ -212,6 +212,89 @@ int Execute(const BisectArgs& a) {
   return PrintStdout(campaign::RenderBisectReport(dir, *s));
 }
 
+// `bisect step`: what `git bisect run` takes from it. Any error exits 255, which makes git abort
+// the bisect: an exit of 1 or 2 would be taken for "bad".
+constexpr int kStepGood = 0;
+constexpr int kStepBad = 1;
+constexpr int kStepSkip = 125;
+constexpr int kStepAbort = 255;
+
+struct StepArgs {
+  std::string dir;
+  std::string kernel;
+  std::string name;
+  std::string cmdline;
+  bool cmdline_given = false;
+  std::string initrd;
+};
+
+int Abort(const Error& e) {
+  (void)Fail(e);
+  return kStepAbort;
+}
+
+int ExecuteStep(const StepArgs& a, const std::vector<std::string>& extras) {
+  if (!extras.empty()) {
+    return Abort(
+        UsageError(fmt::format("bisect step: '{}' is not an argument here (see "
+                               "`kstacklab bisect step --help`)",
+                               EscapeControl(extras[0]))));
+  }
+  if (a.dir.empty() || a.kernel.empty()) {
+    return Abort(UsageError(
+        "give the bisect's directory and the candidate's image: kstacklab bisect step DIR "
+        "--kernel IMAGE [--name NAME] [--cmdline CMDLINE]"));
+  }
+  const std::string dir = campaign::CampaignDirPath(a.dir);
+  DirLock lock;
+  if (Status taken = lock.Take(dir); !taken.ok()) return Abort(taken.error());
+  auto s = campaign::LoadBisectState(dir);
+  if (!s.ok()) return Abort(s.error());
+  if (Status st = campaign::CheckPlan(s->plan); !st.ok()) return Abort(st.error());
+  if (Status st = campaign::CheckPlanFilesUnchanged(s->plan); !st.ok()) return Abort(st.error());
+  campaign::Profile candidate = s->plan.profiles.front();
+  candidate.kernel = a.kernel;
+  candidate.name = a.name.empty() ? "candidate" : a.name;
+  if (a.cmdline_given) candidate.cmdline = a.cmdline;
+  if (!a.initrd.empty()) candidate.initrd = a.initrd;
+  candidate.release.clear();
+  candidate.config.clear();
+  candidate.kernel_size = 0;
+  candidate.kernel_mtime = 0;
+  const bool tty = StderrIsTty();
+  campaign::RunnerHooks hooks = TerminalHooks("bisect step");
+  StopSignals signals;
+  std::string status;
+  auto step =
+      campaign::RunCandidateStep(dir, *s, candidate, Factory(), g_campaign_stop, hooks, &status);
+  if (tty) std::fputs("\r\033[K", stderr);
+  if (!step.ok()) return Abort(step.error());
+  if (status == "interrupted") {
+    Warn(
+        fmt::format("interrupted: the step's state is kept in {}/{}; the same command "
+                    "continues it",
+                    dir, step->dir));
+    return 128 + (g_campaign_signal != 0 ? g_campaign_signal : SIGINT);
+  }
+  if (step->verdict.empty()) {
+    return Abort(RuntimeError(
+        fmt::format("the step's campaign {}/{} stopped ({}); the same command continues it", dir,
+                    step->dir, status)));
+  }
+  const std::string line =
+      fmt::format("{}: {} after {} boots: theta {:.3f} {} against the ends {} and {}; exit {}\n",
+                  candidate.name, step->verdict, step->boots, step->interval.theta,
+                  step->interval.bounded
+                      ? fmt::format("[{:.3f}, {:.3f}]", step->interval.low, step->interval.high)
+                      : std::string("unbounded"),
+                  s->plan.profiles.front().name, s->plan.profiles.back().name,
+                  step->verdict == "good"  ? kStepGood
+                  : step->verdict == "bad" ? kStepBad
+                                           : kStepSkip);
+  if (PrintStdout(line) != 0) return kStepAbort;
+  return step->verdict == "good" ? kStepGood : step->verdict == "bad" ? kStepBad : kStepSkip;
+}
+
 }  // namespace
 
 Runner SetupBisectCommand(CLI::App& sub) {
@@ -233,7 +316,24 @@ Runner SetupBisectCommand(CLI::App& sub) {
   sub.add_option("--min-blocks", a->min_blocks, "The first look, in blocks (default 3)");
   sub.add_option("--max-blocks", a->max_blocks,
                  "The last look: a step undecided then is a skip (default 24)");
-  return [a] { return Execute(*a); };
+  auto st = std::make_shared<StepArgs>();
+  CLI::App* step = sub.add_subcommand(
+      "step",
+      "Judge one candidate image against the established ends of a bisect DIR, for `git bisect "
+      "run`: exit 0 good, 1 bad, 125 undecided (skip), 255 on any error (git aborts)");
+  step->allow_extras();
+  step->add_option("dir", st->dir, "The bisect's directory (its ends established)");
+  step->add_option("--kernel", st->kernel, "The candidate's image (e.g. arch/x86/boot/bzImage)");
+  step->add_option("--name", st->name,
+                   "The candidate's name (e.g. the commit id); its campaign is DIR/candidate-NAME");
+  step->add_option("--cmdline", st->cmdline,
+                   "The candidate's kernel arguments (default: the good end's)")
+      ->each([st](const std::string&) { st->cmdline_given = true; });
+  step->add_option("--initrd", st->initrd, "An extra initramfs for the candidate");
+  return [a, st, step] {
+    if (step->parsed()) return ExecuteStep(*st, step->remaining());
+    return Execute(*a);
+  };
 }
 
 }  // namespace kstacklab::cli

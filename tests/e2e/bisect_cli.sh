@@ -42,8 +42,8 @@ refused "not a strength fact" "is not a strength fact" -- "$K" bisect "$TMP/p8.y
 refused "a row the run does not measure" "not a row the plan's run measures; give one of: syscall/getpid \[raw\]" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --row 'syscall/getppid [raw]'
 refused "alpha out of range" "--alpha" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --alpha 0.7
 refused "one block per look" "--min-blocks" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --min-blocks 1
-kernels "$TMP/p2.yaml" 2
-refused "two kernels: nothing between the ends" "three kernels at least" -- "$K" bisect "$TMP/p2.yaml" --dir "$D" --strength distinct
+kernels "$TMP/p1.yaml" 1
+refused "a list of one kernel" "two kernels at least" -- "$K" bisect "$TMP/p1.yaml" --dir "$D" --strength distinct
 kernels "$TMP/boots.yaml" 4 "boots: 3"
 refused "a plan with boots" "remove boots and target" -- "$K" bisect "$TMP/boots.yaml" --dir "$D" --strength distinct
 { echo "profiles:"; for i in 0 1 2; do echo "  - {name: k$i, kernel: $BZ, cmdline: \"same\"}"; done; echo "$RUN"; } >"$TMP/same.yaml"

@@ -99,8 +99,9 @@ Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path
 Status SaveBisectState(const std::string& dir, BisectState& s);
 Expected<BisectState> LoadBisectState(const std::string& dir);
 
-// The checks of a new bisect before boot 1 (the plan itself is CheckPlan's): at least three
-// kernels, the rule's numbers in range, a plan without boots or target (the rule decides).
+// The checks of a new bisect before boot 1 (the plan itself is CheckPlan's): at least two
+// kernels (two: the ends alone, measured for `kstacklab bisect step`), the rule's numbers in range,
+// a plan without boots or target (the rule decides).
 Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule);
 
 // A new bisect in `dir` (CheckNewCampaignDir): creates it and bisect.json.
@@ -121,6 +122,17 @@ using EngineFactory =
 // hooks.note. Runtime errors: a directory that cannot be written, an engine that cannot start.
 Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
                  const std::atomic<bool>& stop, const RunnerHooks& hooks);
+
+// One step outside the search, for `git bisect run` (kstacklab bisect step): `candidate` booted
+// with the ends of the bisect in `dir` (whose ends must be established) in a campaign of its own,
+// DIR/candidate-NAME (resumed when it exists), judged by the bisect's rule. Returns the step
+// (verdict "good", "bad" or "undecided", or "" when the campaign was interrupted or stopped; the
+// campaign's status is then in `*status`). UsageError when the ends are not established or the
+// candidate's name is one of the ends'.
+Expected<BisectStep> RunCandidateStep(const std::string& dir, const BisectState& s,
+                                      const Profile& candidate, const EngineFactory& make_engine,
+                                      const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                                      std::string* status);
 
 // The steps as `git bisect log` writes them (good and bad ends, each step's verdict as good, bad
 // or skip, the first bad kernel), kernels named by their profile names: `git bisect replay`
