@@ -214,19 +214,6 @@ TEST(CampaignPlan, CheckPlanRefusesBadNamesFilesValuesAndReservedRunFlags) {
                }).ok());
 }
 
-TEST(CampaignPlan, BzImageReleaseReadsTheSetupHeader) {
-  TempDir t;
-  Write(t.path() + "/a", FakeBzImage("6.18.0-rc1+ (me@host) #7"));
-  Write(t.path() + "/b", FakeBzImage(""));
-  Write(t.path() + "/c", std::string(4096, 'x'));
-  Write(t.path() + "/d", "short");
-  EXPECT_EQ(*BzImageRelease(t.path() + "/a"), "6.18.0-rc1+");
-  EXPECT_EQ(*BzImageRelease(t.path() + "/b"), "");
-  EXPECT_FALSE(BzImageRelease(t.path() + "/c").ok());
-  EXPECT_FALSE(BzImageRelease(t.path() + "/d").ok());
-  EXPECT_FALSE(BzImageRelease(t.path() + "/none").ok());
-}
-
 TEST(CampaignPlan, CmdlineWordsSplitsAsTheKernelDoes) {
   EXPECT_EQ(CmdlineWords("  a=1  b \"c=d e\" f"),
             (std::vector<std::string>{"a=1", "b", "\"c=d e\"", "f"}));
