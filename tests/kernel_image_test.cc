@@ -265,6 +265,14 @@ TEST(KernelImage, APeFileOfNoRowAnElfVmlinuxAndRandomBytesAreEachNamed) {
   pe.replace(0x80, 4, std::string("PE\0\0", 4));
   Write(t.path() + "/efi", pe);
   EXPECT_NE(Refusal(t.path() + "/efi").find("PE/EFI file but neither"), std::string::npos);
+  std::string zboot = pe;  // drivers/firmware/efi/libstub/zboot-header.S
+  zboot.replace(4, 4, "zimg");
+  zboot.replace(24, 4, "zstd");
+  Write(t.path() + "/zboot.efi", zboot);
+  const std::string z = Refusal(t.path() + "/zboot.efi");
+  EXPECT_NE(z.find("is an EFI zboot image (CONFIG_EFI_ZBOOT: a zstd-compressed kernel"),
+            std::string::npos)
+      << z;
   Write(t.path() + "/vmlinux", Elf(2, 1, 62) + std::string(4096, '\0'));
   const std::string elf = Refusal(t.path() + "/vmlinux");
   EXPECT_NE(elf.find("ELF file (a vmlinux?)"), std::string::npos) << elf;

@@ -259,6 +259,16 @@ std::string Unrecognised(const ImageBytes& image) {
     return fmt::format("{} is a RISC-V kernel Image (riscv64), which kstacklab does not boot; {}",
                        Who(image), give);
   }
+  // drivers/firmware/efi/libstub/zboot-header.S: "MZ", "zimg" at 4, the payload's compression
+  // as a string at 24 ("gzip", "zstd").
+  if (h.size() >= 32 && h.substr(0, 2) == "MZ" && h.substr(4, 4) == "zimg") {
+    std::string comp;
+    for (size_t i = 24; i < 32 && h[i] >= 'a' && h[i] <= 'z'; ++i) comp += h[i];
+    return fmt::format(
+        "{} is an EFI zboot image (CONFIG_EFI_ZBOOT: a {}-compressed kernel inside a PE file), "
+        "which kstacklab does not read; give the kernel build's arch/arm64/boot/Image or Image.gz",
+        Who(image), comp.empty() ? "compressed" : comp);
+  }
   if (h.substr(0, 2) == "MZ") {
     return fmt::format(
         "{} is a PE/EFI file but neither an x86 bzImage (no setup header) nor an arm64 Image (no "

@@ -33,7 +33,7 @@ struct ImageBytes {
   std::function<Status(const std::function<bool(std::string_view)>& chunk)> stream;
 };
 
-inline constexpr size_t kImageHeadBytes = 64 * 1024;
+inline constexpr size_t kImageHeadBytes = size_t{64} * 1024;
 // The most an image is read (or, compressed, inflated) looking for its banner.
 inline constexpr uint64_t kMaxImageScanBytes = uint64_t{256} << 20;
 
