@@ -600,6 +600,26 @@ TEST(CampaignVerify, StackErasingIsNotBuiltWhereTheConfigurationSaysSo) {
   EXPECT_NE(text.find("kernel.stack_erasing not built (1 boots)"), std::string::npos) << text;
 }
 
+// The capture's environment.kernel.machine (uname -m) is the profile's architecture.
+TEST(CampaignVerify, AGuestKernelOfAnotherArchitectureIsRefused) {
+  Profile p{"on", "/k"};
+  p.release = "6.1.0";
+  p.arch = "aarch64";
+  auto with_machine = [&p](const Json& machine) {
+    GuestReport g = GoodReport(p, true);
+    auto r = ResultFromJson(g.files["result.json"], "x");
+    EXPECT_TRUE(r.ok());
+    r->environment["kernel"]["machine"] = machine;
+    g.files["result.json"] = ResultToJson(*r);
+    return VerifyBoot(p, g, false);
+  };
+  const BootCheck x86 = with_machine("x86_64");
+  EXPECT_FALSE(x86.accepted);
+  EXPECT_EQ(x86.reason, "the guest's kernel is x86_64 (uname -m), not the profile's aarch64");
+  EXPECT_TRUE(with_machine("aarch64").accepted) << with_machine("aarch64").reason;
+  EXPECT_TRUE(with_machine(nullptr).accepted) << "a capture that could not say: not refused";
+}
+
 TEST(CampaignVerify, AcceptsOnlyTheProfilesKernelCmdlineAndLabel) {
   Profile p{"on", "/k"};
   p.cmdline = "randomize_kstack_offset=on quiet";
