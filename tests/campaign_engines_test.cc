@@ -580,14 +580,15 @@ class FakePath {
 };
 
 // A fake ssh whose behaviour is the word in DIR/mode: "refuse" fails as OpenSSH does on a
-// refused connection (exit 255), "hang" never answers, "answer" prints a boot id.
+// refused connection (exit 255), "hang" never answers, "answer" prints a boot id (and x86_64 to
+// `uname -m`).
 constexpr const char* kFakeSsh = R"(#!/bin/sh
 dir=$(dirname "$0")
 echo "$*" >> "$dir/calls"
 case $(cat "$dir/mode") in
   refuse) echo "ssh: connect to host 127.0.0.1 port 2222: Connection refused" >&2; exit 255 ;;
   hang) touch "$dir/hanging"; exec sleep 600 ;;
-  answer) echo 1111-boot ;;
+  answer) case "$*" in *uname*) echo x86_64 ;; *) echo 1111-boot ;; esac ;;
 esac
 )";
 
@@ -671,6 +672,30 @@ TEST(CampaignSsh, AMachineWaitedForWithARecoverCommandSaysSoWhileItWaits) {
   EXPECT_EQ(f.notes[0].rfind("waiting for sut.example:2222 to answer (", 0), 0u) << f.notes[0];
   EXPECT_NE(f.notes[0].find(" s of 3 s)"), std::string::npos) << f.notes[0];
   EXPECT_LT(seconds, 6 + 5) << "two waits of 3 s, each ended at its deadline";
+}
+
+// `uname -m` on the machine before boot 1: in the engine's Check when it answers then, else at
+// its first contact, before anything is switched.
+TEST(CampaignSsh, AMachineOfAnotherArchitectureIsRefusedBeforeBootOne) {
+  SshFixture f("answer");
+  FakePath path(f.bin);
+  f.plan.profiles[0].arch = "aarch64";
+  Status st = MakeEngine(f.plan, f.t.path(), f.t.path() + "/bzImage")->Check();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_NE(st.error().message.find("the machine sut.example is x86_64 (uname -m) but profile 'on' "
+                                    "kernel '" +
+                                    f.profile.kernel + "' is aarch64"),
+            std::string::npos)
+      << st.error().message;
+  auto e = f.Make();
+  double seconds = 0;
+  const GuestReport r = BootAndStop(*e, f.job, "", &seconds);
+  EXPECT_TRUE(r.machine_lost) << "no boot of this plan can work there";
+  EXPECT_NE(r.failure.find("is x86_64 (uname -m)"), std::string::npos) << r.failure;
+  EXPECT_EQ(r.machine, "in its own kernel: not switched to profile 'on'");
+  f.plan.profiles[0].arch = "x86_64";
+  EXPECT_TRUE(MakeEngine(f.plan, f.t.path(), f.t.path() + "/bzImage")->Check().ok());
 }
 
 TEST(CampaignSsh, AHangingMachineEndsAtTheBootTimeout) {

@@ -214,19 +214,6 @@ TEST(CampaignPlan, CheckPlanRefusesBadNamesFilesValuesAndReservedRunFlags) {
                }).ok());
 }
 
-TEST(CampaignPlan, BzImageReleaseReadsTheSetupHeader) {
-  TempDir t;
-  Write(t.path() + "/a", FakeBzImage("6.18.0-rc1+ (me@host) #7"));
-  Write(t.path() + "/b", FakeBzImage(""));
-  Write(t.path() + "/c", std::string(4096, 'x'));
-  Write(t.path() + "/d", "short");
-  EXPECT_EQ(*BzImageRelease(t.path() + "/a"), "6.18.0-rc1+");
-  EXPECT_EQ(*BzImageRelease(t.path() + "/b"), "");
-  EXPECT_FALSE(BzImageRelease(t.path() + "/c").ok());
-  EXPECT_FALSE(BzImageRelease(t.path() + "/d").ok());
-  EXPECT_FALSE(BzImageRelease(t.path() + "/none").ok());
-}
-
 TEST(CampaignPlan, CmdlineWordsSplitsAsTheKernelDoes) {
   EXPECT_EQ(CmdlineWords("  a=1  b \"c=d e\" f"),
             (std::vector<std::string>{"a=1", "b", "\"c=d e\"", "f"}));
@@ -611,6 +598,26 @@ TEST(CampaignVerify, StackErasingIsNotBuiltWhereTheConfigurationSaysSo) {
   s.boots.push_back(b);
   const std::string text = RenderCampaignReport(s, {}, std::nullopt, CompareFormat::kGrid);
   EXPECT_NE(text.find("kernel.stack_erasing not built (1 boots)"), std::string::npos) << text;
+}
+
+// The capture's environment.kernel.machine (uname -m) is the profile's architecture.
+TEST(CampaignVerify, AGuestKernelOfAnotherArchitectureIsRefused) {
+  Profile p{"on", "/k"};
+  p.release = "6.1.0";
+  p.arch = "aarch64";
+  auto with_machine = [&p](const Json& machine) {
+    GuestReport g = GoodReport(p, true);
+    auto r = ResultFromJson(g.files["result.json"], "x");
+    EXPECT_TRUE(r.ok());
+    r->environment["kernel"]["machine"] = machine;
+    g.files["result.json"] = ResultToJson(*r);
+    return VerifyBoot(p, g, false);
+  };
+  const BootCheck x86 = with_machine("x86_64");
+  EXPECT_FALSE(x86.accepted);
+  EXPECT_EQ(x86.reason, "the guest's kernel is x86_64 (uname -m), not the profile's aarch64");
+  EXPECT_TRUE(with_machine("aarch64").accepted) << with_machine("aarch64").reason;
+  EXPECT_TRUE(with_machine(nullptr).accepted) << "a capture that could not say: not refused";
 }
 
 TEST(CampaignVerify, AcceptsOnlyTheProfilesKernelCmdlineAndLabel) {

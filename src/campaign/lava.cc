@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
@@ -101,6 +102,13 @@ void EmitTest(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
   y << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
 }
 
+// The profile's architecture row (CheckPlan gave it one; a plan not checked is x86_64's).
+const Architecture& ProfileArchitecture(const Profile& p) {
+  const Architecture* a = FindArchitecture(p.arch.empty() ? "x86_64" : p.arch);
+  KSTACKLAB_CHECK(a != nullptr);
+  return *a;
+}
+
 void EmitUrl(YAML::Emitter& y, const std::string& key, const std::string& url,
              const std::string& image_arg = "") {
   y << YAML::Key << key << YAML::Value << YAML::BeginMap;
@@ -153,8 +161,9 @@ void EmitQemu(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p) {
   y << YAML::Key << "timeout" << YAML::Value;
   Minutes(y, 900);
   y << YAML::Key << "images" << YAML::Value << YAML::BeginMap;
-  const std::string append =
-      p.cmdline.empty() ? "console=ttyS0,115200" : "console=ttyS0,115200 " + p.cmdline;
+  const Architecture& arch = ProfileArchitecture(p);
+  const std::string console = fmt::format("console={}", arch.serial_console);
+  const std::string append = p.cmdline.empty() ? console : console + " " + p.cmdline;
   EmitUrl(y, "kernel", p.kernel, fmt::format("-kernel {{kernel}} -append \"{}\"", append));
   if (!p.initrd.empty()) EmitInitrd(y, p.initrd, l.rootfs.empty());
   if (!l.rootfs.empty()) EmitUrl(y, "rootfs", l.rootfs, "-drive format=raw,file={rootfs}");
@@ -176,7 +185,17 @@ void EmitBootloader(YAML::Emitter& y, const CampaignPlan& plan, const Profile& p
   y << YAML::Key << "to" << YAML::Value << (l.deploy_to.empty() ? "tftp" : l.deploy_to);
   y << YAML::Key << "timeout" << YAML::Value;
   Minutes(y, 900);
-  EmitUrl(y, "kernel", p.kernel);
+  // A bootloader boots an arm64 Image with booti (`type: image`), uncompressed: LAVA inflates
+  // an Image.gz it is told is compressed.
+  const Architecture& arch = ProfileArchitecture(p);
+  y << YAML::Key << "kernel" << YAML::Value << YAML::BeginMap;
+  if (*arch.lava_kernel_type != '\0') {
+    y << YAML::Key << "type" << YAML::Value << arch.lava_kernel_type;
+    if (const std::string c = LavaCompression(p.kernel); !c.empty()) {
+      y << YAML::Key << "compression" << YAML::Value << c;
+    }
+  }
+  y << YAML::Key << "url" << YAML::Value << p.kernel << YAML::EndMap;
   if (!p.initrd.empty()) EmitUrl(y, "ramdisk", p.initrd);
   if (!l.rootfs.empty()) EmitUrl(y, "nfsrootfs", l.rootfs);
   y << YAML::EndMap << YAML::EndMap;
@@ -210,7 +229,10 @@ std::string LavaJobYaml(const CampaignPlan& plan, const Profile& p, uint64_t boo
   y << YAML::EndMap;
   y << YAML::Key << "context" << YAML::Value << YAML::BeginMap;
   if (qemu) {
-    y << YAML::Key << "arch" << YAML::Value << "amd64";
+    const Architecture& arch = ProfileArchitecture(p);
+    y << YAML::Key << "arch" << YAML::Value << arch.lava_arch;
+    if (*arch.lava_machine != '\0') y << YAML::Key << "machine" << YAML::Value << arch.lava_machine;
+    if (*arch.lava_cpu != '\0') y << YAML::Key << "cpu" << YAML::Value << arch.lava_cpu;
   } else if (!p.cmdline.empty()) {
     y << YAML::Key << "extra_kernel_args" << YAML::Value << p.cmdline;
   }
@@ -592,6 +614,12 @@ Status LavaSettings::Check(const CampaignPlan& plan) const {
       return UsageError(
           fmt::format("engine '{}' is not a URL the lab can fetch", EscapeControl(*url)));
     }
+  }
+  if (!plan.kstacklab.empty()) {
+    return UsageError(
+        fmt::format("kstacklab '{}': engine lava runs the kstacklab its DUT downloads from engine "
+                    "kstacklab_url (or finds on PATH); leave kstacklab out and give kstacklab_url",
+                    EscapeControl(plan.kstacklab)));
   }
   if (device_type == "qemu") {
     for (const Profile& p : plan.profiles) {

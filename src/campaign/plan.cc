@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
@@ -16,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engines.h"
+#include "kstacklab/campaign/kernel_image.h"
 #include "kstacklab/results.h"
 #include "kstacklab/text.h"
 
@@ -105,20 +106,27 @@ Status CheckCmdlineAndSysctls(const Profile& p) {
   return OkStatus();
 }
 
-// A profile's image on this host: an absolute path to a readable bzImage whose release agrees
-// with the plan's, its identity (size, mtime) for a resume, and a readable initrd.
+// A profile's image on this host: an absolute path to a readable kernel image of a known format
+// whose release and architecture agree with the plan's, its identity (size, mtime) for a resume,
+// and a readable initrd.
 Status CheckLocalImage(Profile& p) {
   const std::string who = fmt::format("profile '{}'", p.name);
   std::error_code ec;
   p.kernel = fs::absolute(p.kernel, ec).lexically_normal().string();
   KSTACKLAB_RETURN_IF_ERROR(CheckFile(p.kernel, who + " kernel"));
-  std::string header_release;
-  KSTACKLAB_ASSIGN_OR_RETURN(header_release, BzImageRelease(p.kernel));
-  if (!p.release.empty() && !header_release.empty() && p.release != header_release) {
+  KernelImage image;
+  KSTACKLAB_ASSIGN_OR_RETURN(image, ReadKernelImage(p.kernel));
+  if (!p.release.empty() && !image.release.empty() && p.release != image.release) {
     return UsageError(fmt::format("{} release '{}' is not the image's own ({}); leave release out",
-                                  who, EscapeControl(p.release), header_release));
+                                  who, EscapeControl(p.release), image.release));
   }
-  if (p.release.empty()) p.release = header_release;
+  if (p.release.empty()) p.release = image.release;
+  if (!p.arch.empty() && p.arch != image.arch->name) {
+    return UsageError(fmt::format(
+        "{} arch '{}' is not its image's: '{}' is an {} {}; leave arch out", who,
+        EscapeControl(p.arch), EscapeControl(p.kernel), image.arch->name, image.format));
+  }
+  p.arch = image.arch->name;
   struct stat st {};
   if (::stat(p.kernel.c_str(), &st) == 0) {
     p.kernel_size = static_cast<uint64_t>(st.st_size);
@@ -175,6 +183,48 @@ Status CheckProfileValues(const Profile& p, const EngineRow& engine) {
   if (p.sysctls.size() > PlanLimits::kMaxSysctls) {
     return UsageError(fmt::format("{} sets more than {} sysctls", who, PlanLimits::kMaxSysctls));
   }
+  if (!p.arch.empty() && FindArchitecture(p.arch) == nullptr) {
+    return UsageError(fmt::format("{} arch '{}' is unknown; give {} (as uname -m prints it)", who,
+                                  EscapeControl(p.arch.substr(0, 80)), ArchitectureNames()));
+  }
+  return OkStatus();
+}
+
+// Every profile has one architecture (an engine URL's profile without one is x86_64), and the
+// kstacklab that runs there is built for it.
+Status CheckArchitecture(CampaignPlan& plan) {
+  for (Profile& p : plan.profiles) {
+    if (p.arch.empty()) p.arch = "x86_64";
+  }
+  const Profile& first = plan.profiles.front();
+  for (const Profile& p : plan.profiles) {
+    if (p.arch != first.arch) {
+      return UsageError(fmt::format(
+          "profile '{}' kernel '{}' is {} but profile '{}' kernel '{}' is {}: a campaign boots "
+          "one architecture; give every profile an image of one",
+          first.name, EscapeControl(first.kernel), first.arch, p.name, EscapeControl(p.kernel),
+          p.arch));
+    }
+  }
+  if (plan.engine.row().files != ProfileFiles::kLocal) return OkStatus();
+  if (plan.kstacklab.empty()) {
+    if (first.arch == HostArchitecture().name) return OkStatus();
+    return UsageError(fmt::format(
+        "profile '{}' kernel '{}' is {} but this kstacklab is built for {}: name a kstacklab "
+        "built for {} (the plan's kstacklab: PATH, or the shorthand's flag of that name)",
+        first.name, EscapeControl(first.kernel), first.arch, HostArchitecture().name, first.arch));
+  }
+  std::error_code ec;
+  plan.kstacklab = fs::absolute(plan.kstacklab, ec).lexically_normal().string();
+  const Architecture* binary = nullptr;
+  KSTACKLAB_ASSIGN_OR_RETURN(binary, ElfArchitecture(plan.kstacklab, "kstacklab"));
+  if (first.arch != binary->name) {
+    return UsageError(fmt::format(
+        "kstacklab '{}' is built for {} but profile '{}' kernel '{}' is {}: name a kstacklab "
+        "built for {}",
+        EscapeControl(plan.kstacklab), binary->name, first.name, EscapeControl(first.kernel),
+        first.arch, first.arch));
+  }
   return OkStatus();
 }
 
@@ -208,6 +258,7 @@ Status CheckPlanValues(const CampaignPlan& plan) {
   KSTACKLAB_RETURN_IF_ERROR(ListValue("run", plan.run_args, PlanLimits::kMaxRunArgs));
   KSTACKLAB_RETURN_IF_ERROR(CheckTargetValues(plan));
   KSTACKLAB_RETURN_IF_ERROR(CountValue("strength_samples", plan.strength_samples, 1000, 10000000));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("kstacklab", plan.kstacklab));
   // PlanFromJson holds the other engines' sections of a stored plan to their rows' checks too.
   return plan.engine.row().check_values(plan.engine.settings());
 }
@@ -240,6 +291,7 @@ Status CheckPlan(CampaignPlan& plan) {
     }
     KSTACKLAB_RETURN_IF_ERROR(CheckProfile(p, plan.engine));
   }
+  KSTACKLAB_RETURN_IF_ERROR(CheckArchitecture(plan));
   if (plan.boots == 0 && !plan.target) return UsageError("give a number of boots or a target");
   if (plan.boots > PlanLimits::kMaxBoots) {
     return UsageError(fmt::format("boots {} is more than {}", plan.boots, PlanLimits::kMaxBoots));
@@ -277,37 +329,8 @@ Status CheckPlan(CampaignPlan& plan) {
   return plan.engine.row().check(plan.engine.settings(), plan);
 }
 
-Expected<std::string> BzImageRelease(const std::string& path) {
-  const std::string what = fmt::format("'{}'", EscapeControl(path));
-  std::ifstream in(path, std::ios::binary);
-  std::string head(size_t{64} * 1024, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  auto u16 = [&](size_t off) {
-    return static_cast<unsigned>(static_cast<uint8_t>(head[off])) |
-           (static_cast<unsigned>(static_cast<uint8_t>(head[off + 1])) << 8);
-  };
-  // Documentation/arch/x86/boot.rst: boot_flag 0xAA55 at 0x1FE, "HdrS" at 0x202, the protocol
-  // version at 0x206 (2.00+ has kernel_version at 0x20E: a string at that value + 0x200).
-  if (head.size() < 0x210 || u16(0x1FE) != 0xAA55 || head.compare(0x202, 4, "HdrS") != 0) {
-    return UsageError(fmt::format(
-        "{} is not an x86 kernel image (no bzImage setup header); give a bzImage such as "
-        "/boot/vmlinuz-*",
-        what));
-  }
-  if (u16(0x206) < 0x0200 || u16(0x20E) == 0) return std::string();
-  const size_t off = u16(0x20E) + 0x200;
-  if (off >= head.size()) return std::string();
-  std::string release;
-  for (size_t i = off; i < head.size() && i < off + 256; ++i) {
-    const char c = head[i];
-    if (c == '\0' || c == ' ') break;
-    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e) {
-      return std::string();
-    }
-    release += c;
-  }
-  return release;
+std::string GuestBinary(const CampaignPlan& plan, const std::string& self) {
+  return plan.kstacklab.empty() ? self : plan.kstacklab;
 }
 
 std::vector<std::string> CmdlineWords(const std::string& cmdline) {
@@ -362,6 +385,7 @@ Json PlanToJson(const CampaignPlan& plan, EngineTable table) {
                         {"config", p.config},
                         {"cmdline", p.cmdline},
                         {"boot_entry", p.boot_entry},
+                        {"arch", p.arch},
                         {"sysctl", std::move(sys)}});
   }
   Json j = {{"profiles", std::move(profiles)}, {"run", plan.run_args}};
@@ -390,6 +414,7 @@ Json PlanToJson(const CampaignPlan& plan, EngineTable table) {
   }
   j["strength"] = plan.strength;
   j["strength_samples"] = plan.strength_samples;
+  j["kstacklab"] = plan.kstacklab;
   return j;
 }
 
@@ -409,6 +434,8 @@ Profile ProfileFromJson(const Json& pj) {
   p.config = pj.at("config").get<std::string>();
   p.cmdline = pj.at("cmdline").get<std::string>();
   p.boot_entry = pj.value("boot_entry", std::string());
+  // Campaigns begun before architectures were read have none stored: CheckPlan reads it again.
+  p.arch = pj.value("arch", std::string());
   for (const auto& [k, v] : pj.at("sysctl").items())
     p.sysctls.emplace_back(k, v.get<std::string>());
   return p;
@@ -432,7 +459,8 @@ namespace {
 void KnownPlanKeys(const Json& j, EngineTable table) {
   for (const auto& item : j.items()) {
     static constexpr std::string_view kPlanKeys[] = {
-        "profiles", "run", "boots", "target", "order", "engine", "strength", "strength_samples"};
+        "profiles",         "run",      "boots", "target", "order", "engine", "strength",
+        "strength_samples", "kstacklab"};
     const bool known =
         std::find(std::begin(kPlanKeys), std::end(kPlanKeys), item.key()) != std::end(kPlanKeys) ||
         std::any_of(table.begin(), table.end(),
@@ -445,7 +473,7 @@ void KnownPlanKeys(const Json& j, EngineTable table) {
   for (const Json& pj : j.at("profiles")) {
     KnownJsonKeys(pj,
                   {"name", "kernel", "release", "kernel_size", "kernel_mtime", "initrd", "config",
-                   "cmdline", "boot_entry", "sysctl"},
+                   "cmdline", "boot_entry", "arch", "sysctl"},
                   "plan profile");
   }
   KnownJsonKeys(j.at("target"), {"metric", "mdc_pct", "min_boots", "max_boots", "budget_s"},
@@ -505,6 +533,8 @@ Expected<CampaignPlan> PlanFromJson(const Json& j, EngineTable table) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.engine, EngineFromJson(j, table, others));
     plan.strength = j.at("strength").get<bool>();
     plan.strength_samples = j.at("strength_samples").get<uint64_t>();
+    // Campaigns begun before the key ran this program in the guest, as one without it does.
+    plan.kstacklab = j.value("kstacklab", std::string());
     // The stored plan holds what a plan file may hold, checked by the same function; the other
     // engines' sections hold their defaults, or what a plan file may give them.
     KSTACKLAB_RETURN_IF_ERROR(CheckPlanValues(plan));

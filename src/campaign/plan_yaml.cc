@@ -182,9 +182,9 @@ class Reader {
 
 Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std::string& base,
                               const EngineRow& engine) {
-  KSTACKLAB_RETURN_IF_ERROR(
-      r.Keys(node, "a profile",
-             {"name", "kernel", "initrd", "cmdline", "config", "sysctl", "boot_entry", "release"}));
+  KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, "a profile",
+                                   {"name", "kernel", "initrd", "cmdline", "config", "sysctl",
+                                    "boot_entry", "release", "arch"}));
   Profile p;
   if (!node["name"]) return r.Bad(node, "a profile needs a name");
   KSTACKLAB_ASSIGN_OR_RETURN(p.name, r.Text(node["name"], "name", 64));
@@ -193,7 +193,7 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
   const bool urls = engine.files == ProfileFiles::kUrls;
   if (!node["kernel"]) {
     return r.Bad(node,
-                 who + (urls ? " needs a kernel (a URL)" : " needs a kernel (a bzImage path)"));
+                 who + (urls ? " needs a kernel (a URL)" : " needs a kernel (an image's path)"));
   }
   if (urls) {
     KSTACKLAB_ASSIGN_OR_RETURN(p.kernel, r.Text(node["kernel"], who + " kernel"));
@@ -218,6 +218,7 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
     KSTACKLAB_ASSIGN_OR_RETURN(
         p.release, r.Text(node["release"], who + " release", PlanLimits::kMaxReleaseBytes));
   }
+  if (node["arch"]) KSTACKLAB_ASSIGN_OR_RETURN(p.arch, r.Text(node["arch"], who + " arch", 16));
   if (node["cmdline"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
         p.cmdline, r.Text(node["cmdline"], who + " cmdline", PlanLimits::kMaxCmdlineBytes));
@@ -360,9 +361,9 @@ Status ReadOrder(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
 
 Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const std::string& base,
                                 EngineTable table) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(
-      root, "the plan",
-      {"profiles", "run", "boots", "target", "order", "engine", "strength", "strength_samples"}));
+  KSTACKLAB_RETURN_IF_ERROR(r.Keys(root, "the plan",
+                                   {"profiles", "run", "boots", "target", "order", "engine",
+                                    "strength", "strength_samples", "kstacklab"}));
   CampaignPlan plan;
   const EngineRow* engine = nullptr;
   KSTACKLAB_ASSIGN_OR_RETURN(engine, EngineOf(r, root, table));
@@ -403,6 +404,8 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   if (root["engine"]) KSTACKLAB_RETURN_IF_ERROR(ReadEngine(r, root["engine"], base, plan.engine));
   if (root["strength"])
     KSTACKLAB_ASSIGN_OR_RETURN(plan.strength, r.Bool(root["strength"], "strength"));
+  if (root["kstacklab"])
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.kstacklab, r.Path(root["kstacklab"], "kstacklab", base));
   if (root["strength_samples"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.strength_samples, r.Count(root["strength_samples"],
                                                               "strength_samples", 1000, 10000000));

@@ -492,7 +492,14 @@ Status QemuSettings::CheckValues() const {
   return SecondsValue("engine init_timeout", init_timeout_s, 5, 3600);
 }
 
-Status QemuSettings::Check(const CampaignPlan& /*plan*/) const {
+Status QemuSettings::Check(const CampaignPlan& plan) const {
+  // CheckPlan has given every profile one architecture, its image's.
+  if (const Profile& p = plan.profiles.front(); p.arch != "x86_64") {
+    return UsageError(fmt::format(
+        "profile '{}' kernel '{}' is {}: the qemu engine boots x86-64 images only for now; "
+        "engines ssh and lava take arm64 images",
+        p.name, EscapeControl(p.kernel), p.arch));
+  }
   if (accel != "auto" && accel != "kvm" && accel != "tcg") {
     return UsageError(
         fmt::format("engine accel '{}' is unknown; give auto, kvm or tcg", EscapeControl(accel)));

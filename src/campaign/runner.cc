@@ -179,6 +179,15 @@ std::optional<int64_t> StackErasingNotBuilt(const Json& environment, const Profi
   return std::nullopt;
 }
 
+// environment.kernel.machine when it is a string, else nullptr.
+const Json* MachineOf(const Json& environment) {
+  if (!environment.is_object() || !environment.contains("kernel")) return nullptr;
+  const Json& kernel = environment.at("kernel");
+  if (!kernel.is_object() || !kernel.contains("machine")) return nullptr;
+  const Json& m = kernel.at("machine");
+  return m.is_string() ? &m : nullptr;
+}
+
 }  // namespace
 
 bool IsHostWriteFault(const Error& e) {
@@ -241,6 +250,13 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
   if (result->label != profile.name) {
     c.reason = fmt::format("the guest's result is labelled '{}', not '{}'",
                            EscapeControl(result->label), profile.name);
+    return c;
+  }
+  // The kernel the guest ran is of the profile's architecture (its capture's `uname -m`).
+  if (const Json* m = MachineOf(result->environment);
+      m != nullptr && !profile.arch.empty() && m->get<std::string>() != profile.arch) {
+    c.reason = fmt::format("the guest's kernel is {} (uname -m), not the profile's {}",
+                           EscapeControl(m->get<std::string>()), profile.arch);
     return c;
   }
   const EnvironmentFacts env = EnvironmentFactsOf(result->environment);

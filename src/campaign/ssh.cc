@@ -73,7 +73,9 @@ class SshEngine : public Engine {
                                     EscapeControl(s.recover[0])));
     }
     for (const Profile& p : plan_.profiles) KSTACKLAB_RETURN_IF_ERROR(CheckKernelImageSize(p));
-    return OkStatus();
+    // A machine that answers now is asked its architecture; one that does not (down, booting,
+    // brought up by the recover command) is asked at its first contact in Boot.
+    return SameArchitecture(MachineArchitecture(s.connect_timeout_s + 10));
   }
 
   Status Prepare() override {
@@ -155,6 +157,24 @@ class SshEngine : public Engine {
     return "";
   }
   std::string BootId() { return BootId(Short()); }
+
+  // The machine's `uname -m`, "" when it does not answer within `timeout_s`.
+  std::string MachineArchitecture(double timeout_s) {
+    auto r = Remote({"uname", "-m"}, timeout_s);
+    if (!r.ok() || r->exit_code != 0) return "";
+    arch_asked_ = true;
+    return Trim(r->out);
+  }
+  // The profiles' images are of the machine's architecture (`machine` "" = unknown: OkStatus).
+  Status SameArchitecture(const std::string& machine) const {
+    const Profile& p = plan_.profiles.front();
+    if (machine.empty() || machine == p.arch) return OkStatus();
+    return UsageError(fmt::format(
+        "the machine {} is {} (uname -m) but profile '{}' kernel '{}' is {}: give images (and a "
+        "kstacklab) built for {}",
+        s_.host, EscapeControl(Head(machine, 64)), p.name, EscapeControl(p.kernel), p.arch,
+        EscapeControl(Head(machine, 64))));
+  }
   bool Stopped() const { return stop_ != nullptr && stop_->load(); }
   void Note(const std::string& line) const {
     if (note_) note_(line);
@@ -184,6 +204,7 @@ class SshEngine : public Engine {
   const std::atomic<bool>* stop_ = nullptr;       // the current boot's stop flag
   std::function<void(const std::string&)> note_;  // the current boot's note
   bool answered_ = false;                         // the machine answered once in this process
+  bool arch_asked_ = false;                       // it said its `uname -m` (and was checked)
 };
 
 // Copies `local` to `remote` unless the machine has a file there with the same content.
@@ -367,6 +388,16 @@ GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) 
     return r;
   }
   answered_ = true;
+  if (!arch_asked_) {
+    if (Status same = SameArchitecture(MachineArchitecture(Short())); !same.ok()) {
+      // Nothing was switched; no boot of this plan can work on this machine.
+      r.failure = same.error().message;
+      r.machine = fmt::format("in its own kernel: not switched to profile '{}'", p.name);
+      r.machine_lost = true;
+      Log(r.failure);
+      return r;
+    }
+  }
   std::string kernel, initrd;
   if (Status st = reboot ? OkStatus() : StageKernel(p, &kernel, &initrd); !st.ok()) {
     r.failure = st.error().message;

@@ -60,7 +60,7 @@ Status CheckQuestionAgainstRun(const campaign::BisectQuestion& q,
 campaign::EngineFactory Factory() {
   const std::string self = SelfPath();
   return [self](const campaign::CampaignPlan& plan, const std::string& work_dir) {
-    return campaign::MakeEngine(plan, work_dir, self);
+    return campaign::MakeEngine(plan, work_dir, campaign::GuestBinary(plan, self));
   };
 }
 
@@ -164,7 +164,8 @@ int New(const BisectArgs& a) {
   }
   const std::string dir =
       campaign::CampaignDirPath(fs::absolute(a.dir, ec).lexically_normal().string());
-  auto engine = campaign::MakeEngine(*plan, dir + "/ends/.work", SelfPath());
+  auto engine =
+      campaign::MakeEngine(*plan, dir + "/ends/.work", campaign::GuestBinary(*plan, SelfPath()));
   if (Status st = engine->Check(); !st.ok()) return Fail(st.error());
   auto state = campaign::CreateBisect(dir, *plan, q, *rule, source);
   if (!state.ok()) return Fail(state.error());

@@ -66,6 +66,7 @@ struct CampaignArgs {
   std::string memory;
   std::string boot_timeout;
   std::string init_timeout;
+  std::string kstacklab;  // the binary that runs in the guest or on the machine
   bool strength = false;
   bool dry_run = false;  // engine lava: write the job files, submit nothing
   std::string fastpath;  // with --report: write a Fastpath plan and results CSV into this dir
@@ -145,6 +146,7 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     qemu.init_timeout_s = ns / 1e9;
   }
   plan.strength = a.strength;
+  plan.kstacklab = a.kstacklab;
   return plan;
 }
 
@@ -152,7 +154,7 @@ bool ShorthandGiven(const CampaignArgs& a) {
   return !a.profiles.empty() || !a.boots.empty() || !a.target_mdc.empty() || !a.initrd.empty() ||
          !a.config.empty() || !a.max_boots.empty() || !a.budget.empty() || !a.seed.empty() ||
          !a.order.empty() || !a.accel.empty() || !a.cpus.empty() || !a.memory.empty() ||
-         !a.boot_timeout.empty() || !a.init_timeout.empty() || a.strength;
+         !a.boot_timeout.empty() || !a.init_timeout.empty() || !a.kstacklab.empty() || a.strength;
 }
 
 // --report DIR --fastpath OUT: OUT/plan.yaml and OUT/results.csv, both or neither, neither
@@ -228,11 +230,13 @@ int Report(const std::string& dir, const CampaignState& state, const CampaignArg
   return PrintStdout(RenderCampaignReport(state, tables, precision, *format));
 }
 
-// Checks the plan, the run arguments and the engine; everything before boot 1.
-Status Prepare(CampaignPlan& plan, campaign::Engine& engine) {
+// Checks the plan and the run arguments, then the engine made from the checked plan (its
+// architecture, absolute paths, the kstacklab it runs); everything before boot 1.
+Status Prepare(CampaignPlan& plan, const std::string& dir) {
   KSTACKLAB_RETURN_IF_ERROR(campaign::CheckPlan(plan));
   KSTACKLAB_RETURN_IF_ERROR(CheckRunArguments(plan.run_args));
-  return engine.Check();
+  return campaign::MakeEngine(plan, dir + "/.work", campaign::GuestBinary(plan, SelfPath()))
+      ->Check();
 }
 
 // --dry-run (engine lava): the plan checked as for a campaign, then one job file per boot in
@@ -339,7 +343,8 @@ int Resume(const std::string& dir, const CampaignArgs& a) {
   if (Status same = campaign::CheckPlanFilesUnchanged(state->plan); !same.ok()) {
     return Fail(same.error());
   }
-  auto engine = campaign::MakeEngine(state->plan, dir + "/.work", SelfPath());
+  auto engine = campaign::MakeEngine(state->plan, dir + "/.work",
+                                     campaign::GuestBinary(state->plan, SelfPath()));
   if (Status ready = engine->Check(); !ready.ok()) return Fail(ready.error());
   if (!a.no_store) {
     if (Status store = CheckStoreLocation(StorePath(a.store)); !store.ok()) {
@@ -403,8 +408,7 @@ int Execute(CampaignArgs& a) {
   const std::string dir =
       campaign::CampaignDirPath(fs::absolute(a.dir, ec).lexically_normal().string());
   if (a.dry_run) return DryRun(*plan, dir);
-  auto engine = campaign::MakeEngine(*plan, dir + "/.work", SelfPath());
-  if (Status st = Prepare(*plan, *engine); !st.ok()) return Fail(st.error());
+  if (Status st = Prepare(*plan, dir); !st.ok()) return Fail(st.error());
   if (!a.no_store) {
     if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) {
       Error e = st.error();
@@ -416,8 +420,8 @@ int Execute(CampaignArgs& a) {
   if (!state.ok()) return Fail(state.error());
   DirLock lock;
   if (Status st = lock.Take(dir); !st.ok()) return Fail(st.error());
-  // The engine was made from the plan before CheckPlan filled releases and absolute paths.
-  engine = campaign::MakeEngine(state->plan, dir + "/.work", SelfPath());
+  auto engine = campaign::MakeEngine(state->plan, dir + "/.work",
+                                     campaign::GuestBinary(state->plan, SelfPath()));
   return Drive(dir, *state, *engine, a);
 }
 
@@ -433,7 +437,9 @@ Runner SetupCampaignCommand(CLI::App& sub) {
   sub.add_option("--format", a->format, "Report format: grid, markdown, csv or json")
       ->capture_default_str();
   sub.add_option("--metrics", a->metrics, "Report metrics (default mean,p99,p99.9)");
-  sub.add_option("--kernel", a->kernel, "Shorthand: the bzImage every --profile boots");
+  sub.add_option("--kernel", a->kernel,
+                 "Shorthand: the kernel image every --profile boots (x86-64 bzImage, arm64 Image "
+                 "or Image.gz)");
   sub.add_option("--initrd", a->initrd, "Shorthand: an extra initramfs for every profile");
   sub.add_option("--config", a->config,
                  "Shorthand: the kernel's .config (default: config-RELEASE beside the image)");
@@ -454,6 +460,9 @@ Runner SetupCampaignCommand(CLI::App& sub) {
   sub.add_option("--boot-timeout", a->boot_timeout, "Shorthand: a boot's deadline (default 30min)");
   sub.add_option("--init-timeout", a->init_timeout,
                  "Shorthand: the guest's init must start by then (default 2min)");
+  sub.add_option("--kstacklab", a->kstacklab,
+                 "Shorthand: the kstacklab binary run in the guest (default: this one, where the "
+                 "image's architecture is its own)");
   sub.add_option("--fastpath", a->fastpath,
                  "With --report DIR: write the campaign as a Fastpath plan and results CSV "
                  "(OUT/plan.yaml, OUT/results.csv)");

@@ -44,8 +44,9 @@ struct CommandDoc {
 // Options whose value is a path although their type does not say so.
 bool PathOption(const std::string& long_name) {
   static const std::set<std::string> k = {
-      "--output", "--store", "--dir", "--resume", "--report", "--records",       "--save-records",
-      "--kernel", "--from",  "--to",  "--initrd", "--config", "--recovery-file", "--fastpath"};
+      "--output",  "--store",        "--dir",           "--resume",   "--report",
+      "--records", "--save-records", "--kernel",        "--from",     "--to",
+      "--initrd",  "--config",       "--recovery-file", "--fastpath", "--kstacklab"};
   return k.count(long_name) > 0;
 }
 

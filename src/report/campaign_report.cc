@@ -148,6 +148,11 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
                                 a += (a.empty() ? "" : " ") + w;
                               return a.empty() ? std::string("(defaults)") : a;
                             }())));
+  if (!s.plan.profiles.empty() && !s.plan.profiles.front().arch.empty()) {
+    out.push_back(EscapeControl(fmt::format(
+        "architecture: {}{}", s.plan.profiles.front().arch,
+        s.plan.kstacklab.empty() ? std::string() : "; kstacklab run there: " + s.plan.kstacklab)));
+  }
   out.push_back("profiles (the first is the baseline):");
   for (const Profile& p : s.plan.profiles) {
     out.push_back(fmt::format(
@@ -221,6 +226,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
     profiles.push_back({{"name", p.name},
                         {"kernel", p.kernel},
                         {"release", p.release},
+                        {"arch", p.arch},
                         {"cmdline", p.cmdline},
                         {"accepted", s.Accepted(p.name)},
                         {"failed", s.Failed(p.name)},

@@ -27,7 +27,7 @@ plan() { printf '%s\n' "$@" >"$TMP/plan.yaml"; }
 
 refused "no mode" "give one of --dir" -- "$K" campaign
 refused "missing kernel" "kernel '/nonexistent'" -- "$K" campaign --kernel /nonexistent --profile a=x --boots 1 --dir "$D"
-refused "not a kernel image" "not an x86 kernel image" -- "$K" campaign --kernel "$TMP/notkernel" --profile a=x --boots 1 --dir "$D"
+refused "not a kernel image" "is not a kernel image kstacklab knows" -- "$K" campaign --kernel "$TMP/notkernel" --profile a=x --boots 1 --dir "$D"
 refused "duplicate profile names" "given twice" -- "$K" campaign --kernel "$BZ" --profile a=x --profile a=y --boots 1 --dir "$D"
 refused "profile without =" "NAME=CMDLINE" -- "$K" campaign --kernel "$BZ" --profile justaname --boots 1 --dir "$D"
 refused "profile name with a slash" "profile name" -- "$K" campaign --kernel "$BZ" --profile 'a/b=x' --boots 1 --dir "$D"

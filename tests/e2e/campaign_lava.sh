@@ -57,6 +57,29 @@ sed -e 's/boot_method: ipxe/boot_method: grub/' "$TMP/x86.yaml" >"$TMP/grub.yaml
 expect_exit 0 "--dry-run writes grub jobs" -- "$K" campaign "$TMP/grub.yaml" --dir "$TMP/d3" --dry-run
 validate "$TMP"/d3/jobs/*.yaml && pass "grub jobs validate" || fail "a grub job is invalid"
 
+# 2b. arm64 (profiles with arch: aarch64): on qemu, context {arch: arm64, machine: virt, cpu: max}
+# and virt's PL011 console; on a bootloader device type, the kernel deployed as an Image (booti).
+sed -e 's|kernel: "https://lab.example/bzImage"|kernel: "https://lab.example/Image.gz", arch: aarch64|' \
+    -e 's/ x=$(touch \/tmp\/pwned);//' "$TMP/qemu.yaml" >"$TMP/arm64.yaml"
+expect_exit 0 "--dry-run writes arm64 qemu jobs" -- "$K" campaign "$TMP/arm64.yaml" --dir "$TMP/d5" --dry-run
+validate "$TMP"/d5/jobs/*.yaml && pass "every arm64 qemu job validates with lava_common.schemas.validate" || fail "an arm64 qemu job is invalid"
+python3 - "$TMP/d5/jobs/on-1.yaml" <<'PY' && pass "the arm64 job asks for qemu-system-aarch64 -M virt -cpu max with ttyAMA0" || fail "arm64 job: $(head -40 "$TMP/d5/jobs/on-1.yaml")"
+import sys, yaml
+j = yaml.safe_load(open(sys.argv[1]))
+assert j["context"] == {"arch": "arm64", "machine": "virt", "cpu": "max"}, j["context"]
+k = j["actions"][0]["deploy"]["images"]["kernel"]
+assert k["image_arg"].startswith('-kernel {kernel} -append "console=ttyAMA0,115200 randomize_kstack_offset=on'), k
+PY
+sed -e 's/device_type: qemu/device_type: juno-r2, boot_method: u-boot/' "$TMP/arm64.yaml" >"$TMP/arm64-board.yaml"
+expect_exit 0 "--dry-run writes arm64 board jobs" -- "$K" campaign "$TMP/arm64-board.yaml" --dir "$TMP/d6" --dry-run
+validate "$TMP"/d6/jobs/*.yaml && pass "every arm64 board job validates" || fail "an arm64 board job is invalid"
+grep -q "type: image" "$TMP/d6/jobs/on-1.yaml" && grep -q "compression: gz" "$TMP/d6/jobs/on-1.yaml" \
+  && pass "the board job deploys the kernel as an Image, inflated by LAVA" || fail "arm64 board job: $(head -40 "$TMP/d6/jobs/on-1.yaml")"
+sed -e '0,/, arch: aarch64/s///' "$TMP/arm64.yaml" >"$TMP/arm64-mixed.yaml"
+expect_exit 2 "--dry-run with an arm64 and an x86 profile" -- "$K" campaign "$TMP/arm64-mixed.yaml" --dir "$TMP/d7" --dry-run
+expect_stderr "is x86_64 but profile 'on' kernel 'https://lab.example/Image.gz' is aarch64" "mixed architectures: says which"
+[ ! -e "$TMP/d7" ] && pass "refused: nothing written" || fail "$TMP/d7 was created"
+
 # Refusals before anything is written.
 expect_exit 2 "--dry-run with engine qemu" -- "$K" campaign --kernel /bin/sh --profile a=x --boots 1 --dir "$TMP/d4" --dry-run
 [ ! -e "$TMP/d4" ] && pass "--dry-run refused: nothing written" || fail "$TMP/d4 was created"

@@ -38,7 +38,7 @@ struct PlanLimits {
 // Members after `kernel` have initialisers: a profile written {name, kernel} leaves them empty.
 struct Profile {
   std::string name;
-  std::string kernel;     // path of a bzImage (made absolute by CheckPlan)
+  std::string kernel;     // path of a kernel image (kernel_image.h; made absolute by CheckPlan)
   std::string initrd{};   // optional extra initramfs, concatenated before the engine's own
   std::string cmdline{};  // the profile's kernel arguments (the engine adds its console)
   std::string config{};   // the kernel's .config; "" = config-RELEASE beside the image, if any
@@ -46,13 +46,18 @@ struct Profile {
   // from (grub-reboot's ENTRY); "" elsewhere.
   std::string boot_entry{};
   std::vector<std::pair<std::string, std::string>> sysctls{};  // set in the guest before the run
-  // Filled by CheckPlan from the image's setup header ("6.1.0-57-amd64"); "" when the header
-  // carries no version string. Engine lava (the kernel is a URL): the plan's `release`, if given.
+  // Filled by CheckPlan from the image ("6.1.0-57-amd64": a bzImage's setup header, an arm64
+  // Image's banner); "" when a bzImage's header carries no version string. Engine lava (the
+  // kernel is a URL): the plan's `release`, if given.
   std::string release{};
   // Identity of the image when the campaign started (size, mtime), so a resume notices a kernel
   // replaced under the same name.
   uint64_t kernel_size = 0;
   int64_t kernel_mtime = 0;
+  // The image's architecture, a `uname -m` word of the table in arch.h ("x86_64", "aarch64"):
+  // read from the image by CheckPlan (a plan's `arch` must agree with it). Engine lava (a URL):
+  // the plan's `arch`, x86_64 when it gives none.
+  std::string arch{};
 };
 
 // The stopping rule (a precision rule: it never looks at the observed difference).
@@ -130,6 +135,9 @@ struct CampaignPlan {
   PlanEngine engine;      // the engine and its settings (engine: {name, ...})
   bool strength = false;  // also `entropy --kernel` in every boot
   uint64_t strength_samples = 100000;
+  // The kstacklab binary that runs in the guest or on the machine (the plan's `kstacklab:`),
+  // made absolute by CheckPlan; "" = this program, where its architecture is the profiles'.
+  std::string kstacklab;
 
   // Blocks to plan for: `boots`, or the target's max_boots.
   uint64_t MaxBlocks() const { return target ? target->max_boots : boots; }
@@ -171,15 +179,17 @@ int YamlFlowDepth(std::string_view text);
 Expected<Profile> ParseProfileShorthand(const std::string& spec, const std::string& kernel);
 
 // Everything checkable before the first boot, none of it by booting: at least one profile (two to
-// compare), unique valid names, readable kernel images (bzImage setup header "HdrS"; the release
-// is read from it), readable initrd/config files, sysctl names and values, command lines,
-// boots or a target, engine settings. Fills Profile::release and the identity fields and makes
-// paths absolute. UsageErrors naming the profile and field.
+// compare), unique valid names, readable kernel images of a known format (kernel_image.h: the
+// architecture and release are read from each), one architecture for every profile, a kstacklab
+// binary of that architecture (the plan's, or this program), readable initrd/config files, sysctl
+// names and values, command lines, boots or a target, engine settings. Fills Profile::release,
+// Profile::arch and the identity fields and makes paths absolute. UsageErrors naming the profile
+// and field.
 Status CheckPlan(CampaignPlan& plan);
 
-// The kernel release in a bzImage's setup header ("6.1.0-57-amd64"), or a UsageError when `path`
-// is not a readable x86 bzImage. An image without a version string gives "".
-Expected<std::string> BzImageRelease(const std::string& path);
+// The path of the kstacklab binary the engine runs in the guest or on the machine: the plan's
+// `kstacklab`, or `self` (this program's path) when it gives none.
+std::string GuestBinary(const CampaignPlan& plan, const std::string& self);
 
 // The profile's kernel arguments split as the kernel splits its command line (spaces outside
 // double quotes), for checking that a booted /proc/cmdline holds each of them.
