@@ -1,7 +1,9 @@
 # Part of building the kstacklab target (a POST_BUILD step, src/CMakeLists.txt): the man page and
 # the bash and zsh completion, printed by the binary just linked from its own command-line
 # definitions (`kstacklab completion man|bash|zsh`), so they cannot drift from it. Each file is
-# replaced only when its text changed. Set by the caller: KSTACKLAB_BIN, OUT_DIR.
+# replaced only when its text changed. Set by the caller: KSTACKLAB_BIN, OUT_DIR, and in a cross
+# build KSTACKLAB_EMULATOR (CMAKE_CROSSCOMPILING_EMULATOR: qemu-aarch64 and its arguments).
+separate_arguments(emulator UNIX_COMMAND "${KSTACKLAB_EMULATOR}")
 file(MAKE_DIRECTORY "${OUT_DIR}")
 foreach(what IN ITEMS man bash zsh)
   if(what STREQUAL "man")
@@ -11,7 +13,7 @@ foreach(what IN ITEMS man bash zsh)
   else()
     set(name _kstacklab)
   endif()
-  execute_process(COMMAND "${KSTACKLAB_BIN}" completion ${what} OUTPUT_FILE "${OUT_DIR}/${name}.new"
+  execute_process(COMMAND ${emulator} "${KSTACKLAB_BIN}" completion ${what} OUTPUT_FILE "${OUT_DIR}/${name}.new"
                   RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     file(REMOVE "${OUT_DIR}/${name}.new")

@@ -19,6 +19,7 @@
 #include "kstacklab/workload.h"
 #include "macro.h"
 #include "pkeys.h"
+#include "test_support.h"
 
 namespace kstacklab {
 namespace {
@@ -68,6 +69,8 @@ TEST(Micromm, H0MappingHasNoHugePages) {
 }
 
 TEST(Micromm, H1IsPmdMappedThpThenPteMappedLargeFolios) {
+  KSTACKLAB_SKIP_IF_EMULATED(
+      "qemu-user does not pass madvise(MADV_HUGEPAGE) to the kernel: no huge pages");
   if (std::string why = workloads::ThpUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
   auto m = BuildMapping(kTestBytes, /*huge=*/true, /*split=*/false);
   ASSERT_TRUE(m.ok()) << m.error().message;
@@ -94,6 +97,8 @@ TEST(Micromm, H1IsPmdMappedThpThenPteMappedLargeFolios) {
 }
 
 TEST(Micromm, ForkAndMunmapRowsRunAtASmallSize) {
+  KSTACKLAB_SKIP_IF_EMULATED(
+      "qemu-user does not pass madvise(MADV_HUGEPAGE) to the kernel: no huge pages");
   // The rows' own loops on the real kernel, through the runner, at the caps (64 MiB).
   std::vector<WorkloadDef> rows = workloads::MicrommRowsOfSize(kTestBytes, "");
   std::vector<std::string> notes = DropUnavailable(&rows);

@@ -271,6 +271,7 @@ TEST(CaptureEnvironment, X86VmWithConfigGz) {
   Json flags = {{"constant_tsc", true}, {"nonstop_tsc", true}, {"tsc_known_freq", true},
                 {"pku", true},          {"ospke", true},       {"hypervisor", true}};
   EXPECT_EQ(cpu["flags"], flags);
+  EXPECT_TRUE(cpu["arm64"].is_null()) << cpu["arm64"].dump();
   EXPECT_EQ(cpu["smt"], "on");
   EXPECT_EQ(cpu["smt_active"], true);
   EXPECT_EQ(cpu["governor"], "schedutil");
@@ -304,6 +305,77 @@ TEST(CaptureEnvironment, X86VmWithConfigGz) {
   codes.erase(std::remove(codes.begin(), codes.end(), "debug-build"), codes.end());
   EXPECT_EQ(codes, (std::vector<std::string>{"vm", "clocksource", "governor", "smt"}));
 }
+
+// tests/data/sysinfo/arm64_neoverse_v1: written in the layout of arm64 Linux 6.1's /proc/cpuinfo
+// (arch/arm64/kernel/cpuinfo.c c_show) for a Neoverse-V1 (implementer 0x41, part 0xd40), as on a
+// Graviton3; its Features line has paca/pacg and no bti, so each answer is tested. Runs the same
+// on x86-64 and aarch64: a captured tree is never this process's own machine.
+TEST(CaptureEnvironment, Arm64CpuinfoHasFeaturesNotFlags) {
+  Json env = Capture("arm64_neoverse_v1");
+  EXPECT_EQ(env["kernel"]["machine"], "aarch64");
+  const Json& cpu = env["cpu"];
+  EXPECT_EQ(cpu["model"], "Arm Neoverse-V1");
+  EXPECT_TRUE(cpu["vendor"].is_null());
+  EXPECT_TRUE(cpu["family"].is_null());
+  EXPECT_EQ(cpu["count_online"], 2);
+  for (const auto& [flag, value] : cpu["flags"].items()) {
+    EXPECT_TRUE(value.is_null()) << flag << " is " << value.dump() << ": arm64 has no flags line";
+  }
+  const Json& arm = cpu["arm64"];
+  ASSERT_TRUE(arm.is_object()) << arm.dump();
+  EXPECT_EQ(arm["implementer"], "0x41");
+  EXPECT_EQ(arm["part"], "0xd40");
+  EXPECT_EQ(arm["core"], "Arm Neoverse-V1");
+  EXPECT_EQ(arm["variant"], "0x1");
+  EXPECT_EQ(arm["revision"], 1);
+  ASSERT_TRUE(arm["features"].is_array());
+  EXPECT_EQ(arm["features"].size(), 38u);
+  EXPECT_EQ(arm["features"].front(), "fp");
+  EXPECT_EQ(arm["features"].back(), "rng");
+  EXPECT_EQ(arm["pac"], true);
+  EXPECT_EQ(arm["bti"], false);
+  EXPECT_TRUE(arm["counter_freq_hz"].is_null());  // only read on the machine itself
+  EXPECT_EQ(cpu["clocksource"], "arch_sys_counter");
+  EXPECT_EQ(env["config"]["source"], "/boot/config-6.1.0-27-cloud-arm64");
+  EXPECT_EQ(env["config"]["options"]["CONFIG_RANDOMIZE_KSTACK_OFFSET"], "y");
+  EXPECT_EQ(env["kernel"]["randomize_kstack_offset"], "on");  // the cmdline's, over the default
+  EXPECT_TRUE(env["virtualization"]["hypervisor_flag"].is_null());
+  EXPECT_EQ(env["problems"], Json::array()) << env["problems"].dump();
+  // No x86 warning (TSC, clocksource) for an arm64 machine.
+  std::vector<std::string> codes = WarningCodes(env);
+  codes.erase(std::remove(codes.begin(), codes.end(), "debug-build"), codes.end());
+  EXPECT_EQ(codes, std::vector<std::string>{}) << ::testing::PrintToString(codes);
+}
+
+// An unknown part keeps the numbers as the model; a Features line without paca says no PAC.
+TEST(CaptureEnvironment, Arm64UnknownPartAndNoPac) {
+  const std::string root = ::testing::TempDir() + "/kstacklab_arm64_unknown";
+  std::filesystem::create_directories(root + "/proc");
+  std::ofstream(root + "/proc/cpuinfo") << "processor\t: 0\nFeatures\t: fp asimd bti\n"
+                                           "CPU implementer\t: 0x61\nCPU part\t: 0x022\n";
+  SysinfoOptions options;
+  options.root = root;
+  Json cpu = CaptureEnvironment(options)["cpu"];
+  EXPECT_EQ(cpu["model"], "implementer 0x61 part 0x022");
+  EXPECT_TRUE(cpu["arm64"]["core"].is_null());
+  EXPECT_TRUE(cpu["arm64"]["revision"].is_null());
+  EXPECT_EQ(cpu["arm64"]["pac"], false);
+  EXPECT_EQ(cpu["arm64"]["bti"], true);
+  std::filesystem::remove_all(root);
+}
+
+#if defined(__aarch64__)
+// This process's own machine: the counter frequency and PAC/BTI come from the CPU and the kernel
+// (CNTFRQ_EL0, getauxval), whatever /proc/cpuinfo says (under qemu-user it is the host's).
+TEST(CaptureEnvironment, Arm64OwnMachineReadsCounterFrequency) {
+  Json arm = CaptureEnvironment(SysinfoOptions{})["cpu"]["arm64"];
+  ASSERT_TRUE(arm.is_object()) << arm.dump();
+  ASSERT_TRUE(arm["counter_freq_hz"].is_number_unsigned()) << arm.dump();
+  EXPECT_GT(arm["counter_freq_hz"].get<uint64_t>(), 1000000u);
+  EXPECT_TRUE(arm["pac"].is_boolean());
+  EXPECT_TRUE(arm["bti"].is_boolean());
+}
+#endif
 
 TEST(CaptureEnvironment, BareMetalOldConfigInBoot) {
   Json env = Capture("bare_boot");

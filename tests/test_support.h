@@ -33,6 +33,20 @@ class TempDir {
   std::string path_;
 };
 
+// The user-mode emulator the tests run under, from KSTACKLAB_EMULATED (the aarch64 test preset
+// sets "qemu-user"); empty on a real machine. A test whose subject is the host kernel or the CPU
+// itself (BPF, perf events, real-kernel facts, cycle counts) skips under emulation only:
+// KSTACKLAB_SKIP_IF_EMULATED("BPF programs run in the host kernel"). Never skips on a real arm64.
+inline std::string Emulator() {
+  const char* e = ::getenv("KSTACKLAB_EMULATED");
+  return e == nullptr ? std::string() : std::string(e);
+}
+#define KSTACKLAB_SKIP_IF_EMULATED(reason)                                                        \
+  do {                                                                                            \
+    if (const std::string emulator = ::kstacklab::testing_support::Emulator(); !emulator.empty()) \
+      GTEST_SKIP() << "under " << emulator << ": " << (reason);                                   \
+  } while (0)
+
 // A result labelled `label`: model/kstack with variants off and percpu-prng (2 repetitions and a
 // histogram each) and syscall/getpid with params {"h":1}; kernel 6.18.0-test on host testbox.
 inline RunResult SampleResult(const std::string& label) {

@@ -45,6 +45,25 @@ TEST(Timing, CalibratedFrequencyConvertsTicksToNanoseconds) {
   EXPECT_STREQ(cal->source.c_str(), kCounterName);
 }
 
+// Result files name the architecture's counter (timer.source), never x86's on arm64; on aarch64
+// the calibrated rate is the architected one, CNTFRQ_EL0 (also under qemu-user, whose counter
+// follows the host's clock at the emulated CPU's CNTFRQ_EL0).
+TEST(Timing, TheCounterIsTheArchitecturesOwn) {
+#if defined(__x86_64__)
+  EXPECT_STREQ(kCounterName, "tsc");
+#elif defined(__aarch64__)
+  EXPECT_STREQ(kCounterName, "cntvct_el0");
+  uint64_t cntfrq = 0;
+  asm volatile("mrs %0, cntfrq_el0" : "=r"(cntfrq));
+  ASSERT_GT(cntfrq, 0u);
+  auto cal = Calibrate(50, 2000);
+  ASSERT_TRUE(cal.ok()) << cal.error().message;
+  EXPECT_NEAR(cal->freq_hz, static_cast<double>(cntfrq), 0.01 * static_cast<double>(cntfrq));
+#else
+  EXPECT_STREQ(kCounterName, "clock_gettime(CLOCK_MONOTONIC_RAW)");
+#endif
+}
+
 // An injected counter: `ticks_per_ns` ticks per ns whose value only moves in steps of
 // `step_ticks` (floor of a multiple, as hardware updating a fine counter coarsely); read every
 // read_ns + U[0, jitter_ns); with `fixup`, a read within the same step returns the previous

@@ -4,7 +4,16 @@
 //    instruction has completed locally, so the start read cannot happen before the previous
 //    call retired; the trailing LFENCE keeps later instructions (the call being timed) from
 //    starting before the read. The same pair ends the region, so the call is inside it.
-//  * aarch64: ISB; MRS CNTVCT_EL0; ISB. Frequency from CNTFRQ_EL0 (checked by calibration).
+//  * aarch64: ISB; MRS CNTVCT_EL0; ISB. The leading ISB is the kernel's own order
+//    (arch/arm64/include/asm/arch_timer.h, __arch_counter_get_cntvct: "isb; mrs cntvct_el0"):
+//    without it the read may be taken before earlier instructions (the previous call) have
+//    completed. The trailing ISB keeps the timed call from starting before the read, the role of
+//    the trailing LFENCE on x86 (the kernel orders only later loads after its read,
+//    arch_counter_enforce_ordering). Cost: each ISB empties the pipeline; the empty region (two
+//    reads, four ISBs) is measured by Calibrate(), recorded as timer.overhead_ns and subtracted,
+//    and on a generic timer of at most 1 GHz it is often under one counter step. Frequency from
+//    CNTFRQ_EL0 when calibration agrees with it within 1 %; the step (EstimateCounterStep) is
+//    what the timed durations are multiples of. Under qemu-user none of these is a cost.
 //  * anything else: clock_gettime(CLOCK_MONOTONIC_RAW) in nanoseconds.
 //
 // Calibration measures the counter's rate against CLOCK_MONOTONIC_RAW and the cost of an empty

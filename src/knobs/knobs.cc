@@ -319,7 +319,11 @@ Expected<std::vector<RecoveryEntry>> ParseRecoveryFile(std::string_view text) {
     } else if (line.size() - start > kMaxSysctlValue) {
       problem = fmt::format("the value is longer than {} bytes", kMaxSysctlValue);
     } else if (std::any_of(line.begin() + static_cast<std::ptrdiff_t>(start), line.end(),
-                           [](char c) { return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7f; })) {
+                           [](char c) {
+                             // unsigned: char is signed on x86-64, unsigned on aarch64
+                             const auto u = static_cast<unsigned char>(c);
+                             return (u < 0x20 && c != '\t') || u == 0x7f;
+                           })) {
       problem = "the value holds a control character (a sysctl value is text, tabs allowed)";
     }
     if (problem) return UsageError(fmt::format("line {}: {}", number, EscapeControl(*problem)));

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -398,7 +402,86 @@ Json CpuFlags(const std::optional<std::string>& flags_line) {
   return flags;
 }
 
-Json CaptureCpu(Reader& reader) {
+// arm64 CPU names by MIDR implementer and part, as the kernel names them
+// (arch/arm64/include/asm/cputype.h: ARM_CPU_IMP_ARM, ARM_CPU_PART_NEOVERSE_*): the cores of the
+// machines the kstack series were measured on (Graviton2/3/4, Ampere Altra, Grace).
+struct Arm64Part {
+  const char* implementer;
+  const char* part;
+  const char* name;
+};
+constexpr Arm64Part kArm64Parts[] = {
+    {"0x41", "0xd0c", "Arm Neoverse-N1"},
+    {"0x41", "0xd40", "Arm Neoverse-V1"},
+    {"0x41", "0xd49", "Arm Neoverse-N2"},
+    {"0x41", "0xd4f", "Arm Neoverse-V2"},
+};
+
+std::optional<std::string> Arm64PartName(const std::string& implementer, const std::string& part) {
+  for (const Arm64Part& p : kArm64Parts) {
+    if (implementer == p.implementer && part == p.part) return std::string(p.name);
+  }
+  return std::nullopt;
+}
+
+// The arm64 identity that /proc/cpuinfo gives instead of x86's flags and CPUID signature
+// (arch/arm64/kernel/cpuinfo.c c_show: "Features", "CPU implementer", "CPU architecture",
+// "CPU variant", "CPU part", "CPU revision"), null when cpuinfo has none of it and this is not an
+// aarch64 process reading its own machine. `live`: root is "/", so this process's own facts
+// apply: on aarch64 the hardware capabilities the kernel gives it (getauxval AT_HWCAP
+// HWCAP_PACA, AT_HWCAP2 HWCAP2_BTI) and the counter frequency (CNTFRQ_EL0); otherwise pac and
+// bti come from the Features line (the same capabilities, as the kernel prints them: "paca",
+// "bti") and counter_freq_hz is null.
+Json CaptureArm64(const std::function<std::optional<std::string>(const char*)>& info, bool live) {
+  bool own = false;
+#if defined(__aarch64__)
+  own = live;
+#else
+  (void)live;
+#endif
+  const std::optional<std::string> implementer = info("CPU implementer");
+  if (!implementer && !own) return nullptr;
+  const std::optional<std::string> part = info("CPU part");
+  const std::optional<std::string> features = info("Features");
+  std::set<std::string> feature_set;
+  Json feature_list = nullptr;
+  if (features) {
+    feature_list = Json::array();
+    sysinfo_text::ForEachPiece(*features, ' ', [&](std::string_view f) {
+      if (f.empty()) return;
+      feature_set.emplace(f);
+      feature_list.push_back(std::string(f));
+    });
+  }
+  auto has = [&](const char* f) -> Json {
+    return features ? Json(feature_set.count(f) > 0) : Json(nullptr);
+  };
+  Json arm = Json::object();
+  arm["implementer"] = OrNull(implementer);
+  arm["part"] = OrNull(part);
+  arm["core"] = implementer && part ? OrNull(Arm64PartName(*implementer, *part)) : Json(nullptr);
+  arm["variant"] = OrNull(info("CPU variant"));
+  std::optional<uint64_t> revision;
+  if (std::optional<std::string> r = info("CPU revision"))
+    revision = sysinfo_text::DecimalNumber(*r);
+  arm["revision"] = revision ? Json(*revision) : Json(nullptr);
+  arm["features"] = feature_list;
+  arm["pac"] = has("paca");
+  arm["bti"] = has("bti");
+  arm["counter_freq_hz"] = nullptr;
+#if defined(__aarch64__)
+  if (own) {
+    arm["pac"] = (getauxval(AT_HWCAP) & HWCAP_PACA) != 0;
+    arm["bti"] = (getauxval(AT_HWCAP2) & HWCAP2_BTI) != 0;
+    uint64_t cntfrq = 0;
+    asm volatile("mrs %0, cntfrq_el0" : "=r"(cntfrq));
+    arm["counter_freq_hz"] = cntfrq;
+  }
+#endif
+  return arm;
+}
+
+Json CaptureCpu(Reader& reader, bool live) {
   ReadOutcome cpuinfo_read = reader.Read("proc/cpuinfo");
   CpuInfo cpuinfo;
   if (cpuinfo_read.status == ReadStatus::kOk) {
@@ -413,7 +496,10 @@ Json CaptureCpu(Reader& reader) {
   };
   std::optional<std::string> model = info("model name");
   if (!model && info("CPU implementer") && info("CPU part")) {
-    model = fmt::format("implementer {} part {}", *info("CPU implementer"), *info("CPU part"));
+    model = Arm64PartName(*info("CPU implementer"), *info("CPU part"));
+    if (!model) {
+      model = fmt::format("implementer {} part {}", *info("CPU implementer"), *info("CPU part"));
+    }
   }
   Json count = nullptr;
   if (auto online = reader.Line("sys/devices/system/cpu/online")) {
@@ -442,6 +528,7 @@ Json CaptureCpu(Reader& reader) {
   cpu["microcode"] = OrNull(info("microcode"));
   cpu["count_online"] = count;
   cpu["flags"] = CpuFlags(info("flags"));
+  cpu["arm64"] = CaptureArm64(info, live);
   cpu["smt"] = OrNull(reader.Line("sys/devices/system/cpu/smt/control"));
   std::optional<std::string> active = reader.Line("sys/devices/system/cpu/smt/active");
   cpu["smt_active"] =
@@ -509,7 +596,7 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   Reader reader(options.root);
   KernelAndConfig kernel_config = CaptureKernelAndConfig(options, reader);
   Json sysctl = CaptureSysctl(reader);
-  Json cpu = CaptureCpu(reader);
+  Json cpu = CaptureCpu(reader, options.root == "/");
   Json vulns = CaptureVulnerabilities(reader);
   Json virt = CaptureVirtualization(cpu["flags"]["hypervisor"], reader);
 

@@ -210,8 +210,9 @@ std::vector<WorkloadDef> DeepSyscallRows() {
                         "wait-queue arrays on the kernel stack (fs/select.c)",
                         SetupPoll),
       DeepRow<CallSelect>("syscall/select-64",
-                          "select of 64 ready eventfds, zero timeout: deep, the six fd bitmaps and "
-                          "a poll_wqueues (~832 bytes) on the kernel stack (fs/select.c)",
+                          "select (pselect6 on arm64, which has no select) of 64 ready eventfds, "
+                          "zero timeout: deep, the six fd bitmaps and a poll_wqueues (~832 bytes) "
+                          "on the kernel stack (fs/select.c)",
                           SetupSelect),
       DeepRow<CallUname>("syscall/uname",
                          "uname(2): deep-ish, newuname() copies a 390-byte new_utsname on the "

@@ -10,6 +10,8 @@
 // what is missing. Never used by `run`: the probe adds cost to every syscall of the process.
 #pragma once
 
+#include <sys/syscall.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -74,7 +76,7 @@ std::optional<BtfDesignHints> ReadBtfDesignHints();
 // ---- Collection -------------------------------------------------------------------------------
 
 struct CollectOptions {
-  int32_t syscall_nr = 39;  // SYS_getpid on x86-64; must be one of CollectableSyscalls()
+  int32_t syscall_nr = SYS_getpid;  // 39 on x86-64, 172 on arm64; one of CollectableSyscalls()
   uint64_t samples = 100000;
   int cpu = -1;  // pin the calling thread there while collecting (restored after); -1: no pin
 };
