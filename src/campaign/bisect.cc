@@ -253,6 +253,29 @@ Json BisectStateToJson(const BisectState& s) {
               {"result", s.result}};
 }
 
+namespace {
+
+// campaign.json's "ends" object (throws Json::exception on a wrong form).
+BisectEnds EndsFromJson(const Json& e) {
+  KnownJsonKeys(e,
+                {"dir", "verdict", "difference", "low", "high", "blocks", "good_mean", "bad_mean",
+                 "boots", "seconds"},
+                "the ends");
+  BisectEnds ends;
+  ends.verdict = e.at("verdict").get<std::string>();
+  ends.judgement.difference = NumOf(e.at("difference"));
+  ends.judgement.low = NumOf(e.at("low"));
+  ends.judgement.high = NumOf(e.at("high"));
+  ends.judgement.blocks = e.at("blocks").get<size_t>();
+  ends.good_mean = NumOf(e.at("good_mean"));
+  ends.bad_mean = NumOf(e.at("bad_mean"));
+  ends.boots = e.at("boots").get<uint64_t>();
+  ends.seconds = NumOf(e.at("seconds"));
+  return ends;
+}
+
+}  // namespace
+
 Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path) {
   const std::string shown = EscapeControl(path);
   BisectState s;
@@ -286,20 +309,7 @@ Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path
       return UsageError(fmt::format("'{}': {}", shown, plan.error().message));
     }
     s.plan = std::move(*plan);
-    const Json& e = j.at("ends");
-    KnownJsonKeys(e,
-                  {"dir", "verdict", "difference", "low", "high", "blocks", "good_mean", "bad_mean",
-                   "boots", "seconds"},
-                  "the ends");
-    s.ends.verdict = e.at("verdict").get<std::string>();
-    s.ends.judgement.difference = NumOf(e.at("difference"));
-    s.ends.judgement.low = NumOf(e.at("low"));
-    s.ends.judgement.high = NumOf(e.at("high"));
-    s.ends.judgement.blocks = e.at("blocks").get<size_t>();
-    s.ends.good_mean = NumOf(e.at("good_mean"));
-    s.ends.bad_mean = NumOf(e.at("bad_mean"));
-    s.ends.boots = e.at("boots").get<uint64_t>();
-    s.ends.seconds = NumOf(e.at("seconds"));
+    s.ends = EndsFromJson(j.at("ends"));
     for (const Json& st : j.at("steps")) {
       KnownJsonKeys(st,
                     {"kernel", "name", "dir", "verdict", "theta", "low", "high", "blocks", "boots",
@@ -454,6 +464,109 @@ Expected<double> BisectBootValue(const std::string& dir, const Boot& boot,
 // ---- the driver
 // ----------------------------------------------------------------------------------
 
+namespace {
+
+// A campaign of the bisect that did not end (interrupted, stopped): the bisect stops with its
+// status for --resume. True when it did.
+Expected<bool> Halted(const std::string& dir, BisectState& s, const CampaignState& st) {
+  if (st.status == "complete") return false;
+  s.status = st.status == "interrupted" ? "interrupted" : "stopped";
+  s.result = st.stop_reason;
+  KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  return true;
+}
+
+// The ends' figures and verdict from their ended campaign's complete blocks.
+void RecordEnds(const std::vector<std::vector<double>>& blocks, const CampaignState& st,
+                BisectState& s) {
+  stats::BisectRule final_rule = s.rule;
+  // Read the last blocks at the rule's last look even when failed boots left fewer.
+  final_rule.max_end_blocks = std::max<size_t>(blocks.size(), final_rule.min_blocks);
+  s.ends.judgement = stats::JudgeEnds(EndPairs(blocks), final_rule);
+  double g = 0, b = 0;
+  for (const auto& blk : blocks) {
+    g += blk[0];
+    b += blk[1];
+  }
+  s.ends.good_mean = blocks.empty() ? std::nan("") : g / static_cast<double>(blocks.size());
+  s.ends.bad_mean = blocks.empty() ? std::nan("") : b / static_cast<double>(blocks.size());
+  s.ends.boots = BootsMade(st);
+  s.ends.seconds = st.boot_seconds;
+  s.ends.verdict = s.ends.judgement.verdict == stats::EndsVerdict::kEstablished ? "established"
+                                                                                : "no-regression";
+}
+
+// The ends, booted until their difference is established (DIR/ends). Saves the state; false when
+// the bisect ends or stops there.
+Expected<bool> RunEnds(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
+                       const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+  const size_t last = s.plan.profiles.size() - 1;
+  const std::string& good = s.plan.profiles[0].name;
+  const std::string& bad = s.plan.profiles[last].name;
+  const std::string cdir = dir + "/ends";
+  RunnerHooks h = hooks;
+  h.after_block = RuleHook(cdir, s, true);
+  if (hooks.note) {
+    hooks.note(fmt::format(
+        "measuring the ends ({} and {}) until their difference is established, at most {} blocks",
+        good, bad, s.rule.max_end_blocks));
+  }
+  CampaignState st;
+  KSTACKLAB_ASSIGN_OR_RETURN(st, RunOne(cdir, CampaignOf(s, {0, last}, s.rule.max_end_blocks, 0),
+                                        s.source, make_engine, stop, h));
+  bool halted = false;
+  KSTACKLAB_ASSIGN_OR_RETURN(halted, Halted(dir, s, st));
+  if (halted) return false;
+  if (st.stop_reason.rfind("boots keep failing", 0) == 0) {
+    // Without the ends there is no bisect: stopped for the user to look, not "no regression".
+    s.status = "stopped";
+    s.result = fmt::format("the ends' {}; their console logs are in {}", st.stop_reason, cdir);
+    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+    return false;
+  }
+  std::vector<std::vector<double>> blocks;
+  KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
+  RecordEnds(blocks, st, s);
+  const stats::EndsJudgement& j = s.ends.judgement;
+  const bool established = s.ends.verdict == "established";
+  if (hooks.note) {
+    hooks.note(fmt::format("ends: {} {} vs {} {}: difference {} [{}, {}] after {} blocks: {}", good,
+                           Fixed(s.ends.good_mean), bad, Fixed(s.ends.bad_mean),
+                           Fixed(j.difference), Fixed(j.low), Fixed(j.high), j.blocks,
+                           established ? "established" : "not established"));
+  }
+  if (!established) {
+    s.status = "complete";
+    s.result =
+        fmt::format("no regression between the ends: {} and {} do not differ in {} after {} blocks",
+                    good, bad, s.question.Describe(), j.blocks);
+  }
+  KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  return established;
+}
+
+// The outcome of a search that has ended, in words.
+std::string Outcome(const std::string& dir, const BisectState& s) {
+  const stats::BisectSearch search = s.Search();
+  const std::vector<size_t> range = search.FirstBadRange();
+  if (s.plan.profiles.size() == 2) {
+    return fmt::format(
+        "the ends differ; `kstacklab bisect step {} --kernel IMAGE` judges a candidate against "
+        "them (git bisect run)",
+        dir);
+  }
+  if (range.size() == 1) {
+    return fmt::format("first bad kernel: {} (last good: {})", s.plan.profiles[range[0]].name,
+                       s.plan.profiles[search.low()].name);
+  }
+  std::vector<std::string> names;
+  for (size_t k : range) names.push_back(s.plan.profiles[k].name);
+  return fmt::format("the first bad kernel is one of {} (steps undecided; last good: {})",
+                     fmt::join(names, ", "), s.plan.profiles[search.low()].name);
+}
+
+}  // namespace
+
 Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
                  const std::atomic<bool>& stop, const RunnerHooks& hooks) {
   const size_t last = s.plan.profiles.size() - 1;
@@ -462,69 +575,11 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
   };
   s.status = "running";
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
-  // A campaign that did not end: the bisect stops with its status for --resume.
-  auto stopped = [&](const CampaignState& st) -> Expected<bool> {
-    if (st.status == "complete") return false;
-    s.status = st.status == "interrupted" ? "interrupted" : "stopped";
-    s.result = st.stop_reason;
-    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
-    return true;
-  };
 
-  // The ends, until their difference is established.
   if (s.ends.verdict.empty()) {
-    const std::string cdir = dir + "/ends";
-    RunnerHooks h = hooks;
-    h.after_block = RuleHook(cdir, s, true);
-    say(
-        fmt::format("measuring the ends ({} and {}) until their difference is established, at "
-                    "most {} blocks",
-                    s.plan.profiles[0].name, s.plan.profiles[last].name, s.rule.max_end_blocks));
-    CampaignState st;
-    KSTACKLAB_ASSIGN_OR_RETURN(st, RunOne(cdir, CampaignOf(s, {0, last}, s.rule.max_end_blocks, 0),
-                                          s.source, make_engine, stop, h));
-    bool halted = false;
-    KSTACKLAB_ASSIGN_OR_RETURN(halted, stopped(st));
-    if (halted) return OkStatus();
-    if (st.stop_reason.rfind("boots keep failing", 0) == 0) {
-      // Without the ends there is no bisect: stopped for the user to look, not "no regression".
-      s.status = "stopped";
-      s.result = fmt::format("the ends' {}; their console logs are in {}", st.stop_reason, cdir);
-      KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
-      return OkStatus();
-    }
-    std::vector<std::vector<double>> blocks;
-    KSTACKLAB_ASSIGN_OR_RETURN(blocks, CompleteBlocks(cdir, st, s.question));
-    stats::BisectRule final_rule = s.rule;
-    // Read the last blocks at the rule's last look even when failed boots left fewer.
-    final_rule.max_end_blocks = std::max<size_t>(blocks.size(), final_rule.min_blocks);
-    s.ends.judgement = stats::JudgeEnds(EndPairs(blocks), final_rule);
-    double g = 0, b = 0;
-    for (const auto& blk : blocks) {
-      g += blk[0];
-      b += blk[1];
-    }
-    s.ends.good_mean = blocks.empty() ? std::nan("") : g / static_cast<double>(blocks.size());
-    s.ends.bad_mean = blocks.empty() ? std::nan("") : b / static_cast<double>(blocks.size());
-    s.ends.boots = BootsMade(st);
-    s.ends.seconds = st.boot_seconds;
-    const bool established = s.ends.judgement.verdict == stats::EndsVerdict::kEstablished;
-    s.ends.verdict = established ? "established" : "no-regression";
-    say(fmt::format("ends: {} {} vs {} {}: difference {} [{}, {}] after {} blocks: {}",
-                    s.plan.profiles[0].name, Fixed(s.ends.good_mean), s.plan.profiles[last].name,
-                    Fixed(s.ends.bad_mean), Fixed(s.ends.judgement.difference),
-                    Fixed(s.ends.judgement.low), Fixed(s.ends.judgement.high),
-                    s.ends.judgement.blocks, established ? "established" : "not established"));
-    if (!established) {
-      s.status = "complete";
-      s.result = fmt::format(
-          "no regression between the ends: {} and {} do not differ in {} "
-          "after {} blocks",
-          s.plan.profiles[0].name, s.plan.profiles[last].name, s.question.Describe(),
-          s.ends.judgement.blocks);
-      return SaveBisectState(dir, s);
-    }
-    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+    bool go_on = false;
+    KSTACKLAB_ASSIGN_OR_RETURN(go_on, RunEnds(dir, s, make_engine, stop, hooks));
+    if (!go_on) return OkStatus();
   }
   if (s.ends.verdict != "established") {
     s.status = "complete";
@@ -556,7 +611,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
         st, RunOne(cdir, CampaignOf(s, {0, step.kernel, last}, s.rule.max_blocks, number), s.source,
                    make_engine, stop, h));
     bool halted = false;
-    KSTACKLAB_ASSIGN_OR_RETURN(halted, stopped(st));
+    KSTACKLAB_ASSIGN_OR_RETURN(halted, Halted(dir, s, st));
     if (halted) return OkStatus();
     stats::StepJudgement j;
     KSTACKLAB_ASSIGN_OR_RETURN(j, FinalStepJudgement(cdir, st, s));
@@ -570,22 +625,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
                     step.verdict == "undecided" ? "undecided (skipped)" : step.verdict));
     KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
   }
-  const stats::BisectSearch search = s.Search();
-  const std::vector<size_t> range = search.FirstBadRange();
-  if (s.plan.profiles.size() == 2) {
-    s.result = fmt::format(
-        "the ends differ; `kstacklab bisect step {} --kernel IMAGE` judges a candidate against "
-        "them (git bisect run)",
-        dir);
-  } else if (range.size() == 1) {
-    s.result = fmt::format("first bad kernel: {} (last good: {})", s.plan.profiles[range[0]].name,
-                           s.plan.profiles[search.low()].name);
-  } else {
-    std::vector<std::string> names;
-    for (size_t k : range) names.push_back(s.plan.profiles[k].name);
-    s.result = fmt::format("the first bad kernel is one of {} (steps undecided; last good: {})",
-                           fmt::join(names, ", "), s.plan.profiles[search.low()].name);
-  }
+  s.result = Outcome(dir, s);
   s.status = "complete";
   say(s.result);
   return SaveBisectState(dir, s);
@@ -651,6 +691,64 @@ std::string BisectGitLog(const BisectState& s) {
   return out;
 }
 
+namespace {
+
+// The evidence of an ended bisect: good end, last good, first bad (when one), bad end, each with
+// its boots over every campaign of the bisect, its mean and 95 % interval, and its change from
+// the good end.
+std::string Evidence(const std::string& dir, const BisectState& s) {
+  const auto& p = s.plan.profiles;
+  std::string out;
+  // The evidence: each kernel's boots over the bisect (the ends from every campaign).
+  const stats::BisectSearch search = s.Search();
+  const std::vector<size_t> range = search.FirstBadRange();
+  std::vector<size_t> shown = {0};
+  if (search.low() != 0) shown.push_back(search.low());
+  if (range.size() == 1 && range[0] != p.size() - 1) shown.push_back(range[0]);
+  shown.push_back(p.size() - 1);
+  std::vector<std::vector<double>> values(p.size());
+  std::vector<std::string> dirs = {"ends"};
+  for (const BisectStep& st : s.steps) dirs.push_back(st.dir);
+  for (const std::string& d : dirs) {
+    const std::string cdir = fmt::format("{}/{}", dir, d);
+    auto st = LoadState(cdir);
+    if (!st.ok()) continue;
+    for (const Boot& b : st->boots) {
+      if (b.status != BootStatus::kAccepted) continue;
+      auto v = BisectBootValue(cdir, b, s.question);
+      if (!v.ok()) continue;
+      for (size_t k = 0; k < p.size(); ++k) {
+        if (p[k].name == b.profile) values[k].push_back(*v);
+      }
+    }
+  }
+  out += fmt::format("\n{:<12} {:<24} {:>6} {:>14} {:>22}\n", "", "kernel", "boots", "mean",
+                     "95 % CI");
+  const double base = values[0].empty() ? std::nan("") : stats::Mean(values[0]);
+  for (size_t k : shown) {
+    const char* role = k == 0              ? "good end"
+                       : k == p.size() - 1 ? "bad end"
+                       : k == search.low() ? "last good"
+                                           : "first bad";
+    const std::vector<double>& v = values[k];
+    const double m = v.empty() ? std::nan("") : stats::Mean(v);
+    std::string ci = "-";
+    if (v.size() >= 2) {
+      const double half = stats::StudentTQuantile(0.975, static_cast<double>(v.size() - 1)) *
+                          stats::StdDev(v) / std::sqrt(static_cast<double>(v.size()));
+      ci = fmt::format("[{}, {}]", Fixed(m - half), Fixed(m + half));
+    }
+    const std::string pct = k == 0 || !std::isfinite(base) || base == 0
+                                ? std::string()
+                                : fmt::format(" ({:+.2f} %)", 100 * (m - base) / base);
+    out += fmt::format("{:<12} {:<24} {:>6} {:>14} {:>22}{}\n", role, p[k].name, v.size(), Fixed(m),
+                       ci, pct);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
   const auto& p = s.plan.profiles;
   std::string out = fmt::format(
@@ -690,54 +788,11 @@ std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
                                                 : st.verdict);
   }
   if (s.status == "complete" && s.ends.verdict == "established" && p.size() > 2) {
-    // The evidence: each kernel's boots over the bisect (the ends from every campaign).
-    const stats::BisectSearch search = s.Search();
-    const std::vector<size_t> range = search.FirstBadRange();
-    std::vector<size_t> shown = {0};
-    if (search.low() != 0) shown.push_back(search.low());
-    if (range.size() == 1 && range[0] != p.size() - 1) shown.push_back(range[0]);
-    shown.push_back(p.size() - 1);
-    std::vector<std::vector<double>> values(p.size());
-    std::vector<std::string> dirs = {"ends"};
-    for (const BisectStep& st : s.steps) dirs.push_back(st.dir);
-    for (const std::string& d : dirs) {
-      auto st = LoadState(dir + "/" + d);
-      if (!st.ok()) continue;
-      for (const Boot& b : st->boots) {
-        if (b.status != BootStatus::kAccepted) continue;
-        auto v = BisectBootValue(dir + "/" + d, b, s.question);
-        if (!v.ok()) continue;
-        for (size_t k = 0; k < p.size(); ++k) {
-          if (p[k].name == b.profile) values[k].push_back(*v);
-        }
-      }
-    }
-    out += fmt::format("\n{:<12} {:<24} {:>6} {:>14} {:>22}\n", "", "kernel", "boots", "mean",
-                       "95 % CI");
-    const double base = values[0].empty() ? std::nan("") : stats::Mean(values[0]);
-    for (size_t k : shown) {
-      const char* role = k == 0              ? "good end"
-                         : k == p.size() - 1 ? "bad end"
-                         : k == search.low() ? "last good"
-                                             : "first bad";
-      const std::vector<double>& v = values[k];
-      const double m = v.empty() ? std::nan("") : stats::Mean(v);
-      std::string ci = "-";
-      if (v.size() >= 2) {
-        const double half = stats::StudentTQuantile(0.975, static_cast<double>(v.size() - 1)) *
-                            stats::StdDev(v) / std::sqrt(static_cast<double>(v.size()));
-        ci = fmt::format("[{}, {}]", Fixed(m - half), Fixed(m + half));
-      }
-      const std::string pct = k == 0 || !std::isfinite(base) || base == 0
-                                  ? std::string()
-                                  : fmt::format(" ({:+.2f} %)", 100 * (m - base) / base);
-      out += fmt::format("{:<12} {:<24} {:>6} {:>14} {:>22}{}\n", role, p[k].name, v.size(),
-                         Fixed(m), ci, pct);
-    }
+    out += Evidence(dir, s);
   }
   out += fmt::format("\n{}: {} boots, {:.0f} s of boots; git bisect log: {}/{}\n",
-                     s.status == "complete" ? s.result : "status " + s.status, boots, seconds, dir,
-                     kBisectLogFile);
+                     s.status == "complete" ? s.result : fmt::format("status {}", s.status), boots,
+                     seconds, dir, kBisectLogFile);
   return out;
 }
 

@@ -1,7 +1,7 @@
 # kstacklab bisect step under `git bisect run`, in a small git repository whose commits name the
 # kernel command line a candidate boots: the ends are measured once (a bisect of two kernels),
 # then git drives the steps. The planted change is real: from commit c5 on, the stand-in lab
-# (tests/e2e/fakes/lavacli) runs the DUT's kstacklab under a seccomp filter of 400 instructions
+# (tests/e2e/fakes/lavacli) runs the DUT's kstacklab under a seccomp filter of 1500 instructions
 # (tests/tools/planted_seccomp.cc), which slows every syscall. git ends at c5; c3, whose "build"
 # fails, exits 125 and is skipped; a step's bad input exits 255 (git aborts) and never 1.
 . "$(dirname "$0")/lib.bash"
@@ -10,7 +10,7 @@ K=$(readlink -f "$KSTACKLAB")
 command -v git >/dev/null || skip_missing "git is not installed"
 [ -x "${KSTACKLAB_PLANTED_SECCOMP:-}" ] || skip_missing "KSTACKLAB_PLANTED_SECCOMP does not name the planted_seccomp helper (ctest sets it)"
 RUN='run: [--bench, syscall/getpid:raw, --repetitions, "5", --iterations, "2000", --warmup, "200"]'
-PLANT="kstacklab_test_plant=400"
+PLANT="kstacklab_test_plant=1500"
 
 # The ends: c0's command line and c7's, measured until they differ. The question is the median
 # (p50): the mean of a repetition carries the host's stalls, which on a loaded machine swamp the
@@ -64,7 +64,7 @@ cd - >/dev/null || exit 1
 [ "$first" = "${C[5]}" ] && pass "git bisect run ends at the planted commit c5" || fail "git bisect run ended at $first, want ${C[5]}: $(cat "$TMP/log.out")"
 grep -q "is the first bad commit" "$TMP/run.out" && pass "git names the first bad commit" || fail "git run output: $(cat "$TMP/run.out")"
 n=$(grep -c "^git bisect \(good\|bad\)" "$TMP/log.out")
-[ "$n" -ge 3 ] && [ "$n" -le 6 ] && pass "each step decided by kstacklab ($n good/bad lines)" || fail "git bisect log: $(cat "$TMP/log.out")"
+[ "$n" -ge 2 ] && [ "$n" -le 6 ] && pass "each step decided by kstacklab ($n good/bad lines)" || fail "git bisect log: $(cat "$TMP/log.out")"
 grep -q "^git bisect skip ${C[3]}" "$TMP/log.out" && pass "the commit whose build fails is skipped (125)" \
   || fail "c3 was not skipped: $(cat "$TMP/log.out")"
 # Every step's campaign is in the bisect's directory, its boots verified.
