@@ -165,33 +165,39 @@ const std::vector<std::string>& BisectStrengthFacts() {
   return k;
 }
 
+Status CheckBisectFact(const std::string& fact) {
+  const auto& facts = BisectStrengthFacts();
+  if (std::find(facts.begin(), facts.end(), fact) != facts.end()) return OkStatus();
+  return UsageError(
+      fmt::format("'{}' is not a strength fact; give distinct, shannon_bits or min_entropy_bits",
+                  EscapeControl(fact)));
+}
+
+Status CheckBisectMetric(const std::string& metric) {
+  const auto& metrics = MetricNames();
+  if (std::find(metrics.begin(), metrics.end(), metric) != metrics.end()) return OkStatus();
+  return UsageError(fmt::format("'{}' is not a metric; give one of {}", EscapeControl(metric),
+                                fmt::join(metrics, ", ")));
+}
+
+Status CheckBisectRow(const std::string& row) {
+  if (!row.empty() && row.size() <= PlanLimits::kMaxTextBytes &&
+      row.find('\n') == std::string::npos) {
+    return OkStatus();
+  }
+  return UsageError(
+      "the row is not a row name; give it as `show` prints it, e.g. 'syscall/getppid [raw]'");
+}
+
 Status CheckBisectQuestion(const BisectQuestion& q) {
   if (q.IsStrength() == !q.row.empty()) {
     return UsageError(
-        "give the question as --row ROW [--metric M] (a row of the run) or --strength FACT "
-        "(distinct, shannon_bits or min_entropy_bits), one of them");
+        "the question is a row of the run (with its metric) or a strength fact (distinct, "
+        "shannon_bits or min_entropy_bits), one of them");
   }
-  if (q.IsStrength()) {
-    const auto& facts = BisectStrengthFacts();
-    if (std::find(facts.begin(), facts.end(), q.strength) == facts.end()) {
-      return UsageError(
-          fmt::format("--strength '{}' is not a strength fact; give distinct, shannon_bits or "
-                      "min_entropy_bits",
-                      EscapeControl(q.strength)));
-    }
-    return OkStatus();
-  }
-  const auto& metrics = MetricNames();
-  if (std::find(metrics.begin(), metrics.end(), q.metric) == metrics.end()) {
-    return UsageError(fmt::format("--metric '{}' is not a metric; give one of {}",
-                                  EscapeControl(q.metric), fmt::join(metrics, ", ")));
-  }
-  if (q.row.size() > PlanLimits::kMaxTextBytes || q.row.find('\n') != std::string::npos) {
-    return UsageError(
-        "--row is not a row name; give it as `show` prints it, e.g. "
-        "'syscall/getppid [raw]'");
-  }
-  return OkStatus();
+  if (q.IsStrength()) return CheckBisectFact(q.strength);
+  KSTACKLAB_RETURN_IF_ERROR(CheckBisectMetric(q.metric));
+  return CheckBisectRow(q.row);
 }
 
 stats::BisectSearch BisectState::Search() const {
@@ -379,7 +385,7 @@ Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule) 
   }
   if (!(rule.alpha > 0 && rule.alpha <= 0.2)) {
     return UsageError(
-        fmt::format("--alpha {:g} is out of range; give a value in (0, 0.2], e.g. "
+        fmt::format("alpha {:g} is out of range; give a value in (0, 0.2], e.g. "
                     "0.01 (the chance of a wrong step)",
                     rule.alpha));
   }
@@ -387,7 +393,7 @@ Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule) 
       rule.max_end_blocks < rule.min_blocks || rule.max_blocks > PlanLimits::kMaxBoots ||
       rule.max_end_blocks > PlanLimits::kMaxBoots) {
     return UsageError(fmt::format(
-        "the blocks per step are out of range: give 2 <= --min-blocks <= --max-blocks <= {} "
+        "the blocks per step are out of range: give 2 <= the first look <= the last look <= {} "
         "(now {} and {})",
         PlanLimits::kMaxBoots, rule.min_blocks, rule.max_blocks));
   }
@@ -425,7 +431,7 @@ Expected<double> BisectBootValue(const std::string& dir, const Boot& boot,
     const Json v = boot.strength.is_object() ? boot.strength.value(q.strength, Json()) : Json();
     if (!v.is_number()) {
       return UsageError(fmt::format(
-          "{} has no strength {} (entropy --kernel did not report it{}); the question cannot be "
+          "{} has no strength {} (the guest's offsets report lacks it{}); the question cannot be "
           "answered on this kernel",
           what, q.strength,
           boot.strength.is_object() && boot.strength.contains("error")
@@ -551,8 +557,8 @@ std::string Outcome(const std::string& dir, const BisectState& s) {
   const std::vector<size_t> range = search.FirstBadRange();
   if (s.plan.profiles.size() == 2) {
     return fmt::format(
-        "the ends differ; `kstacklab bisect step {} --kernel IMAGE` judges a candidate against "
-        "them (git bisect run)",
+        "the ends differ; a candidate can now be judged against them (kstacklab bisect step {}, "
+        "for git bisect run)",
         dir);
   }
   if (range.size() == 1) {
@@ -637,15 +643,15 @@ Expected<BisectStep> RunCandidateStep(const std::string& dir, const BisectState&
                                       std::string* status) {
   if (s.ends.verdict != "established") {
     return UsageError(fmt::format(
-        "the ends of '{}' are {}: a step needs ends whose difference is established; run "
-        "`kstacklab bisect PLAN.yaml --dir {}` with the two ends first",
-        EscapeControl(dir), s.ends.verdict.empty() ? "not measured yet" : "not different", dir));
+        "the ends of '{}' are {}: a step needs ends whose difference is established; measure "
+        "them first (a bisect of the two ends in that directory)",
+        EscapeControl(dir), s.ends.verdict.empty() ? "not measured yet" : "not different"));
   }
   const Profile& good = s.plan.profiles.front();
   const Profile& bad = s.plan.profiles.back();
   if (candidate.name == good.name || candidate.name == bad.name) {
     return UsageError(fmt::format(
-        "the candidate's name '{}' is an end's; give it its own (--name, e.g. the commit id)",
+        "the candidate's name '{}' is an end's; give it a name of its own, e.g. the commit id",
         EscapeControl(candidate.name)));
   }
   BisectState with = s;
@@ -757,7 +763,7 @@ std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
       "step over the looks {}; good below 1/2, bad above, a step undecided at {} blocks is a "
       "skip\n",
       p.size(), p.front().name, p.back().name, s.question.Describe(),
-      s.question.IsStrength() ? " (entropy --kernel in each boot)"
+      s.question.IsStrength() ? " (the kernel's offsets, read in each boot)"
                               : " (per boot: the mean over the row's repetitions)",
       s.rule.alpha, fmt::join(s.rule.Looks(s.rule.max_blocks), ","), s.rule.max_blocks);
   const stats::EndsJudgement& e = s.ends.judgement;

@@ -132,7 +132,23 @@ int New(const BisectArgs& a) {
   q.row = a.row;
   q.metric = a.metric;
   q.strength = a.strength;
-  if (Status st = campaign::CheckBisectQuestion(q); !st.ok()) return Fail(st.error());
+  if (q.row.empty() == q.strength.empty()) {
+    return Fail(UsageError(
+        "give the question as --row ROW [--metric M] (a row of the run) or --strength FACT "
+        "(distinct, shannon_bits or min_entropy_bits), one of them"));
+  }
+  if (q.IsStrength()) {
+    if (Status st = campaign::CheckBisectFact(q.strength); !st.ok()) {
+      return Fail(WithFlag("--strength", st.error()));
+    }
+  } else {
+    if (Status st = campaign::CheckBisectRow(q.row); !st.ok()) {
+      return Fail(WithFlag("--row", st.error()));
+    }
+    if (Status st = campaign::CheckBisectMetric(q.metric); !st.ok()) {
+      return Fail(WithFlag("--metric", st.error()));
+    }
+  }
   auto rule = RuleFrom(a);
   if (!rule.ok()) return Fail(rule.error());
   const std::string source = a.positional[0];

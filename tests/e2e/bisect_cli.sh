@@ -7,14 +7,7 @@
 K=$KSTACKLAB
 D=$TMP/b   # the bisect directory: must not exist after any refusal
 
-python3 - "$TMP/bzImage" <<'PY'
-import sys
-img = bytearray(4096)
-img[0x1FE:0x200] = b"\x55\xAA"
-img[0x202:0x206] = b"HdrS"
-img[0x206:0x208] = b"\x00\x02"
-open(sys.argv[1], "wb").write(img)
-PY
+fake_bzimage "$TMP/bzImage"
 BZ=$TMP/bzImage
 RUN='run: [--bench, syscall/getpid:raw, --repetitions, "2", --iterations, "200", --warmup, "50"]'
 # kernels FILE N [EXTRA-LINE...]: a plan of N kernels k0..k(N-1) of one image, each its own cmdline.
@@ -40,7 +33,7 @@ refused "two questions" "one of them" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" -
 refused "not a metric" "is not a metric" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --row 'syscall/getpid [raw]' --metric median
 refused "not a strength fact" "is not a strength fact" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength bits
 refused "a row the run does not measure" "not a row the plan's run measures; give one of: syscall/getpid \[raw\]" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --row 'syscall/getppid [raw]'
-refused "alpha out of range" "--alpha" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --alpha 0.7
+refused "alpha out of range" "alpha 0.7 is out of range" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --alpha 0.7
 refused "one block per look" "--min-blocks" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --min-blocks 1
 kernels "$TMP/p1.yaml" 1
 refused "a list of one kernel" "two kernels at least" -- "$K" bisect "$TMP/p1.yaml" --dir "$D" --strength distinct

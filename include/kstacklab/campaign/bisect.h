@@ -48,9 +48,13 @@ struct BisectQuestion {
 // The facts a strength question may name (CapStrength's numbers).
 const std::vector<std::string>& BisectStrengthFacts();
 
-// A question whose words are valid (a known metric or fact, a row of printable text, not both a
-// row and a fact): UsageError naming the flag otherwise. The run's rows are checked by the caller.
+// A question whose words are valid (a known metric or fact, a row of one line, not both a row and
+// a fact): UsageError worded with the values otherwise (the CLI adds its flags). The run's rows
+// are checked by the caller.
 Status CheckBisectQuestion(const BisectQuestion& q);
+Status CheckBisectFact(const std::string& fact);      // one of BisectStrengthFacts()
+Status CheckBisectMetric(const std::string& metric);  // one of MetricNames()
+Status CheckBisectRow(const std::string& row);        // not empty, one line, within the limits
 
 // One step: a candidate booted with both ends.
 struct BisectStep {
