@@ -326,7 +326,11 @@ Runner SetupRunCommand(CLI::App& sub) {
   return [f] { return Execute(*f); };
 }
 
-Status CheckRunArguments(const std::vector<std::string>& run_args) {
+namespace {
+
+// `run_args` parsed as `kstacklab run RUN_ARGS` parses them and the plan they make validated; the
+// output and the store are the caller's (the guest's result goes where the campaign says).
+Expected<run::ValidPlan> ValidRunArguments(const std::vector<std::string>& run_args) {
   CLI::App app{"kstacklab"};
   RunFlags f;
   AddRunFlags(*app.add_subcommand("run"), &f);
@@ -337,7 +341,6 @@ Status CheckRunArguments(const std::vector<std::string>& run_args) {
   std::optional<std::string> error = ParseArgs(app, args, &request);
   if (!error && request) error = "they ask for help or the version, not a measurement";
   if (!error) {
-    // Where the guest's result goes is the campaign's: checked as the guest runs.
     auto plan = PlanFromFlags(f);
     if (plan.ok()) {
       plan->output = "/dev/null";
@@ -345,29 +348,24 @@ Status CheckRunArguments(const std::vector<std::string>& run_args) {
     }
     auto valid =
         plan.ok() ? run::ValidatePlan(*plan, FlagNames()) : Expected<run::ValidPlan>(plan.error());
-    if (!valid.ok()) error = MessageLine(valid.error().message);
+    if (valid.ok()) return valid;
+    error = MessageLine(valid.error().message);
   }
-  if (!error) return OkStatus();
   return UsageError(
       fmt::format("the run arguments do not parse as `kstacklab run` arguments: {}", *error));
 }
 
+}  // namespace
+
+Status CheckRunArguments(const std::vector<std::string>& run_args) {
+  auto valid = ValidRunArguments(run_args);
+  if (!valid.ok()) return valid.error();
+  return OkStatus();
+}
+
 Expected<RunRows> RunArgumentRows(const std::vector<std::string>& run_args) {
-  KSTACKLAB_RETURN_IF_ERROR(CheckRunArguments(run_args));
-  CLI::App app{"kstacklab"};
-  RunFlags f;
-  AddRunFlags(*app.add_subcommand("run"), &f);
-  StripLiteralMarks(app);
-  std::vector<std::string> args = {"kstacklab", "run"};
-  args.insert(args.end(), run_args.begin(), run_args.end());
-  std::exception_ptr request;
-  if (ParseArgs(app, args, &request)) return UsageError("the run arguments do not parse");
-  run::RunPlan plan;
-  KSTACKLAB_ASSIGN_OR_RETURN(plan, PlanFromFlags(f));
-  plan.output = "/dev/null";
-  plan.record_in_store = false;
   run::ValidPlan valid;
-  KSTACKLAB_ASSIGN_OR_RETURN(valid, run::ValidatePlan(plan, FlagNames()));
+  KSTACKLAB_ASSIGN_OR_RETURN(valid, ValidRunArguments(run_args));
   RunRows rows;
   rows.ab = valid.ab.has_value();
   for (const WorkloadDef& w : valid.rows) {

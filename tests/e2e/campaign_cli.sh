@@ -6,15 +6,8 @@ D=$TMP/c   # the campaign directory: must not exist after any refusal
 
 # A file with an x86 boot header (boot_flag 0xAA55, "HdrS", protocol 2.00, no version string):
 # CheckPlan reads only the header, and nothing here boots it.
-python3 - "$TMP/bzImage" "$TMP/notkernel" <<'PY'
-import sys
-img = bytearray(4096)
-img[0x1FE:0x200] = b"\x55\xAA"
-img[0x202:0x206] = b"HdrS"
-img[0x206:0x208] = b"\x00\x02"
-open(sys.argv[1], "wb").write(img)
-open(sys.argv[2], "wb").write(b"not a kernel\n" * 100)
-PY
+fake_bzimage "$TMP/bzImage"
+python3 -c 'import sys; open(sys.argv[1], "wb").write(b"not a kernel\n" * 100)' "$TMP/notkernel"
 BZ=$TMP/bzImage
 
 refused() {  # DESCRIPTION STDERR-PATTERN -- command...

@@ -7,14 +7,7 @@
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 D=$TMP/c
-python3 - "$TMP/bzImage" <<'PY'
-import sys
-img = bytearray(4096)
-img[0x1FE:0x200] = b"\x55\xAA"
-img[0x202:0x206] = b"HdrS"
-img[0x206:0x208] = b"\x00\x02"
-open(sys.argv[1], "wb").write(img)
-PY
+fake_bzimage "$TMP/bzImage"
 BZ=$TMP/bzImage
 plan() { printf '%s\n' "$@" >"$TMP/plan.yaml"; }
 refused() {  # DESCRIPTION STDERR-PATTERN -- command...

@@ -36,6 +36,18 @@ expect_stderr() {  # PATTERN DESCRIPTION
 expect_stdout() {
   if grep -q -- "$1" "$TMP/out"; then pass "$2"; else fail "$2: stdout lacks '$1': $(head -c 400 "$TMP/out")"; fi
 }
+# fake_bzimage FILE: a 4 KiB file with an x86 boot header (boot_flag 0xAA55, "HdrS", protocol
+# 2.00, no version string). The plan checks read only the header; nothing boots it.
+fake_bzimage() {
+  python3 - "$1" <<'PY'
+import sys
+img = bytearray(4096)
+img[0x1FE:0x200] = b"\x55\xAA"
+img[0x202:0x206] = b"HdrS"
+img[0x206:0x208] = b"\x00\x02"
+open(sys.argv[1], "wb").write(img)
+PY
+}
 # wait_cpu_time PID TICKS: waits until process PID has used TICKS clock ticks of CPU time
 # (utime + stime in /proc/PID/stat, getconf CLK_TCK per second) — progress that a loaded machine
 # cannot fake, unlike a wall-clock sleep. Fails (returns 1) if PID exits first or after 120 s.
