@@ -9,7 +9,7 @@
 K=$(readlink -f "$KSTACKLAB")
 command -v git >/dev/null || skip_missing "git is not installed"
 [ -x "${KSTACKLAB_PLANTED_SECCOMP:-}" ] || skip_missing "KSTACKLAB_PLANTED_SECCOMP does not name the planted_seccomp helper (ctest sets it)"
-RUN='run: [--bench, syscall/getpid:raw, --repetitions, "5", --iterations, "2000", --warmup, "200"]'
+RUN='run: [--bench, syscall/getpid:raw, --repetitions, "3", --iterations, "1000", --warmup, "100"]'
 PLANT="kstacklab_test_plant=1500"
 
 # The ends: c0's command line and c7's, measured until they differ. The question is the median
