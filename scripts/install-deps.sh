@@ -48,6 +48,7 @@ CROSS_ARM64=(
   libc6:arm64 libstdc++6:arm64  # the arm64 loader and C++ runtime qemu-aarch64 runs the binaries with
   libfmt-dev:arm64 libsqlite3-dev:arm64 zlib1g-dev:arm64 libpq5:arm64 libyaml-cpp0.7:arm64  # the tool's libraries
   libgtest-dev:arm64 libsodium-dev:arm64  # the unit tests' libraries
+  libbpf-dev:arm64      # the live probe in the aarch64 build (libbpf, its headers and the arm64 asm/ headers)
 )
 host_arch=$(dpkg --print-architecture)
 cross=0

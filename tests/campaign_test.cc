@@ -17,7 +17,9 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <set>
 
+#include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
@@ -30,6 +32,7 @@
 #include "kstacklab/dice.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/result_reader.h"
+#include "kstacklab/text.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {
@@ -285,8 +288,20 @@ TEST(CampaignEngine, CpioNewcIsWhatCpioReads) {
       << extracted->out;
 }
 
+TEST(CampaignEngine, TheGuestInitWritesToItsMachinesDevices) {
+  // pc: console and channel on the two 8250 UARTs; virt: console on its PL011, the channel on
+  // the PCI 16550 the engine adds (the first 8250 there).
+  const std::string pc = GuestInitScript(*FindArchitecture("x86_64"));
+  EXPECT_NE(pc.find("\"$@\" > /dev/ttyS1\n"), std::string::npos) << pc;
+  EXPECT_NE(pc.find("init started\" > /dev/ttyS0\n"), std::string::npos) << pc;
+  const std::string virt = GuestInitScript(*FindArchitecture("aarch64"));
+  EXPECT_NE(virt.find("\"$@\" > /dev/ttyS0\n"), std::string::npos) << virt;
+  EXPECT_NE(virt.find("init started\" > /dev/ttyAMA0\n"), std::string::npos) << virt;
+  EXPECT_EQ(virt.find("ttyS1"), std::string::npos) << virt;
+}
+
 TEST(CampaignEngine, TheGuestInitEvaluatesNoProfileValue) {
-  const std::string init = GuestInitScript();
+  const std::string init = GuestInitScript(HostArchitecture());
   EXPECT_EQ(init.rfind("#!/bin/busybox sh\n", 0), 0u);
   EXPECT_EQ(init.find("eval"), std::string::npos);
   // Job values are read with `read -r` and passed quoted to the shared job script (its own
@@ -306,17 +321,34 @@ TEST(CampaignEngine, StaticElfAndSharedLibraries) {
   const std::string me(self, static_cast<size_t>(n));
   EXPECT_FALSE(IsStaticElf(me));  // a test binary is dynamically linked
   EXPECT_FALSE(IsStaticElf("/etc/hostname"));
-  // ldd is the host's: under qemu-user it cannot read an aarch64 binary's libraries.
-  if (FindProgram("ldd") && ::kstacklab::testing_support::Emulator().empty()) {
-    auto libs = SharedLibraries(me);
-    ASSERT_TRUE(libs.ok()) << libs.error().message;
-    bool libc = false;
-    for (const std::string& l : *libs) {
-      EXPECT_EQ(l[0], '/');
-      libc = libc || l.find("libc.so") != std::string::npos;
-    }
-    EXPECT_TRUE(libc);
+  // Read from the ELF headers (no ldd), so this runs under qemu-user too.
+  auto libs = SharedLibraries(me);
+  ASSERT_TRUE(libs.ok()) << libs.error().message;
+  bool libc = false;
+  for (const std::string& l : *libs) {
+    EXPECT_EQ(l[0], '/');
+    libc = libc || l.find("libc.so") != std::string::npos;
   }
+  EXPECT_TRUE(libc);
+  // The same set as ldd's, where the host's ldd can read the binary (not under qemu-user).
+  if (FindProgram("ldd") && ::kstacklab::testing_support::Emulator().empty()) {
+    auto ldd = RunProcess({"ldd", me}, 60);
+    ASSERT_TRUE(ldd.ok());
+    std::set<std::string> want;
+    for (const std::string& raw : Split(ldd->out, '\n')) {
+      const std::string line = Trim(raw);
+      const size_t arrow = line.find("=> /");
+      std::string path = arrow != std::string::npos        ? line.substr(arrow + 3)
+                         : !line.empty() && line[0] == '/' ? line
+                                                           : "";
+      if (!path.empty()) want.insert(path.substr(0, path.find(' ')));
+    }
+    EXPECT_EQ(std::set<std::string>(libs->begin(), libs->end()), want) << ldd->out;
+  }
+  // A binary that is not ELF is refused with its name.
+  auto text = SharedLibraries("/etc/hostname");
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.error().message.find("/etc/hostname"), std::string::npos);
 }
 
 TEST(CampaignProcess, RunProcessCapturesAndHonoursItsDeadline) {

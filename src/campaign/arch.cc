@@ -66,7 +66,15 @@ std::span<const Architecture> Architectures() {
        .lava_arch = "amd64",
        .lava_machine = "",
        .lava_cpu = "",
-       .lava_kernel_type = ""},
+       .lava_kernel_type = "",
+       .debian_arch = "amd64",
+       .multiarch = "x86_64-linux-gnu",
+       .qemu_system = "qemu-system-x86_64",
+       .qemu_package = "qemu-system-x86",
+       .qemu_machine = "",
+       .qemu_console_tty = "ttyS0",
+       .qemu_channel_tty = "ttyS1",
+       .qemu_channel_on_pci = false},
       {.name = "aarch64",
        .summary = "arm64",
        .elf_machine = 183,  // EM_AARCH64
@@ -76,7 +84,15 @@ std::span<const Architecture> Architectures() {
        // emulates (PAC, BTI, the Armv8.6 counter).
        .lava_machine = "virt",
        .lava_cpu = "max",
-       .lava_kernel_type = "image"},
+       .lava_kernel_type = "image",
+       .debian_arch = "arm64",
+       .multiarch = "aarch64-linux-gnu",
+       .qemu_system = "qemu-system-aarch64",
+       .qemu_package = "qemu-system-arm",
+       .qemu_machine = "virt",
+       .qemu_console_tty = "ttyAMA0",
+       .qemu_channel_tty = "ttyS0",
+       .qemu_channel_on_pci = true},
   }};
   return kArchitectures;
 }

@@ -1,7 +1,8 @@
-// The QEMU engine: a generated initramfs (a static busybox, this kstacklab binary and the
+// The QEMU engine: a generated initramfs (a static busybox, the guest's kstacklab binary and the
 // libraries it needs, the /init below), the profile's kernel and command line, the console on
-// the first serial port (kept as the boot's log) and the results on the second (base64 files
-// between markers), KVM when the host can boot a guest with it and TCG otherwise.
+// the first serial port (kept as the boot's log) and the results on a second one (base64 files
+// between markers), KVM when the host can boot a guest with it and TCG otherwise. The machine is
+// the kernel's architecture's (arch.h): x86-64 on QEMU's pc, arm64 on virt.
 #include "kstacklab/campaign/qemu.h"
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
@@ -36,7 +38,9 @@ namespace fs = std::filesystem;
 constexpr const char* kInitMarker = "kstacklab-guest: init started";
 // The kernel arguments the engine adds before the profile's (which may override them): the
 // console on the first serial port, and a panic ends QEMU at once (-no-reboot).
-constexpr const char* kEngineCmdline = "console=ttyS0 panic=-1";
+std::string EngineCmdline(const Architecture& a) {
+  return fmt::format("console={} panic=-1", a.qemu_console_tty);
+}
 // The KVM probe (accel auto, first boot): a standard kernel under working KVM reaches /init
 // within seconds, so a KVM guest whose init has not spoken within kKvmProbeS, or whose console
 // has printed and then stayed still for kKvmStallS (a PVM host hangs the kernel after "Probing
@@ -105,39 +109,89 @@ std::string FirstLine(const std::string& path) {
   return EscapeControl(t.substr(0, std::min<size_t>(nl, 200)));
 }
 
+// The static busybox of an architecture: the host's /bin/busybox (Debian's busybox-static) for
+// its own, else Debian's busybox-static of that architecture, unpacked once into the user's cache
+// (${XDG_CACHE_HOME:-~/.cache}/kstacklab/busybox-ARCH/busybox).
+std::string DefaultBusybox(const Architecture& a) {
+  if (&a == &HostArchitecture()) return "/bin/busybox";
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string cache = xdg != nullptr && *xdg == '/'     ? std::string(xdg)
+                            : home != nullptr && *home == '/' ? std::string(home) + "/.cache"
+                                                              : std::string("/var/cache");
+  return fmt::format("{}/kstacklab/busybox-{}/busybox", cache, a.debian_arch);
+}
+
+// Fetches Debian's busybox-static for `a` with apt-get download and unpacks its busybox to
+// `path` (renamed into place: a concurrent campaign sees the whole file or none).
+Status FetchBusybox(const Architecture& a, const std::string& path) {
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string work = (dir / ".fetch.XXXXXX").string();
+  if (ec || ::mkdtemp(work.data()) == nullptr) {
+    return RuntimeError(fmt::format("cannot create a directory in '{}' for busybox-static:{}: {}",
+                                    EscapeControl(dir.string()), a.debian_arch,
+                                    ec ? ec.message() : std::strerror(errno)));
+  }
+  ::chmod(work.c_str(), 0755);  // apt-get download writes as the _apt user when it can
+  ProcessResult r;
+  auto ran = RunProcess({"sh", "-c",
+                         "cd \"$1\" && apt-get download -qq \"busybox-static:$2\" && "
+                         "dpkg-deb -x busybox-static_*.deb root",
+                         "sh", work, a.debian_arch},
+                        600);
+  if (ran.ok()) r = std::move(*ran);
+  const std::string unpacked = work + "/root/bin/busybox";
+  if (ran.ok() && r.exit_code == 0 && IsStaticElf(unpacked)) fs::rename(unpacked, path, ec);
+  fs::remove_all(work);
+  if (!ran.ok() || r.exit_code != 0 || ec || !IsStaticElf(path)) {
+    return RuntimeError(fmt::format(
+        "could not fetch Debian's busybox-static:{} ({}): run apt-get update (after dpkg "
+        "--add-architecture {}), or give engine busybox: PATH",
+        a.debian_arch, !ran.ok() ? ran.error().message : EscapeControl(Trim(r.err).substr(0, 200)),
+        a.debian_arch));
+  }
+  return OkStatus();
+}
+
 class QemuEngine : public Engine {
  public:
   QemuEngine(CampaignPlan plan, std::string work_dir, std::string guest_binary)
       : plan_(std::move(plan)),
         q_(SettingsOf<QemuSettings>(plan_)),
+        arch_(QemuArchitecture(plan_)),
         work_(std::move(work_dir)),
-        guest_binary_(std::move(guest_binary)) {}
+        guest_binary_(std::move(guest_binary)),
+        binary_(q_.binary.empty() ? arch_.qemu_system : q_.binary),
+        busybox_(q_.busybox.empty() ? DefaultBusybox(arch_) : q_.busybox) {}
 
   Status Check() override {
     const QemuSettings& q = q_;
-    if (!FindProgram(q.binary)) {
+    if (!FindProgram(binary_)) {
       return UsageError(
-          fmt::format("{} is not installed: apt-get install qemu-system-x86 (or "
-                      "engine qemu: PATH)",
-                      EscapeControl(q.binary)));
+          fmt::format("{} is not installed: apt-get install {} (or engine qemu: PATH)",
+                      EscapeControl(binary_), arch_.qemu_package));
     }
-    if (!FindProgram("ldd")) return UsageError("ldd is not installed: apt-get install libc-bin");
-    // Opened without blocking first: a FIFO in the busybox's place is refused, not waited on.
-    if (auto busybox = ReadBinary(q.busybox);
-        !busybox.ok() && access(q.busybox.c_str(), F_OK) == 0) {
-      return UsageError("engine busybox: " + busybox.error().message);
-    }
-    if (!IsStaticElf(q.busybox)) {
-      return UsageError(fmt::format(
-          "'{}' is not a static busybox: apt-get install busybox-static (or engine busybox: PATH)",
-          EscapeControl(q.busybox)));
-    }
+    KSTACKLAB_RETURN_IF_ERROR(CheckBusybox());
     if (q.accel == "kvm" && !KvmUsable(nullptr)) {
       return UsageError("engine accel kvm: /dev/kvm cannot be opened here; give accel auto or tcg");
     }
+    if (q.accel == "kvm" && &arch_ != &HostArchitecture()) {
+      return UsageError(fmt::format(
+          "engine accel kvm: the kernels are {} and this host is {}: KVM runs a guest of the "
+          "host's architecture only; give accel auto or tcg",
+          arch_.name, HostArchitecture().name));
+    }
     for (const Profile& p : plan_.profiles) KSTACKLAB_RETURN_IF_ERROR(CheckKernelImageSize(p));
-    auto meminfo = ReadWholeFile("/proc/meminfo", size_t{1} << 20);
-    return meminfo.ok() ? CheckGuestMemory(q.memory, *meminfo) : OkStatus();
+    if (auto meminfo = ReadWholeFile("/proc/meminfo", size_t{1} << 20); meminfo.ok()) {
+      KSTACKLAB_RETURN_IF_ERROR(CheckGuestMemory(q.memory, *meminfo));
+    }
+    // The guest's kstacklab and its libraries, read from their headers before boot 1.
+    auto libs = SharedLibraries(guest_binary_);
+    if (!libs.ok()) return UsageError(libs.error().message);
+    libs_ = std::move(*libs);
+    return OkStatus();
   }
 
   Status Prepare() override {
@@ -145,20 +199,22 @@ class QemuEngine : public Engine {
     for (const char* d : {"bin", "proc", "sys", "dev", "tmp", "k", "job", "boot", "etc"}) {
       e.push_back({d, S_IFDIR | 0755, ""});
     }
+    if (q_.busybox.empty() && &arch_ != &HostArchitecture() && !IsStaticElf(busybox_)) {
+      KSTACKLAB_RETURN_IF_ERROR(FetchBusybox(arch_, busybox_));
+    }
     std::string busybox;
-    KSTACKLAB_ASSIGN_OR_RETURN(busybox, ReadBinary(q_.busybox));
+    KSTACKLAB_ASSIGN_OR_RETURN(busybox, ReadBinary(busybox_));
     e.push_back({"bin/busybox", S_IFREG | 0755, std::move(busybox)});
     std::string self;
     KSTACKLAB_ASSIGN_OR_RETURN(self, ReadBinary(guest_binary_));
     e.push_back({"k/kstacklab", S_IFREG | 0755, std::move(self)});
-    std::vector<std::string> libs;
-    KSTACKLAB_ASSIGN_OR_RETURN(libs, SharedLibraries(guest_binary_));
-    for (const std::string& lib : libs) {
+    if (libs_.empty()) KSTACKLAB_ASSIGN_OR_RETURN(libs_, SharedLibraries(guest_binary_));
+    for (const std::string& lib : libs_) {
       std::string data;
       KSTACKLAB_ASSIGN_OR_RETURN(data, ReadBinary(lib));
       e.push_back({lib.substr(1), S_IFREG | 0755, std::move(data)});
     }
-    e.push_back({"init", S_IFREG | 0755, GuestInitScript()});
+    e.push_back({"init", S_IFREG | 0755, GuestInitScript(arch_)});
     e.push_back({"k/job.sh", S_IFREG | 0644, JobScript()});
     base_ = CpioNewc(WithParents(e));
     return OkStatus();
@@ -201,6 +257,11 @@ class QemuEngine : public Engine {
   }
 
   std::string Accel() const override { return accel_; }
+  std::string MachineModel() const override {
+    const bool kvm = accel_ == "kvm";
+    return fmt::format("{}{}{} -cpu {} ({})", binary_, *arch_.qemu_machine != '\0' ? " -M " : "",
+                       arch_.qemu_machine, kvm ? "host" : "max", kvm ? "KVM" : "TCG, emulated");
+  }
   std::string AccelReason() const override { return accel_reason_; }
   void SetAccel(const std::string& accel, const std::string& reason) override {
     accel_ = accel;
@@ -251,18 +312,25 @@ class QemuEngine : public Engine {
                                     const std::string& channel, const std::string& console,
                                     const std::string& accel) const {
     const QemuSettings& q = q_;
-    std::vector<std::string> argv = {q.binary,   "-nodefaults", "-no-user-config",
+    std::vector<std::string> argv = {binary_,    "-nodefaults", "-no-user-config",
                                      "-display", "none",        "-no-reboot"};
+    if (*arch_.qemu_machine != '\0') argv.insert(argv.end(), {"-M", arch_.qemu_machine});
     if (accel == "kvm") {
       argv.insert(argv.end(), {"-accel", "kvm", "-cpu", "host"});
     } else {
       argv.insert(argv.end(), {"-accel", "tcg,thread=multi", "-cpu", "max"});
     }
-    argv.insert(argv.end(), {"-smp", std::to_string(q.cpus), "-m", q.memory, "-kernel", p.kernel,
-                             "-initrd", initrd, "-append",
-                             p.cmdline.empty() ? std::string(kEngineCmdline)
-                                               : std::string(kEngineCmdline) + " " + p.cmdline,
-                             "-serial", "file:" + console, "-serial", "file:" + channel});
+    const std::string cmdline = EngineCmdline(arch_);
+    argv.insert(argv.end(),
+                {"-smp", std::to_string(q.cpus), "-m", q.memory, "-kernel", p.kernel, "-initrd",
+                 initrd, "-append", p.cmdline.empty() ? cmdline : cmdline + " " + p.cmdline,
+                 "-serial", "file:" + console});
+    if (arch_.qemu_channel_on_pci) {
+      argv.insert(argv.end(), {"-chardev", "file,id=kchannel,path=" + channel, "-device",
+                               "pci-serial,chardev=kchannel"});
+    } else {
+      argv.insert(argv.end(), {"-serial", "file:" + channel});
+    }
     argv.insert(argv.end(), q.extra_args.begin(), q.extra_args.end());
     return argv;
   }
@@ -420,11 +488,54 @@ class QemuEngine : public Engine {
     return r;
   }
 
+  // The campaign's architecture (CheckPlan gave every profile its image's).
+  static const Architecture& QemuArchitecture(const CampaignPlan& plan) {
+    const Architecture* a =
+        plan.profiles.empty() ? nullptr : FindArchitecture(plan.profiles.front().arch);
+    return a != nullptr ? *a : HostArchitecture();
+  }
+
+  // The busybox is a static executable of the kernels' architecture. The default for another
+  // architecture than the host's is fetched in Prepare when it is not in the cache yet.
+  Status CheckBusybox() const {
+    if (q_.busybox.empty() && &arch_ != &HostArchitecture()) {
+      if (IsStaticElf(busybox_) || (FindProgram("apt-get") && FindProgram("dpkg-deb"))) {
+        return OkStatus();
+      }
+      return UsageError(fmt::format(
+          "no static busybox for {} at {}, and no apt-get to fetch Debian's busybox-static:{}: "
+          "give engine busybox: PATH (a static busybox built for {})",
+          arch_.name, EscapeControl(busybox_), arch_.debian_arch, arch_.name));
+    }
+    // Opened without blocking first: a FIFO in the busybox's place is refused, not waited on.
+    if (auto busybox = ReadBinary(busybox_); !busybox.ok() && access(busybox_.c_str(), F_OK) == 0) {
+      return UsageError("engine busybox: " + busybox.error().message);
+    }
+    if (!IsStaticElf(busybox_)) {
+      return UsageError(fmt::format(
+          "'{}' is not a static busybox: apt-get install busybox-static (or engine busybox: PATH)",
+          EscapeControl(busybox_)));
+    }
+    const Architecture* built = nullptr;
+    KSTACKLAB_ASSIGN_OR_RETURN(built, ElfArchitecture(busybox_, "engine busybox"));
+    if (built != &arch_) {
+      return UsageError(fmt::format(
+          "engine busybox '{}' is built for {} but the kernels are {}: give a static busybox "
+          "for {} (Debian's busybox-static:{})",
+          EscapeControl(busybox_), built->name, arch_.name, arch_.name, arch_.debian_arch));
+    }
+    return OkStatus();
+  }
+
   CampaignPlan plan_;
   const QemuSettings& q_;  // plan_'s
+  const Architecture& arch_;
   std::string work_;
   std::string guest_binary_;
-  std::string base_;  // the shared initramfs (cpio)
+  std::string binary_;             // the emulator: the plan's, else the architecture's
+  std::string busybox_;            // the plan's, else DefaultBusybox
+  std::vector<std::string> libs_;  // the guest kstacklab's shared libraries (Check)
+  std::string base_;               // the shared initramfs (cpio)
   std::string accel_;
   std::string accel_reason_;
   bool trying_kvm_ = false;
@@ -476,8 +587,8 @@ Status QemuSettings::Read(const EngineSection& e) {
 }
 
 Status QemuSettings::CheckValues() const {
-  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine qemu", binary));
-  KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine busybox", busybox));
+  if (!binary.empty()) KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine qemu", binary));
+  if (!busybox.empty()) KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine busybox", busybox));
   KSTACKLAB_RETURN_IF_ERROR(CountValue("engine cpus", cpus, 1, 64));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine memory", memory, 16));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine accel", accel, 8));
@@ -493,13 +604,7 @@ Status QemuSettings::CheckValues() const {
 }
 
 Status QemuSettings::Check(const CampaignPlan& plan) const {
-  // CheckPlan has given every profile one architecture, its image's.
-  if (const Profile& p = plan.profiles.front(); p.arch != "x86_64") {
-    return UsageError(fmt::format(
-        "profile '{}' kernel '{}' is {}: the qemu engine boots x86-64 images only for now; "
-        "engines ssh and lava take arm64 images",
-        p.name, EscapeControl(p.kernel), p.arch));
-  }
+  (void)plan;  // CheckPlan has given every profile one architecture, which QEMU boots
   if (accel != "auto" && accel != "kvm" && accel != "tcg") {
     return UsageError(
         fmt::format("engine accel '{}' is unknown; give auto, kvm or tcg", EscapeControl(accel)));
@@ -595,18 +700,19 @@ Status CheckGuestMemory(const std::string& memory, const std::string& meminfo) {
       EscapeControl(memory), total_mib, total_mib));
 }
 
-std::string GuestInitScript() {
+std::string GuestInitScript(const Architecture& arch) {
   // Values reach the guest as files (/job/*), read with `read -r` and passed as quoted
   // arguments to the job script the remote engines share (remote.h, /k/job.sh here): nothing a
   // profile says is evaluated by the shell.
-  return R"INIT(#!/bin/busybox sh
+  // The console and the channel are the machine's devices (arch.h).
+  return fmt::format(R"INIT(#!/bin/busybox sh
 /bin/busybox mount -t devtmpfs dev /dev
 /bin/busybox --install -s /bin
 export PATH=/bin HOME=/tmp XDG_DATA_HOME=/tmp/data XDG_STATE_HOME=/tmp/state
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t tmpfs tmp /tmp
-echo "kstacklab-guest: init started" > /dev/ttyS0
+echo "kstacklab-guest: init started" > /dev/{console}
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
@@ -616,34 +722,14 @@ set -- "$@" --
 while IFS= read -r arg; do set -- "$@" "$arg"; done < /job/run-args
 strength=
 [ -f /job/strength ] && strength=$(cat /job/strength)
-echo "kstacklab-guest: run $(cat /job/label)" > /dev/ttyS0
-sh /k/job.sh /k/kstacklab /tmp/out "$(cat /job/label)" "$strength" "$@" > /dev/ttyS1
+echo "kstacklab-guest: run $(cat /job/label)" > /dev/{console}
+sh /k/job.sh /k/kstacklab /tmp/out "$(cat /job/label)" "$strength" "$@" > /dev/{channel}
 sync
-echo "kstacklab-guest: done" > /dev/ttyS0
+echo "kstacklab-guest: done" > /dev/{console}
 poweroff -f
-)INIT";
-}
-
-Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {
-  ProcessResult r;
-  KSTACKLAB_ASSIGN_OR_RETURN(r, RunProcess({"ldd", binary}, 60));
-  if (r.exit_code != 0) {
-    return RuntimeError(fmt::format("ldd {} failed: {}", binary, Trim(r.err)));
-  }
-  std::vector<std::string> libs;
-  for (const std::string& raw : Split(r.out, '\n')) {
-    const std::string line = Trim(raw);
-    std::string path;
-    if (const size_t arrow = line.find("=> /"); arrow != std::string::npos) {
-      path = line.substr(arrow + 3);
-    } else if (!line.empty() && line[0] == '/') {
-      path = line;
-    }
-    if (path.empty()) continue;
-    path = path.substr(0, path.find(' '));
-    if (std::find(libs.begin(), libs.end(), path) == libs.end()) libs.push_back(path);
-  }
-  return libs;
+)INIT",
+                     fmt::arg("console", arch.qemu_console_tty),
+                     fmt::arg("channel", arch.qemu_channel_tty));
 }
 
 bool IsStaticElf(const std::string& path) {

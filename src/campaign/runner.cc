@@ -119,10 +119,17 @@ Json StrengthSummary(const GuestReport& r) {
   }
   const Json& e = j["entropy"];
   const Json env = j.value("environment", Json::object());
+  // The geometry the offsets were read against: how many offsets the kernel can apply, the
+  // largest (kstack::OffsetGeometry).
+  const Json offsets = j.value("offsets", Json::object());
+  const Json geometry = offsets.is_object() ? offsets.value("geometry", Json::object()) : Json();
+  const bool has_geometry = geometry.is_object();
   return Json{{"samples", e.value("samples", Json())},
               {"distinct", e.value("distinct", Json())},
               {"shannon_bits", e.value("shannon_bits", Json())},
               {"min_entropy_bits", e.value("min_entropy_bits", Json())},
+              {"geometry_offsets", has_geometry ? geometry.value("count", Json()) : Json()},
+              {"geometry_max_bytes", has_geometry ? geometry.value("max", Json()) : Json()},
               {"design", env.value("design", Json())}};
 }
 
@@ -153,6 +160,9 @@ RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const E
                     {"boot", boot.index},
                     {"attempt", boot.attempts.size()},
                     {"cmdline", cmdline}};
+  if (const std::string model = engine.MachineModel(); !model.empty()) {
+    r.run.campaign["machine_model"] = model;
+  }
   return r;
 }
 

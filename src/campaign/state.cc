@@ -67,7 +67,8 @@ Json CapStrength(const Json& strength) {
         {"error", CapStateText(e.is_string() ? e.get<std::string>() : e.dump(), kMaxReasonBytes)}};
   }
   Json out = Json::object();
-  for (const char* key : {"samples", "distinct", "shannon_bits", "min_entropy_bits"}) {
+  for (const char* key : {"samples", "distinct", "shannon_bits", "min_entropy_bits",
+                          "geometry_offsets", "geometry_max_bytes"}) {
     const Json v = strength.value(key, Json());
     out[key] = v.is_number() ? v : Json();
   }

@@ -109,6 +109,38 @@ Error LoadError(int err) {
       fmt::format("loading the BPF probe failed: {}{}", std::strerror(-err), Detail()));
 }
 
+#if defined(__aarch64__)
+// The function the arm64 program is attached to: the handler of the collected syscall, which
+// invoke_syscall() calls below the alloca (kstack_probe.bpf.c).
+Expected<std::string> HandlerSymbol(int32_t nr) {
+  for (const CollectableSyscall& c : CollectableSyscalls()) {
+    if (c.nr == nr) return fmt::format("__arm64_sys_{}", c.name);
+  }
+  return RuntimeError(fmt::format(
+      "syscall {} cannot be probed on arm64: the probe attaches to the handler of one of the "
+      "collected syscalls",
+      nr));
+}
+
+Error AttachError(int err, const std::string& symbol) {
+  if (err == -ENOENT || err == -EINVAL) {
+    return RuntimeError(
+        fmt::format("the kernel refused a kprobe on {} ({}): the probe needs CONFIG_KPROBES=y and "
+                    "CONFIG_BPF_EVENTS=y, and the handler not on the kprobe blocklist{}",
+                    symbol, std::strerror(-err), Detail()));
+  }
+  return LoadError(err);
+}
+
+// arm64: a kprobe on the collected syscall's handler.
+Expected<bpf_link*> AttachProgram(bpf_program* program, int32_t nr) {
+  std::string symbol;
+  KSTACKLAB_ASSIGN_OR_RETURN(symbol, HandlerSymbol(nr));
+  bpf_link* link = bpf_program__attach_kprobe(program, false, symbol.c_str());
+  if (link == nullptr) return AttachError(-errno, symbol);
+  return link;
+}
+#else
 Error AttachError(int err) {
   if (err == -ENOENT || err == -EINVAL) {
     return RuntimeError(
@@ -118,6 +150,14 @@ Error AttachError(int err) {
   }
   return LoadError(err);
 }
+
+// x86-64: the raw tracepoint sys_exit its section names, for every syscall (filtered in BPF).
+Expected<bpf_link*> AttachProgram(bpf_program* program, int32_t /*nr*/) {
+  bpf_link* link = bpf_program__attach(program);
+  if (link == nullptr) return AttachError(-errno);
+  return link;
+}
+#endif
 
 }  // namespace
 
@@ -151,8 +191,8 @@ Expected<kstack_probe*> OpenAndLoad(const ProbeOptions& options, bool with_prng)
   if (skeleton == nullptr) return LoadError(-errno);
   skeleton->rodata->target_tgid = static_cast<uint32_t>(getpid());
   skeleton->rodata->target_nr = options.syscall_nr;
-  bpf_program__set_autoload(skeleton->progs.kstacklab_sys_exit, !with_prng);
-  bpf_program__set_autoload(skeleton->progs.kstacklab_sys_exit_prng, with_prng);
+  bpf_program__set_autoload(skeleton->progs.kstacklab_record, !with_prng);
+  bpf_program__set_autoload(skeleton->progs.kstacklab_record_prng, with_prng);
   if (int err = kstack_probe::load(skeleton); err != 0) {
     kstack_probe::destroy(skeleton);
     return LoadError(err);
@@ -178,13 +218,13 @@ Status LoadEitherProgram(const ProbeOptions& options, Probe::Impl* impl) {
   if (!loaded.ok()) return loaded.error();
   impl->skeleton = *loaded;
   const bool with_prng = btf_prng && impl->prng_unreadable.empty();
-  bpf_program* program = with_prng ? impl->skeleton->progs.kstacklab_sys_exit_prng
-                                   : impl->skeleton->progs.kstacklab_sys_exit;
-  bpf_link* link = bpf_program__attach(program);
-  if (link == nullptr) return AttachError(-errno);
+  bpf_program* program = with_prng ? impl->skeleton->progs.kstacklab_record_prng
+                                   : impl->skeleton->progs.kstacklab_record;
+  bpf_link* link = nullptr;
+  KSTACKLAB_ASSIGN_OR_RETURN(link, AttachProgram(program, options.syscall_nr));
   // Kept in the skeleton's slot, so kstack_probe::destroy detaches it.
-  (with_prng ? impl->skeleton->links.kstacklab_sys_exit_prng
-             : impl->skeleton->links.kstacklab_sys_exit) = link;
+  (with_prng ? impl->skeleton->links.kstacklab_record_prng
+             : impl->skeleton->links.kstacklab_record) = link;
   return OkStatus();
 }
 

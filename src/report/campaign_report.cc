@@ -59,6 +59,7 @@ std::string StrengthText(const CampaignState& s, const std::string& profile) {
   double distinct = 0, shannon = 0, min_entropy = 0;
   int n = 0;
   std::string design;
+  std::string geometry;  // the last boot's: " of the 65 its geometry has (0 to 1024 bytes)"
   std::string error;
   for (const Boot& b : s.boots) {
     if (b.profile != profile || b.status != BootStatus::kAccepted || !b.strength.is_object()) {
@@ -73,13 +74,17 @@ std::string StrengthText(const CampaignState& s, const std::string& profile) {
     shannon += b.strength.value("shannon_bits", 0.0);
     min_entropy += b.strength.value("min_entropy_bits", 0.0);
     design = JsonShort(b.strength.value("design", Json()));
+    if (const Json g = b.strength.value("geometry_offsets", Json()); g.is_number()) {
+      geometry = fmt::format(" of the {} its geometry has (0 to {} bytes)", g.get<double>(),
+                             b.strength.value("geometry_max_bytes", 0.0));
+    }
     ++n;
   }
   if (n == 0) return error.empty() ? "" : "entropy --kernel failed: " + error;
   return fmt::format(
-      "{:.0f} distinct offsets, {:.2f} bits Shannon, {:.2f} bits min-entropy "
+      "{:.0f} distinct offsets{}, {:.2f} bits Shannon, {:.2f} bits min-entropy "
       "(mean of {} boots); design: {}",
-      distinct / n, shannon / n, min_entropy / n, n, design);
+      distinct / n, geometry, shannon / n, min_entropy / n, n, design);
 }
 
 std::string SysctlText(const Profile& p) {

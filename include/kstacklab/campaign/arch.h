@@ -25,6 +25,20 @@ struct Architecture {
   const char* lava_cpu;
   // A bootloader device type's deploy `kernel: {type: ...}` ("" = none given: x86's ipxe/grub).
   const char* lava_kernel_type;
+  // Debian's architecture name (dpkg --print-architecture) and multiarch library directory name.
+  const char* debian_arch;
+  const char* multiarch;
+  // Engine qemu: the emulator, the Debian package that has it, its machine type ("" = the
+  // emulator's default, pc on x86), the guest's console device and the device of the results
+  // channel. x86's pc has two 8250 UARTs (ttyS0, ttyS1); arm64's virt has one PL011 (ttyAMA0), so
+  // the channel there is QEMU's PCI 16550 (pci-serial, 8250_pci: ttyS0), a driver Debian's arm64
+  // kernel has built in, where virtio-console is a module.
+  const char* qemu_system;
+  const char* qemu_package;
+  const char* qemu_machine;
+  const char* qemu_console_tty;
+  const char* qemu_channel_tty;
+  bool qemu_channel_on_pci;  // the channel is -device pci-serial, not the second -serial
 };
 
 // The table: x86_64, aarch64.

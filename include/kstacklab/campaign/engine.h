@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/channel.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/error.h"
@@ -76,6 +77,9 @@ class Engine {
   // The accelerator decided so far and why ("" before the first boot).
   virtual std::string Accel() const = 0;
   virtual std::string AccelReason() const = 0;
+  // The emulator, machine and CPU model of a virtual machine, for every result file and the
+  // report ("qemu-system-aarch64 -M virt -cpu max (TCG, emulated)"); "" for a real machine.
+  virtual std::string MachineModel() const { return ""; }
   // A resumed campaign keeps the accelerator it had found.
   virtual void SetAccel(const std::string& accel, const std::string& reason) = 0;
 };
@@ -104,11 +108,16 @@ Status CheckGuestMemory(const std::string& memory, const std::string& meminfo);
 // ---- pieces of the QEMU engine, public for their tests
 // -------------------------------------------
 
-// The guest's /init (busybox sh). It reads its job from files, never from text it evaluates, so a
-// profile's values cannot run as commands.
-std::string GuestInitScript();
+// The guest's /init (busybox sh) on the QEMU machine of `arch` (its console and channel devices).
+// It reads its job from files, never from text it evaluates, so a profile's values cannot run as
+// commands.
+std::string GuestInitScript(const Architecture& arch);
 
-// The shared libraries `binary` needs (ldd's "=> /path" and the loader), absolute paths.
+// The shared libraries the ELF executable `binary` needs, absolute paths on this host: its
+// loader (PT_INTERP) and its DT_NEEDED libraries, recursively, from their DT_RUNPATH/DT_RPATH and
+// the Debian directories of the binary's architecture (/lib/<multiarch>, /usr/lib/<multiarch>,
+// then /lib64, /lib, /usr/lib). Read from the headers, never by running anything: the binary may
+// be built for another architecture. RuntimeError naming a library found nowhere.
 Expected<std::vector<std::string>> SharedLibraries(const std::string& binary);
 
 // True when `path` is an ELF executable without a program interpreter (statically linked).

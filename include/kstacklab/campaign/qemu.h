@@ -28,8 +28,11 @@ struct QemuSettings : EngineSettingsOf<QemuSettings> {
       "cpus",         "memory",       "accel", "pin",    "qemu_args",
       "boot_timeout", "init_timeout", "qemu",  "busybox"};
 
-  std::string binary = "qemu-system-x86_64";
-  std::string busybox = "/bin/busybox";  // a static busybox (Debian's busybox-static)
+  // "" = the kernels' architecture's: qemu-system-x86_64 or qemu-system-aarch64 (arch.h).
+  std::string binary;
+  // A static busybox of the kernels' architecture; "" = the host's /bin/busybox (Debian's
+  // busybox-static) for the host's, else Debian's busybox-static of theirs, fetched once.
+  std::string busybox;
   uint64_t cpus = 2;
   std::string memory = "2G";
   std::string accel = "auto";  // auto (KVM if it boots, else TCG), kvm, tcg
