@@ -28,6 +28,7 @@ PACKAGES=(
   clang libclang-rt-14-dev  # the BPF program (clang -target bpf) and the libFuzzer targets (scripts/fuzz.sh)
   libyaml-cpp-dev       # campaign plan files (kstacklab campaign PLAN.yaml)
   qemu-system-x86 busybox-static  # the campaign engine `qemu` (a guest per boot; its tests boot Debian's kernel)
+  qemu-system-arm       # the campaign engine `qemu` for arm64 kernels (qemu-system-aarch64 -M virt)
   cpio                  # the campaign tests list the generated initramfs with it; scripts/qemu-check.sh
   openssh-client        # the campaign engine `ssh` drives the machine with ssh; its test makes keys with ssh-keygen
   dropbear-bin          # the SSH server inside the ssh engine's test guest (tests/e2e/campaign_ssh.sh)

@@ -360,7 +360,7 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
   auto collected = live::Collect(live::CollectOptions{plan.syscall->nr, plan.samples, plan.cpu},
                                  &report->prng_unreadable);
   if (!collected.ok()) return collected.error();
-  report->source = "live probe (BPF raw tracepoint sys_exit)";
+  report->source = fmt::format("live probe ({})", live::kProbeHook);
   report->environment = EnvironmentFactsOf(CaptureEnvironment(SysinfoOptionsFromEnvironment()));
   if (!flags.save_records.empty()) {
     if (Status s = WriteFileAtomic(flags.save_records, live::RecordsToCsv(*collected)); !s.ok()) {

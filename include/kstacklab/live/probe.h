@@ -30,6 +30,13 @@ namespace kstacklab::live {
 // time). When false, Probe::Attach returns the reason.
 bool ProbeBuilt();
 
+// Where the probe attaches on this build's architecture (src/live/kstack_probe.bpf.c says why).
+#if defined(__aarch64__)
+inline constexpr const char* kProbeHook = "BPF kprobe on the syscall's handler __arm64_sys_NAME";
+#else
+inline constexpr const char* kProbeHook = "BPF raw tracepoint sys_exit";
+#endif
+
 struct ProbeOptions {
   int32_t syscall_nr = -1;  // only this syscall; -1: every syscall of the process
 };
