@@ -16,6 +16,7 @@
 #include <future>
 #include <thread>
 
+#include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/lava.h"
@@ -809,13 +810,17 @@ std::string BzImageDeclaring(uint32_t syssize) {
   return img;
 }
 
-// The smallest ELF64 file IsStaticElf accepts: one PT_LOAD, no PT_INTERP.
+// The smallest ELF64 file IsStaticElf accepts: one PT_LOAD, no PT_INTERP; little endian, for
+// this build's architecture (the qemu engine wants a busybox of the kernels').
 std::string StaticElf() {
   std::string e(64 + 56, '\0');
   e.replace(0, 4,
             "\x7f"
             "ELF");
   e[4] = 2;
+  e[5] = 1;
+  e[18] = static_cast<char>(HostArchitecture().elf_machine & 0xFF);
+  e[19] = static_cast<char>(HostArchitecture().elf_machine >> 8);
   e[0x20] = 64;  // e_phoff
   e[0x36] = 56;  // e_phentsize
   e[0x38] = 1;   // e_phnum

@@ -516,8 +516,15 @@ class QemuEngine : public Engine {
           "'{}' is not a static busybox: apt-get install busybox-static (or engine busybox: PATH)",
           EscapeControl(busybox_)));
     }
-    const Architecture* built = nullptr;
-    KSTACKLAB_ASSIGN_OR_RETURN(built, ElfArchitecture(busybox_, "engine busybox"));
+    auto read = ElfArchitecture(busybox_, "engine busybox");
+    const Architecture* built = read.ok() ? *read : nullptr;
+    if (built == nullptr) {
+      return UsageError(fmt::format(
+          "engine busybox '{}' is no executable of {} ({}): give a static busybox for {} "
+          "(Debian's busybox-static:{})",
+          EscapeControl(busybox_), arch_.name, read.error().message, arch_.name,
+          arch_.debian_arch));
+    }
     if (built != &arch_) {
       return UsageError(fmt::format(
           "engine busybox '{}' is built for {} but the kernels are {}: give a static busybox "
