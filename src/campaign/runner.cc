@@ -558,6 +558,7 @@ class SlotRunner {
     state_.boot_seconds += report.seconds;
     state_.accel = CapStateText(engine_.Accel(), kMaxShortTextBytes);
     state_.accel_reason = CapStateText(engine_.AccelReason(), kMaxReasonBytes);
+    state_.machine_model = CapStateText(engine_.MachineModel(), kMaxShortTextBytes);
     if (report.interrupted) {
       at.outcome = "interrupted";
       at.reason = "the campaign was stopped by a signal; the guest was killed";

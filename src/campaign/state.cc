@@ -144,8 +144,8 @@ BootStatus ParseStatus(const std::string& s) {
 void KnownStateKeys(const Json& j) {
   KnownJsonKeys(j,
                 {"schema", "generation", "tool_version", "created", "updated", "source", "status",
-                 "stop_reason", "accel", "accel_reason", "boot_seconds", "machine", "plan",
-                 "blocks", "boots", "block_reports"},
+                 "stop_reason", "accel", "accel_reason", "machine_model", "boot_seconds",
+                 "machine", "plan", "blocks", "boots", "block_reports"},
                 "the state");
   for (const Json& b : j.at("boots")) {
     KnownJsonKeys(
@@ -191,6 +191,7 @@ Json HeadToJson(const CampaignState& s) {
           {"stop_reason", s.stop_reason},
           {"accel", s.accel},
           {"accel_reason", s.accel_reason},
+          {"machine_model", s.machine_model},
           {"boot_seconds", s.boot_seconds},
           {"machine", s.machine},
           {"plan", PlanToJson(s.plan)}};
@@ -231,6 +232,7 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
     s.stop_reason = j.at("stop_reason").get<std::string>();
     s.accel = j.at("accel").get<std::string>();
     s.accel_reason = j.at("accel_reason").get<std::string>();
+    s.machine_model = j.value("machine_model", std::string());  // absent before arm64 support
     s.boot_seconds = j.at("boot_seconds").get<double>();
     s.machine = j.value("machine", std::string());
     auto plan = PlanFromJson(j.at("plan"));
@@ -484,7 +486,7 @@ void ApplyLine(const Json& line, Json& j, BootIndex& boot_at) {
     // Every top-level member but the state's identity (schema, generation) and the arrays.
     KnownJsonKeys(set,
                   {"tool_version", "created", "updated", "source", "status", "stop_reason", "accel",
-                   "accel_reason", "boot_seconds", "machine", "plan"},
+                   "accel_reason", "machine_model", "boot_seconds", "machine", "plan"},
                   "a journal line's set");
     for (const auto& [key, value] : set.items()) j[key] = value;
   }

@@ -135,6 +135,7 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
                   s.status, s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")", accepted,
                   failed, s.plan.engine.name(), s.accel.empty() ? "none yet" : s.accel));
   if (!s.accel_reason.empty()) out.push_back("accelerator: " + s.accel_reason);
+  if (!s.machine_model.empty()) out.push_back("machine: " + EscapeControl(s.machine_model));
   if (!s.machine.empty()) {
     out.push_back(EscapeControl(fmt::format(
         "machine {}: {}{}", s.plan.engine.row().machine(s.plan.engine.settings()).name, s.machine,
@@ -242,6 +243,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
           {"engine", s.plan.engine.name()},
           {"accelerator", s.accel},
           {"accelerator_reason", s.accel_reason},
+          {"machine_model", s.machine_model},
           {"machine", s.machine},
           {"emulated", s.accel == "tcg"},
           {"run", s.plan.run_args},

@@ -31,6 +31,7 @@ expect_exit 0 "an arm64 campaign off/on, one boot each, with --strength" -- "$K"
 echo "   (the campaign: $((SECONDS - start)) s, two TCG boots)"
 expect_stdout "syscall/getpid" "the report prints the table"
 expect_stdout "QEMU TCG" "the report names the accelerator"
+expect_stdout "machine: qemu-system-aarch64 -M virt -cpu max (TCG, emulated)" "the report names the emulator, machine and CPU model"
 python3 - "$D" "${KERNEL##*/vmlinuz-}" <<'PY' && pass "both boots accepted and verified: aarch64, cntvct_el0, 1 offset off and all 65 of the geometry on" || fail "arm64 campaign state and files"
 import json, os, sys
 d, release = sys.argv[1], sys.argv[2]

@@ -25,6 +25,7 @@ expect_exit 0 "campaign off/on x 2 boots" -- "$K" campaign --kernel "$KERNEL" \
   --boots 2 --seed 7 --strength --dir "$D1" -- "${RUN[@]}"
 expect_stdout "QEMU TCG\|accelerator kvm" "the report names the accelerator"
 expect_stdout "syscall/getpid" "the report prints the table"
+expect_stdout "machine: qemu-system-x86_64 -cpu max (TCG, emulated)" "the report names the emulator and CPU model"
 expect_stdout "cmdline: off 'randomize_kstack_offset=off'; on 'randomize_kstack_offset=on'" "the report says what differs"
 python3 - "$D1" <<'PY' && pass "four accepted boots, verified, labelled, and the kernels really differ" || fail "campaign off/on state and files"
 import json, os, sys

@@ -106,7 +106,9 @@ struct CampaignState {
   std::vector<std::vector<size_t>> blocks;
   std::vector<Boot> boots;   // in the order they were begun
   std::string accel;         // the accelerator decided ("" before the first boot)
-  std::string accel_reason;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
+  std::string accel_reason;
+  // The engine's machine and CPU model (Engine::MachineModel), "" for a real machine.
+  std::string machine_model;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
   // running, interrupted (a signal), stopped (the engine lost its machine), complete
   std::string status = "running";
   std::string stop_reason;  // why the campaign ended ("boots done", "target reached", ...)
