@@ -334,6 +334,10 @@ TEST(BisectDriver, ADamagedOrForeignStateIsRefused) {
       {"rule", [](Json& j) { j["rule"]["min_blocks"] = 1; }},
       {"plan", [](Json& j) { j["plan"]["profiles"] = Json::array(); }},
       {"type", [](Json& j) { j["steps"] = "x"; }},
+      {"range without its keys",
+       [](Json& j) {
+         j["range"] = {{"tree", "/x"}};
+       }},
   };
   for (const Case& c : cases) {
     Json j = good;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -210,9 +211,12 @@ std::string GitBuildLogPath(const std::string& dir, const std::string& commit) {
   return fmt::format("{}/images/{}/build.log", dir, commit);
 }
 
-Expected<GitBuild> BuildGitKernel(const std::string& dir, const GitRange& r,
+Expected<GitBuild> BuildGitKernel(const std::string& given_dir, const GitRange& r,
                                   const std::string& commit, const std::atomic<bool>& stop,
                                   const std::function<void(const std::string&)>& note) {
+  // Absolute: git takes a relative worktree path from the tree, not from here.
+  std::error_code absolute_ec;
+  const std::string dir = fs::absolute(given_dir, absolute_ec).lexically_normal().string();
   GitBuild b;
   const std::string cached = GitImagePath(dir, r, commit);
   struct stat st {};
@@ -222,11 +226,17 @@ Expected<GitBuild> BuildGitKernel(const std::string& dir, const GitRange& r,
   }
   const std::string worktree = fmt::format("{}/worktrees/{}", dir, commit);
   const std::string log = GitBuildLogPath(dir, commit);
-  std::error_code ec;
-  fs::create_directories(fs::path(log).parent_path(), ec);
-  fs::create_directories(fs::path(worktree).parent_path(), ec);
-  if (ec || (std::remove(log.c_str()) != 0 && errno != ENOENT)) {
-    return RuntimeError(fmt::format("cannot write '{}'", EscapeControl(log)));
+  for (const fs::path& d : {fs::path(log).parent_path(), fs::path(worktree).parent_path()}) {
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) {
+      return RuntimeError(
+          fmt::format("cannot create '{}': {}", EscapeControl(d.string()), ec.message()));
+    }
+  }
+  if (std::remove(log.c_str()) != 0 && errno != ENOENT) {
+    return RuntimeError(
+        fmt::format("cannot replace '{}': {}", EscapeControl(log), std::strerror(errno)));
   }
   RemoveWorktree(r.tree, worktree);  // an interrupted build's
   ProcessResult add;

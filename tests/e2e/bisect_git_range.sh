@@ -89,7 +89,11 @@ assert r["command"] == ["sh", "build.sh"] and r["image"] == "out/image" and r["b
 assert s["status"] == "stopped", s["status"]
 assert [p["name"] for p in s["plan"]["profiles"]] == [sys.argv[2][:12], sys.argv[-1][:12]], s["plan"]
 PY
-expect_exit 1 "--resume builds the end again" -- "$K" bisect --resume "$D"
+K=$(readlink -f "$K")
+cd "$TMP" || exit 1   # a relative directory: the worktree is still made in it, not in the tree
+expect_exit 1 "--resume builds the end again" -- "$K" bisect --resume b
+cd - >/dev/null || exit 1
+[ ! -e "$REPO/b" ] && [ ! -e "$REPO/worktrees" ] && pass "--resume of a relative directory builds in it" || fail "a worktree was made inside the tree: $(ls "$REPO")"
 expect_stderr "building ${C[0]:0:12}" "--resume: the build is tried again"
 expect_exit 0 "--report of the stopped bisect" -- "$K" bisect --report "$D"
 expect_stdout "kernels: the first-parent line of $REPO from ${C[0]} to ${C[4]} (5 commits), each built by \`sh build.sh\`" "--report names the range"
