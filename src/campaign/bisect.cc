@@ -289,6 +289,15 @@ BisectEnds EndsFromJson(const Json& e) {
   return ends;
 }
 
+// bisect.json's git range, when it has one: the plan's kernels made again from its commits, in
+// the bisect directory of `path` (throws Json::exception on a wrong form).
+Status RangeFromJson(const Json& j, const std::string& path, BisectState& s) {
+  if (!j.contains("range")) return OkStatus();
+  KSTACKLAB_ASSIGN_OR_RETURN(s.range, GitRangeFromJson(j.at("range")));
+  s.plan.profiles = GitRangeKernels(std::filesystem::path(path).parent_path(), *s.range);
+  return OkStatus();
+}
+
 }  // namespace
 
 Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path) {
@@ -324,11 +333,8 @@ Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path
       return UsageError(fmt::format("'{}': {}", shown, plan.error().message));
     }
     s.plan = std::move(*plan);
-    if (j.contains("range")) {
-      auto range = GitRangeFromJson(j.at("range"));
-      if (!range.ok()) return UsageError(fmt::format("'{}': {}", shown, range.error().message));
-      s.range = std::move(*range);
-      s.plan.profiles = GitRangeKernels(std::filesystem::path(path).parent_path(), *s.range);
+    if (Status st = RangeFromJson(j, path, s); !st.ok()) {
+      return UsageError(fmt::format("'{}': {}", shown, st.error().message));
     }
     s.ends = EndsFromJson(j.at("ends"));
     for (const Json& st : j.at("steps")) {
