@@ -97,4 +97,11 @@ cd - >/dev/null || exit 1
 expect_stderr "building ${C[0]:0:12}" "--resume: the build is tried again"
 expect_exit 0 "--report of the stopped bisect" -- "$K" bisect --report "$D"
 expect_stdout "kernels: the first-parent line of $REPO from ${C[0]} to ${C[4]} (5 commits), each built by \`sh build.sh\`" "--report names the range"
+
+# c1 builds, but what it makes is no kernel image: checked once built (as a listed kernel is
+# before boot 1), the good end has none to boot: exit 1.
+range "$TMP/notakernel.yaml" "${C[1]}" "${C[4]}"
+expect_exit 1 "a built image that is not a kernel stops the bisect" -- "$K" bisect "$TMP/notakernel.yaml" --dir "$TMP/nk" "${Q[@]}"
+expect_stderr "the good end ${C[1]:0:12} has no image: its image is not one to boot: " "says the end's image is not a kernel"
+[ -f "$TMP/nk/images/${C[1]}/image" ] && pass "the image was built and cached" || fail "no cached image: $(ls -R "$TMP/nk/images")"
 finish
