@@ -1,6 +1,8 @@
 // kstacklab bisect's driver (campaign/bisect.h) with a scripted engine whose kernels carry a
 // planted step: the first bad kernel found, A/A ends stopped, a candidate half-way left undecided,
-// an interrupted bisect resumed without redoing a boot, the state and git log on disk.
+// an interrupted bisect resumed without redoing a boot, the state and git log on disk. The
+// git-range form over a real repository whose "make" is a script: each kernel built once in a
+// worktree of its own, a failed or hanging build skipped, the user's checkout untouched.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -10,12 +12,16 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "kstacklab/campaign/bisect.h"
+#include "kstacklab/campaign/git_range.h"
+#include "kstacklab/campaign/process.h"
 #include "kstacklab/fileio.h"
 #include "kstacklab/result_reader.h"
 #include "kstacklab/results.h"
+#include "kstacklab/text.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {
@@ -328,6 +334,10 @@ TEST(BisectDriver, ADamagedOrForeignStateIsRefused) {
       {"rule", [](Json& j) { j["rule"]["min_blocks"] = 1; }},
       {"plan", [](Json& j) { j["plan"]["profiles"] = Json::array(); }},
       {"type", [](Json& j) { j["steps"] = "x"; }},
+      {"range without its keys",
+       [](Json& j) {
+         j["range"] = {{"tree", "/x"}};
+       }},
   };
   for (const Case& c : cases) {
     Json j = good;
@@ -358,6 +368,281 @@ TEST(BisectDriver, APlanAndQuestionAreCheckedBeforeABoot) {
   EXPECT_FALSE(CheckBisectQuestion({"", "mean", "bits"}).ok());           // not a fact
   EXPECT_TRUE(CheckBisectQuestion({"sim/a", "p99", ""}).ok());
   EXPECT_TRUE(CheckBisectQuestion({"", "mean", "min_entropy_bits"}).ok());
+}
+
+// ---- the git-range form ------------------------------------------------------------------------
+
+// `git -C DIR ARGS...`: its standard output; a failure fails the test.
+std::string Git(const std::string& dir, std::vector<std::string> args) {
+  std::vector<std::string> argv = {
+      "git", "-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.org"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = RunProcess(argv, 60);
+  EXPECT_TRUE(r.ok() && r->exit_code == 0)
+      << fmt::format("{}: {}", fmt::join(argv, " "), r.ok() ? r->out + r->err : r.error().message);
+  return r.ok() ? r->out : std::string();
+}
+
+// A repository standing for a kernel tree, commits c0..c7: `level` is the kernel's level (105 from
+// c5 on, 100 before) and build.sh its "make": it logs each run's commit in the file given as its
+// argument, fails where `broken` exists, hangs where `hang` exists, else writes out/image (the
+// level, then the commit id). The user's checkout is left dirty: a tracked file changed, a file
+// staged, a file untracked.
+struct GitTree {
+  std::string path;
+  std::vector<std::string> commits;  // full ids, c0 first
+  std::string builds;                // one line per build run: its commit
+
+  GitTree(const std::string& root, const std::set<int>& broken, const std::set<int>& hang)
+      : path(root + "/linux"), builds(root + "/builds") {
+    fs::create_directories(path);
+    Git(path, {"init", "-q"});
+    EXPECT_TRUE(WriteFileAtomic(path + "/build.sh",
+                                "#!/bin/sh\n"
+                                "git rev-parse HEAD >>\"$1\"\n"
+                                "[ -e broken ] && { echo 'error: broken' >&2; exit 2; }\n"
+                                "[ -e hang ] && sleep 600\n"
+                                "mkdir -p out && { cat level; git rev-parse HEAD; } >out/image\n")
+                    .ok());
+    for (int i = 0; i < 8; ++i) {
+      EXPECT_TRUE(WriteFileAtomic(path + "/level", i >= 5 ? "105\n" : "100\n").ok());
+      for (const auto& [file, set] : {std::pair{"broken", &broken}, std::pair{"hang", &hang}}) {
+        std::error_code ec;
+        if (set->count(i) != 0) {
+          EXPECT_TRUE(WriteFileAtomic(path + "/" + file, "").ok());
+        } else {
+          fs::remove(path + "/" + file, ec);
+        }
+      }
+      Git(path, {"add", "-A"});
+      Git(path, {"commit", "-q", "--allow-empty", "-m", fmt::format("c{}", i)});
+      commits.push_back(Trim(Git(path, {"rev-parse", "HEAD"})));
+    }
+    EXPECT_TRUE(WriteFileAtomic(path + "/level", "999\n").ok());
+    EXPECT_TRUE(WriteFileAtomic(path + "/staged", "x\n").ok());
+    Git(path, {"add", "staged"});
+    EXPECT_TRUE(WriteFileAtomic(path + "/untracked", "y\n").ok());
+  }
+
+  // What the user sees of the checkout: HEAD, its branch, the status of index and working tree,
+  // the worktrees.
+  std::string Checkout() const {
+    return Git(path, {"rev-parse", "HEAD"}) + Git(path, {"symbolic-ref", "HEAD"}) +
+           Git(path, {"status", "--porcelain"}) + Git(path, {"worktree", "list", "--porcelain"});
+  }
+
+  GitRange Range(double build_timeout_s = 30) const {
+    GitRange r;
+    r.tree = path;
+    r.good = commits.front();
+    r.bad = commits.back();
+    r.command = {"sh", "build.sh", builds};
+    r.image = "out/image";
+    r.cmdline = "quiet";
+    r.build_timeout_s = build_timeout_s;
+    EXPECT_TRUE(ResolveGitRange(r).ok());
+    return r;
+  }
+
+  // The commits each build ran for, in order.
+  std::vector<std::string> Built() const {
+    auto text = ReadWholeFile(builds);
+    return text.ok() ? Split(*text, '\n') : std::vector<std::string>{};
+  }
+};
+
+// A kernel's level as its image says (the first line), checking the image is its own commit's.
+double ImageLevel(const Profile& p) {
+  auto text = ReadWholeFile(p.kernel);
+  EXPECT_TRUE(text.ok()) << p.kernel;
+  if (!text.ok()) return 0;
+  const std::vector<std::string> lines = Split(*text, '\n');
+  EXPECT_EQ(lines.size(), 2u) << *text;
+  EXPECT_EQ(lines.size() == 2 ? lines[1].substr(0, 12) : "", p.name) << p.kernel;
+  return std::stod(lines.at(0));
+}
+
+// An engine that boots each kernel's image: its level is read from the image file.
+EngineFactory ImageEngines(int* boots, uint64_t* seed, std::atomic<bool>* raise = nullptr,
+                           int raise_engine = -1) {
+  auto engines = std::make_shared<int>(0);
+  return [=](const CampaignPlan& plan, const std::string&) {
+    std::map<std::string, double> levels;
+    for (const Profile& p : plan.profiles) levels[p.name] = ImageLevel(p);
+    auto e = std::make_unique<PlantedEngine>(
+        [levels](const std::string& name) { return levels.at(name); }, 0.01, (*seed)++);
+    e->boots = boots;
+    if (++*engines == raise_engine) {
+      e->raise_on_call = raise;
+      e->raise_at = 4;
+    }
+    return e;
+  };
+}
+
+TEST(BisectGitRange, BuildsEachKernelOnceAndSkipsFailedAndHangingBuilds) {
+  TempDir t;
+  // c3's build fails and c2's hangs: c3 is the first candidate, c2 the next.
+  GitTree tree(t.path(), {3}, {2});
+  const std::string user_view = tree.Checkout();
+  const GitRange range = tree.Range(/*build_timeout_s=*/3);
+  ASSERT_EQ(range.commits.size(), 8u);
+  EXPECT_EQ(range.commits, tree.commits);
+  const std::string dir = t.path() + "/b";
+  auto s = CreateBisect(dir, Kernels(2), {"sim/a", "mean", ""}, {}, "test", range);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s->plan.profiles.size(), 8u);
+  EXPECT_EQ(s->plan.profiles[5].name, tree.commits[5].substr(0, 12));
+  int boots = 0;
+  uint64_t seed = 1;
+  std::vector<std::string> notes;
+  std::set<std::string> checked;
+  RunnerHooks hooks;
+  hooks.note = [&](const std::string& line) { notes.push_back(line); };
+  const ImageCheck check = [&](const CampaignPlan&, Profile& k) {
+    checked.insert(k.name);
+    return OkStatus();
+  };
+  std::atomic<bool> stop{false};
+  const Status st = RunBisect(dir, *s, ImageEngines(&boots, &seed), stop, hooks, check);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  const auto name = [&](int i) { return tree.commits[i].substr(0, 12); };
+  EXPECT_EQ(s->result, fmt::format("first bad kernel: {} (last good: {})", name(5), name(4)));
+  ASSERT_EQ(s->steps.size(), 4u);
+  EXPECT_EQ(s->steps[0].kernel, 3u);
+  EXPECT_EQ(s->steps[0].verdict, "undecided");
+  EXPECT_EQ(s->steps[0].boots, 0u);
+  EXPECT_NE(s->steps[0].build_failure.find("exited with status 2"), std::string::npos)
+      << s->steps[0].build_failure;
+  EXPECT_NE(s->steps[0].build_failure.find(dir + "/images/" + tree.commits[3] + "/build.log"),
+            std::string::npos)
+      << s->steps[0].build_failure;
+  EXPECT_EQ(s->steps[1].kernel, 2u);
+  EXPECT_EQ(s->steps[1].verdict, "undecided");
+  EXPECT_NE(s->steps[1].build_failure.find("exceeded its deadline of 3 s"), std::string::npos)
+      << s->steps[1].build_failure;
+  EXPECT_EQ(s->steps[2].verdict, "good");
+  EXPECT_EQ(s->steps[3].verdict, "bad");
+  // Each kernel the bisect needed was built once, no other: the ends, then each candidate.
+  const std::vector<std::string> want = {tree.commits[0], tree.commits[7], tree.commits[3],
+                                         tree.commits[2], tree.commits[4], tree.commits[5]};
+  EXPECT_EQ(tree.Built(), want);
+  EXPECT_EQ(checked, (std::set<std::string>{name(0), name(7), name(4), name(5)}));
+  size_t building = 0;
+  for (const std::string& n : notes) building += n.rfind("building ", 0) == 0;
+  EXPECT_EQ(building, 6u);
+  // The cache: each built image and every build's log; the worktrees are gone.
+  auto log = ReadWholeFile(GitBuildLogPath(dir, tree.commits[3]));
+  ASSERT_TRUE(log.ok());
+  EXPECT_NE(log->find("error: broken"), std::string::npos) << *log;
+  EXPECT_TRUE(fs::is_regular_file(GitImagePath(dir, range, tree.commits[4])));
+  EXPECT_FALSE(fs::exists(GitImagePath(dir, range, tree.commits[3])));
+  EXPECT_FALSE(fs::exists(GitImagePath(dir, range, tree.commits[6])));
+  EXPECT_TRUE(fs::is_empty(dir + "/worktrees"));
+  // The user's checkout: HEAD, branch, index, working tree and worktrees as they were.
+  EXPECT_EQ(tree.Checkout(), user_view);
+  // The git log skips the kernels that did not build; the state reads back the same.
+  auto glog = ReadWholeFile(dir + "/bisect.log");
+  ASSERT_TRUE(glog.ok());
+  EXPECT_NE(glog->find("git bisect skip " + name(3) + "\n"), std::string::npos) << *glog;
+  EXPECT_NE(glog->find("# first bad commit: [" + name(5) + "]"), std::string::npos) << *glog;
+  auto loaded = LoadBisectState(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(DumpJson(BisectStateToJson(*loaded)), DumpJson(BisectStateToJson(*s)));
+  EXPECT_EQ(loaded->plan.profiles.size(), 8u);
+  EXPECT_NE(RenderBisectReport(dir, *s).find("skip: its build failed"), std::string::npos);
+}
+
+TEST(BisectGitRange, AResumedBisectRebuildsNothingInTheCache) {
+  TempDir t;
+  GitTree tree(t.path(), {3}, {});
+  const GitRange range = tree.Range();
+  const std::string dir = t.path() + "/b";
+  auto s = CreateBisect(dir, Kernels(2), {"sim/a", "mean", ""}, {}, "test", range);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  int boots = 0;
+  uint64_t seed = 1;
+  std::atomic<bool> stop{false};
+  // A signal during the 4th boot of the second campaign: the step of c2 (after c3's failed build).
+  ASSERT_TRUE(RunBisect(dir, *s, ImageEngines(&boots, &seed, &stop, 2), stop, {}).ok());
+  ASSERT_EQ(s->status, "interrupted");
+  const size_t built = tree.Built().size();
+  EXPECT_EQ(built, 4u);  // c0, c7, c3 (failed), c2
+  auto resumed = LoadBisectState(dir);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  stop.store(false);
+  ASSERT_TRUE(RunBisect(dir, *resumed, ImageEngines(&boots, &seed), stop, {}).ok());
+  EXPECT_EQ(resumed->status, "complete");
+  EXPECT_EQ(resumed->result,
+            fmt::format("first bad kernel: {} (last good: {})", tree.commits[5].substr(0, 12),
+                        tree.commits[4].substr(0, 12)));
+  // Only the kernels the resumed part needed for the first time were built: c4 and c5.
+  const std::vector<std::string> all = tree.Built();
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), all.size()) << "a rebuild";
+  EXPECT_EQ(all.size(), built + 2);
+}
+
+TEST(BisectGitRange, AnEndThatDoesNotBuildStopsTheBisect) {
+  TempDir t;
+  GitTree tree(t.path(), {0}, {});
+  const std::string dir = t.path() + "/b";
+  auto s = CreateBisect(dir, Kernels(2), {"sim/a", "mean", ""}, {}, "test", tree.Range());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  int boots = 0;
+  uint64_t seed = 1;
+  std::atomic<bool> stop{false};
+  const Status st = RunBisect(dir, *s, ImageEngines(&boots, &seed), stop, {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitRuntime);
+  EXPECT_NE(st.error().message.find("the good end"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find(GitBuildLogPath(dir, tree.commits[0])), std::string::npos)
+      << st.error().message;
+  EXPECT_EQ(s->status, "stopped");
+  EXPECT_EQ(boots, 0);
+}
+
+TEST(BisectGitRange, ARangeIsCheckedByGitBeforeABuild) {
+  TempDir t;
+  GitTree tree(t.path(), {}, {});
+  // A side branch from c2, merged into a line of its own.
+  Git(tree.path, {"branch", "side", tree.commits[2]});
+  Git(tree.path, {"worktree", "add", "-q", t.path() + "/side", "side"});
+  Git(t.path() + "/side", {"commit", "-q", "--allow-empty", "-m", "s1"});
+  const std::string side = Trim(Git(t.path() + "/side", {"rev-parse", "HEAD"}));
+  Git(t.path() + "/side", {"merge", "-q", "--no-edit", "--no-ff", tree.commits[4]});
+  const std::string merged = Trim(Git(t.path() + "/side", {"rev-parse", "HEAD"}));
+  struct Case {
+    std::string what, tree, good, bad, want;
+  };
+  const Case cases[] = {
+      {"not a repository", t.path(), "HEAD", "HEAD", "is not a git repository"},
+      {"unknown commit", tree.path, "v9.9", tree.commits[7], "kernels good 'v9.9' is not a commit"},
+      {"same commit", tree.path, tree.commits[3], tree.commits[3], "are the same commit"},
+      {"not an ancestor", tree.path, tree.commits[5], tree.commits[2], "is not an ancestor"},
+      {"off the first-parent line", tree.path, tree.commits[4], merged, "first-parent line"},
+  };
+  for (const Case& c : cases) {
+    GitRange r = tree.Range();
+    r.tree = c.tree;
+    r.good = c.good;
+    r.bad = c.bad;
+    const Status st = ResolveGitRange(r);
+    ASSERT_FALSE(st.ok()) << c.what;
+    EXPECT_EQ(st.error().exit_code, kExitUsage) << c.what;
+    EXPECT_NE(st.error().message.find(c.want), std::string::npos) << st.error().message;
+    EXPECT_EQ(st.error().message.find('\n'), std::string::npos) << st.error().message;
+  }
+  // A merge's first parent is on the line: c2..merged is s1 and the merge, after c2.
+  GitRange r = tree.Range();
+  r.good = tree.commits[2];
+  r.bad = merged;
+  ASSERT_TRUE(ResolveGitRange(r).ok());
+  EXPECT_EQ(r.commits, (std::vector<std::string>{tree.commits[2], side, merged}));
+  GitRange bad_image = tree.Range();
+  bad_image.image = "../vmlinuz";
+  EXPECT_FALSE(CheckGitRangeValues(bad_image).ok());
+  bad_image.image = "/boot/vmlinuz";
+  EXPECT_FALSE(CheckGitRangeValues(bad_image).ok());
 }
 
 }  // namespace

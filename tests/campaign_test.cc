@@ -4,9 +4,11 @@
 // campaign stopped by it stays quiet; a planted change is found).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -361,6 +363,36 @@ TEST(CampaignProcess, RunProcessCapturesAndHonoursItsDeadline) {
   ASSERT_TRUE(slow.ok());
   EXPECT_TRUE(slow->timed_out);
   EXPECT_FALSE(RunProcess({"/no/such/program"}, 5).ok());
+}
+
+TEST(CampaignProcess, RunProcessLoggedRunsInItsDirectoryAndKillsItsGroupAtTheDeadline) {
+  TempDir t;
+  const std::string log = t.path() + "/build.log";
+  auto r = RunProcessLogged({"sh", "-c", "pwd -P; echo err >&2; exit 4"}, t.path(), log, 30);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->exit_code, 4);
+  EXPECT_FALSE(r->timed_out);
+  auto text = ReadWholeFile(log);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, std::filesystem::canonical(t.path()).string() + "\nerr\n");
+  // A build whose child outlives its shell: the whole process group is killed at the deadline.
+  auto slow = RunProcessLogged({"sh", "-c", "sleep 30 & echo $! >pid; wait"}, t.path(), log, 0.5);
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_TRUE(slow->timed_out);
+  auto pid = ReadWholeFile(t.path() + "/pid");
+  ASSERT_TRUE(pid.ok());
+  const pid_t sleeper = std::stoi(*pid);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {  // reaped by init (or a subreaper) shortly
+    gone = kill(sleeper, 0) != 0 && errno == ESRCH;
+    if (!gone) usleep(50000);
+  }
+  EXPECT_TRUE(gone) << "the build's child " << sleeper << " outlived the deadline";
+  std::atomic<bool> stop{true};
+  auto stopped = RunProcessLogged({"sleep", "30"}, t.path(), log, 30, &stop);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_TRUE(stopped->interrupted);
+  EXPECT_FALSE(RunProcessLogged({"/no/such/program"}, t.path(), log, 5).ok());
 }
 
 // ---- state

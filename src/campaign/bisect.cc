@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 
 #include "kstacklab/fileio.h"
@@ -19,9 +20,10 @@ namespace kstacklab::campaign {
 
 namespace {
 
-// A bisect state is a short file: the plan (bounded by kMaxPlanJsonBytes) and one small record
-// per step.
-constexpr size_t kMaxBisectStateBytes = kMaxPlanJsonBytes + (size_t{1} << 20);
+// A bisect state is a short file: the plan (bounded by kMaxPlanJsonBytes), a git range's commits
+// (each a quoted id of 64 hex digits at most) and one small record per step.
+constexpr size_t kMaxBisectStateBytes =
+    kMaxPlanJsonBytes + GitRangeLimits::kMaxCommits * 72 + (size_t{1} << 20);
 
 Json Num(double v) { return std::isfinite(v) ? Json(RoundSignificant(v, 6)) : Json(nullptr); }
 double NumOf(const Json& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
@@ -216,47 +218,54 @@ stats::BisectSearch BisectState::Search() const {
 Json BisectStateToJson(const BisectState& s) {
   Json steps = Json::array();
   for (const BisectStep& st : s.steps) {
-    steps.push_back({{"kernel", st.kernel},
-                     {"name", s.plan.profiles.at(st.kernel).name},
-                     {"dir", st.dir},
-                     {"verdict", st.verdict},
-                     {"theta", Num(st.interval.theta)},
-                     {"low", st.interval.bounded ? Num(st.interval.low) : Json(nullptr)},
-                     {"high", st.interval.bounded ? Num(st.interval.high) : Json(nullptr)},
-                     {"blocks", st.interval.blocks},
-                     {"boots", st.boots},
-                     {"seconds", Num(st.seconds)}});
+    Json& step = steps.emplace_back(
+        Json{{"kernel", st.kernel},
+             {"name", s.plan.profiles.at(st.kernel).name},
+             {"dir", st.dir},
+             {"verdict", st.verdict},
+             {"theta", Num(st.interval.theta)},
+             {"low", st.interval.bounded ? Num(st.interval.low) : Json(nullptr)},
+             {"high", st.interval.bounded ? Num(st.interval.high) : Json(nullptr)},
+             {"blocks", st.interval.blocks},
+             {"boots", st.boots},
+             {"seconds", Num(st.seconds)}});
+    if (!st.build_failure.empty()) step["build_failure"] = st.build_failure;
   }
+  // A git range's kernels are made again from its commits: only the ends are kept as profiles.
+  CampaignPlan stored = s.plan;
+  if (s.range) stored.profiles = {s.plan.profiles.front(), s.plan.profiles.back()};
   const stats::EndsJudgement& e = s.ends.judgement;
   Json question = s.question.IsStrength()
                       ? Json{{"strength", s.question.strength}}
                       : Json{{"row", s.question.row}, {"metric", s.question.metric}};
-  return Json{{"schema", s.schema},
-              {"tool_version", s.tool_version},
-              {"created", s.created},
-              {"updated", s.updated},
-              {"source", s.source},
-              {"question", std::move(question)},
-              {"rule",
-               {{"alpha", s.rule.alpha},
-                {"min_blocks", s.rule.min_blocks},
-                {"max_blocks", s.rule.max_blocks},
-                {"max_end_blocks", s.rule.max_end_blocks}}},
-              {"plan", PlanToJson(s.plan)},
-              {"ends",
-               {{"dir", "ends"},
-                {"verdict", s.ends.verdict},
-                {"difference", Num(e.difference)},
-                {"low", Num(e.low)},
-                {"high", Num(e.high)},
-                {"blocks", e.blocks},
-                {"good_mean", Num(s.ends.good_mean)},
-                {"bad_mean", Num(s.ends.bad_mean)},
-                {"boots", s.ends.boots},
-                {"seconds", Num(s.ends.seconds)}}},
-              {"steps", std::move(steps)},
-              {"status", s.status},
-              {"result", s.result}};
+  Json j{{"schema", s.schema},
+         {"tool_version", s.tool_version},
+         {"created", s.created},
+         {"updated", s.updated},
+         {"source", s.source},
+         {"question", std::move(question)},
+         {"rule",
+          {{"alpha", s.rule.alpha},
+           {"min_blocks", s.rule.min_blocks},
+           {"max_blocks", s.rule.max_blocks},
+           {"max_end_blocks", s.rule.max_end_blocks}}},
+         {"plan", PlanToJson(stored)},
+         {"ends",
+          {{"dir", "ends"},
+           {"verdict", s.ends.verdict},
+           {"difference", Num(e.difference)},
+           {"low", Num(e.low)},
+           {"high", Num(e.high)},
+           {"blocks", e.blocks},
+           {"good_mean", Num(s.ends.good_mean)},
+           {"bad_mean", Num(s.ends.bad_mean)},
+           {"boots", s.ends.boots},
+           {"seconds", Num(s.ends.seconds)}}},
+         {"steps", std::move(steps)},
+         {"status", s.status},
+         {"result", s.result}};
+  if (s.range) j["range"] = GitRangeToJson(*s.range);
+  return j;
 }
 
 namespace {
@@ -280,6 +289,15 @@ BisectEnds EndsFromJson(const Json& e) {
   return ends;
 }
 
+// bisect.json's git range, when it has one: the plan's kernels made again from its commits, in
+// the bisect directory of `path` (throws Json::exception on a wrong form).
+Status RangeFromJson(const Json& j, const std::string& path, BisectState& s) {
+  if (!j.contains("range")) return OkStatus();
+  KSTACKLAB_ASSIGN_OR_RETURN(s.range, GitRangeFromJson(j.at("range")));
+  s.plan.profiles = GitRangeKernels(std::filesystem::path(path).parent_path(), *s.range);
+  return OkStatus();
+}
+
 }  // namespace
 
 Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path) {
@@ -288,7 +306,7 @@ Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path
   try {
     KnownJsonKeys(j,
                   {"schema", "tool_version", "created", "updated", "source", "question", "rule",
-                   "plan", "ends", "steps", "status", "result"},
+                   "plan", "range", "ends", "steps", "status", "result"},
                   "the bisect state");
     s.schema = j.at("schema").get<std::string>();
     if (s.schema != kBisectSchema) {
@@ -315,11 +333,14 @@ Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path
       return UsageError(fmt::format("'{}': {}", shown, plan.error().message));
     }
     s.plan = std::move(*plan);
+    if (Status st = RangeFromJson(j, path, s); !st.ok()) {
+      return UsageError(fmt::format("'{}': {}", shown, st.error().message));
+    }
     s.ends = EndsFromJson(j.at("ends"));
     for (const Json& st : j.at("steps")) {
       KnownJsonKeys(st,
                     {"kernel", "name", "dir", "verdict", "theta", "low", "high", "blocks", "boots",
-                     "seconds"},
+                     "seconds", "build_failure"},
                     "a step");
       BisectStep step;
       step.kernel = st.at("kernel").get<size_t>();
@@ -332,6 +353,7 @@ Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path
       step.interval.blocks = st.at("blocks").get<size_t>();
       step.boots = st.at("boots").get<uint64_t>();
       step.seconds = NumOf(st.at("seconds"));
+      step.build_failure = st.value("build_failure", std::string());
       if (step.kernel == 0 || step.kernel + 1 >= s.plan.profiles.size() ||
           step.dir != StepDirName(s.steps.size() + 1, s.plan.profiles[step.kernel].name) ||
           (step.verdict != "" && step.verdict != "good" && step.verdict != "bad" &&
@@ -400,9 +422,26 @@ Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule) 
   return OkStatus();
 }
 
-Expected<BisectState> CreateBisect(const std::string& given, const CampaignPlan& plan,
+std::vector<Profile> GitRangeKernels(const std::string& dir, const GitRange& range) {
+  std::error_code ec;
+  const std::string root = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  std::vector<Profile> out;
+  out.reserve(range.commits.size());
+  for (const std::string& commit : range.commits) {
+    Profile p{GitKernelName(commit), GitImagePath(root, range, commit)};
+    p.cmdline = range.cmdline;
+    p.initrd = range.initrd;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Expected<BisectState> CreateBisect(const std::string& given, const CampaignPlan& given_plan,
                                    const BisectQuestion& question, const stats::BisectRule& rule,
-                                   const std::string& source) {
+                                   const std::string& source,
+                                   const std::optional<GitRange>& range) {
+  CampaignPlan plan = given_plan;
+  if (range) plan.profiles = GitRangeKernels(CampaignDirPath(given), *range);
   KSTACKLAB_RETURN_IF_ERROR(CheckBisectPlan(plan, rule));
   KSTACKLAB_RETURN_IF_ERROR(CheckBisectQuestion(question));
   KSTACKLAB_RETURN_IF_ERROR(CheckNewCampaignDir(given));
@@ -412,6 +451,7 @@ Expected<BisectState> CreateBisect(const std::string& given, const CampaignPlan&
   s.created = UtcTimestamp();
   s.source = source;
   s.plan = plan;
+  s.range = range;
   // Stored as a campaign plan is (PlanFromJson wants a count): the most any campaign boots.
   s.plan.boots = std::max<uint64_t>(rule.max_blocks, rule.max_end_blocks);
   s.plan.target.reset();
@@ -479,6 +519,58 @@ Expected<bool> Halted(const std::string& dir, BisectState& s, const CampaignStat
   s.status = st.status == "interrupted" ? "interrupted" : "stopped";
   s.result = st.stop_reason;
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  return true;
+}
+
+// The git-range form: kernel k's image built (or found in the cache) and checked. "" when it is
+// ready (and always in the list form); else why it is not, with its build log. *interrupted when
+// `stop` cut its build short.
+Expected<std::string> ReadyKernel(const std::string& dir, BisectState& s, size_t k,
+                                  const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                                  const ImageCheck& check, bool* interrupted) {
+  if (!s.range) return std::string();
+  const std::string& commit = s.range->commits.at(k);
+  GitBuild b;
+  KSTACKLAB_ASSIGN_OR_RETURN(b, BuildGitKernel(dir, *s.range, commit, stop, hooks.note));
+  if (b.interrupted) {
+    *interrupted = true;
+    return std::string();
+  }
+  if (b.failure.empty() && check) {
+    Profile p = s.plan.profiles[k];
+    if (Status st = check(s.plan, p); !st.ok()) {
+      b.failure = "its image is not one to boot: " + st.error().message;
+    } else {
+      s.plan.profiles[k] = std::move(p);
+    }
+  }
+  if (b.failure.empty()) return std::string();
+  return fmt::format("{}; its build log: {}", b.failure, GitBuildLogPath(dir, commit));
+}
+
+// The git-range form: both ends' images ready. False when interrupted (the state saved so);
+// a RuntimeError naming the build log when an end has none (the bisect stopped).
+Expected<bool> ReadyEnds(const std::string& dir, BisectState& s, const std::atomic<bool>& stop,
+                         const RunnerHooks& hooks, const ImageCheck& check) {
+  const size_t last = s.plan.profiles.size() - 1;
+  for (const size_t k : {size_t{0}, last}) {
+    bool interrupted = false;
+    std::string failure;
+    KSTACKLAB_ASSIGN_OR_RETURN(failure, ReadyKernel(dir, s, k, stop, hooks, check, &interrupted));
+    if (interrupted) {
+      s.status = "interrupted";
+      s.result = "interrupted during a build";
+      KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+      return false;
+    }
+    if (!failure.empty()) {
+      s.status = "stopped";
+      s.result = fmt::format("the {} end {} has no image: {}", k == 0 ? "good" : "bad",
+                             s.plan.profiles[k].name, failure);
+      KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+      return RuntimeError(s.result);
+    }
+  }
   return true;
 }
 
@@ -571,17 +663,77 @@ std::string Outcome(const std::string& dir, const BisectState& s) {
                      fmt::join(names, ", "), s.plan.profiles[search.low()].name);
 }
 
-}  // namespace
-
-Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
-                 const std::atomic<bool>& stop, const RunnerHooks& hooks) {
-  const size_t last = s.plan.profiles.size() - 1;
+// Runs (or resumes) the last step: its candidate's image made ready (the git-range form: a build
+// that fails makes the step undecided, without a boot), then its campaign, then its verdict.
+// Saves the state; false when the bisect halted there (interrupted, stopped).
+Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
+                           const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                           const ImageCheck& check) {
   auto say = [&hooks](const std::string& line) {
     if (hooks.note) hooks.note(line);
   };
+  const size_t last = s.plan.profiles.size() - 1;
+  const size_t number = s.steps.size();
+  const std::string cdir = dir + "/" + s.steps.back().dir;
+  const size_t kernel = s.steps.back().kernel;
+  const std::string name = s.plan.profiles[kernel].name;
+  const stats::BisectSearch search = s.Search();
+  say(fmt::format("step {}: {} (between {} and {}), at most {} blocks of 3 boots", number, name,
+                  s.plan.profiles[search.low()].name, s.plan.profiles[search.high()].name,
+                  s.rule.max_blocks));
+  bool interrupted = false;
+  std::string failure;
+  KSTACKLAB_ASSIGN_OR_RETURN(failure,
+                             ReadyKernel(dir, s, kernel, stop, hooks, check, &interrupted));
+  BisectStep& step = s.steps.back();
+  if (interrupted) {
+    s.status = "interrupted";
+    s.result = "interrupted during a build";
+    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+    return false;
+  }
+  if (!failure.empty()) {
+    step.verdict = "undecided";
+    step.interval.theta = std::nan("");
+    step.build_failure = failure;
+    say(fmt::format("step {}: {}: {}: undecided (skipped)", number, name, failure));
+    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+    return true;
+  }
+  RunnerHooks h = hooks;
+  h.after_block = RuleHook(cdir, s, false);
+  CampaignState st;
+  KSTACKLAB_ASSIGN_OR_RETURN(
+      st, RunOne(cdir, CampaignOf(s, {0, kernel, last}, s.rule.max_blocks, number), s.source,
+                 make_engine, stop, h));
+  bool halted = false;
+  KSTACKLAB_ASSIGN_OR_RETURN(halted, Halted(dir, s, st));
+  if (halted) return false;
+  stats::StepJudgement j;
+  KSTACKLAB_ASSIGN_OR_RETURN(j, FinalStepJudgement(cdir, st, s));
+  step.interval = j.interval;
+  step.verdict = VerdictWord(j.verdict);
+  step.boots = BootsMade(st);
+  step.seconds = st.boot_seconds;
+  say(fmt::format("step {}: {}: {} boots, theta {} {}: {}", number, name, step.boots,
+                  Fixed(step.interval.theta), IntervalText(step.interval),
+                  step.verdict == "undecided" ? "undecided (skipped)" : step.verdict));
+  KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  return true;
+}
+
+}  // namespace
+
+Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
+                 const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                 const ImageCheck& check_image) {
   s.status = "running";
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
-
+  if (s.range) {
+    bool ready = false;
+    KSTACKLAB_ASSIGN_OR_RETURN(ready, ReadyEnds(dir, s, stop, hooks, check_image));
+    if (!ready) return OkStatus();
+  }
   if (s.ends.verdict.empty()) {
     bool go_on = false;
     KSTACKLAB_ASSIGN_OR_RETURN(go_on, RunEnds(dir, s, make_engine, stop, hooks));
@@ -591,7 +743,6 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
     s.status = "complete";
     return SaveBisectState(dir, s);
   }
-
   // The steps.
   for (;;) {
     if (s.steps.empty() || !s.steps.back().verdict.empty()) {
@@ -603,37 +754,13 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
       s.steps.push_back(step);
       KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
     }
-    BisectStep& step = s.steps.back();
-    const size_t number = s.steps.size();
-    const std::string cdir = dir + "/" + step.dir;
-    RunnerHooks h = hooks;
-    h.after_block = RuleHook(cdir, s, false);
-    const stats::BisectSearch search = s.Search();
-    say(fmt::format("step {}: {} (between {} and {}), at most {} blocks of 3 boots", number,
-                    s.plan.profiles[step.kernel].name, s.plan.profiles[search.low()].name,
-                    s.plan.profiles[search.high()].name, s.rule.max_blocks));
-    CampaignState st;
-    KSTACKLAB_ASSIGN_OR_RETURN(
-        st, RunOne(cdir, CampaignOf(s, {0, step.kernel, last}, s.rule.max_blocks, number), s.source,
-                   make_engine, stop, h));
-    bool halted = false;
-    KSTACKLAB_ASSIGN_OR_RETURN(halted, Halted(dir, s, st));
-    if (halted) return OkStatus();
-    stats::StepJudgement j;
-    KSTACKLAB_ASSIGN_OR_RETURN(j, FinalStepJudgement(cdir, st, s));
-    step.interval = j.interval;
-    step.verdict = VerdictWord(j.verdict);
-    step.boots = BootsMade(st);
-    step.seconds = st.boot_seconds;
-    say(fmt::format("step {}: {}: {} boots, theta {} {}: {}", number,
-                    s.plan.profiles[step.kernel].name, step.boots, Fixed(step.interval.theta),
-                    IntervalText(step.interval),
-                    step.verdict == "undecided" ? "undecided (skipped)" : step.verdict));
-    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+    bool go_on = false;
+    KSTACKLAB_ASSIGN_OR_RETURN(go_on, RunLastStep(dir, s, make_engine, stop, hooks, check_image));
+    if (!go_on) return OkStatus();
   }
   s.result = Outcome(dir, s);
   s.status = "complete";
-  say(s.result);
+  if (hooks.note) hooks.note(s.result);
   return SaveBisectState(dir, s);
 }
 
@@ -766,6 +893,13 @@ std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
       s.question.IsStrength() ? " (the kernel's offsets, read in each boot)"
                               : " (per boot: the mean over the row's repetitions)",
       s.rule.alpha, fmt::join(s.rule.Looks(s.rule.max_blocks), ","), s.rule.max_blocks);
+  if (s.range) {
+    out += fmt::format(
+        "kernels: the first-parent line of {} from {} to {} ({} commits), each built by `{}` "
+        "into {}/images\n",
+        s.range->tree, s.range->good, s.range->bad, s.range->commits.size(),
+        fmt::join(s.range->command, " "), dir);
+  }
   const stats::EndsJudgement& e = s.ends.judgement;
   if (s.ends.verdict.empty()) {
     out += "ends: being measured\n";
@@ -790,6 +924,7 @@ std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
                     st.verdict.empty() ? "-" : std::to_string(st.boots), Fixed(st.interval.theta),
                     st.verdict.empty() ? "" : IntervalText(st.interval),
                     st.verdict.empty()          ? "running"
+                    : !st.build_failure.empty() ? "undecided (skip: its build failed)"
                     : st.verdict == "undecided" ? "undecided (skip)"
                                                 : st.verdict);
   }

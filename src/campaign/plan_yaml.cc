@@ -245,6 +245,47 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
   return p;
 }
 
+// A bisect plan's `kernels:` section: a git range and its build (git_range.h). The commits are
+// resolved later, by git.
+Expected<GitRange> ReadGitRange(const Reader& r, const YAML::Node& node, const std::string& base) {
+  KSTACKLAB_RETURN_IF_ERROR(
+      r.Keys(node, "kernels",
+             {"tree", "good", "bad", "command", "image", "cmdline", "initrd", "build_timeout"}));
+  GitRange g;
+  for (const char* key : {"tree", "good", "bad", "command", "image"}) {
+    if (!node[key]) {
+      return r.Bad(node, fmt::format("kernels needs {}: tree, good, bad, command (a list, e.g. "
+                                     "[make, -j8, bzImage]) and image (e.g. "
+                                     "arch/x86/boot/bzImage)",
+                                     key));
+    }
+  }
+  KSTACKLAB_ASSIGN_OR_RETURN(g.tree, r.Path(node["tree"], "kernels tree", base));
+  KSTACKLAB_ASSIGN_OR_RETURN(g.good, r.Text(node["good"], "kernels good", 256));
+  KSTACKLAB_ASSIGN_OR_RETURN(g.bad, r.Text(node["bad"], "kernels bad", 256));
+  KSTACKLAB_ASSIGN_OR_RETURN(g.command,
+                             r.Words(node["command"], "kernels command", PlanLimits::kMaxRunArgs));
+  KSTACKLAB_ASSIGN_OR_RETURN(g.image, r.Text(node["image"], "kernels image"));
+  if (node["cmdline"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        g.cmdline, r.Text(node["cmdline"], "kernels cmdline", PlanLimits::kMaxCmdlineBytes));
+  }
+  if (node["initrd"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(g.initrd, r.Path(node["initrd"], "kernels initrd", base));
+  }
+  if (node["build_timeout"]) {
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        g.build_timeout_s,
+        r.DurationS(node["build_timeout"], "kernels build_timeout",
+                    GitRangeLimits::kMinBuildTimeoutS, GitRangeLimits::kMaxBuildTimeoutS, "2h"));
+  }
+  std::error_code ec;
+  g.tree = fs::absolute(g.tree, ec).lexically_normal().string();
+  if (!g.initrd.empty()) g.initrd = fs::absolute(g.initrd, ec).lexically_normal().string();
+  if (Status st = CheckGitRangeValues(g); !st.ok()) return r.Bad(node, st.error().message);
+  return g;
+}
+
 Expected<Target> ReadTarget(const Reader& r, const YAML::Node& node) {
   KSTACKLAB_RETURN_IF_ERROR(
       r.Keys(node, "target", {"metric", "mdc_pct", "min_boots", "max_boots", "budget"}));
@@ -359,15 +400,8 @@ Status ReadOrder(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
   return OkStatus();
 }
 
-Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const std::string& base,
-                                EngineTable table) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(root, "the plan",
-                                   {"profiles", "run", "boots", "target", "order", "engine",
-                                    "strength", "strength_samples", "kstacklab"}));
-  CampaignPlan plan;
-  const EngineRow* engine = nullptr;
-  KSTACKLAB_ASSIGN_OR_RETURN(engine, EngineOf(r, root, table));
-  plan.engine = PlanEngine(*engine);
+Status ReadProfiles(const Reader& r, const YAML::Node& root, const std::string& base,
+                    const EngineRow& engine, CampaignPlan& plan) {
   const YAML::Node profiles = root["profiles"];
   if (!profiles || !profiles.IsSequence() || profiles.size() == 0) {
     return r.Bad(
@@ -379,9 +413,48 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   }
   for (const YAML::Node& p : profiles) {
     Profile profile;
-    KSTACKLAB_ASSIGN_OR_RETURN(profile, ReadProfile(r, p, base, *engine));
+    KSTACKLAB_ASSIGN_OR_RETURN(profile, ReadProfile(r, p, base, engine));
     plan.profiles.push_back(std::move(profile));
   }
+  return OkStatus();
+}
+
+// The kernels of a bisect plan given as a git range (`kernels:`, when `range` may take one):
+// true when it is, the plan's profiles then left empty.
+Expected<bool> ReadKernelsRange(const Reader& r, const YAML::Node& root, const std::string& base,
+                                std::optional<GitRange>* range) {
+  if (!root["kernels"]) return false;
+  if (range == nullptr) {
+    return r.Bad(root["kernels"],
+                 "kernels (a git range) is a key of a bisect's plan; a campaign gives profiles");
+  }
+  if (root["profiles"]) {
+    return r.Bad(root["kernels"],
+                 "give the kernels as profiles (built images) or as kernels (a git range), not "
+                 "both");
+  }
+  KSTACKLAB_ASSIGN_OR_RETURN(*range, ReadGitRange(r, root["kernels"], base));
+  return true;
+}
+
+Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const std::string& base,
+                                EngineTable table, std::optional<GitRange>* range) {
+  KSTACKLAB_RETURN_IF_ERROR(r.Keys(root, "the plan",
+                                   {"profiles", "kernels", "run", "boots", "target", "order",
+                                    "engine", "strength", "strength_samples", "kstacklab"}));
+  CampaignPlan plan;
+  const EngineRow* engine = nullptr;
+  KSTACKLAB_ASSIGN_OR_RETURN(engine, EngineOf(r, root, table));
+  plan.engine = PlanEngine(*engine);
+  bool git_range = false;
+  KSTACKLAB_ASSIGN_OR_RETURN(git_range, ReadKernelsRange(r, root, base, range));
+  if (git_range && engine->files == ProfileFiles::kUrls) {
+    return r.Bad(root["kernels"],
+                 fmt::format("engine {} boots kernels from URLs; a git range's images are built "
+                             "here: give the kernels as profiles",
+                             engine->name));
+  }
+  if (!git_range) KSTACKLAB_RETURN_IF_ERROR(ReadProfiles(r, root, base, *engine, plan));
   if (root["run"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.run_args, r.Words(root["run"], "run", PlanLimits::kMaxRunArgs));
   }
@@ -440,7 +513,8 @@ int YamlFlowDepth(std::string_view text) {
 
 namespace {
 Expected<CampaignPlan> ParseYaml(const std::string& text, const std::string& source,
-                                 const std::string& base_dir, EngineTable table, bool bisect) {
+                                 const std::string& base_dir, EngineTable table, bool bisect,
+                                 std::optional<GitRange>* range = nullptr) {
   if (text.size() > PlanLimits::kMaxFileBytes) {
     return UsageError(fmt::format("{} is larger than {} KiB; a plan is a short file", source,
                                   PlanLimits::kMaxFileBytes / 1024));
@@ -482,7 +556,7 @@ Expected<CampaignPlan> ParseYaml(const std::string& text, const std::string& sou
       }
     }
     const YAML::Node root = YAML::Load(text);
-    return ReadPlan(r, root, base_dir, table);
+    return ReadPlan(r, root, base_dir, table, range);
   } catch (const YAML::Exception& e) {
     return UsageError(fmt::format("{} line {}: not valid YAML: {}", source, e.mark.line + 1,
                                   EscapeControl(e.msg)));
@@ -504,6 +578,13 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
 Expected<CampaignPlan> ParseBisectPlanYaml(const std::string& text, const std::string& source,
                                            const std::string& base_dir) {
   return ParseYaml(text, source, base_dir, Engines(), true);
+}
+
+Expected<CampaignPlan> ParseBisectPlanYaml(const std::string& text, const std::string& source,
+                                           const std::string& base_dir,
+                                           std::optional<GitRange>* range) {
+  range->reset();
+  return ParseYaml(text, source, base_dir, Engines(), true, range);
 }
 
 }  // namespace kstacklab::campaign

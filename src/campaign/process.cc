@@ -175,7 +175,8 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double 
 Child::~Child() { Kill(); }
 
 Status Child::Start(const std::vector<std::string>& argv, const std::string& log_path,
-                    const std::vector<uint64_t>& cpus, const std::string& err_path) {
+                    const std::vector<uint64_t>& cpus, const std::string& err_path,
+                    const std::string& cwd) {
   const int log =
       open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (log < 0) {
@@ -207,6 +208,7 @@ Status Child::Start(const std::vector<std::string>& argv, const std::string& log
       for (uint64_t c : cpus) CPU_SET(static_cast<int>(c), &set);
       if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(126);
     }
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     execvp(args[0], args.data());
     _exit(127);
   }
@@ -236,6 +238,31 @@ void Child::Kill() {
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   pid_ = -1;
+}
+
+Expected<ProcessResult> RunProcessLogged(const std::vector<std::string>& argv,
+                                         const std::string& cwd, const std::string& log_path,
+                                         double timeout_s, const std::atomic<bool>* stop) {
+  Child child;
+  KSTACKLAB_RETURN_IF_ERROR(child.Start(argv, log_path, {}, "", cwd));
+  const double deadline = MonotonicSeconds() + timeout_s;
+  ProcessResult r;
+  while (!child.Poll(&r.exit_code)) {
+    const bool stopped = stop != nullptr && stop->load();
+    const double left = deadline - MonotonicSeconds();
+    if (stopped || left <= 0) {
+      r.interrupted = stopped;
+      r.timed_out = !stopped;
+      child.Kill();
+      r.exit_code = -1;
+      return r;
+    }
+    poll(nullptr, 0, static_cast<int>(std::min(left * 1000 + 1, 100.0)));
+  }
+  if (r.exit_code == 127 && !FindProgram(argv[0])) {
+    return RuntimeError(fmt::format("cannot run {}: not found", argv[0]));
+  }
+  return r;
 }
 
 }  // namespace kstacklab::campaign

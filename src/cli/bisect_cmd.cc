@@ -1,6 +1,7 @@
 // `kstacklab bisect`: find the first bad kernel of an ordered list with a rule that leaves a step
 // undecided (a skip) rather than guess (docs/bisect.md).
 //   kstacklab bisect PLAN.yaml --dir DIR (--row ROW [--metric M] | --strength FACT)
+//     (the plan's kernels: a list of built images, or a git range built here)
 //   kstacklab bisect --resume DIR
 //   kstacklab bisect --report DIR
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "campaign_support.h"
@@ -64,6 +66,44 @@ campaign::EngineFactory Factory() {
   };
 }
 
+// A git range's kernel once built: checked as CheckPlan checks a listed kernel (a kernel image of
+// the architecture of this kstacklab or the plan's, its release and identity filled).
+Status CheckBuiltImage(const campaign::CampaignPlan& plan, campaign::Profile& kernel) {
+  campaign::CampaignPlan one = plan;
+  one.profiles = {kernel};
+  KSTACKLAB_RETURN_IF_ERROR(campaign::CheckPlan(one));
+  kernel = one.profiles.front();
+  return OkStatus();
+}
+
+// The plan of a git-range bisect's ends alone: what can be checked of it before they are built.
+campaign::CampaignPlan EndsOnly(const campaign::CampaignPlan& plan) {
+  campaign::CampaignPlan ends = plan;
+  ends.profiles = {plan.profiles.front(), plan.profiles.back()};
+  return ends;
+}
+
+// The kernels before the bisect begins. A list: the plan whole (CheckPlan), ends that differ, the
+// engine. A git range (resolved): the plan's values; each image is checked once built
+// (CheckBuiltImage), the engine before each campaign.
+Status CheckKernels(campaign::CampaignPlan& plan, bool git_range, const std::string& dir) {
+  if (git_range) return campaign::CheckPlanValues(EndsOnly(plan));
+  KSTACKLAB_RETURN_IF_ERROR(campaign::CheckPlan(plan));
+  // The ends' kernels must differ in something a boot can see.
+  const campaign::Profile& good = plan.profiles.front();
+  const campaign::Profile& bad = plan.profiles.back();
+  if (good.kernel == bad.kernel && good.cmdline == bad.cmdline && good.sysctls == bad.sysctls &&
+      good.initrd == bad.initrd) {
+    return UsageError(fmt::format(
+        "the ends '{}' and '{}' boot the same kernel with the same command line and sysctls: "
+        "there is nothing between them to bisect",
+        good.name, bad.name));
+  }
+  auto engine =
+      campaign::MakeEngine(plan, dir + "/ends/.work", campaign::GuestBinary(plan, SelfPath()));
+  return engine->Check();
+}
+
 int Finish(const std::string& dir, const BisectState& s) {
   const int printed = PrintStdout(campaign::RenderBisectReport(dir, s));
   if (printed != 0) return printed;
@@ -77,7 +117,7 @@ int Drive(const std::string& dir, BisectState& s) {
   const bool tty = StderrIsTty();
   campaign::RunnerHooks hooks = TerminalHooks("bisect");
   StopSignals signals;
-  const Status st = campaign::RunBisect(dir, s, Factory(), g_campaign_stop, hooks);
+  const Status st = campaign::RunBisect(dir, s, Factory(), g_campaign_stop, hooks, CheckBuiltImage);
   if (tty) std::fputs("\r\033[K", stderr);
   if (!st.ok()) {
     Error e = st.error();
@@ -156,8 +196,15 @@ int New(const BisectArgs& a) {
   if (!text.ok()) return Fail(text.error());
   std::error_code ec;
   const std::string base = fs::absolute(source, ec).parent_path().string();
-  auto plan = campaign::ParseBisectPlanYaml(*text, source, base);
+  std::optional<campaign::GitRange> range;
+  auto plan = campaign::ParseBisectPlanYaml(*text, source, base, &range);
   if (!plan.ok()) return Fail(plan.error());
+  const std::string dir =
+      campaign::CampaignDirPath(fs::absolute(a.dir, ec).lexically_normal().string());
+  if (range) {
+    if (Status st = campaign::ResolveGitRange(*range); !st.ok()) return Fail(st.error());
+    plan->profiles = campaign::GitRangeKernels(dir, *range);
+  }
   if (Status st = campaign::CheckBisectPlan(*plan, *rule); !st.ok()) return Fail(st.error());
   if (!plan->seed_given) {
     plan->seed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
@@ -165,25 +212,10 @@ int New(const BisectArgs& a) {
   // CheckPlan's count: the most any of the bisect's campaigns boots.
   plan->boots = std::max(rule->max_blocks, rule->max_end_blocks);
   if (q.IsStrength()) plan->strength = true;
-  if (Status st = campaign::CheckPlan(*plan); !st.ok()) return Fail(st.error());
+  if (Status st = CheckKernels(*plan, range.has_value(), dir); !st.ok()) return Fail(st.error());
   if (Status st = CheckRunArguments(plan->run_args); !st.ok()) return Fail(st.error());
   if (Status st = CheckQuestionAgainstRun(q, plan->run_args); !st.ok()) return Fail(st.error());
-  // The ends' kernels must differ in something a boot can see.
-  const campaign::Profile& good = plan->profiles.front();
-  const campaign::Profile& bad = plan->profiles.back();
-  if (good.kernel == bad.kernel && good.cmdline == bad.cmdline && good.sysctls == bad.sysctls &&
-      good.initrd == bad.initrd) {
-    return Fail(UsageError(fmt::format(
-        "the ends '{}' and '{}' boot the same kernel with the same command line and sysctls: "
-        "there is nothing between them to bisect",
-        good.name, bad.name)));
-  }
-  const std::string dir =
-      campaign::CampaignDirPath(fs::absolute(a.dir, ec).lexically_normal().string());
-  auto engine =
-      campaign::MakeEngine(*plan, dir + "/ends/.work", campaign::GuestBinary(*plan, SelfPath()));
-  if (Status st = engine->Check(); !st.ok()) return Fail(st.error());
-  auto state = campaign::CreateBisect(dir, *plan, q, *rule, source);
+  auto state = campaign::CreateBisect(dir, *plan, q, *rule, source, range);
   if (!state.ok()) return Fail(state.error());
   DirLock lock;
   if (Status st = lock.Take(dir); !st.ok()) return Fail(st.error());
@@ -204,9 +236,14 @@ int Resume(const std::string& dir) {
     Warn("the bisect is already complete; its report follows");
     return Finish(dir, *s);
   }
-  if (Status st = campaign::CheckPlan(s->plan); !st.ok()) return Fail(st.error());
+  if (s->range) {
+    // Its images are checked as they are built or found in the cache.
+    if (Status st = campaign::CheckPlanValues(EndsOnly(s->plan)); !st.ok()) return Fail(st.error());
+  } else {
+    if (Status st = campaign::CheckPlan(s->plan); !st.ok()) return Fail(st.error());
+    if (Status st = campaign::CheckPlanFilesUnchanged(s->plan); !st.ok()) return Fail(st.error());
+  }
   if (Status st = CheckRunArguments(s->plan.run_args); !st.ok()) return Fail(st.error());
-  if (Status st = campaign::CheckPlanFilesUnchanged(s->plan); !st.ok()) return Fail(st.error());
   return Drive(dir, *s);
 }
 
@@ -267,6 +304,7 @@ int ExecuteStep(const StepArgs& a, const std::vector<std::string>& extras) {
   if (Status taken = lock.Take(dir); !taken.ok()) return Abort(taken.error());
   auto s = campaign::LoadBisectState(dir);
   if (!s.ok()) return Abort(s.error());
+  if (s->range) s->plan = EndsOnly(s->plan);  // a step needs the ends, built with them
   if (Status st = campaign::CheckPlan(s->plan); !st.ok()) return Abort(st.error());
   if (Status st = campaign::CheckPlanFilesUnchanged(s->plan); !st.ok()) return Abort(st.error());
   campaign::Profile candidate = s->plan.profiles.front();
@@ -317,7 +355,8 @@ int ExecuteStep(const StepArgs& a, const std::vector<std::string>& extras) {
 Runner SetupBisectCommand(CLI::App& sub) {
   auto a = std::make_shared<BisectArgs>();
   sub.add_option("plan", a->positional,
-                 "PLAN.yaml: a campaign plan whose profiles are the kernels, oldest first");
+                 "PLAN.yaml: a campaign plan whose profiles are the kernels, oldest first, or "
+                 "whose kernels are a git range to build");
   sub.add_option("--dir", a->dir, "New (or empty) bisect directory");
   sub.add_option("--resume", a->resume, "Continue the bisect in DIR");
   sub.add_option("--report", a->report, "Print the report of the bisect in DIR");

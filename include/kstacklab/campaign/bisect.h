@@ -7,6 +7,8 @@
 // change of the ends), bisect.log (the steps as a `git bisect log`, for `git bisect replay`),
 // ends/ (the ends' campaign), step-N-NAME/ (step N's campaign, candidate NAME). Each campaign
 // directory is a campaign's own (runner.h): state after every boot, resumed without redoing one.
+// A plan whose kernels are a git range (git_range.h) adds images/ and worktrees/: each kernel is
+// built when the bisect first needs it, and a kernel whose build fails is a skip.
 #pragma once
 
 #include <atomic>
@@ -19,6 +21,7 @@
 
 #include "kstacklab/bisect_rule.h"
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/git_range.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
@@ -64,6 +67,9 @@ struct BisectStep {
   stats::ThetaInterval interval;
   uint64_t boots = 0;  // boots made (accepted and failed)
   double seconds = 0;  // wall time of its boots
+  // The git-range form: why the candidate has no image (its build failed); the step is then
+  // undecided without a boot. "" otherwise.
+  std::string build_failure{};
 };
 
 struct BisectEnds {
@@ -83,7 +89,10 @@ struct BisectState {
   std::string source;  // the plan file
   // The kernels, oldest first, as the plan's profiles: [0] is the good end, back() the bad end.
   // Its boots and target are unused: each campaign's count is the rule's.
+  // The git-range form: one per commit of `range` (GitRangeKernels), each image built when first
+  // needed; bisect.json keeps the range and only the ends' profiles.
   CampaignPlan plan;
+  std::optional<GitRange> range;
   BisectQuestion question;
   stats::BisectRule rule;
   BisectEnds ends;
@@ -108,10 +117,17 @@ Expected<BisectState> LoadBisectState(const std::string& dir);
 // a plan without boots or target (the rule decides).
 Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule);
 
-// A new bisect in `dir` (CheckNewCampaignDir): creates it and bisect.json.
+// The kernels of a resolved git range as profiles of the bisect in `dir`: named by their commits'
+// abbreviated ids, each image at its place in the cache (GitImagePath; there once built), the
+// range's cmdline and initrd.
+std::vector<Profile> GitRangeKernels(const std::string& dir, const GitRange& range);
+
+// A new bisect in `dir` (CheckNewCampaignDir): creates it and bisect.json. With a (resolved) git
+// range, the plan's profiles are the range's kernels (GitRangeKernels) whatever it holds.
 Expected<BisectState> CreateBisect(const std::string& dir, const CampaignPlan& plan,
                                    const BisectQuestion& question, const stats::BisectRule& rule,
-                                   const std::string& source);
+                                   const std::string& source,
+                                   const std::optional<GitRange>& range = std::nullopt);
 
 // The value of one accepted boot of campaign `dir`: UsageError when its file lacks the row or
 // metric (or its strength the fact).
@@ -121,11 +137,21 @@ Expected<double> BisectBootValue(const std::string& dir, const Boot& boot, const
 using EngineFactory =
     std::function<std::unique_ptr<Engine>(const CampaignPlan& plan, const std::string& work_dir)>;
 
+// The git-range form: checks a kernel's image once it exists (built, or found in the cache) and
+// fills what CheckPlan fills for a listed kernel (release, arch, identity) in `kernel`; `plan` is
+// the bisect's. A failure counts as a failed build (a skip; fatal for an end).
+using ImageCheck = std::function<Status(const CampaignPlan& plan, Profile& kernel)>;
+
 // Runs (or resumes) the bisect until it ends or stops; saves `s` after every change. The
 // campaigns' notes and progress go to `hooks`; one line per decision (the ends, each step) to
-// hooks.note. Runtime errors: a directory that cannot be written, an engine that cannot start.
+// hooks.note. The git-range form builds each kernel before its first campaign ("building NAME
+// ..." to hooks.note), the ends first, and checks it with `check_image` (none when empty): a
+// candidate whose build fails is a step undecided (a skip) without a boot; an end whose build
+// fails is a RuntimeError naming its build log. Runtime errors: a directory that cannot be
+// written, an engine that cannot start.
 Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
-                 const std::atomic<bool>& stop, const RunnerHooks& hooks);
+                 const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                 const ImageCheck& check_image = nullptr);
 
 // One step outside the search, for `git bisect run` (kstacklab bisect step): `candidate` booted
 // with the ends of the bisect in `dir` (whose ends must be established) in a campaign of its own,

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kstacklab/campaign/git_range.h"
 #include "kstacklab/error.h"
 #include "kstacklab/json.h"
 
@@ -168,6 +169,12 @@ Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string&
 // first, without boots or target (refused: the bisect's rule decides each campaign's boots).
 Expected<CampaignPlan> ParseBisectPlanYaml(const std::string& text, const std::string& source,
                                            const std::string& base_dir);
+// The same, whose kernels may instead be a git range (`kernels: {tree, good, bad, command, image,
+// ...}`, git_range.h): then the range (its commits not resolved yet: ResolveGitRange) goes to
+// *range and the plan's profiles are left empty; else *range is left empty.
+Expected<CampaignPlan> ParseBisectPlanYaml(const std::string& text, const std::string& source,
+                                           const std::string& base_dir,
+                                           std::optional<GitRange>* range);
 
 // The deepest nesting of YAML flow brackets ([ and {) outside quotes and comments. yaml-cpp's
 // parser recurses once per level, so its readers refuse text deeper than kMaxYamlFlowDepth before

@@ -35,6 +35,15 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, double 
                                    const std::string& stdin_path = "",
                                    const std::atomic<bool>* stop = nullptr);
 
+// Runs `argv` (looked up in PATH) in the directory `cwd` with stdin /dev/null and stdout and
+// stderr appended to `log_path` (a build's output: neither kept in memory nor bounded), and waits
+// at most `timeout_s` for it to exit (then SIGKILL to its process group: timed_out), or until
+// `stop` is raised (killed: interrupted). `out` and `err` stay empty. RuntimeError when it cannot
+// be started or the log cannot be written.
+Expected<ProcessResult> RunProcessLogged(const std::vector<std::string>& argv,
+                                         const std::string& cwd, const std::string& log_path,
+                                         double timeout_s, const std::atomic<bool>* stop = nullptr);
+
 // A started child in its own process group.
 class Child {
  public:
@@ -45,8 +54,10 @@ class Child {
   // Starts `argv` with stdin /dev/null and stdout+stderr appended to `log_path` (stderr to
   // `err_path` instead when given), pinned to `cpus` when not empty. RuntimeError when it cannot
   // be started.
+  // `cwd`: the directory it starts in ("" = this process's).
   Status Start(const std::vector<std::string>& argv, const std::string& log_path,
-               const std::vector<uint64_t>& cpus, const std::string& err_path = "");
+               const std::vector<uint64_t>& cpus, const std::string& err_path = "",
+               const std::string& cwd = "");
   // True (and the status in *exit_code: exit status or 128 + signal) once it has ended.
   bool Poll(int* exit_code);
   // SIGKILL to the process group, then reap.
