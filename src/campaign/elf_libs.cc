@@ -120,7 +120,7 @@ Expected<DynamicInfo> ReadDynamic(const std::string& path) {
     if (tag == kDtNeeded && !text.empty()) info.needed.push_back(text);
     if (tag == kDtRunpath || tag == kDtRpath) {
       for (std::string dir : Split(text, ':')) {
-        if (dir.rfind("$ORIGIN", 0) == 0) dir = origin + dir.substr(7);
+        if (dir.rfind("$ORIGIN", 0) == 0) dir.replace(0, 7, origin);
         if (!dir.empty()) info.paths.push_back(dir);
       }
     }
@@ -153,7 +153,7 @@ Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {
       dirs.insert(dirs.end(), system.begin(), system.end());
       for (const std::string& dir : dirs) {
         std::error_code ec;
-        const std::string candidate = dir + "/" + name;
+        const std::string candidate = fmt::format("{}/{}", dir, name);
         if (fs::is_regular_file(candidate, ec)) {
           found = candidate;
           break;

@@ -136,11 +136,11 @@ Status FetchBusybox(const Architecture& a, const std::string& path) {
   }
   ::chmod(work.c_str(), 0755);  // apt-get download writes as the _apt user when it can
   ProcessResult r;
-  auto ran = RunProcess({"sh", "-c",
-                         "cd \"$1\" && apt-get download -qq \"busybox-static:$2\" && "
-                         "dpkg-deb -x busybox-static_*.deb root",
-                         "sh", work, a.debian_arch},
-                        600);
+  // $1 the directory, $2 the Debian architecture: passed as arguments, never in the script.
+  const std::string script =
+      "cd \"$1\" && apt-get download -qq \"busybox-static:$2\" && "
+      "dpkg-deb -x busybox-static_*.deb root";
+  auto ran = RunProcess({"sh", "-c", script, "sh", work, a.debian_arch}, 600);
   if (ran.ok()) r = std::move(*ran);
   const std::string unpacked = work + "/root/bin/busybox";
   if (ran.ok() && r.exit_code == 0 && IsStaticElf(unpacked)) fs::rename(unpacked, path, ec);
