@@ -144,8 +144,8 @@ BootStatus ParseStatus(const std::string& s) {
 void KnownStateKeys(const Json& j) {
   KnownJsonKeys(j,
                 {"schema", "generation", "tool_version", "created", "updated", "source", "status",
-                 "stop_reason", "accel", "accel_reason", "machine_model", "boot_seconds",
-                 "machine", "plan", "blocks", "boots", "block_reports"},
+                 "stop_reason", "accel", "accel_reason", "machine_model", "boot_seconds", "machine",
+                 "plan", "blocks", "boots", "block_reports"},
                 "the state");
   for (const Json& b : j.at("boots")) {
     KnownJsonKeys(

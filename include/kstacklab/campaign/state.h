@@ -104,8 +104,8 @@ struct CampaignState {
   CampaignPlan plan;
   // The profile order of every block begun (indices into plan.profiles); block k is blocks[k-1].
   std::vector<std::vector<size_t>> blocks;
-  std::vector<Boot> boots;   // in the order they were begun
-  std::string accel;         // the accelerator decided ("" before the first boot)
+  std::vector<Boot> boots;  // in the order they were begun
+  std::string accel;        // the accelerator decided ("" before the first boot)
   std::string accel_reason;
   // The engine's machine and CPU model (Engine::MachineModel), "" for a real machine.
   std::string machine_model;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
