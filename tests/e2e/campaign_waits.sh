@@ -19,7 +19,9 @@ img[0x1F1] = 4                  # (4 + 1) * 512 bytes of setup, then 1 MiB of ke
 img[0x1F4:0x1F8] = (0x10000).to_bytes(4, "little")
 open(sys.argv[2], "wb").write(img)
 elf = bytearray(120)            # a static ELF64 (one PT_LOAD, no interpreter): "busybox"
-elf[0:5] = b"\x7fELF\x02"
+elf[0:6] = b"\x7fELF\x02\x01"    # little endian, for this machine (the engine checks its arch)
+import platform
+elf[18:20] = (183 if platform.machine() == "aarch64" else 62).to_bytes(2, "little")
 elf[0x20] = 64; elf[0x36] = 56; elf[0x38] = 1; elf[64] = 1
 open(sys.argv[3], "wb").write(elf)
 PY
