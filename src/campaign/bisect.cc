@@ -548,6 +548,15 @@ Expected<std::string> ReadyKernel(const std::string& dir, BisectState& s, size_t
   return fmt::format("{}; its build log: {}", b.failure, GitBuildLogPath(dir, commit));
 }
 
+// A build stopped by a signal: the bisect is recorded interrupted (resumable); false, as the
+// callers return when the bisect cannot go on.
+Expected<bool> StopForInterruptedBuild(const std::string& dir, BisectState& s) {
+  s.status = "interrupted";
+  s.result = "interrupted during a build";
+  KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
+  return false;
+}
+
 // The git-range form: both ends' images ready. False when interrupted (the state saved so);
 // a RuntimeError naming the build log when an end has none (the bisect stopped).
 Expected<bool> ReadyEnds(const std::string& dir, BisectState& s, const std::atomic<bool>& stop,
@@ -558,10 +567,7 @@ Expected<bool> ReadyEnds(const std::string& dir, BisectState& s, const std::atom
     std::string failure;
     KSTACKLAB_ASSIGN_OR_RETURN(failure, ReadyKernel(dir, s, k, stop, hooks, check, &interrupted));
     if (interrupted) {
-      s.status = "interrupted";
-      s.result = "interrupted during a build";
-      KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
-      return false;
+      return StopForInterruptedBuild(dir, s);
     }
     if (!failure.empty()) {
       s.status = "stopped";
@@ -687,10 +693,7 @@ Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineF
                              ReadyKernel(dir, s, kernel, stop, hooks, check, &interrupted));
   BisectStep& step = s.steps.back();
   if (interrupted) {
-    s.status = "interrupted";
-    s.result = "interrupted during a build";
-    KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
-    return false;
+    return StopForInterruptedBuild(dir, s);
   }
   if (!failure.empty()) {
     step.verdict = "undecided";

@@ -138,10 +138,10 @@ Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {
                                            fmt::format("/usr/lib/{}", arch->multiarch), "/lib64",
                                            "/lib", "/usr/lib"};
   std::vector<std::string> libs;
-  std::vector<std::string> todo = {binary};
-  for (size_t next = 0; next < todo.size(); ++next) {
+  std::vector<std::string> pending = {binary};
+  for (size_t next = 0; next < pending.size(); ++next) {
     DynamicInfo info;
-    KSTACKLAB_ASSIGN_OR_RETURN(info, ReadDynamic(todo[next]));
+    KSTACKLAB_ASSIGN_OR_RETURN(info, ReadDynamic(pending[next]));
     if (!info.interp.empty() && std::find(libs.begin(), libs.end(), info.interp) == libs.end()) {
       libs.push_back(info.interp);
     }
@@ -163,7 +163,7 @@ Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {
         return RuntimeError(fmt::format(
             "'{}' needs {}, found in none of {}: install it for {} (Debian: the package's :{} "
             "form)",
-            EscapeControl(todo[next]), EscapeControl(name), fmt::join(dirs, ", "), arch->name,
+            EscapeControl(pending[next]), EscapeControl(name), fmt::join(dirs, ", "), arch->name,
             arch->debian_arch));
       }
       if (std::find(libs.begin(), libs.end(), found) != libs.end()) continue;
@@ -172,7 +172,7 @@ Expected<std::vector<std::string>> SharedLibraries(const std::string& binary) {
             fmt::format("'{}' needs more than {} libraries", EscapeControl(binary), kMaxLibraries));
       }
       libs.push_back(found);
-      todo.push_back(found);
+      pending.push_back(found);
     }
   }
   return libs;
