@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "kstacklab/erase.h"
+#include "kstacklab/erase/erase.h"
 
 namespace {
 

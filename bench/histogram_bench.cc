@@ -5,8 +5,8 @@
 #include <random>
 #include <vector>
 
-#include "kstacklab/histogram.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/histogram/histogram.h"
+#include "kstacklab/timing/timing.h"
 
 namespace kstacklab {
 namespace {

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/histogram.h"
+#include "kstacklab/histogram/histogram.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/raw_syscall.h"
-#include "kstacklab/sampler.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/common/raw_syscall.h"
+#include "kstacklab/sampler/sampler.h"
+#include "kstacklab/timing/timing.h"
 
 namespace {
 

@@ -18,10 +18,10 @@
 #include "kstacklab/campaign/bisect.h"
 #include "kstacklab/campaign/git_range.h"
 #include "kstacklab/campaign/process.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/results.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/common/text.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {

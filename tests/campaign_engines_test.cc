@@ -27,7 +27,7 @@
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/ssh.h"
 #include "kstacklab/campaign/state.h"
-#include "kstacklab/fileio.h"
+#include "kstacklab/common/fileio.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {

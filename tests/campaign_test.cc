@@ -29,12 +29,12 @@
 #include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
-#include "kstacklab/campaign_report.h"
-#include "kstacklab/compare.h"
-#include "kstacklab/dice.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/text.h"
+#include "kstacklab/report/campaign_report.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/common/dice.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/common/text.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {

@@ -76,7 +76,7 @@ TEST(CliParse, ListIsGeneratedFromTheTable) {
 }  // namespace kstacklab::cli
 
 #include "cli_util.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -11,11 +11,11 @@
 #include <fstream>
 #include <string>
 
-#include "kstacklab/cpu_list.h"
-#include "kstacklab/dice.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/moments.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/cpu_list.h"
+#include "kstacklab/common/dice.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/common/moments.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

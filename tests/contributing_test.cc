@@ -27,18 +27,18 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/attack.h"
+#include "kstacklab/analysis/attack.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/entropy.h"
-#include "kstacklab/error.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/json.h"
+#include "kstacklab/analysis/entropy.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"
-#include "kstacklab/text.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/common/text.h"
+#include "kstacklab/workloads/workload.h"
 #include "model_rows.h"
 
 namespace kstacklab::kstack {

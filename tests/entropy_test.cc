@@ -1,12 +1,12 @@
-// Offset entropy statistics (include/kstacklab/entropy.h) against hand-computed values.
-#include "kstacklab/entropy.h"
+// Offset entropy statistics (include/kstacklab/analysis/entropy.h) against hand-computed values.
+#include "kstacklab/analysis/entropy.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "kstacklab/dice.h"
+#include "kstacklab/common/dice.h"
 #include "kstacklab/kstack/policies.h"
 
 namespace kstacklab::analysis {

@@ -1,6 +1,6 @@
 // Stack erasing: the boundary scan and erase of kernel/kstack_erase.c on crafted stacks, and
 // every poison strategy against a reference fill.
-#include "kstacklab/erase.h"
+#include "kstacklab/erase/erase.h"
 
 #include <gtest/gtest.h>
 

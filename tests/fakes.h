@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
-#include "kstacklab/json.h"
-#include "kstacklab/knobs.h"
-#include "kstacklab/sampler.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/knobs/knobs.h"
+#include "kstacklab/sampler/sampler.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab::fakes {
 

@@ -25,8 +25,8 @@
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/ssh.h"
-#include "kstacklab/error.h"
-#include "kstacklab/json.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/json.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {

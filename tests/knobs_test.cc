@@ -1,6 +1,6 @@
 // Runtime knobs: the A/B spec, the sysctl knob on a fake root, the recovery file and the model
 // knobs' rows. (The A/B run and its restore on signals: run_test.cc.)
-#include "kstacklab/knobs.h"
+#include "kstacklab/knobs/knobs.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/live/attacks.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "interleave.h"
-#include "kstacklab/text.h"
-#include "kstacklab/timing.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/common/text.h"
+#include "kstacklab/timing/timing.h"
+#include "kstacklab/workloads/workload.h"
 #include "macro.h"
 #include "pkeys.h"
 #include "test_support.h"

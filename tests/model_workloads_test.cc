@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kstacklab/kstack/policies.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab {
 namespace {

@@ -1,7 +1,7 @@
 // Plot data and gnuplot jobs (src/report/plot*.cc): the CDF points from a histogram, the format
 // and kind parsing, and what the generated script and data files contain. Rendering itself is
 // covered end to end by tests/e2e/plot_cli.sh.
-#include "kstacklab/plot.h"
+#include "kstacklab/report/plot.h"
 
 #include <gtest/gtest.h>
 

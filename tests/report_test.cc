@@ -1,4 +1,4 @@
-// Renderers (include/kstacklab/grid_table.h, compare_report.h) against golden files in
+// Renderers (include/kstacklab/report/grid_table.h, compare_report.h) against golden files in
 // tests/data/compare/. The lists_s*.txt files are tables posted to the kernel lists: Ryan
 // Roberts, "[DISCUSSION] kstack offset randomization: bugs and performance" (2025-11-17) and
 // Kevin Brodsky, "[RFC PATCH v5 00/18] pkeys-based page table hardening" (2025-08-20); the
@@ -13,15 +13,15 @@
 #include <sstream>
 #include <tuple>
 
-#include "kstacklab/compare.h"
-#include "kstacklab/compare_report.h"
-#include "kstacklab/entropy_report.h"
-#include "kstacklab/grid_table.h"
-#include "kstacklab/plan.h"
-#include "kstacklab/plan_report.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/summary.h"
-#include "kstacklab/text.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/report/compare_report.h"
+#include "kstacklab/report/entropy_report.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/stats/plan.h"
+#include "kstacklab/report/plan_report.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/report/summary.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

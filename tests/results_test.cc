@@ -1,13 +1,13 @@
-#include "kstacklab/results.h"
+#include "kstacklab/results/results.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/result_reader.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/results/result_reader.h"
 
 namespace kstacklab {
 namespace {

@@ -1,6 +1,6 @@
 // The run library: the interleaved runner, the guard (signals, restore of affinity and sysctls),
 // the A/B of a knob, the plan's validation, and one small real run through the entry point.
-#include "kstacklab/run.h"
+#include "kstacklab/run/run.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -18,7 +18,7 @@
 
 #include "fakes.h"
 #include "interleave.h"
-#include "kstacklab/knobs.h"
+#include "kstacklab/knobs/knobs.h"
 
 namespace kstacklab::run {
 namespace {

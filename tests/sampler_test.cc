@@ -1,5 +1,5 @@
 // Sampler logic with a fake clock: durations are known exactly, so metrics are checked exactly.
-#include "kstacklab/sampler.h"
+#include "kstacklab/sampler/sampler.h"
 
 #include <gtest/gtest.h>
 

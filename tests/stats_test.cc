@@ -1,4 +1,4 @@
-// Statistics (include/kstacklab/stats.h) and the comparison table (include/kstacklab/compare.h).
+// Statistics (include/kstacklab/stats/stats.h) and the comparison table (include/kstacklab/stats/compare.h).
 // Reference values, and where each comes from:
 //  * "R": the classic t.test(1:5, 3:7) / wilcox.test(1:3, 4:6) outputs (t = -2, df = 8,
 //    p = 0.08052; p = 0.1), re-derived below by hand.
@@ -8,7 +8,7 @@
 //    fractional df; agrees with the closed form to 1e-14 where both apply.
 //  * "enumeration": all C(9,4) = 126 rank arrangements enumerated in python3 (exact MWU).
 //  * "t tables": standard two-sided t quantiles (t(0.975, 4) = 2.776445, ...).
-#include "kstacklab/stats.h"
+#include "kstacklab/stats/stats.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -16,12 +16,12 @@
 #include <cmath>
 #include <random>
 
-#include "kstacklab/bench_glob.h"
-#include "kstacklab/compare.h"
-#include "kstacklab/compare_report.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/plan.h"
-#include "kstacklab/timer_step.h"
+#include "kstacklab/results/bench_glob.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/report/compare_report.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/stats/plan.h"
+#include "kstacklab/stats/timer_step.h"
 
 namespace kstacklab {
 namespace {

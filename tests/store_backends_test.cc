@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include "kstacklab/load.h"
-#include "kstacklab/store.h"
+#include "kstacklab/loader/load.h"
+#include "kstacklab/store/store.h"
 #include "test_support.h"
 
 namespace kstacklab {

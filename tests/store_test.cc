@@ -1,7 +1,7 @@
 // What only the SQLite results store has: a file (its directory, WAL, damage, permissions, file
 // kinds), SQLite's own limits, and the store-id parser and default path every store shares. The
 // behaviour both backends share is tested on both in store_backends_test.cc.
-#include "kstacklab/store.h"
+#include "kstacklab/store/store.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/load.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/loader/load.h"
 #include "test_support.h"
 
 namespace kstacklab {

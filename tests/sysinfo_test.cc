@@ -1,6 +1,6 @@
 // Environment capture: parsers on known inputs, and CaptureEnvironment() on fixture trees under
 // tests/data/sysinfo/<case>/ (x86_vm_gz, bare_boot, garbled, empty) and on small temp trees.
-#include "kstacklab/sysinfo.h"
+#include "kstacklab/sysinfo/sysinfo.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 #include "text.h"
 
 namespace kstacklab {

@@ -9,7 +9,7 @@
 #include <system_error>
 #include <utility>
 
-#include "kstacklab/results.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab::testing_support {
 

@@ -1,4 +1,4 @@
-#include "kstacklab/timing.h"
+#include "kstacklab/timing/timing.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 #include <set>
 #include <vector>
 
-#include "kstacklab/erase.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/erase/erase.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab {
 namespace {

@@ -1,11 +1,11 @@
-// Shared pieces of the attack reports (include/kstacklab/attack.h).
+// Shared pieces of the attack reports (include/kstacklab/analysis/attack.h).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "kstacklab/attack.h"
+#include "kstacklab/analysis/attack.h"
 
 namespace kstacklab::analysis {
 

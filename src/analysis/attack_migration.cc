@@ -23,8 +23,8 @@
 #include <span>
 
 #include "attack_util.h"
-#include "kstacklab/attack.h"
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/attack.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/kstack/policies.h"
 
 namespace kstacklab::analysis {

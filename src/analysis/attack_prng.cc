@@ -35,8 +35,8 @@
 
 #include "attack_util.h"
 #include "gf2.h"
-#include "kstacklab/attack.h"
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/attack.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/prandom.h"
 

@@ -19,13 +19,13 @@
 #include <map>
 
 #include "attack_util.h"
-#include "kstacklab/attack.h"
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/attack.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/kstack/policies.h"
-#include "kstacklab/raw_syscall.h"
+#include "kstacklab/common/raw_syscall.h"
 #include "kstacklab/rng/counter.h"
-#include "kstacklab/sampler.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/sampler/sampler.h"
+#include "kstacklab/timing/timing.h"
 
 namespace kstacklab::analysis {
 namespace {

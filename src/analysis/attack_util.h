@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kstacklab/dice.h"
+#include "kstacklab/common/dice.h"
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/crng.h"
 

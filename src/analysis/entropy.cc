@@ -1,4 +1,4 @@
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/entropy.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 
 #include <bit>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::analysis {
 

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

@@ -8,13 +8,13 @@
 #include <filesystem>
 #include <numeric>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/repetition.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/results.h"
-#include "kstacklab/stats.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/results/repetition.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/stats/stats.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 

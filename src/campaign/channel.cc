@@ -15,8 +15,8 @@
 #include <memory>
 #include <utility>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

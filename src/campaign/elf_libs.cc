@@ -14,8 +14,8 @@
 
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engine.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

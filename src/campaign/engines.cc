@@ -14,7 +14,7 @@
 #include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/ssh.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 

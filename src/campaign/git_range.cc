@@ -11,7 +11,7 @@
 
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/process.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

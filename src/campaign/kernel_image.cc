@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

@@ -18,8 +18,8 @@
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/kernel_image.h"
-#include "kstacklab/results.h"
-#include "kstacklab/text.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

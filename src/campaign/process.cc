@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

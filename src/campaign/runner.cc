@@ -12,9 +12,9 @@
 #include <filesystem>
 
 #include "kstacklab/campaign/engines.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

@@ -17,9 +17,9 @@
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/json.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 namespace {

@@ -15,10 +15,10 @@
 #include <string_view>
 #include <type_traits>
 
-#include "kstacklab/dice.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/results.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/dice.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 

@@ -19,9 +19,9 @@
 #include "attack_live.h"
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/attack.h"
-#include "kstacklab/attack_report.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/analysis/attack.h"
+#include "kstacklab/report/attack_report.h"
+#include "kstacklab/timing/timing.h"
 
 namespace kstacklab::cli {
 namespace {

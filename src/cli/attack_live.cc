@@ -5,13 +5,13 @@
 #include <cmath>
 #include <string>
 
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/live/attacks.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/results.h"
-#include "kstacklab/sysinfo.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/sysinfo/sysinfo.h"
 
 namespace kstacklab::cli {
 

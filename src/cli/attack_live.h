@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "kstacklab/attack.h"
-#include "kstacklab/error.h"
+#include "kstacklab/analysis/attack.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::cli {
 

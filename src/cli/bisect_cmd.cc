@@ -18,8 +18,8 @@
 #include "kstacklab/campaign/bisect.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 #include "run_support.h"
 
 namespace kstacklab::cli {

@@ -28,11 +28,11 @@
 #include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
-#include "kstacklab/campaign_report.h"
-#include "kstacklab/fastpath_export.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/store.h"
-#include "kstacklab/text.h"
+#include "kstacklab/report/campaign_report.h"
+#include "kstacklab/report/fastpath_export.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/store/store.h"
+#include "kstacklab/common/text.h"
 #include "run_support.h"
 
 namespace kstacklab::cli {

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "cli_util.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 

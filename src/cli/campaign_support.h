@@ -8,7 +8,7 @@
 #include <string>
 
 #include "kstacklab/campaign/runner.h"
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::cli {
 

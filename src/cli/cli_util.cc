@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "command.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/store.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/store/store.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 

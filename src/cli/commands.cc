@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "command.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 

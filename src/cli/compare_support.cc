@@ -4,7 +4,7 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/compare_report.h"
+#include "kstacklab/report/compare_report.h"
 
 namespace kstacklab::cli {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "kstacklab/compare.h"
-#include "kstacklab/error.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::cli {
 

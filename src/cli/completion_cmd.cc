@@ -14,7 +14,7 @@
 #include "cli_util.h"
 #include "command.h"
 #include "kstacklab/campaign/remote.h"  // ShellQuote: the one quoting for a shell
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 namespace {

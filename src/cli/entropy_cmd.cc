@@ -13,12 +13,12 @@
 #include "cli_util.h"
 #include "command.h"
 #include "entropy_kernel.h"
-#include "kstacklab/entropy.h"
-#include "kstacklab/entropy_report.h"
-#include "kstacklab/grid_table.h"
-#include "kstacklab/json.h"
+#include "kstacklab/analysis/entropy.h"
+#include "kstacklab/report/entropy_report.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/kstack/policies.h"
-#include "kstacklab/results.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab::cli {
 

@@ -11,18 +11,18 @@
 #include <vector>
 
 #include "cli_util.h"
-#include "kstacklab/entropy.h"
-#include "kstacklab/entropy_report.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/grid_table.h"
-#include "kstacklab/json.h"
+#include "kstacklab/analysis/entropy.h"
+#include "kstacklab/report/entropy_report.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/results.h"
-#include "kstacklab/run.h"
-#include "kstacklab/sysinfo.h"
-#include "kstacklab/text.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/run/run.h"
+#include "kstacklab/sysinfo/sysinfo.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 

@@ -7,9 +7,9 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/json.h"
-#include "kstacklab/sysinfo.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/sysinfo/sysinfo.h"
+#include "kstacklab/timing/timing.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -3,8 +3,8 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/json.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab::cli {
 

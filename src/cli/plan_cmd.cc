@@ -10,12 +10,12 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/compare.h"
-#include "kstacklab/load.h"
-#include "kstacklab/plan.h"
-#include "kstacklab/plan_report.h"
-#include "kstacklab/store.h"
-#include "kstacklab/text.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/loader/load.h"
+#include "kstacklab/stats/plan.h"
+#include "kstacklab/report/plan_report.h"
+#include "kstacklab/store/store.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -8,11 +8,11 @@
 #include "cli_util.h"
 #include "command.h"
 #include "compare_support.h"
-#include "kstacklab/compare.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/load.h"
-#include "kstacklab/plot.h"
-#include "kstacklab/store.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/loader/load.h"
+#include "kstacklab/report/plot.h"
+#include "kstacklab/store/store.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/knobs.h"
+#include "kstacklab/knobs/knobs.h"
 
 namespace kstacklab::cli {
 

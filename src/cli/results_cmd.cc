@@ -11,14 +11,14 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/fileio.h"
-#include "kstacklab/grid_table.h"
-#include "kstacklab/json.h"
-#include "kstacklab/load.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/store.h"
-#include "kstacklab/summary.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/loader/load.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/store/store.h"
+#include "kstacklab/report/summary.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -1,4 +1,4 @@
-// `kstacklab run`: glue of the run library (include/kstacklab/run.h) — parse the flags into a
+// `kstacklab run`: glue of the run library (include/kstacklab/run/run.h) — parse the flags into a
 // RunPlan, validate it, run it under the guard, write the file, print the summary, record the
 // run in the store.
 #include <fmt/format.h>
@@ -17,11 +17,11 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/run.h"
-#include "kstacklab/summary.h"
-#include "kstacklab/text.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/run/run.h"
+#include "kstacklab/report/summary.h"
+#include "kstacklab/common/text.h"
+#include "kstacklab/workloads/workload.h"
 #include "run_support.h"
 
 namespace kstacklab::cli {

@@ -4,7 +4,7 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/store.h"
+#include "kstacklab/store/store.h"
 
 namespace kstacklab::cli {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
-#include "kstacklab/results.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab::cli {
 

@@ -4,8 +4,8 @@
 #include "cli_util.h"
 #include "command.h"
 #include "kstacklab/campaign/remote.h"
-#include "kstacklab/load.h"
-#include "kstacklab/summary.h"
+#include "kstacklab/loader/load.h"
+#include "kstacklab/report/summary.h"
 
 namespace kstacklab::cli {
 

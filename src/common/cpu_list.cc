@@ -1,4 +1,4 @@
-#include "kstacklab/cpu_list.h"
+#include "kstacklab/common/cpu_list.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "kstacklab/fileio.h"
+#include "kstacklab/common/fileio.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

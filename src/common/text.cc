@@ -1,4 +1,4 @@
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 #include <fmt/format.h>
 

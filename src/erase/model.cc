@@ -1,11 +1,11 @@
-// The kstack_erase.c model (include/kstacklab/erase.h).
+// The kstack_erase.c model (include/kstacklab/erase/erase.h).
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
-#include "kstacklab/erase.h"
+#include "kstacklab/erase/erase.h"
 
 namespace kstacklab::erase {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "kstacklab/erase.h"
+#include "kstacklab/erase/erase.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

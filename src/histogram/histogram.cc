@@ -1,4 +1,4 @@
-#include "kstacklab/histogram.h"
+#include "kstacklab/histogram/histogram.h"
 
 #include <fmt/format.h>
 

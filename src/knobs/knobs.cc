@@ -1,5 +1,5 @@
-// Runtime knobs, their locks and the recovery file (include/kstacklab/knobs.h).
-#include "kstacklab/knobs.h"
+// Runtime knobs, their locks and the recovery file (include/kstacklab/knobs/knobs.h).
+#include "kstacklab/knobs/knobs.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -18,9 +18,9 @@
 #include <sstream>
 #include <utility>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::knobs {
 namespace {

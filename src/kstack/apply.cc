@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kstacklab/raw_syscall.h"
+#include "kstacklab/common/raw_syscall.h"
 
 namespace kstacklab::kstack {
 

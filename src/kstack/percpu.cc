@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "kstacklab/cpu_list.h"
+#include "kstacklab/common/cpu_list.h"
 
 namespace kstacklab::kstack {
 

@@ -10,12 +10,12 @@
 #include <cstring>
 #include <thread>
 
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/live/attacks.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/raw_syscall.h"
+#include "kstacklab/common/raw_syscall.h"
 
 namespace kstacklab::live {
 

@@ -9,13 +9,13 @@
 #include <cmath>
 #include <map>
 
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/live/attacks.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/raw_syscall.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/common/raw_syscall.h"
+#include "kstacklab/timing/timing.h"
 
 namespace kstacklab::live {
 

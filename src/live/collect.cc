@@ -10,7 +10,7 @@
 
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/raw_syscall.h"
+#include "kstacklab/common/raw_syscall.h"
 
 namespace kstacklab::live {
 

@@ -1,5 +1,5 @@
-// Renderers of an attack report (include/kstacklab/attack_report.h).
-#include "kstacklab/attack_report.h"
+// Renderers of an attack report (include/kstacklab/report/attack_report.h).
+#include "kstacklab/report/attack_report.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/grid_table.h"
-#include "kstacklab/json.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab {
 namespace {

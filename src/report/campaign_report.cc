@@ -1,4 +1,4 @@
-#include "kstacklab/campaign_report.h"
+#include "kstacklab/report/campaign_report.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "kstacklab/campaign/engines.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

@@ -1,5 +1,5 @@
 // The words of a comparison: its method, the notes under the table and the warnings on stderr,
-// from the findings stats/ returns (include/kstacklab/compare_report.h).
+// from the findings stats/ returns (include/kstacklab/report/compare_report.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/compare.h"
-#include "kstacklab/compare_report.h"
-#include "kstacklab/timer_step.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/report/compare_report.h"
+#include "kstacklab/stats/timer_step.h"
 
 namespace kstacklab {
 namespace {

@@ -1,5 +1,5 @@
-// Renderers of the comparison table (include/kstacklab/compare_report.h).
-#include "kstacklab/compare_report.h"
+// Renderers of the comparison table (include/kstacklab/report/compare_report.h).
+#include "kstacklab/report/compare_report.h"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,10 @@
 #include <map>
 #include <string>
 
-#include "kstacklab/grid_table.h"
-#include "kstacklab/json.h"
-#include "kstacklab/stats.h"
-#include "kstacklab/text.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/stats/stats.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

@@ -1,5 +1,5 @@
-// The entropy statistics' table and JSON (include/kstacklab/entropy_report.h).
-#include "kstacklab/entropy_report.h"
+// The entropy statistics' table and JSON (include/kstacklab/report/entropy_report.h).
+#include "kstacklab/report/entropy_report.h"
 
 #include <fmt/format.h>
 

@@ -1,12 +1,12 @@
-#include "kstacklab/fastpath_export.h"
+#include "kstacklab/report/fastpath_export.h"
 
 #include <fmt/format.h>
 
 #include <set>
 
 #include "kstacklab/campaign/engines.h"
-#include "kstacklab/compare_report.h"
-#include "kstacklab/json.h"
+#include "kstacklab/report/compare_report.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab {
 namespace {

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/plot.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/report/plot.h"
 
 extern char** environ;
 

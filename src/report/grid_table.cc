@@ -1,9 +1,9 @@
-// RenderGrid / RenderMarkdownTable (include/kstacklab/grid_table.h).
-#include "kstacklab/grid_table.h"
+// RenderGrid / RenderMarkdownTable (include/kstacklab/report/grid_table.h).
+#include "kstacklab/report/grid_table.h"
 
 #include <algorithm>
 
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

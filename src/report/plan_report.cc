@@ -1,5 +1,5 @@
-// The plan renderer (include/kstacklab/plan_report.h).
-#include "kstacklab/plan_report.h"
+// The plan renderer (include/kstacklab/report/plan_report.h).
+#include "kstacklab/report/plan_report.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/grid_table.h"
-#include "kstacklab/plan.h"
-#include "kstacklab/stats.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/stats/plan.h"
+#include "kstacklab/stats/stats.h"
 
 namespace kstacklab {
 namespace {

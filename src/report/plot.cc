@@ -1,7 +1,7 @@
-// The words of `kstacklab plot` (include/kstacklab/plot.h): the plot kind and the image format.
+// The words of `kstacklab plot` (include/kstacklab/report/plot.h): the plot kind and the image format.
 // The script builders are plot_script.cc, the CDF maths plot_cdf.cc, the gnuplot runner
 // gnuplot.cc. Messages name values, not flags: the CLI adds the flag.
-#include "kstacklab/plot.h"
+#include "kstacklab/report/plot.h"
 
 #include <fmt/format.h>
 

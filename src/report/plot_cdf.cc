@@ -1,8 +1,8 @@
-// The latency CDF of a histogram and the tail view of it (include/kstacklab/plot.h,
+// The latency CDF of a histogram and the tail view of it (include/kstacklab/report/plot.h,
 // src/report/plot_cdf.h).
 #include "plot_cdf.h"
 
-#include "kstacklab/histogram.h"
+#include "kstacklab/histogram/histogram.h"
 
 namespace kstacklab {
 

@@ -1,10 +1,10 @@
 // CDF and tail maths of the latency plots (private to src/report; LatencyCdf itself is public in
-// include/kstacklab/plot.h).
+// include/kstacklab/report/plot.h).
 #pragma once
 
 #include <vector>
 
-#include "kstacklab/plot.h"
+#include "kstacklab/report/plot.h"
 
 namespace kstacklab {
 

@@ -1,4 +1,4 @@
-// The gnuplot script builders of `kstacklab plot` (include/kstacklab/plot.h, docs/plots.md):
+// The gnuplot script builders of `kstacklab plot` (include/kstacklab/report/plot.h, docs/plots.md):
 // latency CDF / tail panels and the %-change chart of a comparison, as a GnuplotJob (script +
 // data files). Running gnuplot is src/report/gnuplot.cc; the CDF maths is plot_cdf.cc.
 #include <fmt/format.h>
@@ -8,8 +8,8 @@
 #include <map>
 #include <optional>
 
-#include "kstacklab/naming.h"
-#include "kstacklab/plot.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/report/plot.h"
 #include "plot_cdf.h"
 
 namespace kstacklab {

@@ -1,4 +1,4 @@
-#include "kstacklab/summary.h"
+#include "kstacklab/report/summary.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,9 +9,9 @@
 #include <map>
 #include <set>
 
-#include "kstacklab/grid_table.h"
-#include "kstacklab/moments.h"
-#include "kstacklab/naming.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/common/moments.h"
+#include "kstacklab/results/naming.h"
 
 namespace kstacklab {
 namespace {

@@ -1,12 +1,12 @@
-// `--bench GLOB` (kstacklab/bench_glob.h).
-#include "kstacklab/bench_glob.h"
+// `--bench GLOB` (kstacklab/results/bench_glob.h).
+#include "kstacklab/results/bench_glob.h"
 
 #include <fnmatch.h>
 
 #include <string>
 
-#include "kstacklab/json.h"
-#include "kstacklab/naming.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/results/naming.h"
 
 namespace kstacklab {
 

@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/results.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

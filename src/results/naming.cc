@@ -1,11 +1,11 @@
-// The labels of result rows (kstacklab/naming.h).
-#include "kstacklab/naming.h"
+// The labels of result rows (kstacklab/results/naming.h).
+#include "kstacklab/results/naming.h"
 
 #include <string>
 #include <utility>
 
-#include "kstacklab/json.h"
-#include "kstacklab/results.h"
+#include "kstacklab/results/json.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab {
 

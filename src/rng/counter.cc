@@ -1,6 +1,6 @@
 #include "kstacklab/rng/counter.h"
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::rng {
 

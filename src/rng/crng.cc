@@ -4,7 +4,7 @@
 #include <bit>
 #include <cstring>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 #include "kstacklab/rng/getrandom.h"
 
 namespace kstacklab::rng {

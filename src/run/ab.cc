@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "interleave.h"
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::run {
 namespace {

@@ -1,4 +1,4 @@
-// The run's guard (include/kstacklab/run.h RunGuard): its signal handlers and every change it
+// The run's guard (include/kstacklab/run/run.h RunGuard): its signal handlers and every change it
 // restores.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "kstacklab/knobs.h"
-#include "kstacklab/run.h"
+#include "kstacklab/knobs/knobs.h"
+#include "kstacklab/run/run.h"
 
 namespace kstacklab::run {
 namespace {

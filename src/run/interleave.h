@@ -1,4 +1,4 @@
-// The interleaved runners behind run::Run (include/kstacklab/run.h): the rows of one process
+// The interleaved runners behind run::Run (include/kstacklab/run/run.h): the rows of one process
 // measured repetition by repetition, and the A/B of a knob's values. No I/O, no printing.
 #pragma once
 
@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
-#include "kstacklab/knobs.h"
-#include "kstacklab/results.h"
-#include "kstacklab/run.h"
-#include "kstacklab/sampler.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/knobs/knobs.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/run/run.h"
+#include "kstacklab/sampler/sampler.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab::run {
 

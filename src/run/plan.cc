@@ -1,4 +1,4 @@
-// Validation of a run plan and where its result goes (include/kstacklab/run.h).
+// Validation of a run plan and where its result goes (include/kstacklab/run/run.h).
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -11,10 +11,10 @@
 #include <system_error>
 #include <vector>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/result_reader.h"
-#include "kstacklab/run.h"
-#include "kstacklab/store.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/run/run.h"
+#include "kstacklab/store/store.h"
 
 namespace kstacklab::run {
 namespace {

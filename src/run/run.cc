@@ -1,6 +1,6 @@
-// run::Run, the entry point of the run library (include/kstacklab/run.h): the machine prepared,
+// run::Run, the entry point of the run library (include/kstacklab/run/run.h): the machine prepared,
 // the rows measured here (with a knob's A/B) or in sessions, the result stamped.
-#include "kstacklab/run.h"
+#include "kstacklab/run/run.h"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "interleave.h"
-#include "kstacklab/knobs.h"
-#include "kstacklab/sysinfo.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/knobs/knobs.h"
+#include "kstacklab/sysinfo/sysinfo.h"
+#include "kstacklab/timing/timing.h"
 #include "sessions.h"
 
 namespace kstacklab::run {

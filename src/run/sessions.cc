@@ -11,8 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kstacklab/fileio.h"
-#include "kstacklab/result_reader.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/results/result_reader.h"
 
 namespace kstacklab::run {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
-#include "kstacklab/results.h"
-#include "kstacklab/run.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/run/run.h"
 
 namespace kstacklab::run {
 

@@ -1,9 +1,9 @@
-#include "kstacklab/sampler.h"
+#include "kstacklab/sampler/sampler.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "kstacklab/moments.h"
+#include "kstacklab/common/moments.h"
 
 namespace kstacklab {
 

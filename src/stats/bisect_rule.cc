@@ -1,10 +1,10 @@
-#include "kstacklab/bisect_rule.h"
+#include "kstacklab/stats/bisect_rule.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "kstacklab/stats.h"
+#include "kstacklab/stats/stats.h"
 
 namespace kstacklab::stats {
 namespace {

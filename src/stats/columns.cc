@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "kstacklab/results.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/compare.h"
-#include "kstacklab/error.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab {
 

@@ -1,7 +1,7 @@
-// BuildCompareTable (include/kstacklab/compare.h): columns from files and variants, rows from
+// BuildCompareTable (include/kstacklab/stats/compare.h): columns from files and variants, rows from
 // benchmarks x metrics, the per-cell statistics of stats.h, and the findings the notes rest on
 // (worded by report/compare_report.cc). Definitions: docs/reading-tables.md.
-#include "kstacklab/compare.h"
+#include "kstacklab/stats/compare.h"
 
 #include <fmt/format.h>
 
@@ -15,10 +15,10 @@
 #include <string>
 
 #include "columns.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/stats.h"
-#include "kstacklab/text.h"
-#include "kstacklab/timer_step.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/stats/stats.h"
+#include "kstacklab/common/text.h"
+#include "kstacklab/stats/timer_step.h"
 #include "samples.h"
 
 namespace kstacklab {

@@ -1,15 +1,15 @@
-// BuildPlan (include/kstacklab/compare.h): variance components and runs x sessions x repetitions
+// BuildPlan (include/kstacklab/stats/compare.h): variance components and runs x sessions x repetitions
 // per configuration from pilot runs (Kalibera & Jones 2013; docs/reading-tables.md "plan").
-#include "kstacklab/plan.h"
+#include "kstacklab/stats/plan.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "columns.h"
-#include "kstacklab/compare.h"
-#include "kstacklab/naming.h"
-#include "kstacklab/stats.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/results/naming.h"
+#include "kstacklab/stats/stats.h"
 #include "samples.h"
 
 namespace kstacklab {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/compare.h"
-#include "kstacklab/results.h"
-#include "kstacklab/stats.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/results/results.h"
+#include "kstacklab/stats/stats.h"
 
 namespace kstacklab {
 

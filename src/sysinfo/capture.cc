@@ -18,8 +18,8 @@
 #include <map>
 #include <set>
 
-#include "kstacklab/cpu_list.h"
-#include "kstacklab/sysinfo.h"
+#include "kstacklab/common/cpu_list.h"
+#include "kstacklab/sysinfo/sysinfo.h"
 #include "text.h"
 
 namespace kstacklab {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kstacklab/sysinfo.h"
+#include "kstacklab/sysinfo/sysinfo.h"
 #include "text.h"
 
 namespace kstacklab {

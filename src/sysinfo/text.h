@@ -8,13 +8,13 @@
 #include <string>
 #include <string_view>
 
-#include "kstacklab/text.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::sysinfo_text {
 
 inline bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
-using ::kstacklab::Trim;  // include/kstacklab/text.h
+using ::kstacklab::Trim;  // include/kstacklab/common/text.h
 
 // Calls fn(piece) for every `separator`-separated piece of `text`, separator excluded: a final
 // piece without a separator is included, no empty piece follows a final separator.

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "kstacklab/sysinfo.h"
+#include "kstacklab/sysinfo/sysinfo.h"
 
 namespace kstacklab {
 

@@ -1,4 +1,4 @@
-#include "kstacklab/timing.h"
+#include "kstacklab/timing/timing.h"
 
 #include <fmt/format.h>
 

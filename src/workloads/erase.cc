@@ -11,7 +11,7 @@
 //    kernel.stack_erasing=0: the erase cost shows as a fraction of a kernel round trip, as in
 //    the s390 figures (getpid with a forced deep frame: 3x without erasing before the fast
 //    __stackleak_poison(), +25 % with it; the s390-6.4-1 pull of commit 2a405f6bb3a5).
-#include "kstacklab/erase.h"
+#include "kstacklab/erase/erase.h"
 
 #include <fmt/format.h>
 #include <sys/syscall.h>
@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/raw_syscall.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/common/raw_syscall.h"
+#include "kstacklab/timing/timing.h"
 #include "suites.h"
 
 namespace kstacklab::workloads {

@@ -29,7 +29,7 @@
 #include <map>
 #include <memory>
 
-#include "kstacklab/timing.h"
+#include "kstacklab/timing/timing.h"
 #include "suites.h"
 
 extern char** environ;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/workload.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab::workloads {
 

@@ -34,8 +34,8 @@
 #include <memory>
 #include <sstream>
 
-#include "kstacklab/text.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/common/text.h"
+#include "kstacklab/timing/timing.h"
 #include "suites.h"
 
 namespace kstacklab::workloads {

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab::workloads {
 

@@ -14,14 +14,14 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/error.h"
-#include "kstacklab/json.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"
-#include "kstacklab/sampler.h"
-#include "kstacklab/timing.h"
-#include "kstacklab/workload.h"
+#include "kstacklab/sampler/sampler.h"
+#include "kstacklab/timing/timing.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab::workloads::model_rows {
 

@@ -1,12 +1,12 @@
 // `run --param KEY=VALUE`: the rows that take a key rebuild themselves for its value
-// (include/kstacklab/workload.h, WorkloadDef::run_params).
+// (include/kstacklab/workloads/workload.h, WorkloadDef::run_params).
 #include <fmt/format.h>
 
 #include <set>
 #include <string>
 #include <vector>
 
-#include "kstacklab/workload.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab {
 namespace {

@@ -20,7 +20,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kstacklab/timing.h"
+#include "kstacklab/timing/timing.h"
 #include "suites.h"
 
 #if defined(__x86_64__)

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::workloads {
 

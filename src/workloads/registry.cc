@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "kstacklab/bench_glob.h"
+#include "kstacklab/results/bench_glob.h"
 #include "suites.h"
 
 namespace kstacklab {

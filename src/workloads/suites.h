@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "kstacklab/workload.h"
+#include "kstacklab/workloads/workload.h"
 
 namespace kstacklab::workloads {
 

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kstacklab/raw_syscall.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/common/raw_syscall.h"
+#include "kstacklab/timing/timing.h"
 #include "suites.h"
 
 namespace kstacklab::workloads {

@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/raw_syscall.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/common/raw_syscall.h"
+#include "kstacklab/timing/timing.h"
 #include "suites.h"
 
 namespace kstacklab::workloads {

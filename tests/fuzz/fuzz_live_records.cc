@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "kstacklab/entropy.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/records.h"
 

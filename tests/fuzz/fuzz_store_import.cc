@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "kstacklab/result_reader.h"
-#include "kstacklab/store.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/store/store.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "kstacklab/sysinfo.h"
+#include "kstacklab/sysinfo/sysinfo.h"
 
 namespace {
 

@@ -30,9 +30,9 @@ ALLOWED = [
      "a message from before this check; its caller is to word it with the flag"),
     ("results/json.cc", "compare --baseline",
      "a message from before this check; its caller is to word it with the flag"),
-    ("results/store.cc", "fewer --repetitions",
+    ("store/store.cc", "fewer --repetitions",
      "a message from before this check; its caller is to word it with the flag"),
-    ("results/store.cc", "(--store PATH)",
+    ("store/store.cc", "(--store PATH)",
      "a message from before this check; its caller is to word it with the flag"),
 ]
 

@@ -13,7 +13,7 @@ module's private one. (clang-tidy 14 has no include-cleaner; for a .cc file that
 what it uses, run `scripts/tidy.sh --each`.)
 
 Parsing nlohmann/json.hpp is most of the cost (2 of the 2.5 s a header that reaches it takes), so a
-header whose own includes reach kstacklab/json.h (the one header that includes nlohmann) is
+header whose own includes reach kstacklab/results/json.h (the one header that includes nlohmann) is
 compiled with json.h precompiled and included first: what it then sees is what it sees alone, as
 its includes come before its code. A header that does not reach json.h is compiled without it.
 """
@@ -39,11 +39,11 @@ def headers(source_dir):
 
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
-JSON_HEADER = "kstacklab/json.h"
+JSON_HEADER = "kstacklab/results/json.h"
 
 
 def reaches_json(header, include_dirs, seen=None):
-    """True when `header` includes kstacklab/json.h, itself or through its quoted includes."""
+    """True when `header` includes kstacklab/results/json.h, itself or through its quoted includes."""
     seen = set() if seen is None else seen
     if header in seen:
         return False
@@ -63,7 +63,7 @@ def reaches_json(header, include_dirs, seen=None):
 
 
 def precompile_json(cxx, source_dir, workdir):
-    """The -include flags that put a precompiled kstacklab/json.h first, or [] when it cannot."""
+    """The -include flags that put a precompiled kstacklab/results/json.h first, or [] when it cannot."""
     json_h = os.path.join(source_dir, "include", JSON_HEADER)
     if not os.path.isfile(json_h):
         return []
@@ -135,10 +135,10 @@ def self_test():
                                        "inline std::vector<int> Bad() { return {}; }\n",
             # The precompiled json.h: it declares Json; a header that reaches it through its own
             # includes compiles, one that uses Json without including it does not.
-            "include/kstacklab/json.h": "#pragma once\n#include <map>\nusing Json = int;\n",
+            "include/kstacklab/results/json.h": "#pragma once\n#include <map>\nusing Json = int;\n",
             "include/kstacklab/uses_json.h": '#pragma once\n#include "kstacklab/json_user.h"\n'
                                              "inline Json Two() { return 2; }\n",
-            "include/kstacklab/json_user.h": '#pragma once\n#include "kstacklab/json.h"\n',
+            "include/kstacklab/json_user.h": '#pragma once\n#include "kstacklab/results/json.h"\n',
             "include/kstacklab/forgets_json.h": "#pragma once\n"
                                                 "inline Json Three() { return 3; }\n",
             "src/mod/private.h": '#pragma once\n#include "kstacklab/good.h"\n'

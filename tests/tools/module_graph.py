@@ -5,12 +5,9 @@ Usage: module_graph.py GRAPH_FILE SOURCE_DIR    (GRAPH_FILE: written by src/CMak
        module_graph.py --self-test              (shows on a made-up tree that a cycle fails)
 
 A library depends on another when it links it, or when one of its files includes a header of the
-other. A public header (include/) belongs to the library named after it or after its folder
-(kstacklab/run.h, kstacklab/workload.h, kstacklab/kstack/apply.h: kstacklab_run,
-kstacklab_workloads, kstacklab_kstack), else to the one library with a source of its name
-(kstacklab/summary.h: report/summary.cc); a private header (src/M/x.h) to the library of its
-namesake source, else of its folder. A header of neither kind (header-only, such as json.h)
-belongs to whoever includes it: its own includes count for its includer.
+other. Ownership is read from the folder: a public header include/kstacklab/F/x.h belongs to
+kstacklab_F, the library of src/F/ (one folder per library); a header outside such a folder is an
+error. A private header (src/F/x.h) belongs to the library whose sources are in its folder.
 Such a dependency hidden in a header (a library including the header of a library that links
 it) is a cycle the linker does not see; this check does.
 Exit 0 with one summary line, or 1 listing each cycle with the link or include behind every edge.
@@ -65,15 +62,10 @@ def stem(path):
 
 
 def owners(targets, roots):
-    """{header: target} for the headers of the sources' directories and the include roots."""
-    def module(target):
-        return target.split("_", 1)[1] if "_" in target else target
-
-    owner = {}
-    by_stem, by_dir = {}, {}
+    """({header: target}, [public headers in no library's folder]) for the headers reached."""
+    by_dir = {}
     for name, t in targets.items():
         for src in t["sources"]:
-            by_stem.setdefault((os.path.dirname(src), stem(src)), name)
             counts = by_dir.setdefault(os.path.dirname(src), {})
             counts[name] = counts.get(name, 0) + 1
     headers = set()
@@ -88,30 +80,26 @@ def owners(targets, roots):
                 headers.add(inc)
                 pending.append(inc)
     sources = {src: name for name, t in targets.items() for src in t["sources"]}
-    for h in headers:
-        d, st = os.path.dirname(h), stem(h)
-        public = [r for r in roots if h.startswith(os.path.join(r, ""))]
+    owner, homeless = {}, []
+    for h in sorted(headers):
+        public = [r for r in roots if h.startswith(os.path.join(r, "")) and r.endswith("include")]
         if public:
-            # kstacklab/run.h -> kstacklab_run, kstacklab/workload.h -> kstacklab_workloads,
-            # kstacklab/kstack/apply.h -> kstacklab_kstack; else a library with a source of the
-            # same name (kstacklab/summary.h -> report/summary.cc); else header-only.
+            # include/<project>/<folder>/x.h -> <project>_<folder>
             parts = os.path.relpath(h, public[0]).split(os.sep)
-            names = [st, st + "s"] + (parts[1:2] if len(parts) > 2 else [])
-            match = [t for t in sorted(targets) if module(t) in names]
-            if not match:
-                match = sorted({n for (sd, ss), n in by_stem.items() if ss == st})
-            if len(match) == 1:
-                owner[h] = match[0]
-        elif h not in sources and d in by_dir:
-            # a private header: the library of its namesake source, else of its directory
-            counts = by_dir[d]
-            owner[h] = by_stem.get((d, st)) or max(sorted(counts), key=lambda n: counts[n])
-    return owner
+            target = "_".join(parts[:2]) if len(parts) == 3 else None
+            if target in targets:
+                owner[h] = target
+            else:
+                homeless.append(os.path.relpath(h, os.path.dirname(public[0])))
+        elif h not in sources and os.path.dirname(h) in by_dir:
+            counts = by_dir[os.path.dirname(h)]
+            owner[h] = max(sorted(counts), key=lambda n: counts[n])
+    return owner, homeless
 
 
 def dependencies(targets, roots, source_dir):
     """{target: {other: reason}}: the links and the includes of other libraries' headers."""
-    owner = owners(targets, roots)
+    owner, homeless = owners(targets, roots)
     deps = {name: {} for name in targets}
     for name, t in targets.items():
         for link in t["links"]:
@@ -129,9 +117,9 @@ def dependencies(targets, roots, source_dir):
                 if other is not None and other != name:
                     deps[name].setdefault(other, '{} includes "{}"'.format(
                         os.path.relpath(path, source_dir), spelled))
-                else:  # its own header, or a header-only one: part of this library
+                else:  # its own header
                     stack.append(inc)
-    return deps
+    return deps, homeless
 
 
 def cycles(deps):
@@ -172,8 +160,12 @@ def check(graph_file, source_dir):
     targets = read_graph(graph_file)
     source_dir = os.path.abspath(source_dir)
     roots = [os.path.join(source_dir, "include"), os.path.join(source_dir, "src")]
-    deps = dependencies(targets, roots, source_dir)
+    deps, homeless = dependencies(targets, roots, source_dir)
+    for h in homeless:
+        print("{}: in no library's folder (include/kstacklab/<module>/ for src/<module>/)".format(h))
     found = cycles(deps)
+    if homeless:
+        return 1
     if not found:
         edges = sum(len(d) for d in deps.values())
         print("module graph: {} libraries, {} dependencies, no cycle".format(len(deps), edges))
@@ -188,23 +180,27 @@ def check(graph_file, source_dir):
 
 
 def self_test():
-    """A made-up tree: `b` links `a`, and a header of `a` includes one of `b`; then without it."""
+    """A made-up tree: `p_b` links `p_a`, and a header of `p_a` includes one of `p_b`; then
+    without it; then a header in no library's folder."""
     with tempfile.TemporaryDirectory() as d:
         write_tree(d, {
-            "include/p/a.h": '#include "p/b.h"\n',
-            "include/p/b.h": '#include "p/util.h"\n',
-            "include/p/util.h": "",
-            "src/a/a.cc": '#include "p/a.h"\n',
-            "src/b/b.cc": '#include "p/b.h"\n',
-            "graph.txt": "target a\nsource {0}/src/a/a.cc\ntarget b\nsource {0}/src/b/b.cc\n"
-                         "link a\n".format(d)})
+            "include/p/a/a.h": '#include "p/b/b.h"\n',
+            "include/p/b/b.h": '#include "p/a/util.h"\n',
+            "include/p/a/util.h": "",
+            "src/a/a.cc": '#include "p/a/a.h"\n',
+            "src/b/b.cc": '#include "p/b/b.h"\n',
+            "graph.txt": "target p_a\nsource {0}/src/a/a.cc\ntarget p_b\nsource {0}/src/b/b.cc\n"
+                         "link p_a\n".format(d)})
         graph = os.path.join(d, "graph.txt")
-        if not expect(check(graph, d), 1, "the planted cycle a <-> b was not found"):
+        if not expect(check(graph, d), 1, "the planted cycle p_a <-> p_b was not found"):
             return 1
-        write_tree(d, {"include/p/a.h": '#include "p/util.h"\n'})
+        write_tree(d, {"include/p/a/a.h": '#include "p/a/util.h"\n'})
         if not expect(check(graph, d), 0, "a cycle was reported where there is none"):
             return 1
-    print("self-test: a planted cycle fails, its removal passes")
+        write_tree(d, {"include/p/loose.h": "", "src/b/b.cc": '#include "p/loose.h"\n'})
+        if not expect(check(graph, d), 1, "a header in no library's folder was not refused"):
+            return 1
+    print("self-test: a planted cycle fails, its removal passes, a header outside the folders fails")
     return 0
 
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::campaign {
 

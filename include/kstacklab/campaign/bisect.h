@@ -1,7 +1,7 @@
 // A performance bisect over an ordered list of kernels (docs/bisect.md): the ends are measured
 // until their difference is established, then each step boots a candidate together with both
 // ends in randomised blocks (a campaign of three profiles) until the rule of
-// kstacklab/bisect_rule.h calls it good or bad, or leaves it undecided (a skip).
+// kstacklab/stats/bisect_rule.h calls it good or bad, or leaves it undecided (a skip).
 //
 // Directory layout (DIR): bisect.json (this state, written atomically after every step and every
 // change of the ends), bisect.log (the steps as a `git bisect log`, for `git bisect replay`),
@@ -19,14 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/bisect_rule.h"
+#include "kstacklab/stats/bisect_rule.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/git_range.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
-#include "kstacklab/error.h"
-#include "kstacklab/json.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
 

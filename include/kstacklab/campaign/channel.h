@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::campaign {
 

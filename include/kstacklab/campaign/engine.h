@@ -15,7 +15,7 @@
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/channel.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::campaign {
 

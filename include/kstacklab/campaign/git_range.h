@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
-#include "kstacklab/json.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
 

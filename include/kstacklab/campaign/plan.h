@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "kstacklab/campaign/git_range.h"
-#include "kstacklab/error.h"
-#include "kstacklab/json.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
 

@@ -13,8 +13,8 @@
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/error.h"
-#include "kstacklab/json.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
 

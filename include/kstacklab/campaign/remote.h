@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/results.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab::campaign {
 

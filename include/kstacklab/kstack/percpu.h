@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::kstack {
 

@@ -41,8 +41,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "kstacklab/dice.h"
-#include "kstacklab/error.h"
+#include "kstacklab/common/dice.h"
+#include "kstacklab/common/error.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/kstack/percpu.h"
 #include "kstacklab/rng/counter.h"

@@ -24,12 +24,12 @@
 #include <string_view>
 #include <utility>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 #include "kstacklab/kstack/percpu.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/crng.h"
 #include "kstacklab/rng/siphash.h"
-#include "kstacklab/timing.h"
+#include "kstacklab/timing/timing.h"
 
 namespace kstacklab::kstack {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/live/records.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/entropy.h"
-#include "kstacklab/error.h"
+#include "kstacklab/analysis/entropy.h"
+#include "kstacklab/common/error.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/live/records.h"
 
@@ -100,7 +100,7 @@ Expected<PrngCheck> CheckPrngStates(std::span<const LiveRecord> records,
 
 // ---- Serial dependence (pure) -----------------------------------------------------------------
 // The mutual information of a pair of offset sequences: analysis::MutualInformationBits
-// (kstacklab/entropy.h).
+// (kstacklab/analysis/entropy.h).
 
 // The dependence at one lag: pairs (offset_i, offset_{i+lag}) of the same thread, both on the same
 // CPU (consecutive in that thread's record order).

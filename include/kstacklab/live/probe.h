@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 #include "kstacklab/live/records.h"
 
 namespace kstacklab::live {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 #include "kstacklab/rng/prandom.h"
 
 namespace kstacklab::live {

@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "kstacklab/timing.h"
+#include "kstacklab/timing/timing.h"
 
 namespace kstacklab::rng {
 

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::rng {
 

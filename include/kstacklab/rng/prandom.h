@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-#include "kstacklab/error.h"
+#include "kstacklab/common/error.h"
 
 namespace kstacklab::rng {
 

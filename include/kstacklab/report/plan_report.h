@@ -1,0 +1,26 @@
+// Renderer of `kstacklab plan` (BuildPlan, include/kstacklab/stats/compare.h): the table of variance
+// components and needed runs x sessions x repetitions per configuration, and the footer that says
+// how to read it. Reading guide: docs/reading-tables.md "plan".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/common/error.h"
+#include "kstacklab/stats/plan.h"
+
+namespace kstacklab {
+
+enum class PlanFormat { kGrid, kMarkdown };
+
+// "grid" or "markdown"; else a UsageError naming the allowed values.
+Expected<PlanFormat> ParsePlanFormat(const std::string& text);
+
+// The complete text for stdout: the table, then the footer (the target, power, alpha and costs
+// the plan assumed; what each column means; why a cell reads '?' or '> N runs'). Markdown
+// footer lines are list items ("- ").
+std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& options,
+                       PlanFormat format);
+
+}  // namespace kstacklab
