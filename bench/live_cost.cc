@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "kstacklab/common/raw_syscall.h"
 #include "kstacklab/histogram/histogram.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/common/raw_syscall.h"
 #include "kstacklab/sampler/sampler.h"
 #include "kstacklab/timing/timing.h"
 

@@ -1,7 +1,7 @@
-// The attacks (include/kstacklab/analysis/attack.h): the GF(2) solver on random systems, the linearity
-// the prng-recover attack rests on, recovery of the kernel-derived state and for every supported
-// gap setting, determinism of the
-// migration simulation, and chance for a uniform source in every attack.
+// The attacks (include/kstacklab/analysis/attack.h): the GF(2) solver on random systems, the
+// linearity the prng-recover attack rests on, recovery of the kernel-derived state and for every
+// supported gap setting, determinism of the migration simulation, and chance for a uniform source
+// in every attack.
 #include "kstacklab/analysis/attack.h"
 
 #include <gtest/gtest.h>
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "gf2.h"
+#include "kstacklab/kstack/policies.h"
 #include "kstacklab/report/attack_report.h"
 #include "kstacklab/results/json.h"
-#include "kstacklab/kstack/policies.h"
 #include "kstacklab/rng/prandom.h"
 
 namespace kstacklab::analysis {

@@ -1,6 +1,6 @@
-// The bisect decision rule (include/kstacklab/stats/bisect_rule.h, docs/bisect.md): Fieller's paired
-// interval against hand-computed values, the verdicts at the looks, the search's walk, and the
-// rule tested the way it is used: simulated bisects with a planted step and per-boot noise of
+// The bisect decision rule (include/kstacklab/stats/bisect_rule.h, docs/bisect.md): Fieller's
+// paired interval against hand-computed values, the verdicts at the looks, the search's walk, and
+// the rule tested the way it is used: simulated bisects with a planted step and per-boot noise of
 // the size published for real boot campaigns, against a fixed-count bisect.
 #include "kstacklab/stats/bisect_rule.h"
 

@@ -19,9 +19,9 @@
 #include "kstacklab/campaign/git_range.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/results/results.h"
-#include "kstacklab/common/text.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {

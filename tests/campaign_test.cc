@@ -29,12 +29,12 @@
 #include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
-#include "kstacklab/report/campaign_report.h"
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/dice.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/result_reader.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/campaign_report.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/stats/compare.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {
@@ -961,10 +961,10 @@ CampaignState MaximalHead() {
   s.tool_version = KSTACKLAB_VERSION;
   s.created = s.updated = "2025-01-01T00:00:00Z";
   s.source = "plan.yaml";
-  for (size_t p = 0; p < PlanLimits::kMaxProfiles; ++p) {
+  for (size_t p = 0; p < CampaignLimits::kMaxProfiles; ++p) {
     s.plan.profiles.push_back({fmt::format("{:p<62}{:02}", "", p), "/k"});
   }
-  s.plan.boots = PlanLimits::kMaxBoots;
+  s.plan.boots = CampaignLimits::kMaxBoots;
   s.status = "stopped";
   const std::string quotes(10000, '"');
   s.stop_reason = CapStateText(quotes, kMaxReasonBytes);
@@ -1014,11 +1014,11 @@ TEST(CampaignState, AMaximalStateIsWithinTheReadLimitAndReadsBack) {
   CampaignState s = MaximalHead();
   const size_t head = DumpJson(StateToJson(s)).size();
   EXPECT_LE(head, kMaxPlanJsonBytes);
-  s.boots.push_back(MaximalBoot(s.plan.profiles[0].name, PlanLimits::kMaxBoots));
+  s.boots.push_back(MaximalBoot(s.plan.profiles[0].name, CampaignLimits::kMaxBoots));
   const size_t one_boot = DumpJson(StateToJson(s)).size() - head;
   EXPECT_LE(one_boot, kMaxBootJsonBytes);
   s.boots.clear();
-  AddMaximalBlock(s, PlanLimits::kMaxBoots);
+  AddMaximalBlock(s, CampaignLimits::kMaxBoots);
   const size_t one_block = DumpJson(StateToJson(s)).size() - head;
   EXPECT_LE(one_block, kMaxBlockJsonBytes);
   std::printf("state bytes: head %zu, a boot %zu (bound %zu), a block %zu (bound %zu)\n", head,
@@ -1026,7 +1026,7 @@ TEST(CampaignState, AMaximalStateIsWithinTheReadLimitAndReadsBack) {
 
   s.blocks.clear();
   s.block_reports = Json::array();
-  for (uint64_t block = 1; block <= PlanLimits::kMaxBoots; ++block) {
+  for (uint64_t block = 1; block <= CampaignLimits::kMaxBoots; ++block) {
     AddMaximalBlock(s, block);
     for (const Profile& p : s.plan.profiles) s.boots.push_back(MaximalBoot(p.name, block));
   }
@@ -1037,7 +1037,7 @@ TEST(CampaignState, AMaximalStateIsWithinTheReadLimitAndReadsBack) {
   EXPECT_LE(size, kMaxStateBytes);
   auto loaded = LoadState(t.path());
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  EXPECT_EQ(loaded->boots.size(), PlanLimits::kMaxProfiles * PlanLimits::kMaxBoots);
+  EXPECT_EQ(loaded->boots.size(), CampaignLimits::kMaxProfiles * CampaignLimits::kMaxBoots);
 }
 
 // ---- the journal
@@ -1134,7 +1134,7 @@ CampaignState TwoProfileState() {
   s.tool_version = KSTACKLAB_VERSION;
   s.created = "2026-12-01T20:00:00Z";
   s.source = "plan.yaml";
-  s.plan = TwoProfiles(PlanLimits::kMaxBoots);
+  s.plan = TwoProfiles(CampaignLimits::kMaxBoots);
   return s;
 }
 

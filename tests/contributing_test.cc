@@ -28,16 +28,16 @@
 #include <vector>
 
 #include "kstacklab/analysis/attack.h"
+#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/analysis/entropy.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/json.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"
-#include "kstacklab/common/text.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/workloads/workload.h"
 #include "model_rows.h"
 

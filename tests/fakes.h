@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "kstacklab/common/error.h"
-#include "kstacklab/results/json.h"
 #include "kstacklab/knobs/knobs.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/sampler/sampler.h"
 #include "kstacklab/workloads/workload.h"
 

@@ -13,15 +13,15 @@
 #include <sstream>
 #include <tuple>
 
-#include "kstacklab/stats/compare.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/report/compare_report.h"
 #include "kstacklab/report/entropy_report.h"
 #include "kstacklab/report/grid_table.h"
-#include "kstacklab/stats/plan.h"
-#include "kstacklab/report/plan_report.h"
-#include "kstacklab/results/result_reader.h"
+#include "kstacklab/report/sample_size_report.h"
 #include "kstacklab/report/summary.h"
-#include "kstacklab/common/text.h"
+#include "kstacklab/results/result_reader.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/stats/sample_size.h"
 
 namespace kstacklab {
 namespace {
@@ -460,8 +460,8 @@ TEST(EntropyRender, JsonKeysInTheirDocumentedOrder) {
 
 // Two rows computed by hand: SDs as % of the mean 100 are sqrt(4) = 2 and sqrt(1) = 1; the run
 // level did not vary ('?'); the second row's target is out of reach.
-std::vector<PlanRow> TwoPlanRows() {
-  PlanRow a;
+std::vector<SampleSizeRow> TwoPlanRows() {
+  SampleSizeRow a;
   a.benchmark = "syscall/getpid";
   a.configuration = "6.18";
   a.metric = "mean";
@@ -478,7 +478,7 @@ std::vector<PlanRow> TwoPlanRows() {
   a.plan.sessions = 2;
   a.plan.repetitions = 10;
   a.plan.cost_s = 420;
-  PlanRow b = a;
+  SampleSizeRow b = a;
   b.params_text = "depth:4096";
   b.metric = "p99";
   b.cv_pct = std::nan("");
@@ -488,7 +488,7 @@ std::vector<PlanRow> TwoPlanRows() {
 }
 
 TEST(PlanRender, CellsAndFooterComputedByHand) {
-  PlanOptions o;
+  SampleSizeOptions o;
   o.target_pct = 2;
   std::string text = RenderPlan(TwoPlanRows(), o, PlanFormat::kGrid);
   // Both body lines whole (right-aligned numbers; the benchmark named once per group).
@@ -507,9 +507,9 @@ TEST(PlanRender, CellsAndFooterComputedByHand) {
 
 // A row that cannot be planned (mean <= 0) says so, with no time, and the footer why.
 TEST(PlanRender, ANonPositiveMeanCannotBePlanned) {
-  PlanOptions o;
+  SampleSizeOptions o;
   o.target_pct = 2;
-  std::vector<PlanRow> rows = TwoPlanRows();
+  std::vector<SampleSizeRow> rows = TwoPlanRows();
   rows[0].mean = -3;
   rows[0].not_positive = true;
   rows[0].plan = stats::LevelPlan{};
@@ -520,9 +520,9 @@ TEST(PlanRender, ANonPositiveMeanCannotBePlanned) {
 }
 
 TEST(PlanRender, MarkdownFooterLinesAreListItemsAndAReachablePlanHasNoCaveats) {
-  PlanOptions o;
+  SampleSizeOptions o;
   o.target_pct = 2;
-  std::vector<PlanRow> rows = {TwoPlanRows()[0]};
+  std::vector<SampleSizeRow> rows = {TwoPlanRows()[0]};
   rows[0].components.run = 9;  // the pilot saw its runs vary: sqrt(9) = 3 %
   std::string text = RenderPlan(rows, o, PlanFormat::kMarkdown);
   EXPECT_NE(text.find("| 3.00/2.00/1.00% |"), std::string::npos) << text;

@@ -1,5 +1,5 @@
-// Statistics (include/kstacklab/stats/stats.h) and the comparison table (include/kstacklab/stats/compare.h).
-// Reference values, and where each comes from:
+// Statistics (include/kstacklab/stats/stats.h) and the comparison table
+// (include/kstacklab/stats/compare.h). Reference values, and where each comes from:
 //  * "R": the classic t.test(1:5, 3:7) / wilcox.test(1:3, 4:6) outputs (t = -2, df = 8,
 //    p = 0.08052; p = 0.1), re-derived below by hand.
 //  * "closed form": Student-t CDF for even df, 1/2 + t/(2 sqrt(nu+t^2)) sum_j C(2j,j)/4^j
@@ -16,11 +16,11 @@
 #include <cmath>
 #include <random>
 
-#include "kstacklab/results/bench_glob.h"
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/report/compare_report.h"
+#include "kstacklab/results/bench_glob.h"
 #include "kstacklab/results/naming.h"
-#include "kstacklab/stats/plan.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/stats/sample_size.h"
 #include "kstacklab/stats/timer_step.h"
 
 namespace kstacklab {
@@ -868,15 +868,15 @@ TEST(CompareTable, ValueChecksNameTheValueNotAFlag) {
                            CheckBaseline({in}, "b"), CheckMetricsStored({in}, {"mean"})}) {
     EXPECT_TRUE(st.ok()) << st.error().message;
   }
-  // BuildCompareTable and BuildPlan return the same value-only errors.
+  // BuildCompareTable and PlanSampleSizes return the same value-only errors.
   CompareOptions o = MeanOnly();
   o.alpha = 0.5;
   auto t = BuildCompareTable({in}, o);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message, errors[0].error().message);
-  PlanOptions p;
+  SampleSizeOptions p;
   p.target_pct = 0;
-  auto rows = BuildPlan({in}, p);
+  auto rows = PlanSampleSizes({in}, p);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().message, errors[6].error().message);
 }
@@ -1296,10 +1296,10 @@ TEST(Plan, NeededRepetitionsFromPilot) {
   RunResult run;
   run.label = "pilot";
   run.benchmarks = {Bench("s/x", {99, 101, 99, 101, 99, 101})};  // sd sqrt(1.2), cv 1.0954 %
-  PlanOptions o;
+  SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 1.0;
-  auto rows = BuildPlan({{"pilot.json", run}}, o);
+  auto rows = PlanSampleSizes({{"pilot.json", run}}, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_NEAR((*rows)[0].cv_pct, 100 * std::sqrt(1.2) / 100, 1e-12);
@@ -1310,10 +1310,10 @@ TEST(Plan, NeededRepetitionsFromPilot) {
   EXPECT_TRUE(std::isnan((*rows)[0].components.run));  // one pilot run: unknown
   EXPECT_EQ((*rows)[0].plan.runs, 3u);                 // assumed 0: the floor
   o.target_pct = 0;
-  EXPECT_FALSE(BuildPlan({{"pilot.json", run}}, o).ok());
+  EXPECT_FALSE(PlanSampleSizes({{"pilot.json", run}}, o).ok());
   o.target_pct = 1;
   o.metrics = {"p95"};
-  EXPECT_FALSE(BuildPlan({{"pilot.json", run}}, o).ok());
+  EXPECT_FALSE(PlanSampleSizes({{"pilot.json", run}}, o).ok());
 }
 
 // A pilot row with a mean <= 0 (overhead-corrected near-zero rows) is not planned
@@ -1322,10 +1322,10 @@ TEST(Plan, ARowWithANonPositiveMeanCannotBePlanned) {
   RunResult run;
   run.label = "pilot";
   run.benchmarks = {Bench("s/neg", {-2, -1, -3, -2}), Bench("s/pos", {99, 101, 99, 101})};
-  PlanOptions o;
+  SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 1.0;
-  auto rows = BuildPlan({{"pilot.json", run}}, o);
+  auto rows = PlanSampleSizes({{"pilot.json", run}}, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_TRUE((*rows)[0].not_positive);
@@ -1373,13 +1373,13 @@ TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
   // Three pilot runs of label "k", means 100, 102, 104, two repetitions each (+-1).
   std::vector<CompareInput> in;
   for (double m : {100.0, 102.0, 104.0}) in.push_back(Input("k", {Bench("s/x", {m - 1, m + 1})}));
-  PlanOptions o;
+  SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 2;
-  auto rows = BuildPlan(in, o);
+  auto rows = PlanSampleSizes(in, o);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
-  const PlanRow& r = (*rows)[0];
+  const SampleSizeRow& r = (*rows)[0];
   EXPECT_EQ(r.sample_unit, SampleUnit::kRun);
   EXPECT_EQ(r.runs, 3);
   EXPECT_DOUBLE_EQ(r.components.run, 3);  // 4 - 2/2, as in the compare test
@@ -1395,19 +1395,19 @@ TEST(Plan, RepetitionCostFollowsTheUnitAndUnitsMustAgree) {
   std::vector<CompareInput> in;
   for (double m : {2.0, 2.1, 2.2}) in.push_back(Input("k", {Bench("s/build", {m - 0.1, m + 0.1})}));
   for (CompareInput& i : in) i.run.benchmarks[0].unit = std::string("s");  // GCC bug 105651
-  PlanOptions o;
+  SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 5;
-  auto rows = BuildPlan(in, o);
+  auto rows = PlanSampleSizes(in, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_NEAR((*rows)[0].cost_repetition_s, 1000 * 2.1, 1e-9);
   for (CompareInput& i : in) i.run.benchmarks[0].unit = "ms";
-  rows = BuildPlan(in, o);
+  rows = PlanSampleSizes(in, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   EXPECT_NEAR((*rows)[0].cost_repetition_s, 1000 * 2.1e-3, 1e-12);
   in[1].run.benchmarks[0].unit = "s";
-  rows = BuildPlan(in, o);
+  rows = PlanSampleSizes(in, o);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().exit_code, kExitUsage);
   EXPECT_NE(rows.error().message.find("has unit 'ms'"), std::string::npos) << rows.error().message;

@@ -9,12 +9,12 @@
 #include <numeric>
 
 #include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/results/naming.h"
 #include "kstacklab/results/repetition.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/results/results.h"
 #include "kstacklab/stats/stats.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
 
@@ -183,7 +183,7 @@ Status CheckBisectMetric(const std::string& metric) {
 }
 
 Status CheckBisectRow(const std::string& row) {
-  if (!row.empty() && row.size() <= PlanLimits::kMaxTextBytes &&
+  if (!row.empty() && row.size() <= CampaignLimits::kMaxTextBytes &&
       row.find('\n') == std::string::npos) {
     return OkStatus();
   }
@@ -412,12 +412,12 @@ Status CheckBisectPlan(const CampaignPlan& plan, const stats::BisectRule& rule) 
                     rule.alpha));
   }
   if (rule.min_blocks < 2 || rule.max_blocks < rule.min_blocks ||
-      rule.max_end_blocks < rule.min_blocks || rule.max_blocks > PlanLimits::kMaxBoots ||
-      rule.max_end_blocks > PlanLimits::kMaxBoots) {
+      rule.max_end_blocks < rule.min_blocks || rule.max_blocks > CampaignLimits::kMaxBoots ||
+      rule.max_end_blocks > CampaignLimits::kMaxBoots) {
     return UsageError(fmt::format(
         "the blocks per step are out of range: give 2 <= the first look <= the last look <= {} "
         "(now {} and {})",
-        PlanLimits::kMaxBoots, rule.min_blocks, rule.max_blocks));
+        CampaignLimits::kMaxBoots, rule.min_blocks, rule.max_blocks));
   }
   return OkStatus();
 }

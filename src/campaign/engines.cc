@@ -134,7 +134,7 @@ bool IsFetchableUrl(const std::string& url) {
   static const char* const kSchemes[] = {"http://", "https://", "file://", "ftp://"};
   bool scheme = false;
   for (const char* k : kSchemes) scheme = scheme || url.rfind(k, 0) == 0;
-  if (!scheme || url.size() > PlanLimits::kMaxTextBytes) return false;
+  if (!scheme || url.size() > CampaignLimits::kMaxTextBytes) return false;
   for (char c : url) {
     if (c <= ' ' || c > '~' || c == '"' || c == '\'' || c == '\\') return false;
   }

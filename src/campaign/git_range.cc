@@ -143,7 +143,7 @@ Status CheckGitRangeValues(const GitRange& r) {
   for (const auto& [key, value] : {std::pair<const char*, const std::string&>{"tree", r.tree},
                                    {"good", r.good},
                                    {"bad", r.bad}}) {
-    if (value.empty() || value.size() > PlanLimits::kMaxTextBytes || TextProblem(value) ||
+    if (value.empty() || value.size() > CampaignLimits::kMaxTextBytes || TextProblem(value) ||
         value[0] == '-') {
       return UsageError(fmt::format("kernels {} '{}' is not a {}; give one", key,
                                     EscapeControl(value),

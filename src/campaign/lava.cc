@@ -17,8 +17,8 @@
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/json.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
 namespace {
@@ -579,8 +579,9 @@ Status LavaSettings::Read(const EngineSection& e) {
   if (e.Has("rootfs")) KSTACKLAB_ASSIGN_OR_RETURN(rootfs, e.Text("rootfs"));
   if (e.Has("kstacklab_url")) KSTACKLAB_ASSIGN_OR_RETURN(kstacklab_url, e.Text("kstacklab_url"));
   if (e.Has("prompts"))
-    KSTACKLAB_ASSIGN_OR_RETURN(prompts, e.Words("prompts", PlanLimits::kMaxQemuArgs));
-  if (e.Has("tags")) KSTACKLAB_ASSIGN_OR_RETURN(tags, e.Words("tags", PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(prompts, e.Words("prompts", CampaignLimits::kMaxQemuArgs));
+  if (e.Has("tags"))
+    KSTACKLAB_ASSIGN_OR_RETURN(tags, e.Words("tags", CampaignLimits::kMaxQemuArgs));
   if (e.Has("job_timeout"))
     KSTACKLAB_ASSIGN_OR_RETURN(job_timeout_s, e.DurationS("job_timeout", 60, 7 * 86400, "2h"));
   if (e.Has("lavacli")) KSTACKLAB_ASSIGN_OR_RETURN(lavacli, e.Text("lavacli"));
@@ -594,8 +595,8 @@ Status LavaSettings::CheckValues() const {
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine deploy_to", deploy_to, 32));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine rootfs", rootfs));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine kstacklab_url", kstacklab_url));
-  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine prompts", prompts, PlanLimits::kMaxQemuArgs));
-  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine tags", tags, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine prompts", prompts, CampaignLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine tags", tags, CampaignLimits::kMaxQemuArgs));
   KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine job_timeout", job_timeout_s, 60, 7 * 86400));
   return ProgramValue("engine lavacli", lavacli);
 }

@@ -18,8 +18,8 @@
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/kernel_image.h"
-#include "kstacklab/results/results.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab::campaign {
 namespace {
@@ -98,10 +98,10 @@ Status CheckCmdlineAndSysctls(const Profile& p) {
   // uname(2)'s release is char[__NEW_UTS_LEN + 1] (include/uapi/linux/utsname.h): a longer
   // release (the plan's, or an image's header string) could never equal `uname -r`, and every
   // boot would fail its check.
-  if (p.release.size() > PlanLimits::kMaxReleaseBytes) {
+  if (p.release.size() > CampaignLimits::kMaxReleaseBytes) {
     return UsageError(
         fmt::format("{} release '{}' is longer than {} bytes, more than uname -r can print", who,
-                    EscapeControl(p.release.substr(0, 80)), PlanLimits::kMaxReleaseBytes));
+                    EscapeControl(p.release.substr(0, 80)), CampaignLimits::kMaxReleaseBytes));
   }
   return OkStatus();
 }
@@ -165,11 +165,12 @@ Status CheckProfileValues(const Profile& p, const EngineRow& engine) {
   KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " initrd", p.initrd));
   KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " config", p.config));
   KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " boot_entry", p.boot_entry, 256));
-  KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " release", p.release, PlanLimits::kMaxReleaseBytes));
-  if (p.cmdline.size() > PlanLimits::kMaxCmdlineBytes || !PrintableAscii(p.cmdline)) {
+  KSTACKLAB_RETURN_IF_ERROR(
+      TextValue(who + " release", p.release, CampaignLimits::kMaxReleaseBytes));
+  if (p.cmdline.size() > CampaignLimits::kMaxCmdlineBytes || !PrintableAscii(p.cmdline)) {
     return UsageError(fmt::format(
         "{} cmdline must be printable ASCII of at most {} bytes (a kernel command line)", who,
-        PlanLimits::kMaxCmdlineBytes));
+        CampaignLimits::kMaxCmdlineBytes));
   }
   for (const auto& [name, value] : p.sysctls) {
     KSTACKLAB_RETURN_IF_ERROR(TextValue(who + " sysctl name", name, 256));
@@ -180,8 +181,9 @@ Status CheckProfileValues(const Profile& p, const EngineRow& engine) {
         fmt::format("{} boot_entry is a key of engine ssh (switch reboot); engine {} takes none",
                     who, engine.name));
   }
-  if (p.sysctls.size() > PlanLimits::kMaxSysctls) {
-    return UsageError(fmt::format("{} sets more than {} sysctls", who, PlanLimits::kMaxSysctls));
+  if (p.sysctls.size() > CampaignLimits::kMaxSysctls) {
+    return UsageError(
+        fmt::format("{} sets more than {} sysctls", who, CampaignLimits::kMaxSysctls));
   }
   if (!p.arch.empty() && FindArchitecture(p.arch) == nullptr) {
     return UsageError(fmt::format("{} arch '{}' is unknown; give {} (as uname -m prints it)", who,
@@ -229,18 +231,20 @@ Status CheckArchitecture(CampaignPlan& plan) {
 }
 
 Status CheckTargetValues(const CampaignPlan& plan) {
-  if (!plan.target) return CountValue("boots", plan.boots, 1, PlanLimits::kMaxBoots);
+  if (!plan.target) return CountValue("boots", plan.boots, 1, CampaignLimits::kMaxBoots);
   if (plan.boots != 0) return UsageError("give boots or target, not both");
   const Target& t = *plan.target;
   if (!(t.mdc_pct >= 0.01 && t.mdc_pct <= 1000)) {
     return UsageError(
         fmt::format("target mdc_pct {:g} is out of range; give 0.01 to 1000", t.mdc_pct));
   }
-  KSTACKLAB_RETURN_IF_ERROR(CountValue("target min_boots", t.min_boots, 2, PlanLimits::kMaxBoots));
-  KSTACKLAB_RETURN_IF_ERROR(CountValue("target max_boots", t.max_boots, 2, PlanLimits::kMaxBoots));
+  KSTACKLAB_RETURN_IF_ERROR(
+      CountValue("target min_boots", t.min_boots, 2, CampaignLimits::kMaxBoots));
+  KSTACKLAB_RETURN_IF_ERROR(
+      CountValue("target max_boots", t.max_boots, 2, CampaignLimits::kMaxBoots));
   if (t.budget_s != 0) {
     KSTACKLAB_RETURN_IF_ERROR(
-        SecondsValue("target budget", t.budget_s, 1, PlanLimits::kMaxBudgetNs / 1e9));
+        SecondsValue("target budget", t.budget_s, 1, CampaignLimits::kMaxBudgetNs / 1e9));
   }
   return OkStatus();
 }
@@ -249,13 +253,13 @@ Status CheckTargetValues(const CampaignPlan& plan) {
 
 Status CheckPlanValues(const CampaignPlan& plan) {
   if (plan.profiles.empty()) return UsageError("the plan has no profiles");
-  if (plan.profiles.size() > PlanLimits::kMaxProfiles) {
-    return UsageError(fmt::format("more than {} profiles", PlanLimits::kMaxProfiles));
+  if (plan.profiles.size() > CampaignLimits::kMaxProfiles) {
+    return UsageError(fmt::format("more than {} profiles", CampaignLimits::kMaxProfiles));
   }
   for (const Profile& p : plan.profiles) {
     KSTACKLAB_RETURN_IF_ERROR(CheckProfileValues(p, plan.engine.row()));
   }
-  KSTACKLAB_RETURN_IF_ERROR(ListValue("run", plan.run_args, PlanLimits::kMaxRunArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("run", plan.run_args, CampaignLimits::kMaxRunArgs));
   KSTACKLAB_RETURN_IF_ERROR(CheckTargetValues(plan));
   KSTACKLAB_RETURN_IF_ERROR(CountValue("strength_samples", plan.strength_samples, 1000, 10000000));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("kstacklab", plan.kstacklab));
@@ -293,8 +297,9 @@ Status CheckPlan(CampaignPlan& plan) {
   }
   KSTACKLAB_RETURN_IF_ERROR(CheckArchitecture(plan));
   if (plan.boots == 0 && !plan.target) return UsageError("give a number of boots or a target");
-  if (plan.boots > PlanLimits::kMaxBoots) {
-    return UsageError(fmt::format("boots {} is more than {}", plan.boots, PlanLimits::kMaxBoots));
+  if (plan.boots > CampaignLimits::kMaxBoots) {
+    return UsageError(
+        fmt::format("boots {} is more than {}", plan.boots, CampaignLimits::kMaxBoots));
   }
   if (plan.target) {
     const Target& t = *plan.target;
@@ -312,8 +317,8 @@ Status CheckPlan(CampaignPlan& plan) {
       return UsageError("a target needs two profiles at least: the MDC is of a comparison");
     }
   }
-  if (plan.run_args.size() > PlanLimits::kMaxRunArgs) {
-    return UsageError(fmt::format("more than {} run arguments", PlanLimits::kMaxRunArgs));
+  if (plan.run_args.size() > CampaignLimits::kMaxRunArgs) {
+    return UsageError(fmt::format("more than {} run arguments", CampaignLimits::kMaxRunArgs));
   }
   for (const std::string& a : plan.run_args) {
     if (auto flag = ReservedRunArg(a)) {

@@ -99,7 +99,7 @@ class Reader {
   }
 
   Expected<std::string> Text(const YAML::Node& node, const std::string& key,
-                             size_t max = PlanLimits::kMaxTextBytes) const {
+                             size_t max = CampaignLimits::kMaxTextBytes) const {
     if (!node.IsScalar()) return Bad(node, fmt::format("{} must be a single value", key));
     const std::string& s = node.Scalar();
     if (s.size() > max) return Bad(node, fmt::format("{} is longer than {} bytes", key, max));
@@ -216,17 +216,18 @@ Expected<Profile> ReadProfile(const Reader& r, const YAML::Node& node, const std
     KSTACKLAB_ASSIGN_OR_RETURN(p.boot_entry, r.Text(node["boot_entry"], who + " boot_entry", 256));
   if (node["release"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
-        p.release, r.Text(node["release"], who + " release", PlanLimits::kMaxReleaseBytes));
+        p.release, r.Text(node["release"], who + " release", CampaignLimits::kMaxReleaseBytes));
   }
   if (node["arch"]) KSTACKLAB_ASSIGN_OR_RETURN(p.arch, r.Text(node["arch"], who + " arch", 16));
   if (node["cmdline"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
-        p.cmdline, r.Text(node["cmdline"], who + " cmdline", PlanLimits::kMaxCmdlineBytes));
+        p.cmdline, r.Text(node["cmdline"], who + " cmdline", CampaignLimits::kMaxCmdlineBytes));
   }
   if (const YAML::Node s = node["sysctl"]) {
     if (!s.IsMap()) return r.Bad(s, who + " sysctl must be a mapping, e.g. {kernel.foo: 1}");
-    if (s.size() > PlanLimits::kMaxSysctls) {
-      return r.Bad(s, fmt::format("{} sets more than {} sysctls", who, PlanLimits::kMaxSysctls));
+    if (s.size() > CampaignLimits::kMaxSysctls) {
+      return r.Bad(s,
+                   fmt::format("{} sets more than {} sysctls", who, CampaignLimits::kMaxSysctls));
     }
     std::set<std::string> seen;
     for (const auto& kv : s) {
@@ -263,12 +264,12 @@ Expected<GitRange> ReadGitRange(const Reader& r, const YAML::Node& node, const s
   KSTACKLAB_ASSIGN_OR_RETURN(g.tree, r.Path(node["tree"], "kernels tree", base));
   KSTACKLAB_ASSIGN_OR_RETURN(g.good, r.Text(node["good"], "kernels good", 256));
   KSTACKLAB_ASSIGN_OR_RETURN(g.bad, r.Text(node["bad"], "kernels bad", 256));
-  KSTACKLAB_ASSIGN_OR_RETURN(g.command,
-                             r.Words(node["command"], "kernels command", PlanLimits::kMaxRunArgs));
+  KSTACKLAB_ASSIGN_OR_RETURN(
+      g.command, r.Words(node["command"], "kernels command", CampaignLimits::kMaxRunArgs));
   KSTACKLAB_ASSIGN_OR_RETURN(g.image, r.Text(node["image"], "kernels image"));
   if (node["cmdline"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
-        g.cmdline, r.Text(node["cmdline"], "kernels cmdline", PlanLimits::kMaxCmdlineBytes));
+        g.cmdline, r.Text(node["cmdline"], "kernels cmdline", CampaignLimits::kMaxCmdlineBytes));
   }
   if (node["initrd"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(g.initrd, r.Path(node["initrd"], "kernels initrd", base));
@@ -297,15 +298,15 @@ Expected<Target> ReadTarget(const Reader& r, const YAML::Node& node) {
   KSTACKLAB_ASSIGN_OR_RETURN(t.mdc_pct, r.Number(node["mdc_pct"], "target mdc_pct", 0.01, 1000));
   if (node["min_boots"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
-        t.min_boots, r.Count(node["min_boots"], "target min_boots", 2, PlanLimits::kMaxBoots));
+        t.min_boots, r.Count(node["min_boots"], "target min_boots", 2, CampaignLimits::kMaxBoots));
   }
   if (node["max_boots"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
-        t.max_boots, r.Count(node["max_boots"], "target max_boots", 2, PlanLimits::kMaxBoots));
+        t.max_boots, r.Count(node["max_boots"], "target max_boots", 2, CampaignLimits::kMaxBoots));
   }
   if (node["budget"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(t.budget_s, r.DurationS(node["budget"], "target budget", 1,
-                                                       PlanLimits::kMaxBudgetNs / 1e9, "6h"));
+                                                       CampaignLimits::kMaxBudgetNs / 1e9, "6h"));
   }
   return t;
 }
@@ -408,8 +409,8 @@ Status ReadProfiles(const Reader& r, const YAML::Node& root, const std::string& 
         profiles ? profiles : root,
         "profiles must be a list of {name, kernel, cmdline, ...}; the first is the baseline");
   }
-  if (profiles.size() > PlanLimits::kMaxProfiles) {
-    return r.Bad(profiles, fmt::format("more than {} profiles", PlanLimits::kMaxProfiles));
+  if (profiles.size() > CampaignLimits::kMaxProfiles) {
+    return r.Bad(profiles, fmt::format("more than {} profiles", CampaignLimits::kMaxProfiles));
   }
   for (const YAML::Node& p : profiles) {
     Profile profile;
@@ -456,7 +457,8 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   }
   if (!git_range) KSTACKLAB_RETURN_IF_ERROR(ReadProfiles(r, root, base, *engine, plan));
   if (root["run"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.run_args, r.Words(root["run"], "run", PlanLimits::kMaxRunArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(plan.run_args,
+                               r.Words(root["run"], "run", CampaignLimits::kMaxRunArgs));
   }
   if (r.bisect && (root["boots"] || root["target"])) {
     return r.Bad(root["boots"] ? root["boots"] : root["target"],
@@ -467,7 +469,7 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   }
   if (root["boots"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.boots,
-                               r.Count(root["boots"], "boots", 1, PlanLimits::kMaxBoots));
+                               r.Count(root["boots"], "boots", 1, CampaignLimits::kMaxBoots));
   } else if (root["target"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(plan.target, ReadTarget(r, root["target"]));
   } else if (!r.bisect) {  // a bisect's campaigns each set their own count
@@ -515,9 +517,9 @@ namespace {
 Expected<CampaignPlan> ParseYaml(const std::string& text, const std::string& source,
                                  const std::string& base_dir, EngineTable table, bool bisect,
                                  std::optional<GitRange>* range = nullptr) {
-  if (text.size() > PlanLimits::kMaxFileBytes) {
+  if (text.size() > CampaignLimits::kMaxFileBytes) {
     return UsageError(fmt::format("{} is larger than {} KiB; a plan is a short file", source,
-                                  PlanLimits::kMaxFileBytes / 1024));
+                                  CampaignLimits::kMaxFileBytes / 1024));
   }
   if (auto problem = TextProblem(text); problem && problem->find("UTF-8") != std::string::npos) {
     return UsageError(fmt::format("{} {}", source, *problem));

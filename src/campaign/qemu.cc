@@ -26,8 +26,8 @@
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/json.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
 namespace {
@@ -583,7 +583,7 @@ Status QemuSettings::Read(const EngineSection& e) {
                       "engine pin must be a list of host CPU numbers, e.g. [2, 3]"));
   }
   if (e.Has("qemu_args"))
-    KSTACKLAB_ASSIGN_OR_RETURN(extra_args, e.Words("qemu_args", PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(extra_args, e.Words("qemu_args", CampaignLimits::kMaxQemuArgs));
   if (e.Has("boot_timeout"))
     KSTACKLAB_ASSIGN_OR_RETURN(boot_timeout_s, e.DurationS("boot_timeout", 10, 7 * 86400, "30min"));
   if (e.Has("init_timeout"))
@@ -602,7 +602,8 @@ Status QemuSettings::CheckValues() const {
   if (pin.size() > 64) return UsageError("engine pin has more than 64 CPUs");
   for (uint64_t cpu : pin)
     KSTACKLAB_RETURN_IF_ERROR(CountValue("engine pin", cpu, 0, CPU_SETSIZE - 1));
-  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine qemu_args", extra_args, PlanLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(
+      ListValue("engine qemu_args", extra_args, CampaignLimits::kMaxQemuArgs));
   for (const std::string& a : extra_args) {
     if (!PrintableAscii(a)) return UsageError("engine qemu_args must be printable ASCII");
   }

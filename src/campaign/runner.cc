@@ -13,8 +13,8 @@
 
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/result_reader.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/result_reader.h"
 
 namespace kstacklab::campaign {
 namespace {

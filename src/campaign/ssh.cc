@@ -18,8 +18,8 @@
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/json.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
 namespace {
@@ -524,13 +524,14 @@ Status SshSettings::Read(const EngineSection& e) {
   if (e.Has("switch")) KSTACKLAB_ASSIGN_OR_RETURN(switch_mode, e.Text("switch", 16));
   if (e.Has("sudo")) KSTACKLAB_ASSIGN_OR_RETURN(sudo, e.Bool("sudo"));
   if (e.Has("cmdline"))
-    KSTACKLAB_ASSIGN_OR_RETURN(cmdline, e.Text("cmdline", PlanLimits::kMaxCmdlineBytes));
+    KSTACKLAB_ASSIGN_OR_RETURN(cmdline, e.Text("cmdline", CampaignLimits::kMaxCmdlineBytes));
   if (e.Has("remote_dir")) KSTACKLAB_ASSIGN_OR_RETURN(remote_dir, e.Text("remote_dir", 256));
   if (e.Has("reboot_command")) {
-    KSTACKLAB_ASSIGN_OR_RETURN(reboot_command, e.Words("reboot_command", PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(reboot_command,
+                               e.Words("reboot_command", CampaignLimits::kMaxQemuArgs));
   }
   if (e.Has("recover"))
-    KSTACKLAB_ASSIGN_OR_RETURN(recover, e.Words("recover", PlanLimits::kMaxQemuArgs));
+    KSTACKLAB_ASSIGN_OR_RETURN(recover, e.Words("recover", CampaignLimits::kMaxQemuArgs));
   if (e.Has("connect_timeout")) {
     KSTACKLAB_ASSIGN_OR_RETURN(connect_timeout_s, e.DurationS("connect_timeout", 1, 600, "10s"));
   }
@@ -547,11 +548,11 @@ Status SshSettings::CheckValues() const {
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine user", user, 64));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine ssh_config", ssh_config));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine switch", switch_mode, 16));
-  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine cmdline", cmdline, PlanLimits::kMaxCmdlineBytes));
+  KSTACKLAB_RETURN_IF_ERROR(TextValue("engine cmdline", cmdline, CampaignLimits::kMaxCmdlineBytes));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine remote_dir", remote_dir, 256));
   KSTACKLAB_RETURN_IF_ERROR(
-      ListValue("engine reboot_command", reboot_command, PlanLimits::kMaxQemuArgs));
-  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine recover", recover, PlanLimits::kMaxQemuArgs));
+      ListValue("engine reboot_command", reboot_command, CampaignLimits::kMaxQemuArgs));
+  KSTACKLAB_RETURN_IF_ERROR(ListValue("engine recover", recover, CampaignLimits::kMaxQemuArgs));
   KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine connect_timeout", connect_timeout_s, 1, 600));
   KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine boot_timeout", boot_timeout_s, 10, 86400));
   return SecondsValue("engine run_timeout", run_timeout_s, 10, 7 * 86400);

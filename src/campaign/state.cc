@@ -17,8 +17,8 @@
 
 #include "kstacklab/common/dice.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/results.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab::campaign {
 

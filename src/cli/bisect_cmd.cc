@@ -153,11 +153,11 @@ Expected<stats::BisectRule> RuleFrom(const BisectArgs& a) {
   }
   if (!a.min_blocks.empty()) {
     KSTACKLAB_ASSIGN_OR_RETURN(rule.min_blocks, ParseCount(a.min_blocks, "--min-blocks", 2,
-                                                           campaign::PlanLimits::kMaxBoots));
+                                                           campaign::CampaignLimits::kMaxBoots));
   }
   if (!a.max_blocks.empty()) {
     KSTACKLAB_ASSIGN_OR_RETURN(rule.max_blocks, ParseCount(a.max_blocks, "--max-blocks", 2,
-                                                           campaign::PlanLimits::kMaxBoots));
+                                                           campaign::CampaignLimits::kMaxBoots));
     rule.max_end_blocks = rule.max_blocks;
   }
   return rule;
@@ -192,7 +192,7 @@ int New(const BisectArgs& a) {
   auto rule = RuleFrom(a);
   if (!rule.ok()) return Fail(rule.error());
   const std::string source = a.positional[0];
-  auto text = ReadRegularFile(source, campaign::PlanLimits::kMaxFileBytes);
+  auto text = ReadRegularFile(source, campaign::CampaignLimits::kMaxFileBytes);
   if (!text.ok()) return Fail(text.error());
   std::error_code ec;
   const std::string base = fs::absolute(source, ec).parent_path().string();

@@ -28,11 +28,11 @@
 #include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
+#include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/report/campaign_report.h"
 #include "kstacklab/report/fastpath_export.h"
-#include "kstacklab/common/fileio.h"
 #include "kstacklab/store/store.h"
-#include "kstacklab/common/text.h"
 #include "run_support.h"
 
 namespace kstacklab::cli {
@@ -93,8 +93,8 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     return UsageError("give --boots or --target-mdc, not both");
   }
   if (!a.boots.empty()) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.boots,
-                               ParseCount(a.boots, "--boots", 1, campaign::PlanLimits::kMaxBoots));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        plan.boots, ParseCount(a.boots, "--boots", 1, campaign::CampaignLimits::kMaxBoots));
   } else if (!a.target_mdc.empty()) {
     campaign::Target t;
     char* end = nullptr;
@@ -105,13 +105,13 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     }
     t.metric = a.target_metric;
     if (!a.max_boots.empty()) {
-      KSTACKLAB_ASSIGN_OR_RETURN(
-          t.max_boots, ParseCount(a.max_boots, "--max-boots", 2, campaign::PlanLimits::kMaxBoots));
+      KSTACKLAB_ASSIGN_OR_RETURN(t.max_boots, ParseCount(a.max_boots, "--max-boots", 2,
+                                                         campaign::CampaignLimits::kMaxBoots));
     }
     if (!a.budget.empty()) {
       double ns = 0;
       KSTACKLAB_ASSIGN_OR_RETURN(ns, ParseDurationNs(a.budget, "--budget", true, 1e9,
-                                                     campaign::PlanLimits::kMaxBudgetNs, "6h"));
+                                                     campaign::CampaignLimits::kMaxBudgetNs, "6h"));
       t.budget_s = ns / 1e9;
     }
     plan.target = t;
@@ -394,7 +394,7 @@ int Execute(CampaignArgs& a) {
                      "--kernel IMG --profile NAME=CMDLINE ... -- RUN-ARGS"));
     }
     source = a.positional[0];
-    auto text = ReadRegularFile(source, campaign::PlanLimits::kMaxFileBytes);
+    auto text = ReadRegularFile(source, campaign::CampaignLimits::kMaxFileBytes);
     if (!text.ok()) return Fail(text.error());
     std::error_code ec;
     const std::string base = fs::absolute(source, ec).parent_path().string();

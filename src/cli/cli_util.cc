@@ -12,8 +12,8 @@
 
 #include "command.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/store/store.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/store/store.h"
 
 namespace kstacklab::cli {
 

@@ -13,14 +13,14 @@
 #include "cli_util.h"
 #include "command.h"
 #include "compare_support.h"
-#include "kstacklab/results/bench_glob.h"
-#include "kstacklab/stats/compare.h"
-#include "kstacklab/report/compare_report.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/histogram/histogram.h"
 #include "kstacklab/loader/load.h"
+#include "kstacklab/report/compare_report.h"
+#include "kstacklab/results/bench_glob.h"
 #include "kstacklab/results/results.h"
+#include "kstacklab/stats/compare.h"
 #include "kstacklab/store/store.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/error.h"
+#include "kstacklab/stats/compare.h"
 
 namespace kstacklab::cli {
 

@@ -10,12 +10,12 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "kstacklab/stats/compare.h"
-#include "kstacklab/loader/load.h"
-#include "kstacklab/stats/plan.h"
-#include "kstacklab/report/plan_report.h"
-#include "kstacklab/store/store.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/loader/load.h"
+#include "kstacklab/report/sample_size_report.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/stats/sample_size.h"
+#include "kstacklab/store/store.h"
 
 namespace kstacklab::cli {
 namespace {
@@ -64,7 +64,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
   return [f]() {
     auto format = ParsePlanFormat(f->format);
     if (!format.ok()) return Fail(format.error());
-    PlanOptions o;
+    SampleSizeOptions o;
     auto metrics = ParseMetricList(f->metrics);
     if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
     o.metrics = *metrics;
@@ -96,7 +96,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
     if (Status st = CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
     if (Status st = CheckMetricsStored(inputs, o.metrics); !st.ok())
       return Fail(WithFlag("--metrics", st.error()));
-    auto rows = BuildPlan(inputs, o);
+    auto rows = PlanSampleSizes(inputs, o);
     if (!rows.ok()) return Fail(rows.error());
     std::string text = RenderPlan(*rows, o, *format);
     return PrintStdout(text);

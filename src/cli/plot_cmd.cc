@@ -8,10 +8,10 @@
 #include "cli_util.h"
 #include "command.h"
 #include "compare_support.h"
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/loader/load.h"
 #include "kstacklab/report/plot.h"
+#include "kstacklab/stats/compare.h"
 #include "kstacklab/store/store.h"
 
 namespace kstacklab::cli {

@@ -12,13 +12,13 @@
 #include "cli_util.h"
 #include "command.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/report/grid_table.h"
-#include "kstacklab/results/json.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/loader/load.h"
+#include "kstacklab/report/grid_table.h"
+#include "kstacklab/report/summary.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/store/store.h"
-#include "kstacklab/report/summary.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 namespace {

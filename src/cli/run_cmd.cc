@@ -17,10 +17,10 @@
 
 #include "cli_util.h"
 #include "command.h"
+#include "kstacklab/common/text.h"
+#include "kstacklab/report/summary.h"
 #include "kstacklab/results/naming.h"
 #include "kstacklab/run/run.h"
-#include "kstacklab/report/summary.h"
-#include "kstacklab/common/text.h"
 #include "kstacklab/workloads/workload.h"
 #include "run_support.h"
 
@@ -122,7 +122,7 @@ void AddRunFlags(CLI::App& sub, RunFlags* f) {
 
 // The plan the flags describe; a count or duration that does not parse names its flag.
 Expected<run::RunPlan> PlanFromFlags(const RunFlags& f) {
-  using Limits = run::PlanLimits;
+  using Limits = run::RunLimits;
   run::RunPlan p;
   p.suites = f.suites;
   p.benches = f.benches;

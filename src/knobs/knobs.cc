@@ -19,8 +19,8 @@
 #include <utility>
 
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/naming.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/naming.h"
 
 namespace kstacklab::knobs {
 namespace {

@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "kstacklab/analysis/entropy.h"
+#include "kstacklab/common/raw_syscall.h"
 #include "kstacklab/live/attacks.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/common/raw_syscall.h"
 
 namespace kstacklab::live {
 

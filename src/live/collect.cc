@@ -8,9 +8,9 @@
 #include <cstring>
 #include <string>
 
+#include "kstacklab/common/raw_syscall.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
-#include "kstacklab/common/raw_syscall.h"
 
 namespace kstacklab::live {
 

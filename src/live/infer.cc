@@ -16,11 +16,11 @@
 #include <string>
 #include <utility>
 
-#include "kstacklab/common/dice.h"
 #include "kstacklab/analysis/entropy.h"
+#include "kstacklab/common/dice.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/live/records.h"
 #include "kstacklab/rng/prandom.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab::live {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/report/compare_report.h"
+#include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/timer_step.h"
 
 namespace kstacklab {

@@ -7,10 +7,10 @@
 #include <map>
 #include <string>
 
+#include "kstacklab/common/text.h"
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/json.h"
 #include "kstacklab/stats/stats.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

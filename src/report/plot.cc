@@ -1,5 +1,5 @@
-// The words of `kstacklab plot` (include/kstacklab/report/plot.h): the plot kind and the image format.
-// The script builders are plot_script.cc, the CDF maths plot_cdf.cc, the gnuplot runner
+// The words of `kstacklab plot` (include/kstacklab/report/plot.h): the plot kind and the image
+// format. The script builders are plot_script.cc, the CDF maths plot_cdf.cc, the gnuplot runner
 // gnuplot.cc. Messages name values, not flags: the CLI adds the flag.
 #include "kstacklab/report/plot.h"
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <optional>
 
-#include "kstacklab/results/naming.h"
 #include "kstacklab/report/plot.h"
+#include "kstacklab/results/naming.h"
 #include "plot_cdf.h"
 
 namespace kstacklab {

@@ -9,8 +9,8 @@
 #include <map>
 #include <set>
 
-#include "kstacklab/report/grid_table.h"
 #include "kstacklab/common/moments.h"
+#include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/naming.h"
 
 namespace kstacklab {

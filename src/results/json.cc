@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/results/naming.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/results/results.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab {
 namespace {

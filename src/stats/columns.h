@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/error.h"
+#include "kstacklab/stats/compare.h"
 
 namespace kstacklab {
 

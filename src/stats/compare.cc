@@ -15,9 +15,9 @@
 #include <string>
 
 #include "columns.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/results/naming.h"
 #include "kstacklab/stats/stats.h"
-#include "kstacklab/common/text.h"
 #include "kstacklab/stats/timer_step.h"
 #include "samples.h"
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/results/results.h"
+#include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/stats.h"
 
 namespace kstacklab {

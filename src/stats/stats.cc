@@ -1,5 +1,6 @@
-// Pure statistics (include/kstacklab/stats/stats.h). Distributions come from boost::math; everything
-// else is written out so that each formula can be checked against the header's definition.
+// Pure statistics (include/kstacklab/stats/stats.h). Distributions come from boost::math;
+// everything else is written out so that each formula can be checked against the header's
+// definition.
 #include "kstacklab/stats/stats.h"
 
 #include <algorithm>

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/result_reader.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/result_reader.h"
 #include "store_backend.h"
 
 namespace kstacklab {

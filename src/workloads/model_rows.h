@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "kstacklab/common/error.h"
-#include "kstacklab/results/json.h"
 #include "kstacklab/kstack/apply.h"
 #include "kstacklab/kstack/policies.h"
 #include "kstacklab/kstack/sources.h"
+#include "kstacklab/results/json.h"
 #include "kstacklab/sampler/sampler.h"
 #include "kstacklab/timing/timing.h"
 #include "kstacklab/workloads/workload.h"

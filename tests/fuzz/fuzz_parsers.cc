@@ -7,9 +7,9 @@
 #include <string>
 
 #include "cli_util.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/knobs/knobs.h"
 #include "kstacklab/loader/load.h"
-#include "kstacklab/common/text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/report/compare_report.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/results/results.h"
+#include "kstacklab/stats/compare.h"
 
 namespace {
 

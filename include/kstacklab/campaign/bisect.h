@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/bisect_rule.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/git_range.h"
 #include "kstacklab/campaign/plan.h"
@@ -27,6 +26,7 @@
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/json.h"
+#include "kstacklab/stats/bisect_rule.h"
 
 namespace kstacklab::campaign {
 

@@ -25,11 +25,11 @@ class EngineSection {
  public:
   virtual ~EngineSection() = default;
   virtual bool Has(std::string_view key) const = 0;
-  // A single value of at most `max` bytes (PlanLimits::kMaxTextBytes without it), without
+  // A single value of at most `max` bytes (CampaignLimits::kMaxTextBytes without it), without
   // control characters.
   virtual Expected<std::string> Text(std::string_view key, size_t max) const = 0;
   Expected<std::string> Text(std::string_view key) const {
-    return Text(key, PlanLimits::kMaxTextBytes);
+    return Text(key, CampaignLimits::kMaxTextBytes);
   }
   virtual Expected<uint64_t> Count(std::string_view key, uint64_t lo, uint64_t hi) const = 0;
   // A list of 1 to `max_items` counts in [lo, hi]; `shape` is the message for anything else.
@@ -144,9 +144,9 @@ Expected<CampaignPlan> PlanFromJson(const Json& j, EngineTable table);
 
 // ---- the values engines check their settings with (the messages name `field`) ---------------
 Status TextValue(const std::string& field, const std::string& s,
-                 size_t max = PlanLimits::kMaxTextBytes);
+                 size_t max = CampaignLimits::kMaxTextBytes);
 Status ListValue(const std::string& field, const std::vector<std::string>& items, size_t max_items,
-                 size_t max_bytes = PlanLimits::kMaxTextBytes);
+                 size_t max_bytes = CampaignLimits::kMaxTextBytes);
 Status CountValue(const std::string& field, uint64_t v, uint64_t lo, uint64_t hi);
 Status SecondsValue(const std::string& field, double v, double lo, double hi);
 // A program the engine starts: a name looked up on PATH, or an absolute path.

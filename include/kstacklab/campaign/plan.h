@@ -21,7 +21,7 @@
 namespace kstacklab::campaign {
 
 // What a reader accepts (docs/result-schema.md "Limits"): a plan is a short hand-written file.
-struct PlanLimits {
+struct CampaignLimits {
   static constexpr size_t kMaxFileBytes = 65536;  // 64 KiB
   static constexpr size_t kMaxProfiles = 32;
   static constexpr size_t kMaxRunArgs = 256;
@@ -160,7 +160,7 @@ const S& SettingsOf(const CampaignPlan& plan) {
 }
 
 // Parses a plan file's text (`source` names it in messages). Unknown keys, wrong types, values out
-// of range, aliases and merge keys, and anything beyond PlanLimits -> UsageError naming the key
+// of range, aliases and merge keys, and anything beyond CampaignLimits -> UsageError naming the key
 // and the line. Never throws. Paths stay as written, relative ones resolved against `base_dir`.
 Expected<CampaignPlan> ParsePlanYaml(const std::string& text, const std::string& source,
                                      const std::string& base_dir);

@@ -17,9 +17,9 @@
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/state.h"
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/results.h"
+#include "kstacklab/stats/compare.h"
 
 namespace kstacklab::campaign {
 

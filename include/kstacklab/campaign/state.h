@@ -43,8 +43,8 @@ inline constexpr size_t kMaxBootJsonBytes = 8192;
 inline constexpr size_t kMaxBlockJsonBytes = 16384;
 inline constexpr size_t kMaxPlanJsonBytes = size_t{1} << 20;
 inline constexpr size_t kMaxStateBytes =
-    kMaxPlanJsonBytes + PlanLimits::kMaxBoots * kMaxBlockJsonBytes +
-    PlanLimits::kMaxProfiles * PlanLimits::kMaxBoots * kMaxBootJsonBytes;
+    kMaxPlanJsonBytes + CampaignLimits::kMaxBoots * kMaxBlockJsonBytes +
+    CampaignLimits::kMaxProfiles * CampaignLimits::kMaxBoots * kMaxBootJsonBytes;
 
 // `text` cut so that JSON writes it in at most `max_bytes` bytes (a quote or backslash counts
 // 2, another control character 6, a byte above 0x7f 3: U+FFFD if it is not UTF-8), at a

@@ -1,4 +1,5 @@
-// Runtime knobs for the interleaved A/B run (docs/ab.md; the run itself: include/kstacklab/run/run.h).
+// Runtime knobs for the interleaved A/B run (docs/ab.md; the run itself:
+// include/kstacklab/run/run.h).
 //
 // A knob is a setting of the running system that can be switched between repetitions of one
 // run, so that its values are measured in one process, interleaved, with the machine's drift

@@ -1,4 +1,5 @@
-// Renderers of an attack report (include/kstacklab/analysis/attack.h): the grid table (default) and JSON.
+// Renderers of an attack report (include/kstacklab/analysis/attack.h): the grid table (default) and
+// JSON.
 #pragma once
 
 #include <string>

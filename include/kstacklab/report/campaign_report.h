@@ -12,8 +12,8 @@
 
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/report/compare_report.h"
+#include "kstacklab/stats/compare.h"
 
 namespace kstacklab {
 

@@ -1,14 +1,14 @@
-// Renderers of the comparison table (include/kstacklab/stats/compare.h), one per format. Each returns
-// the complete text for stdout, footer included (method, alpha, sign convention, samples per side,
-// notes). Reading guide: docs/reading-tables.md.
+// Renderers of the comparison table (include/kstacklab/stats/compare.h), one per format. Each
+// returns the complete text for stdout, footer included (method, alpha, sign convention, samples
+// per side, notes). Reading guide: docs/reading-tables.md.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/results.h"
+#include "kstacklab/stats/compare.h"
 
 namespace kstacklab {
 

@@ -1,6 +1,7 @@
-// Renderers of offset-entropy statistics (analysis::EntropyStats, include/kstacklab/analysis/entropy.h),
-// shared by `kstacklab entropy` (the model's policies) and `entropy --kernel` (the running
-// kernel): one set of columns and one JSON shape, so the two reports read alike.
+// Renderers of offset-entropy statistics (analysis::EntropyStats,
+// include/kstacklab/analysis/entropy.h), shared by `kstacklab entropy` (the model's policies) and
+// `entropy --kernel` (the running kernel): one set of columns and one JSON shape, so the two
+// reports read alike.
 #pragma once
 
 #include <string>

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/histogram/histogram.h"
 #include "kstacklab/results/results.h"
+#include "kstacklab/stats/compare.h"
 
 namespace kstacklab {
 

@@ -1,6 +1,7 @@
 // Reading a result file: parse and validate it against the schema and its limits
 // (kstacklab/results/results.h), and the label check the reader applies. Library kstacklab_results
-// (src/results/json.cc). A command-line argument (a file, "-" or a store id): kstacklab/loader/load.h.
+// (src/results/json.cc). A command-line argument (a file, "-" or a store id):
+// kstacklab/loader/load.h.
 #pragma once
 
 #include <optional>

@@ -1,7 +1,8 @@
 // The result schema ("kstacklab-result/1", DESIGN.md "Result file"): plain data produced by the
 // sampler, read by stats/ and report/, its limits and its JSON form (src/results/json.cc); the
-// documented field list is docs/result-schema.md. Reading a file: kstacklab/results/result_reader.h; the
-// labels of its rows: kstacklab/results/naming.h; `--bench GLOB`: kstacklab/results/bench_glob.h.
+// documented field list is docs/result-schema.md. Reading a file:
+// kstacklab/results/result_reader.h; the labels of its rows: kstacklab/results/naming.h; `--bench
+// GLOB`: kstacklab/results/bench_glob.h.
 #pragma once
 
 #include <cstddef>
@@ -68,8 +69,8 @@ struct BenchmarkResult {
 };
 
 // How the run was made: the file's "run" object (docs/result-schema.md), filled by the run
-// library (include/kstacklab/run/run.h). A field is absent (nullopt, empty, null) where a file lacks
-// it, or holds it with another JSON type than this version writes (such a value stays in
+// library (include/kstacklab/run/run.h). A field is absent (nullopt, empty, null) where a file
+// lacks it, or holds it with another JSON type than this version writes (such a value stays in
 // `as_read` only). Readers use the typed members. `as_read` is the object as a file had it
 // (empty for a run made here): the writer writes it back key by key, in its order, with a typed
 // member's value where it differs from what was read, then the typed members the file lacked;
@@ -95,11 +96,11 @@ struct RunContext {
 };
 
 // The fields of a result's environment (RunResult::environment, the capture of
-// kstacklab/sysinfo/sysinfo.h, `kstacklab env --json`) that kstacklab reads back, typed: the store's
-// columns, a campaign's check of a boot, the live reports. Each is nullopt where the capture
-// lacks it, has it null (not known) or holds another JSON type. The capture itself stays JSON in
-// RunResult and is written back as read: it is open-ended (a newer capture's fields must survive
-// a copy), and it is printed, not computed on, everywhere else.
+// kstacklab/sysinfo/sysinfo.h, `kstacklab env --json`) that kstacklab reads back, typed: the
+// store's columns, a campaign's check of a boot, the live reports. Each is nullopt where the
+// capture lacks it, has it null (not known) or holds another JSON type. The capture itself stays
+// JSON in RunResult and is written back as read: it is open-ended (a newer capture's fields must
+// survive a copy), and it is printed, not computed on, everywhere else.
 struct EnvironmentFacts {
   std::optional<std::string> kernel_release;           // kernel.release
   std::optional<std::string> hostname;                 // kernel.hostname

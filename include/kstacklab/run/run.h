@@ -43,7 +43,7 @@ namespace kstacklab::run {
 // Bounds of a plan (ValidatePlan). A result file holds ResultLimits::kMaxRepetitions per row;
 // a whole run at most kMaxRunRepetitions (about 450 bytes of JSON each: 45 MB of the 64 MiB a
 // reader takes, room left for the histograms).
-struct PlanLimits {
+struct RunLimits {
   static constexpr uint64_t kMaxIterations = ResultLimits::kMaxIterations;
   static constexpr uint64_t kMaxRepetitions = ResultLimits::kMaxRepetitions;
   static constexpr uint64_t kMaxSessions = 100;
@@ -51,7 +51,7 @@ struct PlanLimits {
   static constexpr double kMinStallThresholdNs = 1;
   static constexpr double kMaxStallThresholdNs = 1e10;
 };
-static_assert(PlanLimits::kMaxRunRepetitions * 450 < ResultLimits::kMaxFileBytes * 3 / 4);
+static_assert(RunLimits::kMaxRunRepetitions * 450 < ResultLimits::kMaxFileBytes * 3 / 4);
 
 enum class SchedClass { kNormal, kFifo };
 

@@ -259,9 +259,9 @@ struct CompareTable {
   CompareFindings findings;
 };
 
-// Value checks of CompareOptions and PlanOptions, run by BuildCompareTable and BuildPlan too.
-// Their UsageErrors name the value, never a command-line flag: a caller that wants its
-// own name for the value (the CLI: its flag) checks first and words the error itself.
+// Value checks of CompareOptions and SampleSizeOptions, run by BuildCompareTable and
+// PlanSampleSizes too. Their UsageErrors name the value, never a command-line flag: a caller that
+// wants its own name for the value (the CLI: its flag) checks first and words the error itself.
 Status CheckAlpha(double alpha);       // in (0, 0.5)
 Status CheckPower(double power);       // in [0.5, 1)
 Status CheckMinEffect(double pct);     // finite, >= 0

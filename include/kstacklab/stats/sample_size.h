@@ -1,15 +1,15 @@
 // Sample-size planning (`kstacklab plan`): from pilot runs, grouped into configurations as
-// `compare` groups them (kstacklab/stats/compare.h), how many runs x sessions x repetitions detect a
-// given change at the least cost. Library kstacklab_stats (src/stats/plan.cc); rendered by
-// kstacklab/report/plan_report.h.
+// `compare` groups them (kstacklab/stats/compare.h), how many runs x sessions x repetitions detect
+// a given change at the least cost. Library kstacklab_stats (src/stats/sample_size.cc); rendered by
+// kstacklab/report/sample_size_report.h.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/error.h"
+#include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/stats.h"
 
 namespace kstacklab {
@@ -17,7 +17,7 @@ namespace kstacklab {
 // `kstacklab plan`: variance components per level from pilot runs, and the runs x sessions x
 // repetitions per configuration that detect a relative change of target_pct at the least cost
 // (stats::PlanLevels). Inputs are grouped into configurations as by BuildCompareTable.
-struct PlanOptions {
+struct SampleSizeOptions {
   std::vector<std::string> metrics = DefaultCompareMetrics();
   double target_pct = 0;
   double alpha = 0.05;
@@ -26,7 +26,7 @@ struct PlanOptions {
   double cost_session_s = 1;     // a process start, calibration and environment capture
   double cost_repetition_s = 0;  // 0 = from the pilot: iterations x mean of the row
 };
-struct PlanRow {
+struct SampleSizeRow {
   std::string benchmark;
   std::string params_text;
   std::string configuration;  // column name as in compare
@@ -46,7 +46,7 @@ struct PlanRow {
 };
 // UsageErrors: no inputs, unknown metric (naming the stored ones), target/alpha/power/costs out
 // of range.
-Expected<std::vector<PlanRow>> BuildPlan(const std::vector<CompareInput>& inputs,
-                                         const PlanOptions& options);
+Expected<std::vector<SampleSizeRow>> PlanSampleSizes(const std::vector<CompareInput>& inputs,
+                                                     const SampleSizeOptions& options);
 
 }  // namespace kstacklab

@@ -1,14 +1,14 @@
-// Renderer of `kstacklab plan` (BuildPlan, include/kstacklab/stats/compare.h): the table of variance
-// components and needed runs x sessions x repetitions per configuration, and the footer that says
-// how to read it. Reading guide: docs/reading-tables.md "plan".
+// Renderer of `kstacklab plan` (PlanSampleSizes, include/kstacklab/stats/compare.h): the table of
+// variance components and needed runs x sessions x repetitions per configuration, and the footer
+// that says how to read it. Reading guide: docs/reading-tables.md "plan".
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/common/error.h"
-#include "kstacklab/stats/plan.h"
+#include "kstacklab/stats/compare.h"
+#include "kstacklab/stats/sample_size.h"
 
 namespace kstacklab {
 
@@ -20,7 +20,7 @@ Expected<PlanFormat> ParsePlanFormat(const std::string& text);
 // The complete text for stdout: the table, then the footer (the target, power, alpha and costs
 // the plan assumed; what each column means; why a cell reads '?' or '> N runs'). Markdown
 // footer lines are list items ("- ").
-std::string RenderPlan(const std::vector<PlanRow>& rows, const PlanOptions& options,
+std::string RenderPlan(const std::vector<SampleSizeRow>& rows, const SampleSizeOptions& options,
                        PlanFormat format);
 
 }  // namespace kstacklab

@@ -1,14 +1,15 @@
-// BuildPlan (include/kstacklab/stats/compare.h): variance components and runs x sessions x repetitions
-// per configuration from pilot runs (Kalibera & Jones 2013; docs/reading-tables.md "plan").
-#include "kstacklab/stats/plan.h"
+// PlanSampleSizes (include/kstacklab/stats/compare.h): variance components and runs x sessions x
+// repetitions per configuration from pilot runs (Kalibera & Jones 2013; docs/reading-tables.md
+// "plan").
+#include "kstacklab/stats/sample_size.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "columns.h"
-#include "kstacklab/stats/compare.h"
 #include "kstacklab/results/naming.h"
+#include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/stats.h"
 #include "samples.h"
 
@@ -18,7 +19,7 @@ namespace {
 // A verdict needs >= 3 samples per side (compare's kMinSamples): at least 3 runs.
 constexpr size_t kMinRuns = 3;
 
-Status ValidatePlanOptions(const PlanOptions& o) {
+Status ValidatePlanOptions(const SampleSizeOptions& o) {
   KSTACKLAB_RETURN_IF_ERROR(CheckTargetEffect(o.target_pct));
   KSTACKLAB_RETURN_IF_ERROR(CheckAlpha(o.alpha));
   KSTACKLAB_RETURN_IF_ERROR(CheckPower(o.power));
@@ -48,10 +49,11 @@ double RepetitionSeconds(const std::vector<std::vector<const BenchmarkResult*>>&
   return n ? sum / static_cast<double>(n) : 0;
 }
 
-PlanRow PlanCell(const CompareColumn& col, const BenchmarkResult& first,
-                 const std::vector<std::vector<const BenchmarkResult*>>& runs,
-                 const std::string& metric, const PlanOptions& o, const CellSamples& s) {
-  PlanRow row;
+SampleSizeRow PlanCell(const CompareColumn& col, const BenchmarkResult& first,
+                       const std::vector<std::vector<const BenchmarkResult*>>& runs,
+                       const std::string& metric, const SampleSizeOptions& o,
+                       const CellSamples& s) {
+  SampleSizeRow row;
   row.benchmark = first.name;
   row.params_text = ParamsText(first.params);
   row.configuration = col.name;
@@ -90,13 +92,13 @@ PlanRow PlanCell(const CompareColumn& col, const BenchmarkResult& first,
 
 }  // namespace
 
-Expected<std::vector<PlanRow>> BuildPlan(const std::vector<CompareInput>& inputs,
-                                         const PlanOptions& options) {
+Expected<std::vector<SampleSizeRow>> PlanSampleSizes(const std::vector<CompareInput>& inputs,
+                                                     const SampleSizeOptions& options) {
   if (inputs.empty()) return UsageError("plan needs at least one pilot result file or store id");
   if (Status st = ValidatePlanOptions(options); !st.ok()) return st.error();
   if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok()) return st.error();
   ColumnSet set = GroupColumns(inputs);
-  std::vector<PlanRow> rows;
+  std::vector<SampleSizeRow> rows;
   for (size_t c = 0; c < set.columns.size(); ++c) {
     // The rows of this column, grouped as compare groups them (one unit per row).
     const CompareColumn& col = set.columns[c];

@@ -33,29 +33,29 @@ Status CheckCount(const std::string& name, uint64_t value, uint64_t lo, uint64_t
 // The counts and times of the plan, and repetitions x sessions within one file. (The CLI parses
 // them within the same bounds first, with its own messages.)
 Status CheckCounts(const RunPlan& p, const PlanNames& n) {
-  KSTACKLAB_RETURN_IF_ERROR(CheckCount(n.iterations, p.iterations, 1, PlanLimits::kMaxIterations));
+  KSTACKLAB_RETURN_IF_ERROR(CheckCount(n.iterations, p.iterations, 1, RunLimits::kMaxIterations));
   KSTACKLAB_RETURN_IF_ERROR(
-      CheckCount(n.repetitions, p.repetitions, 1, PlanLimits::kMaxRepetitions));
-  KSTACKLAB_RETURN_IF_ERROR(CheckCount(n.warmup, p.warmup, 0, PlanLimits::kMaxIterations));
-  if (p.sessions < 1 || static_cast<uint64_t>(p.sessions) > PlanLimits::kMaxSessions) {
+      CheckCount(n.repetitions, p.repetitions, 1, RunLimits::kMaxRepetitions));
+  KSTACKLAB_RETURN_IF_ERROR(CheckCount(n.warmup, p.warmup, 0, RunLimits::kMaxIterations));
+  if (p.sessions < 1 || static_cast<uint64_t>(p.sessions) > RunLimits::kMaxSessions) {
     return UsageError(fmt::format("{} {} is out of range; give 1 to {}", n.sessions, p.sessions,
-                                  PlanLimits::kMaxSessions));
+                                  RunLimits::kMaxSessions));
   }
   if (p.cpu < -1 || p.cpu >= CPU_SETSIZE) {
     return UsageError(
         fmt::format("{} {} is out of range; give 0 to {}", n.cpu, p.cpu, CPU_SETSIZE - 1));
   }
-  if (!(p.stall_threshold_ns >= PlanLimits::kMinStallThresholdNs &&
-        p.stall_threshold_ns <= PlanLimits::kMaxStallThresholdNs)) {
+  if (!(p.stall_threshold_ns >= RunLimits::kMinStallThresholdNs &&
+        p.stall_threshold_ns <= RunLimits::kMaxStallThresholdNs)) {
     return UsageError(fmt::format("{} {:g} ns is out of range; give 1 ns to 10 s",
                                   n.stall_threshold, p.stall_threshold_ns));
   }
   const uint64_t sessions = static_cast<uint64_t>(p.sessions);
-  if (p.repetitions * sessions > PlanLimits::kMaxRepetitions) {
+  if (p.repetitions * sessions > RunLimits::kMaxRepetitions) {
     return UsageError(fmt::format(
         "{} {} x {} {} is more than the {} repetitions a result file holds; give fewer "
         "repetitions per session, or split the measurement over several runs",
-        n.repetitions, p.repetitions, n.sessions, sessions, PlanLimits::kMaxRepetitions));
+        n.repetitions, p.repetitions, n.sessions, sessions, RunLimits::kMaxRepetitions));
   }
   return OkStatus();
 }
@@ -165,12 +165,12 @@ Status CheckRunSize(const RunPlan& p, const PlanNames& n, size_t rows) {
   }
   const uint64_t sessions = static_cast<uint64_t>(p.sessions);
   const uint64_t total = static_cast<uint64_t>(rows) * values * p.repetitions * sessions;
-  if (total <= PlanLimits::kMaxRunRepetitions) return OkStatus();
+  if (total <= RunLimits::kMaxRunRepetitions) return OkStatus();
   return UsageError(fmt::format(
       "{} rows{} x {} repetitions x {} sessions = {} repetitions, more than the {} one result "
       "file holds; lower {} (a repetition can hold more {}), or split the run by {}/{}",
       rows, values > 1 ? fmt::format(" x {} {} values", values, n.ab) : std::string(),
-      p.repetitions, sessions, total, PlanLimits::kMaxRunRepetitions, n.repetitions, n.iterations,
+      p.repetitions, sessions, total, RunLimits::kMaxRunRepetitions, n.repetitions, n.iterations,
       n.suite, n.bench));
 }
 
