@@ -513,14 +513,14 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
   LosingEngine e;
   std::atomic<bool> stop{false};
   ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
-  EXPECT_EQ(state->status, "stopped");
+  EXPECT_EQ(state->status, CampaignStatus::kStopped);
   EXPECT_NE(state->stop_reason.find("did not come back"), std::string::npos);
   EXPECT_EQ(state->machine, "unreachable after the kexec to profile 'on'");
   const Boot* on1 = state->Find("on", 1);
   ASSERT_NE(on1, nullptr);
   EXPECT_EQ(on1->status, BootStatus::kPending);
   ASSERT_EQ(on1->attempts.size(), 1u);
-  EXPECT_EQ(on1->attempts[0].outcome, "lost");
+  EXPECT_EQ(on1->attempts[0].outcome, AttemptOutcome::kLost);
   EXPECT_EQ(on1->CountedAttempts(), 0);
   EXPECT_EQ(state->Find("off", 2), nullptr);  // nothing after the loss was begun
   auto loaded = LoadState(dir);
@@ -530,7 +530,7 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
   LosingEngine again;
   again.lose_at = -1;
   ASSERT_TRUE(RunCampaign(dir, *loaded, again, stop, {}).ok());
-  EXPECT_EQ(loaded->status, "complete");
+  EXPECT_EQ(loaded->status, CampaignStatus::kComplete);
   EXPECT_EQ(loaded->Accepted("off") + loaded->Accepted("on"), 4u);
   EXPECT_EQ(again.calls, 3);  // on-1 again, then block 2
   EXPECT_EQ(loaded->Find("on", 1)->attempts.size(), 2u);
@@ -789,12 +789,12 @@ TEST(CampaignLavaEngine, AStopDuringASubmitLeavesTheCampaignResumableWithTheTryU
   EXPECT_LT(MonotonicSeconds() - from, 3);
   auto loaded = LoadState(dir);
   ASSERT_TRUE(loaded.ok());
-  EXPECT_EQ(loaded->status, "interrupted");
+  EXPECT_EQ(loaded->status, CampaignStatus::kInterrupted);
   const Boot* b = loaded->Find("on", 1);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->status, BootStatus::kPending);
   ASSERT_EQ(b->attempts.size(), 1u);
-  EXPECT_EQ(b->attempts[0].outcome, "interrupted");
+  EXPECT_EQ(b->attempts[0].outcome, AttemptOutcome::kInterrupted);
   EXPECT_EQ(b->CountedAttempts(), 0);
 }
 

@@ -50,13 +50,13 @@ Error StopForHost(StateWriter& writer, const std::string& dir, CampaignState& st
   std::string redo;
   for (Boot& b : state.boots) {
     for (Attempt& a : b.attempts) {
-      if (a.outcome != "running") continue;
-      a.outcome = "host-fault";
+      if (a.outcome != AttemptOutcome::kRunning) continue;
+      a.outcome = AttemptOutcome::kHostFault;
       a.reason = CapStateText(cause.message, kMaxReasonBytes);
       redo = fmt::format("; boot {} of '{}' is booted again", b.index, b.profile);
     }
   }
-  state.status = "stopped";
+  state.status = CampaignStatus::kStopped;
   state.stop_reason =
       CapStateText("a write on this host failed: " + cause.message, kMaxReasonBytes);
   const Status saved = writer.Save(state);
@@ -506,7 +506,7 @@ class SlotRunner {
     Boot* b = state_.Find(profile.name, index);
     Attempt a;
     a.started = UtcTimestamp();
-    a.outcome = "running";
+    a.outcome = AttemptOutcome::kRunning;
     a.console = fmt::format("{}/boot-{}-try-{}.console.log", profile.name, index, k);
     if (b->attempts.size() >= kMaxAttempts) {
       // The oldest attempt not counted makes room: a boot's record stays bounded however often
@@ -560,7 +560,7 @@ class SlotRunner {
     state_.accel_reason = CapStateText(engine_.AccelReason(), kMaxReasonBytes);
     state_.machine_model = CapStateText(engine_.MachineModel(), kMaxShortTextBytes);
     if (report.interrupted) {
-      at.outcome = "interrupted";
+      at.outcome = AttemptOutcome::kInterrupted;
       at.reason = "the campaign was stopped by a signal; the guest was killed";
       KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       return SlotEnd::kInterrupted;
@@ -595,14 +595,14 @@ class SlotRunner {
         if (IsHostWriteFault(st.error())) return StopForHost(writer_, dir_, state_, st.error());
         return st.error();
       }
-      at.outcome = "accepted";
+      at.outcome = AttemptOutcome::kAccepted;
       b.file = file;
       b.status = BootStatus::kAccepted;
       KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
     } else if (report.machine_lost) {
       // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
-      at.outcome = "lost";
+      at.outcome = AttemptOutcome::kLost;
       at.reason = check.reason;
       lost_reason_ = check.reason;
       if (hooks_.note) {
@@ -612,7 +612,7 @@ class SlotRunner {
       KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       return SlotEnd::kMachineLost;
     } else {
-      at.outcome = "failed";
+      at.outcome = AttemptOutcome::kFailed;
       at.reason = check.reason;
       const bool last = b.CountedAttempts() >= kMaxCountedAttempts;
       if (last) b.status = BootStatus::kFailed;
@@ -708,15 +708,15 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
   // An attempt still "running" was cut short by a kill of the campaign itself.
   for (Boot& b : state.boots) {
     for (Attempt& a : b.attempts) {
-      if (a.outcome == "running") {
-        a.outcome = "interrupted";
+      if (a.outcome == AttemptOutcome::kRunning) {
+        a.outcome = AttemptOutcome::kInterrupted;
         a.reason = "the campaign was killed during this attempt";
       }
     }
   }
   if (!state.accel.empty()) engine.SetAccel(state.accel, state.accel_reason);
   KSTACKLAB_RETURN_IF_ERROR(engine.Prepare());
-  state.status = "running";
+  state.status = CampaignStatus::kRunning;
   state.stop_reason.clear();
   KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
 
@@ -750,12 +750,12 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
       KSTACKLAB_ASSIGN_OR_RETURN(
           end, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
       if (end == SlotEnd::kInterrupted) {
-        state.status = "interrupted";
+        state.status = CampaignStatus::kInterrupted;
         return Save(writer, dir, state);
       }
       if (end == SlotEnd::kMachineLost) {
         // Every later boot needs the machine: stop, and let --resume go on once it answers.
-        state.status = "stopped";
+        state.status = CampaignStatus::kStopped;
         state.stop_reason =
             CapStateText("the machine was lost: " + slots.lost_reason(), kMaxReasonBytes);
         return Save(writer, dir, state);
@@ -776,7 +776,7 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
                                             plan.target->max_boots)
                               : std::string("boots done");
   }
-  state.status = "complete";
+  state.status = CampaignStatus::kComplete;
   state.stop_reason = stop_reason;
   return Save(writer, dir, state);
 }

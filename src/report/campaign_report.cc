@@ -130,10 +130,10 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
     accepted += b.status == BootStatus::kAccepted;
     failed += b.status == BootStatus::kFailed;
   }
-  out.push_back(
-      fmt::format("campaign: {}{}; {} boots accepted, {} failed; engine {}, accelerator {}",
-                  s.status, s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")", accepted,
-                  failed, s.plan.engine.name(), s.accel.empty() ? "none yet" : s.accel));
+  out.push_back(fmt::format(
+      "campaign: {}{}; {} boots accepted, {} failed; engine {}, accelerator {}",
+      CampaignStatusName(s.status), s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")",
+      accepted, failed, s.plan.engine.name(), s.accel.empty() ? "none yet" : s.accel));
   if (!s.accel_reason.empty()) out.push_back("accelerator: " + s.accel_reason);
   if (!s.machine_model.empty()) out.push_back("machine: " + EscapeControl(s.machine_model));
   if (!s.machine.empty()) {
@@ -238,7 +238,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
                         {"failed", s.Failed(p.name)},
                         {"boots", std::move(boots)}});
   }
-  return {{"status", s.status},
+  return {{"status", CampaignStatusName(s.status)},
           {"stop_reason", s.stop_reason},
           {"engine", s.plan.engine.name()},
           {"accelerator", s.accel},
