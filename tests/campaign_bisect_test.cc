@@ -59,7 +59,7 @@ class PlantedEngine : public Engine {
     const double v = level_(p.name) * (1 + noise_ * e(rng_));
     (void)WriteFileAtomic(job.console_path, "console of " + p.name);
     g.completed = true;
-    g.accel = "tcg";
+    g.facts = {"tcg", "scripted", true};
     g.files["uname"] = "6.1.0\n";
     g.files["cmdline"] = "console=ttyS0 " + p.cmdline + "\n";
     g.files["run.rc"] = "0\n";
@@ -94,9 +94,7 @@ class PlantedEngine : public Engine {
     }
     return g;
   }
-  std::string Accel() const override { return "tcg"; }
-  std::string AccelReason() const override { return "scripted"; }
-  void SetAccel(const std::string&, const std::string&) override {}
+  BootFacts Facts() const override { return {"tcg", "scripted", true}; }
 
  private:
   std::function<double(const std::string&)> level_;

@@ -466,7 +466,7 @@ class LosingEngine : public Engine {
   Status Prepare() override { return OkStatus(); }
   GuestReport Boot(const GuestJob& job, const std::atomic<bool>&) override {
     GuestReport r;
-    r.accel = "none";
+    r.facts = Facts();
     if (job.machine_note) job.machine_note("switching to profile '" + job.profile->name + "'");
     if (++calls == lose_at) {
       r.failure = "the machine did not come back within boot_timeout (30 s)";
@@ -495,9 +495,7 @@ class LosingEngine : public Engine {
     r.files["result.json"] = ResultToJson(res);
     return r;
   }
-  std::string Accel() const override { return "none"; }
-  std::string AccelReason() const override { return "test"; }
-  void SetAccel(const std::string&, const std::string&) override {}
+  BootFacts Facts() const override { return {"none", "test", false}; }
 };
 
 TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {

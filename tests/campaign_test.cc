@@ -650,7 +650,7 @@ RunResult SyntheticRun(const std::string& label,
 GuestReport GoodReport(const Profile& p, bool randomised) {
   GuestReport g;
   g.completed = true;
-  g.accel = "tcg";
+  g.facts = {"tcg", "scripted", true};
   g.files["uname"] = "6.1.0\n";
   g.files["cmdline"] = "console=ttyS0 panic=-1 " + p.cmdline + "\n";
   g.files["run.rc"] = "0\n";
@@ -801,9 +801,7 @@ class ScriptedEngine : public Engine {
     Write(job.console_path, "console of " + job.profile->name);
     return script(*job.profile, ++calls[job.profile->name]);
   }
-  std::string Accel() const override { return "tcg"; }
-  std::string AccelReason() const override { return "scripted"; }
-  void SetAccel(const std::string&, const std::string&) override {}
+  BootFacts Facts() const override { return {"tcg", "scripted", true}; }
 };
 
 CampaignPlan TwoProfiles(uint64_t boots) {

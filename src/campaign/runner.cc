@@ -150,16 +150,12 @@ Status MakeDir(const std::string& path) {
 }
 
 // The result file as the campaign keeps it: the guest's, with how it was booted in run.campaign.
-RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const Engine& engine,
+RunResult Stamped(RunResult r, const Boot& boot, const BootFacts& facts, const Engine& engine,
                   const std::string& engine_name, const std::string& cmdline) {
-  r.run.campaign = {{"engine", engine_name},
-                    {"accelerator", attempt.accel},
-                    {"accelerator_reason", engine.AccelReason()},
-                    {"emulated", attempt.accel == "tcg"},
-                    {"profile", boot.profile},
-                    {"boot", boot.index},
-                    {"attempt", boot.attempts.size()},
-                    {"cmdline", cmdline}};
+  r.run.campaign = {{"engine", engine_name},           {"accelerator", facts.how},
+                    {"accelerator_reason", facts.why}, {"emulated", facts.emulated},
+                    {"profile", boot.profile},         {"boot", boot.index},
+                    {"attempt", boot.attempts.size()}, {"cmdline", cmdline}};
   if (const std::string model = engine.MachineModel(); !model.empty()) {
     r.run.campaign["machine_model"] = model;
   }
@@ -532,9 +528,10 @@ class SlotRunner {
       state_.machine = CapStateText(where, kMaxReasonBytes);
       if (Status st = writer_.Save(state_); !st.ok() && noted.ok()) noted = st;
     };
-    job.accel_note = [this, &noted] {
-      state_.accel = engine_.Accel();
-      state_.accel_reason = engine_.AccelReason();
+    job.facts_note = [this, &noted] {
+      const BootFacts facts = engine_.Facts();
+      state_.accel = facts.how;
+      state_.accel_reason = facts.why;
       if (Status st = writer_.Save(state_); !st.ok() && noted.ok()) noted = st;
     };
     GuestReport report = engine_.Boot(job, stop_);
@@ -553,11 +550,12 @@ class SlotRunner {
   Expected<SlotEnd> RecordAttempt(const Profile& profile, uint64_t index, size_t k,
                                   const GuestReport& report, Boot& b) {
     Attempt& at = b.attempts.back();
-    at.accel = report.accel;
+    at.accel = report.facts.how;
     at.seconds = report.seconds;
     state_.boot_seconds += report.seconds;
-    state_.accel = CapStateText(engine_.Accel(), kMaxShortTextBytes);
-    state_.accel_reason = CapStateText(engine_.AccelReason(), kMaxReasonBytes);
+    const BootFacts facts = engine_.Facts();
+    state_.accel = CapStateText(facts.how, kMaxShortTextBytes);
+    state_.accel_reason = CapStateText(facts.why, kMaxReasonBytes);
     state_.machine_model = CapStateText(engine_.MachineModel(), kMaxShortTextBytes);
     if (report.interrupted) {
       at.outcome = AttemptOutcome::kInterrupted;
@@ -589,7 +587,7 @@ class SlotRunner {
     if (check.accepted) {
       const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
       // The result file keeps the guest's whole command line; the state keeps its first bytes.
-      const RunResult stamped = Stamped(std::move(check.result), b, at, engine_,
+      const RunResult stamped = Stamped(std::move(check.result), b, report.facts, engine_,
                                         state_.plan.engine.name(), check.cmdline);
       if (Status st = WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)); !st.ok()) {
         if (IsHostWriteFault(st.error())) return StopForHost(writer_, dir_, state_, st.error());
@@ -714,7 +712,9 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
       }
     }
   }
-  if (!state.accel.empty()) engine.SetAccel(state.accel, state.accel_reason);
+  if (!state.accel.empty()) {
+    engine.Restore({state.accel, state.accel_reason, plan.engine.row().emulated(state.accel)});
+  }
   KSTACKLAB_RETURN_IF_ERROR(engine.Prepare());
   state.status = CampaignStatus::kRunning;
   state.stop_reason.clear();

@@ -143,7 +143,7 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
             ? " (not its default kernel: reboot it to return there)"
             : "")));
   }
-  if (s.accel == "tcg") {
+  if (s.plan.engine.row().emulated(s.accel)) {
     out.push_back(
         "NOTE: QEMU TCG (software emulation): the times below are the emulator's, not the "
         "kernel's. They serve correctness, offsets and entropy, never costs.");
@@ -245,7 +245,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
           {"accelerator_reason", s.accel_reason},
           {"machine_model", s.machine_model},
           {"machine", s.machine},
-          {"emulated", s.accel == "tcg"},
+          {"emulated", s.plan.engine.row().emulated(s.accel)},
           {"run", s.plan.run_args},
           {"profiles", std::move(profiles)},
           {"block_reports", s.block_reports}};

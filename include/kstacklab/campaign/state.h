@@ -94,7 +94,7 @@ struct Attempt {
   AttemptOutcome outcome = AttemptOutcome::kRunning;
   std::string reason;   // "" when accepted
   std::string console;  // console log, relative to DIR
-  std::string accel;    // "kvm", "tcg"
+  std::string accel;    // how its machine was run (BootFacts::how: "kvm", "tcg", ...)
   double seconds = 0;   // QEMU start to exit
 };
 
@@ -129,10 +129,12 @@ struct CampaignState {
   // The profile order of every block begun (indices into plan.profiles); block k is blocks[k-1].
   std::vector<std::vector<size_t>> blocks;
   std::vector<Boot> boots;  // in the order they were begun
-  std::string accel;        // the accelerator decided ("" before the first boot)
+  // How the engine runs its machine and why (Engine::Facts: "tcg", "KVM guest silent for 120 s:
+  // fell back to TCG"); "" before the first boot.
+  std::string accel;
   std::string accel_reason;
   // The engine's machine and CPU model (Engine::MachineModel), "" for a real machine.
-  std::string machine_model;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
+  std::string machine_model;
   CampaignStatus status = CampaignStatus::kRunning;
   std::string stop_reason;  // why the campaign ended ("boots done", "target reached", ...)
   double boot_seconds = 0;  // wall time of every attempt so far (the budget's clock)
