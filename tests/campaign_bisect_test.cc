@@ -59,7 +59,7 @@ class PlantedEngine : public Engine {
     const double v = level_(p.name) * (1 + noise_ * e(rng_));
     (void)WriteFileAtomic(job.console_path, "console of " + p.name);
     g.completed = true;
-    g.accel = "tcg";
+    g.facts = {"tcg", "scripted", true};
     g.files["uname"] = "6.1.0\n";
     g.files["cmdline"] = "console=ttyS0 " + p.cmdline + "\n";
     g.files["run.rc"] = "0\n";
@@ -94,9 +94,7 @@ class PlantedEngine : public Engine {
     }
     return g;
   }
-  std::string Accel() const override { return "tcg"; }
-  std::string AccelReason() const override { return "scripted"; }
-  void SetAccel(const std::string&, const std::string&) override {}
+  BootFacts Facts() const override { return {"tcg", "scripted", true}; }
 
  private:
   std::function<double(const std::string&)> level_;
@@ -155,7 +153,7 @@ TEST(BisectDriver, FindsThePlantedFirstBadKernelInLog2Steps) {
       t.path() + "/b", 8, [](const std::string& k) { return IndexOf(k) >= 5 ? 105.0 : 100.0; },
       0.01);
   const BisectState& s = o.state;
-  EXPECT_EQ(s.status, "complete");
+  EXPECT_EQ(s.status, CampaignStatus::kComplete);
   EXPECT_EQ(s.ends.verdict, "established");
   EXPECT_EQ(s.result, "first bad kernel: k5 (last good: k4)");
   // Kernels 1..6 lie between the ends: log2(8) = 3 steps, each decided.
@@ -197,7 +195,7 @@ TEST(BisectDriver, AaEndsStopWithNoRegressionAndNoStep) {
   const Outcome o = Bisect(
       t.path() + "/b", 6, [](const std::string&) { return 100.0; }, 0.01, {"sim/a", "mean", ""},
       rule);
-  EXPECT_EQ(o.state.status, "complete");
+  EXPECT_EQ(o.state.status, CampaignStatus::kComplete);
   EXPECT_EQ(o.state.ends.verdict, "no-regression");
   EXPECT_TRUE(o.state.steps.empty());
   EXPECT_EQ(o.state.ends.boots, 16u);  // every block of the ends: 8 x 2
@@ -222,7 +220,7 @@ TEST(BisectDriver, ACandidateHalfWayIsUndecidedAndSkipped) {
   EXPECT_EQ(s.steps[0].verdict, "undecided");
   EXPECT_EQ(s.steps[0].boots, 24u);  // it ran to max_blocks
   // The search goes on around the skip, and the answer says what it cannot tell.
-  EXPECT_EQ(s.status, "complete");
+  EXPECT_EQ(s.status, CampaignStatus::kComplete);
   EXPECT_NE(s.result.find("one of k3, k4"), std::string::npos) << s.result;
   auto log = ReadWholeFile(t.path() + "/b/bisect.log");
   ASSERT_TRUE(log.ok());
@@ -275,7 +273,7 @@ TEST(BisectDriver, AnInterruptedBisectResumesWithoutRedoingABoot) {
   auto level = [](const std::string& k) { return IndexOf(k) >= 5 ? 105.0 : 100.0; };
   // The same bisect uninterrupted, for the boots it needs.
   const Outcome whole = Bisect(t.path() + "/whole", 8, level, 0.01);
-  ASSERT_EQ(whole.state.status, "complete");
+  ASSERT_EQ(whole.state.status, CampaignStatus::kComplete);
 
   const std::string dir = t.path() + "/b";
   auto s = CreateBisect(dir, Kernels(8), {"sim/a", "mean", ""}, {}, "test");
@@ -295,7 +293,7 @@ TEST(BisectDriver, AnInterruptedBisectResumesWithoutRedoingABoot) {
     return e;
   };
   ASSERT_TRUE(RunBisect(dir, *s, make, stop, {}).ok());
-  EXPECT_EQ(s->status, "interrupted");
+  EXPECT_EQ(s->status, CampaignStatus::kInterrupted);
   ASSERT_EQ(s->steps.size(), 1u);
   EXPECT_EQ(s->steps[0].verdict, "");
   // Resumed from disk, as --resume does; the interrupted boot is made again, no other.
@@ -304,7 +302,7 @@ TEST(BisectDriver, AnInterruptedBisectResumesWithoutRedoingABoot) {
   stop.store(false);
   seed = 2;  // the step's campaign gets the engine seed it had
   ASSERT_TRUE(RunBisect(dir, *resumed, make, stop, {}).ok());
-  EXPECT_EQ(resumed->status, "complete");
+  EXPECT_EQ(resumed->status, CampaignStatus::kComplete);
   EXPECT_EQ(resumed->result, whole.state.result);
   uint64_t recorded = resumed->ends.boots;
   for (const BisectStep& step : resumed->steps) recorded += step.boots;
@@ -327,6 +325,7 @@ TEST(BisectDriver, ADamagedOrForeignStateIsRefused) {
       {"step of another kernel", [](Json& j) { j["steps"][0]["kernel"] = 0; }},
       {"step dir", [](Json& j) { j["steps"][0]["dir"] = "../x"; }},
       {"verdict", [](Json& j) { j["steps"][0]["verdict"] = "maybe"; }},
+      {"status", [](Json& j) { j["status"] = "sideways"; }},
       {"question",
        [](Json& j) {
          j["question"] = {{"row", "sim/a"}, {"strength", "distinct"}};
@@ -565,14 +564,14 @@ TEST(BisectGitRange, AResumedBisectRebuildsNothingInTheCache) {
   std::atomic<bool> stop{false};
   // A signal during the 4th boot of the second campaign: the step of c2 (after c3's failed build).
   ASSERT_TRUE(RunBisect(dir, *s, ImageEngines(&boots, &seed, &stop, 2), stop, {}).ok());
-  ASSERT_EQ(s->status, "interrupted");
+  ASSERT_EQ(s->status, CampaignStatus::kInterrupted);
   const size_t built = tree.Built().size();
   EXPECT_EQ(built, 4u);  // c0, c7, c3 (failed), c2
   auto resumed = LoadBisectState(dir);
   ASSERT_TRUE(resumed.ok()) << resumed.error().message;
   stop.store(false);
   ASSERT_TRUE(RunBisect(dir, *resumed, ImageEngines(&boots, &seed), stop, {}).ok());
-  EXPECT_EQ(resumed->status, "complete");
+  EXPECT_EQ(resumed->status, CampaignStatus::kComplete);
   EXPECT_EQ(resumed->result,
             fmt::format("first bad kernel: {} (last good: {})", tree.commits[5].substr(0, 12),
                         tree.commits[4].substr(0, 12)));
@@ -597,7 +596,7 @@ TEST(BisectGitRange, AnEndThatDoesNotBuildStopsTheBisect) {
   EXPECT_NE(st.error().message.find("the good end"), std::string::npos) << st.error().message;
   EXPECT_NE(st.error().message.find(GitBuildLogPath(dir, tree.commits[0])), std::string::npos)
       << st.error().message;
-  EXPECT_EQ(s->status, "stopped");
+  EXPECT_EQ(s->status, CampaignStatus::kStopped);
   EXPECT_EQ(boots, 0);
 }
 

@@ -466,7 +466,7 @@ class LosingEngine : public Engine {
   Status Prepare() override { return OkStatus(); }
   GuestReport Boot(const GuestJob& job, const std::atomic<bool>&) override {
     GuestReport r;
-    r.accel = "none";
+    r.facts = Facts();
     if (job.machine_note) job.machine_note("switching to profile '" + job.profile->name + "'");
     if (++calls == lose_at) {
       r.failure = "the machine did not come back within boot_timeout (30 s)";
@@ -495,9 +495,7 @@ class LosingEngine : public Engine {
     r.files["result.json"] = ResultToJson(res);
     return r;
   }
-  std::string Accel() const override { return "none"; }
-  std::string AccelReason() const override { return "test"; }
-  void SetAccel(const std::string&, const std::string&) override {}
+  BootFacts Facts() const override { return {"none", "test", false}; }
 };
 
 TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
@@ -513,14 +511,14 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
   LosingEngine e;
   std::atomic<bool> stop{false};
   ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
-  EXPECT_EQ(state->status, "stopped");
+  EXPECT_EQ(state->status, CampaignStatus::kStopped);
   EXPECT_NE(state->stop_reason.find("did not come back"), std::string::npos);
   EXPECT_EQ(state->machine, "unreachable after the kexec to profile 'on'");
   const Boot* on1 = state->Find("on", 1);
   ASSERT_NE(on1, nullptr);
   EXPECT_EQ(on1->status, BootStatus::kPending);
   ASSERT_EQ(on1->attempts.size(), 1u);
-  EXPECT_EQ(on1->attempts[0].outcome, "lost");
+  EXPECT_EQ(on1->attempts[0].outcome, AttemptOutcome::kLost);
   EXPECT_EQ(on1->CountedAttempts(), 0);
   EXPECT_EQ(state->Find("off", 2), nullptr);  // nothing after the loss was begun
   auto loaded = LoadState(dir);
@@ -530,7 +528,7 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
   LosingEngine again;
   again.lose_at = -1;
   ASSERT_TRUE(RunCampaign(dir, *loaded, again, stop, {}).ok());
-  EXPECT_EQ(loaded->status, "complete");
+  EXPECT_EQ(loaded->status, CampaignStatus::kComplete);
   EXPECT_EQ(loaded->Accepted("off") + loaded->Accepted("on"), 4u);
   EXPECT_EQ(again.calls, 3);  // on-1 again, then block 2
   EXPECT_EQ(loaded->Find("on", 1)->attempts.size(), 2u);
@@ -789,12 +787,12 @@ TEST(CampaignLavaEngine, AStopDuringASubmitLeavesTheCampaignResumableWithTheTryU
   EXPECT_LT(MonotonicSeconds() - from, 3);
   auto loaded = LoadState(dir);
   ASSERT_TRUE(loaded.ok());
-  EXPECT_EQ(loaded->status, "interrupted");
+  EXPECT_EQ(loaded->status, CampaignStatus::kInterrupted);
   const Boot* b = loaded->Find("on", 1);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->status, BootStatus::kPending);
   ASSERT_EQ(b->attempts.size(), 1u);
-  EXPECT_EQ(b->attempts[0].outcome, "interrupted");
+  EXPECT_EQ(b->attempts[0].outcome, AttemptOutcome::kInterrupted);
   EXPECT_EQ(b->CountedAttempts(), 0);
 }
 

@@ -423,7 +423,8 @@ TEST(CampaignState, RoundTripsAndRefusesDamage) {
   b.profile = "off";
   b.index = 1;
   b.status = BootStatus::kFailed;
-  b.attempts.push_back({"t", "failed", "panic", "off/boot-1-try-1.console.log", "tcg", 3.5});
+  b.attempts.push_back(
+      {"t", AttemptOutcome::kFailed, "panic", "off/boot-1-try-1.console.log", "tcg", 3.5});
   s.boots.push_back(b);
   b.index = 2;
   b.status = BootStatus::kAccepted;
@@ -446,6 +447,11 @@ TEST(CampaignState, RoundTripsAndRefusesDamage) {
   bad = j;
   bad["boots"][0]["status"] = "maybe";
   EXPECT_FALSE(StateFromJson(bad, "x").ok());
+  bad = j;
+  bad["boots"][0]["attempts"][0]["outcome"] = "maybe";
+  auto refused = StateFromJson(bad, "x");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "'x': outcome 'maybe' is not one a campaign records");
   for (const Json& wrong : {Json("yes"), Json(1), Json::object()}) {
     bad = j;
     bad["boots"][1]["effective_kstack_randomization"] = wrong;
@@ -457,6 +463,39 @@ TEST(CampaignState, RoundTripsAndRefusesDamage) {
     EXPECT_FALSE(StateFromJson(bad, "x").ok()) << wrong.dump();
   }
   EXPECT_FALSE(StateFromJson(Json::array(), "x").ok());
+}
+
+// The words campaign.json and bisect.json hold (docs/campaign.md "Files"): each value is written
+// as its word and read back from it, and no other word is read.
+TEST(CampaignState, EachStatusAndOutcomeHasItsWordOnDisk) {
+  const std::pair<BootStatus, const char*> boots[] = {{BootStatus::kPending, "pending"},
+                                                      {BootStatus::kAccepted, "accepted"},
+                                                      {BootStatus::kFailed, "failed"}};
+  for (const auto& [value, word] : boots) {
+    EXPECT_STREQ(BootStatusName(value), word);
+    EXPECT_EQ(ParseBootStatus(word), value);
+  }
+  const std::pair<CampaignStatus, const char*> campaigns[] = {
+      {CampaignStatus::kRunning, "running"},
+      {CampaignStatus::kInterrupted, "interrupted"},
+      {CampaignStatus::kStopped, "stopped"},
+      {CampaignStatus::kComplete, "complete"}};
+  for (const auto& [value, word] : campaigns) {
+    EXPECT_STREQ(CampaignStatusName(value), word);
+    EXPECT_EQ(ParseCampaignStatus(word), value);
+  }
+  const std::pair<AttemptOutcome, const char*> outcomes[] = {
+      {AttemptOutcome::kRunning, "running"}, {AttemptOutcome::kAccepted, "accepted"},
+      {AttemptOutcome::kFailed, "failed"},   {AttemptOutcome::kInterrupted, "interrupted"},
+      {AttemptOutcome::kLost, "lost"},       {AttemptOutcome::kHostFault, "host-fault"}};
+  for (const auto& [value, word] : outcomes) {
+    EXPECT_STREQ(AttemptOutcomeName(value), word);
+    EXPECT_EQ(ParseAttemptOutcome(word), value);
+  }
+  EXPECT_EQ(ParseBootStatus("running"), std::nullopt);
+  EXPECT_EQ(ParseCampaignStatus("accepted"), std::nullopt);
+  EXPECT_EQ(ParseAttemptOutcome("Accepted"), std::nullopt);
+  EXPECT_EQ(ParseAttemptOutcome(""), std::nullopt);
 }
 
 // campaign.json is input anyone may hand over: its plan is held to what a plan file may hold by
@@ -539,7 +578,7 @@ TEST(CampaignState, LoadRefusesDeepNestingUnknownKeysAndWhatIsNotARegularFile) {
     Boot b;
     b.profile = "off";
     b.index = 1;
-    b.attempts.push_back({"t", "failed", "x", "c", "tcg", 1});
+    b.attempts.push_back({"t", AttemptOutcome::kFailed, "x", "c", "tcg", 1});
     bad["boots"] = Json::array({BootToJson(b)});
     if (std::string(where) == "top") bad["colour"] = 1;
     if (std::string(where) == "boot") bad["boots"][0]["colour"] = 1;
@@ -611,7 +650,7 @@ RunResult SyntheticRun(const std::string& label,
 GuestReport GoodReport(const Profile& p, bool randomised) {
   GuestReport g;
   g.completed = true;
-  g.accel = "tcg";
+  g.facts = {"tcg", "scripted", true};
   g.files["uname"] = "6.1.0\n";
   g.files["cmdline"] = "console=ttyS0 panic=-1 " + p.cmdline + "\n";
   g.files["run.rc"] = "0\n";
@@ -762,9 +801,7 @@ class ScriptedEngine : public Engine {
     Write(job.console_path, "console of " + job.profile->name);
     return script(*job.profile, ++calls[job.profile->name]);
   }
-  std::string Accel() const override { return "tcg"; }
-  std::string AccelReason() const override { return "scripted"; }
-  void SetAccel(const std::string&, const std::string&) override {}
+  BootFacts Facts() const override { return {"tcg", "scripted", true}; }
 };
 
 CampaignPlan TwoProfiles(uint64_t boots) {
@@ -798,7 +835,7 @@ TEST(CampaignRunner, RetriesOnceRecordsFailuresAndCompletesTheOthers) {
   RunnerHooks hooks;
   hooks.note = [&](const std::string& n) { notes.push_back(n); };
   ASSERT_TRUE(RunCampaign(dir, *state, e, stop, hooks).ok());
-  EXPECT_EQ(state->status, "complete");
+  EXPECT_EQ(state->status, CampaignStatus::kComplete);
   EXPECT_EQ(state->Accepted("off"), 2u);
   EXPECT_EQ(state->Accepted("on"), 1u);
   EXPECT_EQ(state->Failed("on"), 1u);
@@ -831,7 +868,7 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
   e.raise_on_call = &stop;
   e.raise_at = 3;  // the signal arrives during the third boot
   ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
-  EXPECT_EQ(state->status, "interrupted");
+  EXPECT_EQ(state->status, CampaignStatus::kInterrupted);
   EXPECT_EQ(state->Accepted("off") + state->Accepted("on"), 2u);
   const auto first_file = state->boots[0].file;
   const auto mtime = fs::last_write_time(dir + "/" + first_file);
@@ -839,7 +876,7 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
   // A campaign killed mid-attempt leaves that attempt "running" on disk: the resume records it.
   auto loaded = LoadState(dir);
   ASSERT_TRUE(loaded.ok());
-  loaded->boots.back().attempts.back().outcome = "running";
+  loaded->boots.back().attempts.back().outcome = AttemptOutcome::kRunning;
   ASSERT_TRUE(SaveState(dir, *loaded).ok());
   auto resumed = LoadState(dir);
   ASSERT_TRUE(resumed.ok());
@@ -847,7 +884,7 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
   e2.script = e.script;
   std::atomic<bool> no{false};
   ASSERT_TRUE(RunCampaign(dir, *resumed, e2, no, {}).ok());
-  EXPECT_EQ(resumed->status, "complete");
+  EXPECT_EQ(resumed->status, CampaignStatus::kComplete);
   EXPECT_EQ(resumed->Accepted("off") + resumed->Accepted("on"), 4u);
   EXPECT_EQ(e2.total, 2);  // only the two boots left
   EXPECT_EQ(fs::last_write_time(dir + "/" + first_file), mtime);
@@ -855,7 +892,7 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
   EXPECT_EQ(resumed->boots.back().attempts.size(), 1u);
   int interrupted = 0;
   for (const Boot& b : resumed->boots) {
-    for (const Attempt& a : b.attempts) interrupted += a.outcome == "interrupted";
+    for (const Attempt& a : b.attempts) interrupted += a.outcome == AttemptOutcome::kInterrupted;
   }
   EXPECT_EQ(interrupted, 1);
 }
@@ -888,17 +925,17 @@ TEST(CampaignRunner, AHostWriteFaultStopsTheCampaignWithoutCountingATry) {
   EXPECT_EQ(e.total, 3);  // stopped at once
   auto loaded = LoadState(dir);
   ASSERT_TRUE(loaded.ok());
-  EXPECT_EQ(loaded->status, "stopped");
+  EXPECT_EQ(loaded->status, CampaignStatus::kStopped);
   EXPECT_EQ(loaded->Failed("off") + loaded->Failed("on"), 0u);
   const Boot& faulted = loaded->boots.back();
   EXPECT_EQ(faulted.status, BootStatus::kPending);
-  EXPECT_EQ(faulted.attempts.back().outcome, "host-fault");
+  EXPECT_EQ(faulted.attempts.back().outcome, AttemptOutcome::kHostFault);
   EXPECT_EQ(faulted.CountedAttempts(), 0);
 
   ScriptedEngine e2;
   e2.script = [](const Profile& p, int) { return GoodReport(p, p.name == "on"); };
   ASSERT_TRUE(RunCampaign(dir, *loaded, e2, stop, {}).ok());
-  EXPECT_EQ(loaded->status, "complete");
+  EXPECT_EQ(loaded->status, CampaignStatus::kComplete);
   EXPECT_EQ(e2.total, 2);  // the faulted boot and the one after it
   EXPECT_EQ(loaded->Accepted("off") + loaded->Accepted("on"), 4u);
   // Other errors are no host fault.
@@ -922,7 +959,7 @@ TEST(CampaignRunner, ABootKeepsAtMostMaxAttemptsRecords) {
     e.raise_on_call = &stop;
     e.raise_at = 1;
     ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
-    ASSERT_EQ(state->status, "interrupted");
+    ASSERT_EQ(state->status, CampaignStatus::kInterrupted);
   }
   const Boot& b = state->boots.front();
   EXPECT_EQ(b.attempts.size(), kMaxAttempts);
@@ -948,10 +985,10 @@ Boot MaximalBoot(const std::string& profile, uint64_t index) {
   b.stack_erasing = INT64_MIN;
   b.strength = CapStrength(Json{{"error", quotes}});
   for (size_t k = 1; k <= kMaxAttempts; ++k) {
-    b.attempts.push_back(
-        Attempt{"2025-01-01T00:00:00Z", "host-fault", CapStateText(quotes, kMaxReasonBytes),
-                fmt::format("{}/boot-{}-try-{}.console.log", profile, index, 1000000 + k),
-                CapStateText(quotes, kMaxShortTextBytes), -1.2345678901234567e-300});
+    b.attempts.push_back(Attempt{
+        "2025-01-01T00:00:00Z", AttemptOutcome::kHostFault, CapStateText(quotes, kMaxReasonBytes),
+        fmt::format("{}/boot-{}-try-{}.console.log", profile, index, 1000000 + k),
+        CapStateText(quotes, kMaxShortTextBytes), -1.2345678901234567e-300});
   }
   return b;
 }
@@ -965,7 +1002,7 @@ CampaignState MaximalHead() {
     s.plan.profiles.push_back({fmt::format("{:p<62}{:02}", "", p), "/k"});
   }
   s.plan.boots = CampaignLimits::kMaxBoots;
-  s.status = "stopped";
+  s.status = CampaignStatus::kStopped;
   const std::string quotes(10000, '"');
   s.stop_reason = CapStateText(quotes, kMaxReasonBytes);
   s.accel = CapStateText(quotes, kMaxShortTextBytes);
@@ -1082,13 +1119,13 @@ void SaveSteps(
       s.boots.back().index = block;
       save();
       Boot& b = s.boots.back();
-      b.attempts.push_back({UtcTimestamp(), "running", "",
+      b.attempts.push_back({UtcTimestamp(), AttemptOutcome::kRunning, "",
                             fmt::format("{}/boot-{}-try-1.console.log", name, block), "", 0});
       save();
       const std::vector<Attempt> attempts = b.attempts;
       b = TypicalBoot(name, block);
       b.attempts = attempts;
-      b.attempts.back().outcome = "accepted";
+      b.attempts.back().outcome = AttemptOutcome::kAccepted;
       b.attempts.back().accel = "kvm";
       b.attempts.back().seconds = 41.5;
       b.status = BootStatus::kAccepted;
@@ -1188,7 +1225,7 @@ TEST(CampaignJournal, TheBytesWrittenGrowLinearlyWithTheBoots) {
         static_cast<double>(w.bytes_written()) / static_cast<double>(saves));
     written.push_back(static_cast<double>(w.bytes_written()));
     // An end of the run writes it whole: campaign.json alone is then the state.
-    s.status = "complete";
+    s.status = CampaignStatus::kComplete;
     ASSERT_TRUE(w.Save(s).ok());
     EXPECT_FALSE(fs::exists(t.path() + "/" + kJournalFile));
   }

@@ -25,12 +25,10 @@ class ReplayEngine : public Engine {
     }
     r.completed = r.files.count("result.json") == 1;
     if (!r.completed) r.failure = "nothing to replay: no result.json";
-    r.accel = Accel();
+    r.facts = Facts();
     return r;
   }
-  std::string Accel() const override { return "none"; }
-  std::string AccelReason() const override { return "a replay boots nothing"; }
-  void SetAccel(const std::string& /*accel*/, const std::string& /*reason*/) override {}
+  BootFacts Facts() const override { return {"none", "a replay boots nothing", false}; }
 
  private:
   std::string dir_;

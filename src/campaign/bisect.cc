@@ -149,7 +149,7 @@ Expected<CampaignState> RunOne(const std::string& cdir, const CampaignPlan& plan
   } else {
     KSTACKLAB_ASSIGN_OR_RETURN(st, CreateCampaign(cdir, plan, source));
   }
-  if (st.status == "complete") return st;
+  if (st.status == CampaignStatus::kComplete) return st;
   std::unique_ptr<Engine> engine = make_engine(st.plan, cdir + "/.work");
   KSTACKLAB_RETURN_IF_ERROR(engine->Check());
   KSTACKLAB_RETURN_IF_ERROR(RunCampaign(cdir, st, *engine, stop, hooks));
@@ -262,7 +262,7 @@ Json BisectStateToJson(const BisectState& s) {
            {"boots", s.ends.boots},
            {"seconds", Num(s.ends.seconds)}}},
          {"steps", std::move(steps)},
-         {"status", s.status},
+         {"status", CampaignStatusName(s.status)},
          {"result", s.result}};
   if (s.range) j["range"] = GitRangeToJson(*s.range);
   return j;
@@ -363,7 +363,8 @@ Expected<BisectState> BisectStateFromJson(const Json& j, const std::string& path
       }
       s.steps.push_back(std::move(step));
     }
-    s.status = j.at("status").get<std::string>();
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        s.status, RecordedCampaignStatus(j.at("status"), fmt::format("'{}'", shown), "bisect"));
     s.result = j.at("result").get<std::string>();
   } catch (const Json::exception& ex) {
     return UsageError(
@@ -515,8 +516,9 @@ namespace {
 // A campaign of the bisect that did not end (interrupted, stopped): the bisect stops with its
 // status for --resume. True when it did.
 Expected<bool> Halted(const std::string& dir, BisectState& s, const CampaignState& st) {
-  if (st.status == "complete") return false;
-  s.status = st.status == "interrupted" ? "interrupted" : "stopped";
+  if (st.status == CampaignStatus::kComplete) return false;
+  s.status = st.status == CampaignStatus::kInterrupted ? CampaignStatus::kInterrupted
+                                                       : CampaignStatus::kStopped;
   s.result = st.stop_reason;
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
   return true;
@@ -551,7 +553,7 @@ Expected<std::string> ReadyKernel(const std::string& dir, BisectState& s, size_t
 // A build stopped by a signal: the bisect is recorded interrupted (resumable); false, as the
 // callers return when the bisect cannot go on.
 Expected<bool> StopForInterruptedBuild(const std::string& dir, BisectState& s) {
-  s.status = "interrupted";
+  s.status = CampaignStatus::kInterrupted;
   s.result = "interrupted during a build";
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
   return false;
@@ -570,7 +572,7 @@ Expected<bool> ReadyEnds(const std::string& dir, BisectState& s, const std::atom
       return StopForInterruptedBuild(dir, s);
     }
     if (!failure.empty()) {
-      s.status = "stopped";
+      s.status = CampaignStatus::kStopped;
       s.result = fmt::format("the {} end {} has no image: {}", k == 0 ? "good" : "bad",
                              s.plan.profiles[k].name, failure);
       KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
@@ -623,7 +625,7 @@ Expected<bool> RunEnds(const std::string& dir, BisectState& s, const EngineFacto
   if (halted) return false;
   if (st.stop_reason.rfind("boots keep failing", 0) == 0) {
     // Without the ends there is no bisect: stopped for the user to look, not "no regression".
-    s.status = "stopped";
+    s.status = CampaignStatus::kStopped;
     s.result = fmt::format("the ends' {}; their console logs are in {}", st.stop_reason, cdir);
     KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
     return false;
@@ -640,7 +642,7 @@ Expected<bool> RunEnds(const std::string& dir, BisectState& s, const EngineFacto
                            established ? "established" : "not established"));
   }
   if (!established) {
-    s.status = "complete";
+    s.status = CampaignStatus::kComplete;
     s.result =
         fmt::format("no regression between the ends: {} and {} do not differ in {} after {} blocks",
                     good, bad, s.question.Describe(), j.blocks);
@@ -730,7 +732,7 @@ Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineF
 Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
                  const std::atomic<bool>& stop, const RunnerHooks& hooks,
                  const ImageCheck& check_image) {
-  s.status = "running";
+  s.status = CampaignStatus::kRunning;
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
   if (s.range) {
     bool ready = false;
@@ -743,7 +745,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
     if (!go_on) return OkStatus();
   }
   if (s.ends.verdict != "established") {
-    s.status = "complete";
+    s.status = CampaignStatus::kComplete;
     return SaveBisectState(dir, s);
   }
   // The steps.
@@ -762,7 +764,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
     if (!go_on) return OkStatus();
   }
   s.result = Outcome(dir, s);
-  s.status = "complete";
+  s.status = CampaignStatus::kComplete;
   if (hooks.note) hooks.note(s.result);
   return SaveBisectState(dir, s);
 }
@@ -770,7 +772,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
 Expected<BisectStep> RunCandidateStep(const std::string& dir, const BisectState& s,
                                       const Profile& candidate, const EngineFactory& make_engine,
                                       const std::atomic<bool>& stop, const RunnerHooks& hooks,
-                                      std::string* status) {
+                                      CampaignStatus* status) {
   if (s.ends.verdict != "established") {
     return UsageError(fmt::format(
         "the ends of '{}' are {}: a step needs ends whose difference is established; measure "
@@ -798,7 +800,7 @@ Expected<BisectStep> RunCandidateStep(const std::string& dir, const BisectState&
   step.boots = BootsMade(st);
   step.seconds = st.boot_seconds;
   *status = st.status;
-  if (st.status != "complete") return step;
+  if (st.status != CampaignStatus::kComplete) return step;
   stats::StepJudgement j;
   KSTACKLAB_ASSIGN_OR_RETURN(j, FinalStepJudgement(cdir, st, with));
   step.interval = j.interval;
@@ -820,7 +822,7 @@ std::string BisectGitLog(const BisectState& s) {
     out += fmt::format("# {}: [{}] theta {} {}\ngit bisect {} {}\n", word, name,
                        Fixed(step.interval.theta), IntervalText(step.interval), word, name);
   }
-  if (s.status == "complete" && s.ends.verdict == "established") {
+  if (s.status == CampaignStatus::kComplete && s.ends.verdict == "established") {
     const std::vector<size_t> range = s.Search().FirstBadRange();
     if (range.size() == 1) out += fmt::format("# first bad commit: [{}]\n", p[range[0]].name);
   }
@@ -931,12 +933,14 @@ std::string RenderBisectReport(const std::string& dir, const BisectState& s) {
                     : st.verdict == "undecided" ? "undecided (skip)"
                                                 : st.verdict);
   }
-  if (s.status == "complete" && s.ends.verdict == "established" && p.size() > 2) {
+  if (s.status == CampaignStatus::kComplete && s.ends.verdict == "established" && p.size() > 2) {
     out += Evidence(dir, s);
   }
   out += fmt::format("\n{}: {} boots, {:.0f} s of boots; git bisect log: {}/{}\n",
-                     s.status == "complete" ? s.result : fmt::format("status {}", s.status), boots,
-                     seconds, dir, kBisectLogFile);
+                     s.status == CampaignStatus::kComplete
+                         ? s.result
+                         : fmt::format("status {}", CampaignStatusName(s.status)),
+                     boots, seconds, dir, kBisectLogFile);
   return out;
 }
 

@@ -396,11 +396,9 @@ class LavaEngine : public Engine {
   }
   Status Prepare() override { return OkStatus(); }
   GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override;
-  std::string Accel() const override { return "lava"; }
-  std::string AccelReason() const override {
-    return fmt::format("LAVA device type {}", l_.device_type);
+  BootFacts Facts() const override {
+    return {"lava", fmt::format("LAVA device type {}", l_.device_type), false};
   }
-  void SetAccel(const std::string&, const std::string&) override {}
 
  private:
   std::vector<std::string> Lavacli(std::vector<std::string> words) const {
@@ -502,7 +500,7 @@ std::string LavaEngine::Health(const std::string& id, const std::atomic<bool>& s
 
 GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) {
   GuestReport r;
-  r.accel = "lava";
+  r.facts = Facts();
   const double start = MonotonicSeconds();
   std::string job_file = job.console_path;  // PROFILE/boot-N-try-K.console.log -> .job.yaml
   job_file = job_file.substr(0, job_file.rfind(".console.log")) + ".job.yaml";

@@ -239,6 +239,7 @@ class QemuEngine : public Engine {
       if (r.failure != kSilentInit) {
         trying_kvm_ = false;
         if (!r.interrupted) SetAccel("kvm", "/dev/kvm booted the guest");
+        r.facts.why = accel_reason_;
         return r;
       }
       trying_kvm_ = false;
@@ -246,29 +247,33 @@ class QemuEngine : public Engine {
       SetAccel("tcg", fmt::format("KVM guest's init {} (a PVM host cannot boot a standard "
                                   "kernel): fell back to TCG after a {:.1f} s probe",
                                   kvm_stall_, probe_s));
-      if (job.accel_note) job.accel_note();
+      if (job.facts_note) job.facts_note();
       if (job.note) job.note(accel_reason_);
       std::error_code ec;
       fs::rename(job.console_path, job.console_path + ".kvm", ec);
     }
     GuestReport r = BootOnce(job, stop, accel_);
     r.seconds += probe_s;
+    r.facts.why = accel_reason_;
     return r;
   }
 
-  std::string Accel() const override { return accel_; }
+  BootFacts Facts() const override {
+    return {accel_, accel_reason_, QemuSettings::Emulated(accel_)};
+  }
   std::string MachineModel() const override {
     const bool kvm = accel_ == "kvm";
     return fmt::format("{}{}{} -cpu {} ({})", binary_, *arch_.qemu_machine != '\0' ? " -M " : "",
                        arch_.qemu_machine, kvm ? "host" : "max", kvm ? "KVM" : "TCG, emulated");
   }
-  std::string AccelReason() const override { return accel_reason_; }
-  void SetAccel(const std::string& accel, const std::string& reason) override {
+  void Restore(const BootFacts& facts) override { SetAccel(facts.how, facts.why); }
+
+ private:
+  void SetAccel(const std::string& accel, const std::string& reason) {
     accel_ = accel;
     accel_reason_ = reason;
   }
 
- private:
   static constexpr const char* kSilentInit = "the guest's init did not start";
 
   // KSTACKLAB_KVM_DEVICE names another device to probe: the tests use it to drive the KVM
@@ -457,7 +462,8 @@ class QemuEngine : public Engine {
   GuestReport BootOnce(const GuestJob& job, const std::atomic<bool>& stop,
                        const std::string& accel) {
     GuestReport r;
-    r.accel = accel;
+    r.facts.how = accel;
+    r.facts.emulated = QemuSettings::Emulated(accel);
     const Profile& p = *job.profile;
     const std::string initrd = work_ + "/boot.initrd";
     const std::string channel = work_ + "/channel.txt";
@@ -592,6 +598,8 @@ Status QemuSettings::Read(const EngineSection& e) {
   if (e.Has("busybox")) KSTACKLAB_ASSIGN_OR_RETURN(busybox, e.Text("busybox"));
   return OkStatus();
 }
+
+bool QemuSettings::Emulated(std::string_view how) { return how == "tcg"; }
 
 Status QemuSettings::CheckValues() const {
   if (!binary.empty()) KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine qemu", binary));

@@ -50,13 +50,13 @@ Error StopForHost(StateWriter& writer, const std::string& dir, CampaignState& st
   std::string redo;
   for (Boot& b : state.boots) {
     for (Attempt& a : b.attempts) {
-      if (a.outcome != "running") continue;
-      a.outcome = "host-fault";
+      if (a.outcome != AttemptOutcome::kRunning) continue;
+      a.outcome = AttemptOutcome::kHostFault;
       a.reason = CapStateText(cause.message, kMaxReasonBytes);
       redo = fmt::format("; boot {} of '{}' is booted again", b.index, b.profile);
     }
   }
-  state.status = "stopped";
+  state.status = CampaignStatus::kStopped;
   state.stop_reason =
       CapStateText("a write on this host failed: " + cause.message, kMaxReasonBytes);
   const Status saved = writer.Save(state);
@@ -150,16 +150,12 @@ Status MakeDir(const std::string& path) {
 }
 
 // The result file as the campaign keeps it: the guest's, with how it was booted in run.campaign.
-RunResult Stamped(RunResult r, const Boot& boot, const Attempt& attempt, const Engine& engine,
+RunResult Stamped(RunResult r, const Boot& boot, const BootFacts& facts, const Engine& engine,
                   const std::string& engine_name, const std::string& cmdline) {
-  r.run.campaign = {{"engine", engine_name},
-                    {"accelerator", attempt.accel},
-                    {"accelerator_reason", engine.AccelReason()},
-                    {"emulated", attempt.accel == "tcg"},
-                    {"profile", boot.profile},
-                    {"boot", boot.index},
-                    {"attempt", boot.attempts.size()},
-                    {"cmdline", cmdline}};
+  r.run.campaign = {{"engine", engine_name},           {"accelerator", facts.how},
+                    {"accelerator_reason", facts.why}, {"emulated", facts.emulated},
+                    {"profile", boot.profile},         {"boot", boot.index},
+                    {"attempt", boot.attempts.size()}, {"cmdline", cmdline}};
   if (const std::string model = engine.MachineModel(); !model.empty()) {
     r.run.campaign["machine_model"] = model;
   }
@@ -506,7 +502,7 @@ class SlotRunner {
     Boot* b = state_.Find(profile.name, index);
     Attempt a;
     a.started = UtcTimestamp();
-    a.outcome = "running";
+    a.outcome = AttemptOutcome::kRunning;
     a.console = fmt::format("{}/boot-{}-try-{}.console.log", profile.name, index, k);
     if (b->attempts.size() >= kMaxAttempts) {
       // The oldest attempt not counted makes room: a boot's record stays bounded however often
@@ -532,9 +528,10 @@ class SlotRunner {
       state_.machine = CapStateText(where, kMaxReasonBytes);
       if (Status st = writer_.Save(state_); !st.ok() && noted.ok()) noted = st;
     };
-    job.accel_note = [this, &noted] {
-      state_.accel = engine_.Accel();
-      state_.accel_reason = engine_.AccelReason();
+    job.facts_note = [this, &noted] {
+      const BootFacts facts = engine_.Facts();
+      state_.accel = facts.how;
+      state_.accel_reason = facts.why;
       if (Status st = writer_.Save(state_); !st.ok() && noted.ok()) noted = st;
     };
     GuestReport report = engine_.Boot(job, stop_);
@@ -553,14 +550,15 @@ class SlotRunner {
   Expected<SlotEnd> RecordAttempt(const Profile& profile, uint64_t index, size_t k,
                                   const GuestReport& report, Boot& b) {
     Attempt& at = b.attempts.back();
-    at.accel = report.accel;
+    at.accel = report.facts.how;
     at.seconds = report.seconds;
     state_.boot_seconds += report.seconds;
-    state_.accel = CapStateText(engine_.Accel(), kMaxShortTextBytes);
-    state_.accel_reason = CapStateText(engine_.AccelReason(), kMaxReasonBytes);
+    const BootFacts facts = engine_.Facts();
+    state_.accel = CapStateText(facts.how, kMaxShortTextBytes);
+    state_.accel_reason = CapStateText(facts.why, kMaxReasonBytes);
     state_.machine_model = CapStateText(engine_.MachineModel(), kMaxShortTextBytes);
     if (report.interrupted) {
-      at.outcome = "interrupted";
+      at.outcome = AttemptOutcome::kInterrupted;
       at.reason = "the campaign was stopped by a signal; the guest was killed";
       KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       return SlotEnd::kInterrupted;
@@ -589,20 +587,20 @@ class SlotRunner {
     if (check.accepted) {
       const std::string file = fmt::format("{}/boot-{}.json", profile.name, index);
       // The result file keeps the guest's whole command line; the state keeps its first bytes.
-      const RunResult stamped = Stamped(std::move(check.result), b, at, engine_,
+      const RunResult stamped = Stamped(std::move(check.result), b, report.facts, engine_,
                                         state_.plan.engine.name(), check.cmdline);
       if (Status st = WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)); !st.ok()) {
         if (IsHostWriteFault(st.error())) return StopForHost(writer_, dir_, state_, st.error());
         return st.error();
       }
-      at.outcome = "accepted";
+      at.outcome = AttemptOutcome::kAccepted;
       b.file = file;
       b.status = BootStatus::kAccepted;
       KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
     } else if (report.machine_lost) {
       // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
-      at.outcome = "lost";
+      at.outcome = AttemptOutcome::kLost;
       at.reason = check.reason;
       lost_reason_ = check.reason;
       if (hooks_.note) {
@@ -612,7 +610,7 @@ class SlotRunner {
       KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
       return SlotEnd::kMachineLost;
     } else {
-      at.outcome = "failed";
+      at.outcome = AttemptOutcome::kFailed;
       at.reason = check.reason;
       const bool last = b.CountedAttempts() >= kMaxCountedAttempts;
       if (last) b.status = BootStatus::kFailed;
@@ -708,15 +706,17 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
   // An attempt still "running" was cut short by a kill of the campaign itself.
   for (Boot& b : state.boots) {
     for (Attempt& a : b.attempts) {
-      if (a.outcome == "running") {
-        a.outcome = "interrupted";
+      if (a.outcome == AttemptOutcome::kRunning) {
+        a.outcome = AttemptOutcome::kInterrupted;
         a.reason = "the campaign was killed during this attempt";
       }
     }
   }
-  if (!state.accel.empty()) engine.SetAccel(state.accel, state.accel_reason);
+  if (!state.accel.empty()) {
+    engine.Restore({state.accel, state.accel_reason, plan.engine.row().emulated(state.accel)});
+  }
   KSTACKLAB_RETURN_IF_ERROR(engine.Prepare());
-  state.status = "running";
+  state.status = CampaignStatus::kRunning;
   state.stop_reason.clear();
   KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
 
@@ -750,12 +750,12 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
       KSTACKLAB_ASSIGN_OR_RETURN(
           end, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
       if (end == SlotEnd::kInterrupted) {
-        state.status = "interrupted";
+        state.status = CampaignStatus::kInterrupted;
         return Save(writer, dir, state);
       }
       if (end == SlotEnd::kMachineLost) {
         // Every later boot needs the machine: stop, and let --resume go on once it answers.
-        state.status = "stopped";
+        state.status = CampaignStatus::kStopped;
         state.stop_reason =
             CapStateText("the machine was lost: " + slots.lost_reason(), kMaxReasonBytes);
         return Save(writer, dir, state);
@@ -776,7 +776,7 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
                                             plan.target->max_boots)
                               : std::string("boots done");
   }
-  state.status = "complete";
+  state.status = CampaignStatus::kComplete;
   state.stop_reason = stop_reason;
   return Save(writer, dir, state);
 }

@@ -91,11 +91,9 @@ class SshEngine : public Engine {
 
   GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) override;
 
-  std::string Accel() const override { return "none"; }
-  std::string AccelReason() const override {
-    return fmt::format("a real machine over SSH ({})", s_.host);
+  BootFacts Facts() const override {
+    return {"none", fmt::format("a real machine over SSH ({})", s_.host), false};
   }
-  void SetAccel(const std::string&, const std::string&) override {}
 
  private:
   // ssh's argument vector for one remote command line. BatchMode: never a password prompt;
@@ -362,7 +360,7 @@ bool SshEngine::FirstContact(std::string* id, std::string* why) {
 
 GuestReport SshEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop) {
   GuestReport r;
-  r.accel = "none";
+  r.facts = Facts();
   log_path_ = job.console_path;
   stop_ = &stop;
   note_ = job.note;
@@ -455,7 +453,7 @@ GuestReport SshEngine::Settle(GuestReport r, const std::string& profile) {
 // The job script on the machine, its standard output (the data channel) into the work directory.
 GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop) {
   GuestReport r;
-  r.accel = "none";
+  r.facts = Facts();
   const SshSettings& s = s_;
   const std::string bin = RemoteBinary();
   std::vector<std::string> words = {"sh", "-c", JobScript()};

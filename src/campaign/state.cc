@@ -22,16 +22,74 @@
 
 namespace kstacklab::campaign {
 
-const char* BootStatusName(BootStatus s) {
-  switch (s) {
-    case BootStatus::kAccepted:
-      return "accepted";
-    case BootStatus::kFailed:
-      return "failed";
-    case BootStatus::kPending:
-      break;
+namespace {
+
+// A value of an enum and its word on disk: every enum's one table.
+template <class E>
+struct EnumWord {
+  E value;
+  const char* word;
+};
+
+constexpr EnumWord<BootStatus> kBootStatusWords[] = {
+    {BootStatus::kPending, "pending"},
+    {BootStatus::kAccepted, "accepted"},
+    {BootStatus::kFailed, "failed"},
+};
+
+constexpr EnumWord<CampaignStatus> kCampaignStatusWords[] = {
+    {CampaignStatus::kRunning, "running"},
+    {CampaignStatus::kInterrupted, "interrupted"},
+    {CampaignStatus::kStopped, "stopped"},
+    {CampaignStatus::kComplete, "complete"},
+};
+
+constexpr EnumWord<AttemptOutcome> kAttemptOutcomeWords[] = {
+    {AttemptOutcome::kRunning, "running"}, {AttemptOutcome::kAccepted, "accepted"},
+    {AttemptOutcome::kFailed, "failed"},   {AttemptOutcome::kInterrupted, "interrupted"},
+    {AttemptOutcome::kLost, "lost"},       {AttemptOutcome::kHostFault, "host-fault"},
+};
+
+template <class E, size_t N>
+const char* WordOf(const EnumWord<E> (&table)[N], E value) {
+  for (const EnumWord<E>& row : table) {
+    if (row.value == value) return row.word;
   }
-  return "pending";
+  KSTACKLAB_CHECK(false);  // every value has its row
+  return "";
+}
+
+template <class E, size_t N>
+std::optional<E> ValueOf(const EnumWord<E> (&table)[N], std::string_view word) {
+  for (const EnumWord<E>& row : table) {
+    if (word == row.word) return row.value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* BootStatusName(BootStatus s) { return WordOf(kBootStatusWords, s); }
+std::optional<BootStatus> ParseBootStatus(std::string_view word) {
+  return ValueOf(kBootStatusWords, word);
+}
+
+const char* CampaignStatusName(CampaignStatus s) { return WordOf(kCampaignStatusWords, s); }
+std::optional<CampaignStatus> ParseCampaignStatus(std::string_view word) {
+  return ValueOf(kCampaignStatusWords, word);
+}
+
+Expected<CampaignStatus> RecordedCampaignStatus(const Json& word, const std::string& where,
+                                                std::string_view what) {
+  const auto text = word.get<std::string>();
+  if (std::optional<CampaignStatus> known = ParseCampaignStatus(text)) return *known;
+  return UsageError(
+      fmt::format("{}: status '{}' is not one a {} records", where, EscapeControl(text), what));
+}
+
+const char* AttemptOutcomeName(AttemptOutcome o) { return WordOf(kAttemptOutcomeWords, o); }
+std::optional<AttemptOutcome> ParseAttemptOutcome(std::string_view word) {
+  return ValueOf(kAttemptOutcomeWords, word);
 }
 
 int Boot::CountedAttempts() const {
@@ -41,7 +99,8 @@ int Boot::CountedAttempts() const {
 }
 
 bool IsCounted(const Attempt& a) {
-  return a.outcome != "interrupted" && a.outcome != "lost" && a.outcome != "host-fault";
+  return a.outcome != AttemptOutcome::kInterrupted && a.outcome != AttemptOutcome::kLost &&
+         a.outcome != AttemptOutcome::kHostFault;
 }
 
 std::string CapStateText(const std::string& text, size_t max_bytes) {
@@ -117,8 +176,9 @@ std::vector<size_t> BlockOrder(uint64_t seed, uint64_t block, size_t n, bool ran
 namespace {
 
 Json AttemptToJson(const Attempt& a) {
-  return {{"started", a.started}, {"outcome", a.outcome}, {"reason", a.reason},
-          {"console", a.console}, {"accel", a.accel},     {"seconds", a.seconds}};
+  return {{"started", a.started}, {"outcome", AttemptOutcomeName(a.outcome)},
+          {"reason", a.reason},   {"console", a.console},
+          {"accel", a.accel},     {"seconds", a.seconds}};
 }
 
 // A recorded JSON value: null -> nullopt, else the value (a wrong type throws Json::exception:
@@ -134,11 +194,18 @@ std::optional<T> NullOr(const Json& j) {
   return j.get<T>();
 }
 
-BootStatus ParseStatus(const std::string& s) {
-  if (s == "accepted") return BootStatus::kAccepted;
-  if (s == "failed") return BootStatus::kFailed;
-  if (s == "pending") return BootStatus::kPending;
-  throw Json::other_error::create(501, "unknown boot status '" + s + "'", nullptr);
+// One attempt as campaign.json holds it; an outcome the enum does not have -> UsageError naming
+// `where` (a missing or mistyped key throws Json::exception).
+Expected<Attempt> AttemptFromJson(const Json& aj, const std::string& where) {
+  const auto outcome = aj.at("outcome").get<std::string>();
+  const std::optional<AttemptOutcome> known = ParseAttemptOutcome(outcome);
+  if (!known) {
+    return UsageError(fmt::format("{}: outcome '{}' is not one a campaign records", where,
+                                  EscapeControl(outcome)));
+  }
+  return Attempt{aj.at("started").get<std::string>(), *known,
+                 aj.at("reason").get<std::string>(),  aj.at("console").get<std::string>(),
+                 aj.at("accel").get<std::string>(),   aj.at("seconds").get<double>()};
 }
 
 void KnownStateKeys(const Json& j) {
@@ -187,7 +254,7 @@ Json HeadToJson(const CampaignState& s) {
           {"created", s.created},
           {"updated", s.updated},
           {"source", s.source},
-          {"status", s.status},
+          {"status", CampaignStatusName(s.status)},
           {"stop_reason", s.stop_reason},
           {"accel", s.accel},
           {"accel_reason", s.accel_reason},
@@ -223,12 +290,7 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
     s.created = j.at("created").get<std::string>();
     s.updated = j.at("updated").get<std::string>();
     s.source = j.at("source").get<std::string>();
-    s.status = j.at("status").get<std::string>();
-    if (s.status != "running" && s.status != "interrupted" && s.status != "stopped" &&
-        s.status != "complete") {
-      return UsageError(fmt::format("{}: status '{}' is not one a campaign records", where,
-                                    EscapeControl(s.status)));
-    }
+    KSTACKLAB_ASSIGN_OR_RETURN(s.status, RecordedCampaignStatus(j.at("status"), where, "campaign"));
     s.stop_reason = j.at("stop_reason").get<std::string>();
     s.accel = j.at("accel").get<std::string>();
     s.accel_reason = j.at("accel_reason").get<std::string>();
@@ -253,7 +315,13 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
       Boot b;
       b.profile = bj.at("profile").get<std::string>();
       b.index = bj.at("index").get<uint64_t>();
-      b.status = ParseStatus(bj.at("status").get<std::string>());
+      const auto boot_status = bj.at("status").get<std::string>();
+      if (std::optional<BootStatus> known = ParseBootStatus(boot_status)) {
+        b.status = *known;
+      } else {
+        throw Json::other_error::create(501, fmt::format("unknown boot status '{}'", boot_status),
+                                        nullptr);
+      }
       b.file = bj.at("file").get<std::string>();
       b.release = bj.at("release").get<std::string>();
       b.cmdline = bj.at("cmdline").get<std::string>();
@@ -261,10 +329,9 @@ Expected<CampaignState> StateFromJson(const Json& j, const std::string& path) {
       b.stack_erasing = NullOr<int64_t>(bj.at("kernel_stack_erasing"));
       b.strength = bj.at("strength");
       for (const Json& aj : bj.at("attempts")) {
-        b.attempts.push_back(
-            Attempt{aj.at("started").get<std::string>(), aj.at("outcome").get<std::string>(),
-                    aj.at("reason").get<std::string>(), aj.at("console").get<std::string>(),
-                    aj.at("accel").get<std::string>(), aj.at("seconds").get<double>()});
+        Attempt a;
+        KSTACKLAB_ASSIGN_OR_RETURN(a, AttemptFromJson(aj, where));
+        b.attempts.push_back(std::move(a));
       }
       // A file name inside DIR only: the state is read back from a directory anyone may hand us.
       if (!b.file.empty() && (b.file[0] == '/' || b.file.find("..") != std::string::npos)) {
@@ -396,7 +463,8 @@ Status StateWriter::Append(const std::string& line) {
 
 Status StateWriter::Save(CampaignState& state) {
   state.updated = UtcTimestamp();
-  if (!saved_ || state.status != "running" || state.generation != saved_->generation) {
+  if (!saved_ || state.status != CampaignStatus::kRunning ||
+      state.generation != saved_->generation) {
     return Whole(state);
   }
   Saved& saved = *saved_;

@@ -129,12 +129,12 @@ int Drive(const std::string& dir, BisectState& s) {
     }
     return Fail(e);
   }
-  if (s.status == "interrupted") {
+  if (s.status == campaign::CampaignStatus::kInterrupted) {
     Warn(fmt::format("interrupted: the state is kept; `kstacklab bisect --resume {}` continues",
                      dir));
     return 128 + (g_campaign_signal != 0 ? g_campaign_signal : SIGINT);
   }
-  if (s.status == "stopped") {
+  if (s.status == campaign::CampaignStatus::kStopped) {
     return Fail(RuntimeError(fmt::format(
         "{}; the state is kept: `kstacklab bisect --resume {}` continues", s.result, dir)));
   }
@@ -232,7 +232,7 @@ int Resume(const std::string& dir) {
   if (Status taken = lock.Take(dir); !taken.ok()) return Fail(taken.error());
   auto s = campaign::LoadBisectState(dir);
   if (!s.ok()) return Fail(s.error());
-  if (s->status == "complete") {
+  if (s->status == campaign::CampaignStatus::kComplete) {
     Warn("the bisect is already complete; its report follows");
     return Finish(dir, *s);
   }
@@ -319,12 +319,12 @@ int ExecuteStep(const StepArgs& a, const std::vector<std::string>& extras) {
   const bool tty = StderrIsTty();
   campaign::RunnerHooks hooks = TerminalHooks("bisect step");
   StopSignals signals;
-  std::string status;
+  campaign::CampaignStatus status = campaign::CampaignStatus::kRunning;
   auto step =
       campaign::RunCandidateStep(dir, *s, candidate, Factory(), g_campaign_stop, hooks, &status);
   if (tty) std::fputs("\r\033[K", stderr);
   if (!step.ok()) return Abort(step.error());
-  if (status == "interrupted") {
+  if (status == campaign::CampaignStatus::kInterrupted) {
     Warn(
         fmt::format("interrupted: the step's state is kept in {}/{}; the same command "
                     "continues it",
@@ -334,7 +334,7 @@ int ExecuteStep(const StepArgs& a, const std::vector<std::string>& extras) {
   if (step->verdict.empty()) {
     return Abort(RuntimeError(
         fmt::format("the step's campaign {}/{} stopped ({}); the same command continues it", dir,
-                    step->dir, status)));
+                    step->dir, campaign::CampaignStatusName(status))));
   }
   const std::string line =
       fmt::format("{}: {} after {} boots: theta {:.3f} {} against the ends {} and {}; exit {}\n",

@@ -298,14 +298,14 @@ int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine
         st.error().message, dir, dir, dir)));
   }
   if (!st.ok()) return Fail(st.error());
-  if (state.status == "interrupted") {
+  if (state.status == campaign::CampaignStatus::kInterrupted) {
     Warn(
         fmt::format("interrupted: the guest was killed and the state kept; `kstacklab campaign "
                     "--resume {}` continues",
                     dir));
     return 128 + (g_campaign_signal != 0 ? g_campaign_signal : SIGINT);
   }
-  if (state.status == "stopped") {
+  if (state.status == campaign::CampaignStatus::kStopped) {
     (void)Report(dir, state, a);
     return Fail(RuntimeError(fmt::format(
         "{}; the state is kept: `kstacklab campaign --resume {}` continues once the machine "
@@ -330,7 +330,7 @@ int Resume(const std::string& dir, const CampaignArgs& a) {
   auto state = campaign::LoadState(dir, &note);
   if (!state.ok()) return Fail(state.error());
   if (!note.empty()) Warn(note);
-  if (state->status == "complete") {
+  if (state->status == campaign::CampaignStatus::kComplete) {
     Warn("the campaign is already complete; its report follows");
     return Finish(dir, *state, a);
   }

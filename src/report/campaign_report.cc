@@ -130,10 +130,10 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
     accepted += b.status == BootStatus::kAccepted;
     failed += b.status == BootStatus::kFailed;
   }
-  out.push_back(
-      fmt::format("campaign: {}{}; {} boots accepted, {} failed; engine {}, accelerator {}",
-                  s.status, s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")", accepted,
-                  failed, s.plan.engine.name(), s.accel.empty() ? "none yet" : s.accel));
+  out.push_back(fmt::format(
+      "campaign: {}{}; {} boots accepted, {} failed; engine {}, accelerator {}",
+      CampaignStatusName(s.status), s.stop_reason.empty() ? "" : " (" + s.stop_reason + ")",
+      accepted, failed, s.plan.engine.name(), s.accel.empty() ? "none yet" : s.accel));
   if (!s.accel_reason.empty()) out.push_back("accelerator: " + s.accel_reason);
   if (!s.machine_model.empty()) out.push_back("machine: " + EscapeControl(s.machine_model));
   if (!s.machine.empty()) {
@@ -143,7 +143,7 @@ std::vector<std::string> HeaderLines(const CampaignState& s) {
             ? " (not its default kernel: reboot it to return there)"
             : "")));
   }
-  if (s.accel == "tcg") {
+  if (s.plan.engine.row().emulated(s.accel)) {
     out.push_back(
         "NOTE: QEMU TCG (software emulation): the times below are the emulator's, not the "
         "kernel's. They serve correctness, offsets and entropy, never costs.");
@@ -238,14 +238,14 @@ Json CampaignSummaryJson(const CampaignState& s) {
                         {"failed", s.Failed(p.name)},
                         {"boots", std::move(boots)}});
   }
-  return {{"status", s.status},
+  return {{"status", CampaignStatusName(s.status)},
           {"stop_reason", s.stop_reason},
           {"engine", s.plan.engine.name()},
           {"accelerator", s.accel},
           {"accelerator_reason", s.accel_reason},
           {"machine_model", s.machine_model},
           {"machine", s.machine},
-          {"emulated", s.accel == "tcg"},
+          {"emulated", s.plan.engine.row().emulated(s.accel)},
           {"run", s.plan.run_args},
           {"profiles", std::move(profiles)},
           {"block_reports", s.block_reports}};

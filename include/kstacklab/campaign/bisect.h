@@ -97,9 +97,7 @@ struct BisectState {
   stats::BisectRule rule;
   BisectEnds ends;
   std::vector<BisectStep> steps;
-  // running, interrupted (a signal), stopped (the engine lost its machine, a host fault),
-  // complete
-  std::string status = "running";
+  CampaignStatus status = CampaignStatus::kRunning;
   std::string result;  // the outcome in words, when complete
 
   // The search as the recorded verdicts leave it.
@@ -162,7 +160,7 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
 Expected<BisectStep> RunCandidateStep(const std::string& dir, const BisectState& s,
                                       const Profile& candidate, const EngineFactory& make_engine,
                                       const std::atomic<bool>& stop, const RunnerHooks& hooks,
-                                      std::string* status);
+                                      CampaignStatus* status);
 
 // The steps as `git bisect log` writes them (good and bad ends, each step's verdict as good, bad
 // or skip, the first bad kernel), kernels named by their profile names: `git bisect replay`

@@ -19,6 +19,18 @@
 
 namespace kstacklab::campaign {
 
+// How a boot's machine was run and why, in its engine's words: each engine fills it (qemu: "kvm"
+// or "tcg" and why it chose; ssh: "none", the real machine it reached; lava: "lava", the lab's
+// device type). The runner keeps `how` and `why` as campaign.json's `accel` and `accel_reason`
+// (an attempt's `accel`) and, with `emulated`, in each result file's run.campaign
+// (`accelerator`, `accelerator_reason`, `emulated`); nothing outside the engine looks into them.
+struct BootFacts {
+  std::string how;  // "" before the engine has decided (qemu before its first boot)
+  std::string why;
+  bool emulated =
+      false;  // the machine's CPU is emulated: times are the emulator's, not the kernel's
+};
+
 // One boot to make.
 struct GuestJob {
   const Profile* profile = nullptr;
@@ -34,9 +46,10 @@ struct GuestJob {
   // A line for the user while the boot goes on (a machine waited for, a log cut to its cap);
   // may be empty.
   std::function<void(const std::string&)> note{};
-  // Called when the engine has decided its accelerator during the boot (the KVM probe fell back
-  // to TCG): the runner saves it into the state at once, so a resume does not probe again.
-  std::function<void()> accel_note{};
+  // Called when the engine has decided how it runs its machine during the boot (Engine::Facts;
+  // qemu: the KVM probe fell back to TCG): the runner saves it into the state at once, so a
+  // resume does not decide again.
+  std::function<void()> facts_note{};
 };
 
 // What came back from one boot.
@@ -44,7 +57,7 @@ struct GuestReport {
   bool completed = false;    // the guest sent its files and powered off before the deadline
   bool interrupted = false;  // the stop flag was raised: the guest was killed
   std::string failure;       // why not completed ("" when completed): deadline, QEMU error, ...
-  std::string accel;         // accelerator of this boot
+  BootFacts facts;           // how this boot's machine was run (the engine's Facts() after it)
   double seconds = 0;        // QEMU start to exit; ssh: the switch to the end of the run
   std::string machine;       // where a real machine was left ("" for a VM the engine ends)
   // The machine does not answer (after the plan's recover command): no later boot can work, so
@@ -74,14 +87,14 @@ class Engine {
   // Boots the job's profile once. Never hangs: every wait has a deadline; `stop` (set by a signal
   // handler) kills the guest at once.
   virtual GuestReport Boot(const GuestJob& job, const std::atomic<bool>& stop) = 0;
-  // The accelerator decided so far and why ("" before the first boot).
-  virtual std::string Accel() const = 0;
-  virtual std::string AccelReason() const = 0;
+  // How the engine runs its machine, as decided so far (`how` "" before the first boot).
+  virtual BootFacts Facts() const = 0;
   // The emulator, machine and CPU model of a virtual machine, for every result file and the
   // report ("qemu-system-aarch64 -M virt -cpu max (TCG, emulated)"); "" for a real machine.
   virtual std::string MachineModel() const { return ""; }
-  // A resumed campaign keeps the accelerator it had found.
-  virtual void SetAccel(const std::string& accel, const std::string& reason) = 0;
+  // A resumed campaign keeps what the engine had decided (the facts campaign.json recorded); an
+  // engine that decides nothing ignores them.
+  virtual void Restore(const BootFacts& facts) { (void)facts; }
 };
 
 // The engine the plan names: its row's factory (engines.h). `work_dir` holds the engine's scratch

@@ -86,6 +86,9 @@ struct EngineRow {
   // Throws Json::exception on a missing, mistyped or unknown key (KnownJsonKeys).
   void (*from_json)(const Json& j, EngineSettings& settings);
   EngineMachine (*machine)(const EngineSettings& settings);
+  // Whether a machine run as `how` says (BootFacts::how, campaign.json's `accel`) had an emulated
+  // CPU, for a state read back: S::Emulated(how) where the settings struct has it, else false.
+  bool (*emulated)(std::string_view how);
   std::unique_ptr<Engine> (*make)(const CampaignPlan& plan, const std::string& work_dir,
                                   const std::string& guest_binary);
 };
@@ -94,7 +97,8 @@ namespace engine_internal {
 
 // The row of settings struct S, which has: kName, kSummary, kFiles, kBootEntries, kJsonKey,
 // kYamlKeys (a static array of string_view), and the members Read, CheckValues, Check,
-// CheckProfile, ToJson, FromJson, Machine and a static Make (see qemu.h for one).
+// CheckProfile, ToJson, FromJson, Machine and a static Make (see qemu.h for one); a static
+// Emulated(how) when one of its machines can have an emulated CPU.
 template <class S>
 EngineRow Row() {
   return EngineRow{
@@ -116,6 +120,15 @@ EngineRow Row() {
       .to_json = [](const EngineSettings& s) { return static_cast<const S&>(s).ToJson(); },
       .from_json = [](const Json& j, EngineSettings& s) { static_cast<S&>(s).FromJson(j); },
       .machine = [](const EngineSettings& s) { return static_cast<const S&>(s).Machine(); },
+      .emulated =
+          [](std::string_view how) {
+            if constexpr (requires { S::Emulated(how); }) {
+              return S::Emulated(how);
+            } else {
+              (void)how;
+              return false;
+            }
+          },
       .make = &S::Make,
   };
 }

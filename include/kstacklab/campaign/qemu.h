@@ -50,6 +50,8 @@ struct QemuSettings : EngineSettingsOf<QemuSettings> {
   Json ToJson() const;
   void FromJson(const Json& j);
   EngineMachine Machine() const { return {"qemu-guest", "", ""}; }
+  // Whether a guest run so (BootFacts::how: "kvm" or "tcg") has an emulated CPU: TCG.
+  static bool Emulated(std::string_view how);
   // `work_dir` holds its scratch files (the initramfs, the data channel); `guest_binary` is the
   // kstacklab executable copied into the guest (this one: /proc/self/exe).
   static std::unique_ptr<Engine> Make(const CampaignPlan& plan, const std::string& work_dir,

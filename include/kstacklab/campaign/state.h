@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kstacklab/campaign/plan.h"
@@ -57,20 +58,43 @@ Json CapStrength(const Json& strength);
 // before it is parsed.
 inline constexpr int kMaxStateDepth = 32;
 
-enum class BootStatus { kPending, kAccepted, kFailed };
-const char* BootStatusName(BootStatus s);  // "pending", "accepted", "failed"
+// The states a campaign's words name. Each enum's values and their words on disk
+// (campaign.json, bisect.json, the report) are one table in state.cc: *Name() writes a value's
+// word, Parse*() reads one back (nullopt for a word the enum does not have: the caller refuses
+// the file). docs/campaign.md ("Files") lists every word.
 
-// One try at a boot. outcome: "accepted", "failed" (reason says why; retried once),
-// "interrupted" (the campaign was stopped by a signal; not counted as a try), "lost" (the
+// A boot: "pending" (not yet accepted or failed), "accepted", "failed" (its counted tries failed).
+enum class BootStatus { kPending, kAccepted, kFailed };
+const char* BootStatusName(BootStatus s);
+std::optional<BootStatus> ParseBootStatus(std::string_view word);
+
+// A campaign (campaign.json) or a bisect (bisect.json): "running" (also what a campaign killed
+// while it ran still says), "interrupted" (by a signal), "stopped" (the engine lost its machine,
+// or a write on this host failed: --resume goes on), "complete".
+enum class CampaignStatus { kRunning, kInterrupted, kStopped, kComplete };
+const char* CampaignStatusName(CampaignStatus s);
+std::optional<CampaignStatus> ParseCampaignStatus(std::string_view word);
+// The status a file records: `word` must be a JSON string (another type throws Json::exception);
+// one the enum does not have -> UsageError "WHERE: status 'WORD' is not one a WHAT records".
+Expected<CampaignStatus> RecordedCampaignStatus(const Json& word, const std::string& where,
+                                                std::string_view what);
+
+// One try at a boot: "running" (saved before the boot starts; a resume records it "interrupted",
+// the campaign having been killed during it), "accepted", "failed" (reason says why; retried
+// once), "interrupted" (the campaign was stopped by a signal; not counted as a try), "lost" (the
 // engine's machine stopped answering; not counted as a try; the campaign stops for --resume), or
 // "host-fault" (a write on this host failed, e.g. a full disk; not counted as a try; the
 // campaign stops for --resume).
+enum class AttemptOutcome { kRunning, kAccepted, kFailed, kInterrupted, kLost, kHostFault };
+const char* AttemptOutcomeName(AttemptOutcome o);
+std::optional<AttemptOutcome> ParseAttemptOutcome(std::string_view word);
+
 struct Attempt {
   std::string started;  // UTC timestamp
-  std::string outcome;
+  AttemptOutcome outcome = AttemptOutcome::kRunning;
   std::string reason;   // "" when accepted
   std::string console;  // console log, relative to DIR
-  std::string accel;    // "kvm", "tcg"
+  std::string accel;    // how its machine was run (BootFacts::how: "kvm", "tcg", ...)
   double seconds = 0;   // QEMU start to exit
 };
 
@@ -105,12 +129,13 @@ struct CampaignState {
   // The profile order of every block begun (indices into plan.profiles); block k is blocks[k-1].
   std::vector<std::vector<size_t>> blocks;
   std::vector<Boot> boots;  // in the order they were begun
-  std::string accel;        // the accelerator decided ("" before the first boot)
+  // How the engine runs its machine and why (Engine::Facts: "tcg", "KVM guest silent for 120 s:
+  // fell back to TCG"); "" before the first boot.
+  std::string accel;
   std::string accel_reason;
   // The engine's machine and CPU model (Engine::MachineModel), "" for a real machine.
-  std::string machine_model;  // why (e.g. "KVM guest silent for 120 s: fell back to TCG")
-  // running, interrupted (a signal), stopped (the engine lost its machine), complete
-  std::string status = "running";
+  std::string machine_model;
+  CampaignStatus status = CampaignStatus::kRunning;
   std::string stop_reason;  // why the campaign ended ("boots done", "target reached", ...)
   double boot_seconds = 0;  // wall time of every attempt so far (the budget's clock)
   // A real machine's whereabouts (engine ssh): which profile's kernel it runs, or that it did
