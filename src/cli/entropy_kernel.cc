@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -133,7 +132,7 @@ std::string PrngText(const live::PrngCheck& c, const kstack::OffsetGeometry& g) 
   return out + "\n";
 }
 
-void PrintKernelTable(const KernelReport& r) {
+std::string RenderKernelTable(const KernelReport& r) {
   const Json env = EnvironmentJson(r);
   std::string out =
       fmt::format("kernel {}  randomize_kstack_offset: {} (effective: {})\ndesign: {}\n",
@@ -189,7 +188,7 @@ void PrintKernelTable(const KernelReport& r) {
         "pairs, median step {:.0f}\n",
         r.inputs.increasing, r.inputs.pairs, r.inputs.median_step);
   }
-  std::fputs(out.c_str(), stdout);
+  return out;
 }
 
 // The names of the other geometries the heights fit about as well (DerivedOffsets).
@@ -199,7 +198,7 @@ Json AlsoConsistentJson(const live::DerivedOffsets& d) {
   return names;
 }
 
-void PrintKernelJson(const KernelReport& r) {
+std::string RenderKernelJson(const KernelReport& r) {
   Json j = Json::object();
   j["mode"] = "kernel";
   j["source"] = r.source;
@@ -248,7 +247,7 @@ void PrintKernelJson(const KernelReport& r) {
                        {"increasing", r.inputs.increasing},
                        {"pairs", r.inputs.pairs},
                        {"median_step", r.inputs.median_step}};
-  std::fputs(DumpJson(j).c_str(), stdout);
+  return DumpJson(j);
 }
 
 }  // namespace
@@ -427,12 +426,7 @@ int RunKernelEntropy(const KernelEntropyFlags& flags, const std::vector<std::str
   if (Status s = AnalyseRecords(*records, plan->lags, !flags.records.empty(), &report); !s.ok()) {
     return Fail(s.error());
   }
-  if (format == "json") {
-    PrintKernelJson(report);
-  } else {
-    PrintKernelTable(report);
-  }
-  return PrintStdout("");  // the checked flush: a failed write to stdout exits 1
+  return PrintStdout(format == "json" ? RenderKernelJson(report) : RenderKernelTable(report));
 }
 
 }  // namespace kstacklab::cli
