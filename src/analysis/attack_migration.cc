@@ -115,15 +115,13 @@ Expected<AttackRow> Simulate(const std::string& name, const MigrationOptions& o,
   return row;
 }
 
-// "legacy-x86 uses the simulation's clock as rdtsc(). " for the counter-fed rows, or "".
-std::string CounterFedNote(std::span<const kstack::PolicyDef> table) {
+// The counter-fed rows (which use the simulation's clock as rdtsc()).
+std::vector<std::string> CounterFedRows(std::span<const kstack::PolicyDef> table) {
   std::vector<std::string> names;
   for (const kstack::PolicyDef& p : table) {
     if (kstack::CounterFed(p.facts)) names.emplace_back(p.name);
   }
-  if (names.empty()) return "";
-  return fmt::format("{} {} the simulation's clock as rdtsc(). ", fmt::join(names, ", "),
-                     names.size() == 1 ? "uses" : "use");
+  return names;
 }
 
 }  // namespace
@@ -162,12 +160,7 @@ Expected<AttackReport> RunMigration(const MigrationOptions& o) {
   AttackReport r;
   r.attack = "migration";
   r.seed = o.seed;
-  r.claim =
-      "\"an attacker forced to migrate mid-syscall leaves the old CPU's offset unchanged, so "
-      "knows the next one\" (the per-CPU designs before 37beb4256016)";
-  r.remaining_bits_meaning =
-      "conditional entropy H(offset | attacker's belief) over all attacker syscalls, bits "
-      "(Miller-Madow corrected estimate)";
+  r.claim = AttackClaim::kMigrationOldCpu;
   const uint64_t total = names.size() * o.syscalls;
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
@@ -177,17 +170,9 @@ Expected<AttackReport> RunMigration(const MigrationOptions& o) {
                                o.user_migrate_prob, o.other_rate);
     r.rows.push_back(std::move(*row));
   }
-  r.notes = {
-      "Method: deterministic simulation (seeded); the real policy objects of kstack/ with an "
-      "injected cpu source; p(mig) = mid-syscall / user-mode migration probability; observed = "
-      "attacker syscalls; predicted = those on a CPU it had left "
-      "by migration (it predicts the offset it saw there); accuracy = correct / predicted.",
-      fmt::format("overall accuracy: over all attacker syscalls, the others guessed as offset 0. "
-                  "{}per-task: other tasks run their own task state.",
-                  CounterFedNote(o.policy_table)),
-      "Not modelled: the kernel's preemption rules inside a step (a migration happens only "
-      "between the entry and the exit step here), interrupts, CPU hotplug.",
-  };
+  r.notes = {AttackFixedNote::kMigrationMethod,
+             MigrationOverallNote{CounterFedRows(o.policy_table)},
+             AttackFixedNote::kMigrationNotModelled};
   return r;
 }
 

@@ -473,35 +473,20 @@ const kstack::PolicyDef* PrngRecoverRow(const std::string& name,
   return nullptr;
 }
 
-// "siphash, siphash-task, legacy-arm64, per-task and uniform are attacked with the percpu-prng
-// model (the attacker assumes LFSR113); buffered-prng with its own 5-offsets-per-output model,
-// first observation at the first offset after seeding." for the default table.
-std::string ModelNote(std::span<const kstack::PolicyDef> table) {
-  std::vector<std::string> others;
-  std::vector<std::string> direct;
-  std::vector<std::string> own;
+// Which model each row is attacked with. Default table: siphash, siphash-task, legacy-arm64 and
+// per-task (with uniform) get the percpu-prng (direct) model; buffered-prng its own.
+PrngModelsNote ModelNote(std::span<const kstack::PolicyDef> table) {
+  PrngModelsNote note;
   for (const kstack::PolicyDef* p : PrngRecoverRows(table)) {
     if (!kstack::LinearOverGf2(p->facts)) {
-      others.emplace_back(p->name);
+      note.other.emplace_back(p->name);
     } else if (ModelFor(p) == Model::kDirect) {
-      direct.emplace_back(p->name);
+      if (note.direct.empty()) note.direct = p->name;
     } else {
-      own.emplace_back(p->name);
+      note.own.emplace_back(p->name);
     }
   }
-  const std::string last = others.empty() ? "uniform" : others.back() + " and uniform";
-  if (!others.empty()) others.pop_back();
-  others.push_back(last);
-  std::string note = fmt::format("{} are attacked with the {} model (the attacker assumes LFSR113)",
-                                 fmt::join(others, ", "),
-                                 direct.empty() ? std::string("LFSR113 direct") : direct.front());
-  for (const std::string& name : own) {
-    note += fmt::format(
-        "; {} with its own 5-offsets-per-output model, first observation at the "
-        "first offset after seeding",
-        name);
-  }
-  return note + ".";
+  return note;
 }
 
 }  // namespace
@@ -585,39 +570,11 @@ Expected<AttackReport> RunPrngRecover(const PrngRecoverOptions& o) {
   AttackReport r;
   r.attack = "prng-recover";
   r.seed = o.seed;
-  r.claim =
-      "\"the prng has a period of 2^113, so as long as its state stays secret it cannot be "
-      "guessed\" (percpu-prng, a96ef5848cb0)";
-  r.remaining_bits_meaning =
-      "entropy of the next offset given the attacker's equations, over every gap pattern that "
-      "fits (each weighted 2^-rank; one candidate: the bits its system leaves free), mean over "
-      "trials; 6 when no LFSR113 state fits";
+  r.claim = AttackClaim::kPrngPeriod;
   r.rows.push_back(std::move(*row));
-  r.notes = {
-      fmt::format("Method: per trial, a fresh seeded boot of the design on one CPU; the attacker "
-                  "learns `observed` offsets, solves the GF(2) system in the 128 LFSR113 state "
-                  "bits (113 effective), then predicts the next {} offsets from its solution.",
-                  o.predict),
-      "rank/check bits/candidates/nodes: the worst trial (min rank, min redundant equations, max "
-      "candidates = distinct states that fit every observation, max search nodes). `recovered` "
-      "only with a unique state of rank "
-      "113 confirmed by >= 12 redundant equations; `full rank, unverified` predicts but could "
-      "still be a coincidence.",
-      ModelNote(o.policy_table),
-  };
-  if (incomplete > 0) {
-    r.notes.push_back(fmt::format(
-        "Search budget exhausted in {} of {} trials: their candidates are only those found "
-        "(candidates >=N, candidates_lower_bound in JSON) and their bits left count only those; "
-        "more candidates may spread the next offset further, or not.",
-        incomplete, o.trials));
-  }
-  if (o.gaps > 0) {
-    r.notes.push_back(fmt::format(
-        "Gaps: between two observations 0..{} unseen outputs (drawn uniformly), their number "
-        "unknown to the attacker, which searches all patterns depth first (budget {} nodes).",
-        o.gaps, o.search_budget));
-  }
+  r.notes = {PrngMethodNote{o.predict}, AttackFixedNote::kPrngColumns, ModelNote(o.policy_table)};
+  if (incomplete > 0) r.notes.emplace_back(PrngBudgetNote{incomplete, o.trials});
+  if (o.gaps > 0) r.notes.emplace_back(PrngGapsNote{o.gaps, o.search_budget});
   return r;
 }
 

@@ -131,33 +131,15 @@ Expected<std::vector<std::pair<double, std::string>>> Resolutions(const TimerOpt
 
 // How to read the report: the method, the reference row, and the measured jitter when there
 // is one.
-std::vector<std::string> TimerNotes(const TimerOptions& o) {
-  std::vector<std::string> notes = {
-      "Method: per row, `observed` simulated syscalls; the attacker knows the design's state "
-      "before each exit step and its counter reading has error e (normal, sd = jitter; or "
-      "resampled from the measured jitter); it predicts the next offset; accuracy = correct / "
-      "predicted.",
-      "uniform: the same design fed by a uniform source instead of a counter (the reference).",
-      "bit-4 step ns: how long counter bit 4 (the offset's lowest bit, 16 ticks) takes; an error "
-      "well below it leaves the offset predictable, one well above leaves 6 bits.",
-  };
+std::vector<AttackNote> TimerNotes(const TimerOptions& o) {
+  std::vector<AttackNote> notes = {AttackFixedNote::kTimerMethod, AttackFixedNote::kTimerUniformRow,
+                                   AttackFixedNote::kTimerBit4Step};
   if (o.measured.errors_ns.empty()) return notes;
-  notes.push_back(fmt::format(
-      "jitter measured here: {} per-call durations of a raw getpid(2) timed by the engine's "
-      "CycleClock, each minus their median (an upper-bound proxy for the error of timing the "
-      "kernel's exit read from user space); `jitter ns` = robust sigma = IQR / 1.349 (the sd "
-      "of a normal law with that IQR).",
-      o.measured.errors_ns.size()));
+  notes.emplace_back(JitterMeasuredNote{o.measured.errors_ns.size()});
   if (AtCounterResolution(o.measured)) {
-    const double step = o.measured.counter_step_ns;
-    notes.push_back(fmt::format(
-        "The measured jitter is at the counter's resolution: IQR {:.4g} ns {} one step of the "
-        "counter ({:.4g} ns; every duration is a multiple of it), so `jitter ns` {:.4g} = "
-        "IQR / 1.349 shows how coarse the counter is, not how large the error is: the true "
-        "error is not resolved below one step and may be smaller.",
-        o.measured.robust_sigma_ns * kIqrPerSigma,
-        o.measured.robust_sigma_ns * kIqrPerSigma < 0.5 * step ? "is below" : "is", step,
-        o.measured.robust_sigma_ns));
+    notes.emplace_back(JitterAtResolutionNote{o.measured.robust_sigma_ns * kIqrPerSigma,
+                                              o.measured.counter_step_ns,
+                                              o.measured.robust_sigma_ns});
   }
   return notes;
 }
@@ -171,12 +153,7 @@ Expected<AttackReport> RunTimer(const TimerOptions& o) {
   AttackReport r;
   r.attack = "timer";
   r.seed = o.seed;
-  r.claim =
-      "\"a 24 MHz counter gives too few bits\" (legacy-x86, per-task-x86 and the counter-fed "
-      "arches: offset = ror32(old, 5) ^ counter at syscall exit)";
-  r.remaining_bits_meaning =
-      "conditional entropy H(next offset | attacker's prediction), bits (Miller-Madow "
-      "corrected estimate)";
+  r.claim = AttackClaim::kCounterTooFewBits;
   std::vector<const kstack::PolicyDef*> designs;
   for (const kstack::PolicyDef& p : o.policy_table) {
     if (kstack::CounterFed(p.facts)) designs.push_back(&p);

@@ -114,11 +114,11 @@ int Finish(const std::string& dir, const BisectState& s) {
 }
 
 int Drive(const std::string& dir, BisectState& s) {
-  const bool tty = StderrIsTty();
-  campaign::RunnerHooks hooks = TerminalHooks("bisect");
+  StatusLine status;
+  campaign::RunnerHooks hooks = TerminalHooks("bisect", status);
   StopSignals signals;
   const Status st = campaign::RunBisect(dir, s, Factory(), g_campaign_stop, hooks, CheckBuiltImage);
-  if (tty) std::fputs("\r\033[K", stderr);
+  status.Clear();
   if (!st.ok()) {
     Error e = st.error();
     if (campaign::IsHostWriteFault(e)) {
@@ -316,13 +316,13 @@ int ExecuteStep(const StepArgs& a, const std::vector<std::string>& extras) {
   candidate.config.clear();
   candidate.kernel_size = 0;
   candidate.kernel_mtime = 0;
-  const bool tty = StderrIsTty();
-  campaign::RunnerHooks hooks = TerminalHooks("bisect step");
+  StatusLine progress;
+  campaign::RunnerHooks hooks = TerminalHooks("bisect step", progress);
   StopSignals signals;
   campaign::CampaignStatus status = campaign::CampaignStatus::kRunning;
   auto step =
       campaign::RunCandidateStep(dir, *s, candidate, Factory(), g_campaign_stop, hooks, &status);
-  if (tty) std::fputs("\r\033[K", stderr);
+  progress.Clear();
   if (!step.ok()) return Abort(step.error());
   if (status == campaign::CampaignStatus::kInterrupted) {
     Warn(

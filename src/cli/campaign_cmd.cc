@@ -277,8 +277,8 @@ int Finish(const std::string& dir, const CampaignState& state, const CampaignArg
 // Runs the campaign in `dir`, whose lock the caller holds.
 int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine,
           const CampaignArgs& a) {
-  const bool tty = StderrIsTty();
-  campaign::RunnerHooks hooks = TerminalHooks("campaign");
+  StatusLine status;
+  campaign::RunnerHooks hooks = TerminalHooks("campaign", status);
   const std::string store = StorePath(a.store);
   if (!a.no_store) {
     hooks.record = [store](const RunResult& r, const std::string& path) {
@@ -289,7 +289,7 @@ int Drive(const std::string& dir, CampaignState& state, campaign::Engine& engine
   }
   StopSignals signals;
   const Status st = campaign::RunCampaign(dir, state, engine, g_campaign_stop, hooks);
-  if (tty) std::fputs("\r\033[K", stderr);
+  status.Clear();
   if (!st.ok() && campaign::IsHostWriteFault(st.error())) {
     // Not a boot's failure: the campaign stopped before it could count one (status "stopped").
     return Fail(RuntimeError(fmt::format(

@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstdio>
 #include <cstring>
 
 #include "cli_util.h"
@@ -60,18 +59,15 @@ std::string SelfPath() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("/proc/self/exe");
 }
 
-campaign::RunnerHooks TerminalHooks(const std::string& what) {
-  const bool tty = StderrIsTty();
+campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status) {
   campaign::RunnerHooks hooks;
-  if (tty) {
-    hooks.progress = [what](const std::string& line) {
-      std::fprintf(stderr, "\r\033[Kkstacklab: %s: %s", what.c_str(), EscapeControl(line).c_str());
-      std::fflush(stderr);
+  if (status.terminal()) {
+    hooks.progress = [what, &status](const std::string& line) {
+      status.Show(fmt::format("kstacklab: {}: {}", what, EscapeControl(line)));
     };
   }
-  hooks.note = [tty, what](const std::string& line) {
-    std::fprintf(stderr, "%skstacklab: %s: %s\n", tty ? "\r\033[K" : "", what.c_str(),
-                 EscapeControl(line).c_str());
+  hooks.note = [what, &status](const std::string& line) {
+    status.Note(fmt::format("kstacklab: {}: {}", what, EscapeControl(line)));
   };
   return hooks;
 }

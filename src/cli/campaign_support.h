@@ -7,6 +7,7 @@
 #include <atomic>
 #include <string>
 
+#include "cli_util.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/common/error.h"
 
@@ -46,8 +47,8 @@ class DirLock {
 // This executable (/proc/self/exe).
 std::string SelfPath();
 
-// Hooks that print to stderr as "kstacklab: WHAT: ...": the progress line in place on a TTY
-// (nothing elsewhere), notes as lines (after clearing the progress line on a TTY).
-campaign::RunnerHooks TerminalHooks(const std::string& what);
+// Hooks that print on `status` (which must outlive them) as "kstacklab: WHAT: ...": the progress
+// as its shown line (on a terminal only), notes as lines.
+campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status);
 
 }  // namespace kstacklab::cli

@@ -157,15 +157,36 @@ std::string HexBytes(const uint8_t* data, size_t n) {
 
 bool StderrIsTty() { return ::isatty(STDERR_FILENO) == 1; }
 
-ProgressLine::ProgressLine(std::string what)
-    : what_(std::move(what)), enabled_(StderrIsTty()), start_(Clock::now()) {}
+// Carriage return, then erase to the end of the line (ECMA-48 EL).
+constexpr const char* kEraseLine = "\r\033[K";
 
-ProgressLine::~ProgressLine() {
-  if (shown_) std::fputs("\r\033[K", stderr);
+void StatusLine::Show(std::string_view text) {
+  if (!terminal_) return;
+  std::fprintf(stderr, "%s%.*s", kEraseLine, static_cast<int>(text.size()), text.data());
+  std::fflush(stderr);
+  shown_ = true;
 }
 
+void StatusLine::Note(std::string_view text) {
+  Clear();
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(text.size()), text.data());
+}
+
+void StatusLine::Clear() {
+  if (shown_) std::fputs(kEraseLine, stderr);
+  shown_ = false;
+}
+
+std::string ProgressText(double fraction, double elapsed_s, std::string_view what) {
+  const std::string eta =
+      fraction > 0.01 ? fmt::format("{:.0f}s", elapsed_s / fraction * (1 - fraction)) : "--";
+  return fmt::format("[{:3.0f}%] ETA {}  {}", fraction * 100, eta, what);
+}
+
+ProgressLine::ProgressLine(std::string what) : what_(std::move(what)), start_(Clock::now()) {}
+
 ProgressLine::Callback ProgressLine::Part(uint64_t part, uint64_t parts) {
-  if (!enabled_) return {};
+  if (!line_.terminal()) return {};
   return [this, part, parts](uint64_t done, uint64_t total) {
     const double within = total == 0 ? 0 : static_cast<double>(done) / static_cast<double>(total);
     Update((static_cast<double>(part) + within) / static_cast<double>(parts));
@@ -177,11 +198,7 @@ void ProgressLine::Update(double fraction) {
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (elapsed < 1 || now - last_ < std::chrono::milliseconds(250)) return;
   last_ = now;
-  const std::string eta =
-      fraction > 0.01 ? fmt::format("{:.0f}s", elapsed / fraction * (1 - fraction)) : "--";
-  std::fprintf(stderr, "\r\033[K[%3.0f%%] ETA %s  %s", fraction * 100, eta.c_str(), what_.c_str());
-  std::fflush(stderr);
-  shown_ = true;
+  line_.Show(ProgressText(fraction, elapsed, what_));
 }
 
 }  // namespace kstacklab::cli

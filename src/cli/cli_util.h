@@ -58,15 +58,38 @@ std::string HexBytes(const uint8_t* data, size_t n);
 // True when stderr is a terminal (progress is shown only then).
 bool StderrIsTty();
 
-// Progress of long work on stderr, on a terminal only: "[ 42%] ETA 12s  WHAT", from the first
-// second on, redrawn at most 4 times a second, erased when it goes out of scope.
+// The one status line on stderr. On a terminal, Show redraws it in place ("\r\033[K" TEXT, no
+// newline), Note prints a permanent line (erasing a shown status first) and Clear erases it. Not
+// on a terminal (a log), Show prints nothing and Note prints a plain line. Destruction clears.
+class StatusLine {
+ public:
+  explicit StatusLine(bool terminal = StderrIsTty()) : terminal_(terminal) {}
+  StatusLine(const StatusLine&) = delete;
+  StatusLine& operator=(const StatusLine&) = delete;
+  ~StatusLine() { Clear(); }
+
+  bool terminal() const { return terminal_; }
+  void Show(std::string_view text);
+  void Note(std::string_view text);
+  void Clear();
+
+ private:
+  bool terminal_;
+  bool shown_ = false;
+};
+
+// "[ 42%] ETA 12s  WHAT": the progress text of `fraction` (0..1) of the work done in `elapsed_s`
+// seconds (ETA "--" below 1 %).
+std::string ProgressText(double fraction, double elapsed_s, std::string_view what);
+
+// Progress of long work on stderr, on a terminal only: ProgressText on the StatusLine, from the
+// first second on, redrawn at most 4 times a second, erased when it goes out of scope.
 class ProgressLine {
  public:
   using Callback = std::function<void(uint64_t done, uint64_t total)>;
   explicit ProgressLine(std::string what);
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
-  ~ProgressLine();
 
   // The callback for part `part` of `parts` equal parts of the work (an attack run several
   // times, once per row); empty when stderr is not a terminal.
@@ -77,8 +100,7 @@ class ProgressLine {
   void Update(double fraction);
 
   std::string what_;
-  bool enabled_;
-  bool shown_ = false;
+  StatusLine line_;
   Clock::time_point start_;
   Clock::time_point last_{};
 };

@@ -1,19 +1,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <exception>
-#include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "command.h"
+#include "kstacklab/common/fileio.h"
 #include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
@@ -172,16 +171,14 @@ bool LooksLikeCli11List(std::string_view arg) {
   return arg.size() >= 2 && arg.front() == '[' && arg.back() == ']';
 }
 
-// --help and --version: CLI11 prints to std::cout; a stdout that cannot take it (/dev/full, a
-// closed pipe) is a failure, not exit 0.
+// --help and --version: CLI11's text goes to stdout through WriteStdout, so a stdout that cannot
+// take it (/dev/full, a closed pipe) is a failure (exit 1), not exit 0.
 int PrintedExit(const CLI::App& app, const CLI::Error& e) {
-  const int rc = app.exit(e);
-  std::cout.flush();
-  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
-  if (failed) {
-    return Fail(RuntimeError(fmt::format("cannot write to standard output: {}",
-                                         std::strerror(errno != 0 ? errno : EIO))));
-  }
+  std::ostringstream out;
+  std::ostringstream err;
+  const int rc = app.exit(e, out, err);
+  if (const std::string text = err.str(); !text.empty()) std::fputs(text.c_str(), stderr);
+  if (Status st = WriteStdout(out.str()); !st.ok()) return Fail(st.error());
   return rc;
 }
 

@@ -4,7 +4,6 @@
 // lkdtm's stack-entropy.sh would print.
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,11 +13,12 @@
 #include "command.h"
 #include "entropy_kernel.h"
 #include "kstacklab/analysis/entropy.h"
-#include "kstacklab/kstack/policies.h"
 #include "kstacklab/report/entropy_report.h"
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/json.h"
+#include "kstacklab/kstack/policies.h"
 #include "kstacklab/results/results.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 
@@ -44,7 +44,7 @@ std::string PolicyNames() {
 
 using Row = std::pair<std::string, analysis::EntropyStats>;
 
-void PrintTable(const std::vector<Row>& rows, uint64_t samples) {
+std::string RenderTable(const std::vector<Row>& rows, uint64_t samples) {
   GridTable table = EntropyStatsTable("policy", rows);
   std::string out = RenderGrid(table);
   out += "\nWhich kernels run each design (docs/models.md):\n";
@@ -61,10 +61,10 @@ void PrintTable(const std::vector<Row>& rows, uint64_t samples) {
       "of consecutive equal offsets (uniform iid: 1/64 = 0.01563).\nscript: what lkdtm "
       "stack-entropy.sh prints, floor(log2(distinct)) + 1 — over-reports 64 distinct as 7.\n",
       samples);
-  std::fputs(out.c_str(), stdout);
+  return out;
 }
 
-void PrintJson(const std::vector<Row>& rows, uint64_t samples) {
+std::string RenderJson(const std::vector<Row>& rows, uint64_t samples) {
   Json j = Json::object();
   j["samples"] = samples;
   j["model"] = "user space, single thread, next_offset() of each policy";
@@ -81,7 +81,7 @@ void PrintJson(const std::vector<Row>& rows, uint64_t samples) {
     list.push_back(std::move(row));
   }
   j["policies"] = std::move(list);
-  std::fputs(DumpJson(j).c_str(), stdout);
+  return DumpJson(j);
 }
 
 int RunEntropy(const EntropyOptions& o) {
@@ -107,12 +107,7 @@ int RunEntropy(const EntropyOptions& o) {
     if (!stats.ok()) return Fail(stats.error());
     rows.push_back({def->name, *stats});
   }
-  if (o.format == "json") {
-    PrintJson(rows, *samples);
-  } else {
-    PrintTable(rows, *samples);
-  }
-  return PrintStdout("");  // the checked flush: a failed write to stdout exits 1
+  return PrintStdout(o.format == "json" ? RenderJson(rows, *samples) : RenderTable(rows, *samples));
 }
 
 }  // namespace

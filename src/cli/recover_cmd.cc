@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "cli_util.h"
@@ -25,12 +25,13 @@ Runner SetupRecoverCommand(CLI::App& sub) {
     const bool existed = ::lstat(file.c_str(), &st) == 0;  // only for the message below
     auto restored = knobs::RecoverPending();
     if (!restored.ok()) return Fail(restored.error());
+    std::string out;
     if (restored->empty()) {
-      std::printf("nothing to recover (%s %s)\n", file.c_str(),
-                  existed ? "held no saved values; removed" : "does not exist");
+      out = fmt::format("nothing to recover ({} {})\n", file,
+                        existed ? "held no saved values; removed" : "does not exist");
     }
-    for (const std::string& line : *restored) std::printf("%s\n", line.c_str());
-    return PrintStdout("");  // the checked flush: a failed write to stdout exits 1
+    for (const std::string& line : *restored) fmt::format_to(std::back_inserter(out), "{}\n", line);
+    return PrintStdout(out);
   };
 }
 

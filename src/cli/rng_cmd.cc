@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,11 +12,13 @@
 
 #include "cli_util.h"
 #include "command.h"
+#include "kstacklab/common/fileio.h"
 #include "kstacklab/kstack/sources.h"
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/crng.h"
 #include "kstacklab/rng/prandom.h"
 #include "kstacklab/rng/siphash.h"
+#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 
@@ -36,7 +37,8 @@ struct RngOptions {
   bool hsiphash = false;
 };
 
-// Buffered stdout writer: one fwrite per ~64 KiB.
+// Buffered stdout: one WriteStdout per ~64 KiB. After a failed write nothing more is written and
+// Finish reports that first failure (exit 1).
 class Out {
  public:
   void Line(std::string_view s) {
@@ -44,14 +46,19 @@ class Out {
     buf_.push_back('\n');
     if (buf_.size() > (1u << 16)) Flush();
   }
-  bool Flush() {
-    bool ok = std::fwrite(buf_.data(), 1, buf_.size(), stdout) == buf_.size();
-    buf_.clear();
-    return ok && std::fflush(stdout) == 0;
+  int Finish() {
+    Flush();
+    return status_.ok() ? kExitOk : Fail(status_.error());
   }
 
  private:
+  void Flush() {
+    if (status_.ok()) status_ = WriteStdout(buf_);
+    buf_.clear();
+  }
+
   std::string buf_;
+  Status status_ = OkStatus();
 };
 
 Expected<uint64_t> ParseRngCount(const std::string& text) {
@@ -99,7 +106,7 @@ int RunPrandom(const CLI::App& sub, const RngOptions& o) {
   }
   Out out;
   for (uint64_t i = 0; i < *count; ++i) out.Line(fmt::format("{:08x}", rng::PrandomU32State(s)));
-  return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
+  return out.Finish();
 }
 
 int RunChacha(const CLI::App& sub, const RngOptions& o) {
@@ -124,7 +131,7 @@ int RunChacha(const CLI::App& sub, const RngOptions& o) {
     rng::Chacha20Block(st, block);
     out.Line(HexBytes(block, sizeof block));
   }
-  return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
+  return out.Finish();
 }
 
 template <int kWidth>
@@ -150,7 +157,7 @@ int RunCrng(const CLI::App& sub, const RngOptions& o) {
       out.Line(fmt::format("{:016x}", crng.GetRandomU64(0)));
     }
   }
-  return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
+  return out.Finish();
 }
 
 int RunSiphash(const CLI::App& sub, const RngOptions& o) {
@@ -197,7 +204,7 @@ int RunSiphash(const CLI::App& sub, const RngOptions& o) {
         v.size() == 1 ? rng::Siphash1u64(v[0], key) : rng::Siphash2u64(v[0], v[1], key);
     out.Line(fmt::format("{:016x}", h));
   }
-  return out.Flush() ? kExitOk : Fail(RuntimeError("cannot write to stdout"));
+  return out.Finish();
 }
 
 // --- the table: one row per raw row of kstack::kSources ------------------------------------

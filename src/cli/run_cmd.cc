@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <signal.h>
 
-#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -189,32 +188,6 @@ std::vector<std::string> SessionArgv(const run::RunPlan& p, int session) {
   return args;
 }
 
-// The progress line on a terminal: "[ 42%] ETA 12s  ROW", cleared when done.
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  ~Progress() { Done(); }
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  void Update(double fraction, double elapsed, const std::string& row) {
-    if (!enabled_) return;
-    double eta = fraction > 0.01 ? elapsed / fraction * (1 - fraction) : NAN;
-    std::string eta_text = std::isnan(eta) ? "--" : fmt::format("{:.0f}s", eta);
-    std::fprintf(stderr, "\r\033[K[%3.0f%%] ETA %s  %s", fraction * 100, eta_text.c_str(),
-                 row.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void Done() {
-    if (shown_) std::fputs("\r\033[K", stderr);
-    shown_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-};
-
 // Exit code of a run stopped by a signal.
 int SignalExit(const run::RunGuard& guard) {
   return 128 + (guard.stop_signal() != 0 ? guard.stop_signal() : SIGINT);
@@ -298,18 +271,18 @@ int Execute(const RunFlags& f) {
   const bool child = valid->plan.session >= 0;
   const bool tty = StderrIsTty();
   run::RunGuard guard;
-  Progress progress(tty && !child);
+  StatusLine status(tty && !child);  // the progress line: "[ 42%] ETA 12s  ROW"
   run::RunHooks hooks;
   hooks.warn = Warn;
-  hooks.progress = [&](double fraction, double elapsed, const std::string& row) {
-    progress.Update(fraction, elapsed, row);
+  hooks.progress = [&status](double fraction, double elapsed, const std::string& row) {
+    status.Show(ProgressText(fraction, elapsed, row));
   };
-  hooks.session_started = [tty](int session, int sessions) {
-    if (tty) std::fprintf(stderr, "session %d/%d\n", session + 1, sessions);
+  hooks.session_started = [&status](int session, int sessions) {
+    if (status.terminal()) status.Note(fmt::format("session {}/{}", session + 1, sessions));
   };
   hooks.session_command = SessionArgv;
   auto out = run::Run(*valid, guard, hooks);
-  progress.Done();
+  status.Clear();
   if (!out.ok()) return Fail(out.error());
   if (out->stopped_before_measuring()) {
     if (!child) Warn("interrupted before the first repetition completed: nothing was written");

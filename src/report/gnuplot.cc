@@ -1,10 +1,9 @@
 // The gnuplot runner of `kstacklab plot`: writes a GnuplotJob into a temp dir, runs gnuplot
-// there (posix_spawn, stdin/stdout /dev/null, stderr captured) and moves the image into place.
+// there (stdin/stdout /dev/null, stderr captured) and moves the image into place.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,8 +20,7 @@
 
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/report/plot.h"
-
-extern char** environ;
+#include "kstacklab/common/subprocess.h"
 
 namespace kstacklab {
 namespace {
@@ -170,42 +168,30 @@ Expected<std::string> DrawImage(const GnuplotJob& job, const std::string& output
   }
 
   const std::string err_path = dir.path() + "/gnuplot.stderr";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.path().c_str());
-  std::string arg0 = gnuplot, arg1 = "plot.gp";
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
-  // gnuplot starts with this process's own mask (the signals not blocked in it).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setsigmask(&attr, &signals.old_mask());
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, gnuplot.c_str(), &actions, &attr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
+  // gnuplot starts in the temp dir with this process's own mask (the signals not blocked in it).
+  ChildSpec spec;
+  spec.argv = {gnuplot, "plot.gp"};
+  spec.cwd = dir.path();
+  spec.out = ChildStream::Null();
+  spec.err = ChildStream::File(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  spec.own_group = false;
+  spec.default_signals = false;
+  spec.mask = &signals.old_mask();
+  ChildProcess child;
+  if (Status st = child.Start(spec); !st.ok()) {
     return RuntimeError(fmt::format("cannot start {}: {} (reinstall it: {})", gnuplot,
-                                    std::strerror(rc), kInstallHint));
+                                    std::strerror(st.error().os_errno), kInstallHint));
   }
   int status = 0;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) {
-      return RuntimeError(fmt::format("waiting for gnuplot: {}", std::strerror(errno)));
-    }
+  int code = 0;
+  while (!child.Poll(&code, &status)) {
     if (const int sig = signals.Take(50); sig != 0) {
-      ::kill(pid, SIGTERM);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      child.Signal(SIGTERM);
+      child.Wait();
       return Interrupted(sig, output_path);
     }
   }
+  if (code < 0) return RuntimeError(fmt::format("waiting for gnuplot: {}", std::strerror(errno)));
   const std::string err = ContentOrEmpty(err_path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string how = WIFEXITED(status) ? fmt::format("exit {}", WEXITSTATUS(status))

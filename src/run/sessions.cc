@@ -1,70 +1,49 @@
 // Sessions in fresh processes (src/run/sessions.h).
 #include "sessions.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/results/result_reader.h"
+#include "kstacklab/common/subprocess.h"
 
 namespace kstacklab::run {
 
 Expected<RunResult> RunSession(const std::vector<std::string>& argv, int session,
                                const RunGuard& guard) {
   KSTACKLAB_CHECK(!argv.empty());
-  std::vector<char*> cargv;
-  std::vector<std::string> copy = argv;
-  for (std::string& s : copy) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    return RuntimeError(fmt::format("cannot start session {}: {}", session, std::strerror(errno)));
+  // The session inherits stdin, stderr and the signals as they are: a terminal's ^C reaches it
+  // too, and the stop forwarded below reaches it when it came from elsewhere.
+  ChildSpec spec;
+  spec.argv = argv;
+  spec.in = ChildStream::Inherit();
+  spec.out = ChildStream::Pipe();
+  spec.own_group = false;
+  spec.default_signals = false;
+  ChildProcess child;
+  if (Status st = child.Start(spec); !st.ok()) {
+    return RuntimeError(
+        fmt::format("cannot start session {}: {}", session, std::strerror(st.error().os_errno)));
   }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return RuntimeError(fmt::format("cannot start session {}: {}", session, std::strerror(err)));
-  }
-  if (pid == 0) {
-    // Child: async-signal-safe calls only until exec.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
-    if (::dup2(fds[1], STDOUT_FILENO) < 0) ::_exit(127);
-    ::execv(cargv[0], cargv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
+  const int out_fd = child.ReleaseOut();
   bool forwarded = false;
   auto forward_stop = [&] {
     if (guard.stop_requested() && !forwarded) {
-      ::kill(pid, guard.stop_signal() != 0 ? guard.stop_signal() : SIGTERM);
+      child.Signal(guard.stop_signal() != 0 ? guard.stop_signal() : SIGTERM);
       forwarded = true;
     }
   };
   // A child writing more than a result file may hold, or a failed read, leaves no result:
   // the output is dropped and the parse below says the session left none.
-  auto output = ReadAll(fds[0], ResultLimits::kMaxFileBytes,
+  auto output = ReadAll(out_fd, ResultLimits::kMaxFileBytes,
                         fmt::format("session {}'s output", session), forward_stop);
   const std::string text = output.ok() ? std::move(*output) : std::string();
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      return RuntimeError(fmt::format("waiting for session {}: {}", session, std::strerror(errno)));
-    }
-    forward_stop();
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  ::close(out_fd);
+  const int code = child.Wait(forward_stop);
   auto result = ResultFromJson(text, fmt::format("session {}", session));
   if (!result.ok()) {
     if (code == 0) return RuntimeError(result.error().message);

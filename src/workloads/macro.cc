@@ -15,7 +15,6 @@
 
 #include <fmt/format.h>
 #include <sched.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,10 +28,9 @@
 #include <map>
 #include <memory>
 
+#include "kstacklab/common/subprocess.h"
 #include "kstacklab/timing/timing.h"
 #include "suites.h"
-
-extern char** environ;
 
 namespace kstacklab::workloads {
 
@@ -100,15 +98,18 @@ uint64_t Build(const BuildState& s) {
                                      s.sources[i],
                                      "-o",
                                      out};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (::posix_spawn(&pid, s.compiler.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    // The compiler inherits this process's streams and signals; reaped by reap_one.
+    ChildSpec spec;
+    spec.argv = std::move(args);
+    spec.in = ChildStream::Inherit();
+    spec.own_group = false;
+    spec.default_signals = false;
+    ChildProcess child;
+    if (!child.Start(spec).ok()) {
       ++failed;
       continue;
     }
-    running.push_back(pid);
+    running.push_back(child.Release());
   }
   while (!running.empty()) reap_one();
   return failed;

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "kstacklab/common/error.h"
@@ -53,18 +54,102 @@ struct AttackRow {
   std::vector<Evidence> evidence;              // per-attack fields, same keys on every row
 };
 
+// --- findings: what a report says around its table, as data ----------------------------------
+// The attacks and the live glue fill these; report/ words them (attack_report.h), so the figures
+// are tested as numbers and the words live in one place.
+
+// The claim from the list an attack tests; report/ words it and what the attack's "bits left"
+// mean.
+enum class AttackClaim {
+  kNone,                 // none (a report built by hand): no claim, no meaning of bits left
+  kPrngPeriod,           // prng-recover: a period of 2^113 keeps a secret state unguessable
+  kMigrationOldCpu,      // migration: a task migrated mid-syscall leaves the old CPU's offset
+  kCounterTooFewBits,    // timer: a 24 MHz counter gives too few bits
+  kLiveCounterRead,      // timer --live: the process reads the counter the kernel mixes in
+  kLiveMigrationOldCpu,  // migration --live: the old CPU's offset is left for the next syscall
+};
+
+// What the report's chance level is.
+struct AttackChanceBasis {
+  enum class Kind {
+    kOneOf64,         // one of 64 offsets (the models, v6.11+ geometry)
+    kBestBlindGuess,  // the best guess with no knowledge of the state, on `geometry`
+    kEqualOffsets,    // two independent offsets of `geometry` equal
+  };
+  Kind kind = Kind::kOneOf64;
+  std::string geometry;   // the kernel's offset geometry (live); its name
+  double ideal_bits = 0;  // its ideal Shannon entropy, bits
+};
+
+// A note whose words take no figure.
+enum class AttackFixedNote {
+  kPrngColumns,              // prng-recover: what rank/check bits/candidates/nodes are
+  kMigrationMethod,          // migration: the simulation
+  kMigrationNotModelled,     // migration: what is not modelled
+  kTimerMethod,              // timer: the simulation
+  kTimerUniformRow,          // timer: what the uniform row is
+  kTimerBit4Step,            // timer: how to read "bit-4 step ns"
+  kLiveTimerInterrupts,      // timer --live: other returns to user mode are in the measurement
+  kLiveMigrationMethod,      // migration --live: the threads and pipe of one round
+  kLiveMigrationOtherTasks,  // migration --live: other processes on the CPU are measured too
+};
+struct PrngMethodNote {
+  uint64_t predict = 0;  // offsets predicted after the observed ones
+};
+// Which model each prng-recover row is attacked with.
+struct PrngModelsNote {
+  std::vector<std::string> other;  // not linear over GF(2): the direct model at chance
+  std::string direct;              // the row of the direct LFSR113 model ("" = none)
+  std::vector<std::string> own;    // rows with their own (5-offsets-per-output) model
+};
+struct PrngBudgetNote {
+  uint64_t incomplete = 0, trials = 0;  // trials whose search budget ran out, of all
+};
+struct PrngGapsNote {
+  uint64_t gaps = 0, budget = 0;  // unseen outputs between observations; search nodes
+};
+struct MigrationOverallNote {
+  std::vector<std::string> counter_fed;  // rows that use the simulation's clock as rdtsc()
+};
+struct JitterMeasuredNote {
+  uint64_t calls = 0;  // timed getpid calls the jitter comes from
+};
+// The measured jitter is at the counter's resolution (its IQR within a step or so).
+struct JitterAtResolutionNote {
+  double iqr_ns = 0, step_ns = 0, robust_sigma_ns = 0;
+};
+struct GeometryNote {
+  std::string geometry;          // read off the sampled stack heights
+  bool also_consistent = false;  // another geometry that fits the heights about as well
+};
+struct DesignNote {
+  std::string summary;  // live::KernelDesign::summary
+};
+struct AttackerKnowsNote {
+  std::string attacker, knows;
+};
+// How timer --live scored: its ground truth, calibration and prediction rule.
+struct LiveTimerMethodNote {
+  uint64_t calls = 0, training = 0;
+  int64_t delta_ticks = 0;
+  double error_p05 = 0, error_p95 = 0, within_16 = 0;  // ticks around delta; fraction
+};
+using AttackNote =
+    std::variant<AttackFixedNote, PrngMethodNote, PrngModelsNote, PrngBudgetNote, PrngGapsNote,
+                 MigrationOverallNote, JitterMeasuredNote, JitterAtResolutionNote, GeometryNote,
+                 DesignNote, AttackerKnowsNote, LiveTimerMethodNote>;
+
 struct AttackReport {
-  std::string attack;                  // "prng-recover", "migration", "timer"
-  std::string mode = "model";          // "model" (user-space bit-exact models) or "live"
-  uint64_t seed = 0;                   // everything random derives from it (model mode)
-  std::string claim;                   // the claim from the list this experiment tests
-  std::string remaining_bits_meaning;  // what remaining_bits is for this attack
+  std::string attack;                      // "prng-recover", "migration", "timer"
+  std::string mode = "model";              // "model" (user-space bit-exact models) or "live"
+  uint64_t seed = 0;                       // everything random derives from it (model mode)
+  AttackClaim claim = AttackClaim::kNone;  // the claim from the list this experiment tests
   std::vector<AttackRow> rows;
-  std::vector<std::string> notes;  // footer lines: method, assumptions, what is not modelled
+  std::vector<AttackNote> notes;  // footer lines: method, assumptions, what is not modelled
   // The chance baseline of the whole report and what it is (live reports on a kernel older than
   // v6.11 have 129 unevenly likely offsets: a different chance).
   double chance = kChanceAccuracy;
-  std::string chance_meaning = "1/64: one of 64 offsets, 6 bits";
+  AttackChanceBasis chance_basis;
 };
 
 // Adds a numeric / text evidence field to a row.

@@ -1,6 +1,8 @@
-// Child processes of a campaign (QEMU, ldd, kstacklab itself): started from an argument vector,
-// never through a shell (STYLE.md 17), each wait under a deadline (STYLE.md 19). A child dies
-// with the campaign (PR_SET_PDEATHSIG), so even a SIGKILLed campaign leaves no guest running.
+// Child processes of a campaign (QEMU, ldd, ssh, lavacli, make, kstacklab itself), on the one
+// launcher of common/ (kstacklab/subprocess.h): started from an argument vector, never through a
+// shell (STYLE.md 17), each wait under a deadline (STYLE.md 19). A child dies with the campaign
+// (PR_SET_PDEATHSIG), so even a SIGKILLed campaign leaves no guest running. This file keeps the
+// campaign's forms: a program not found is an error naming it, a log file takes both streams.
 #pragma once
 
 #include <sys/types.h>
@@ -11,20 +13,17 @@
 #include <vector>
 
 #include "kstacklab/common/error.h"
+#include "kstacklab/common/subprocess.h"
 
 namespace kstacklab::campaign {
 
 // What RunProcess keeps of a child's output; the rest is read and dropped.
-inline constexpr size_t kMaxProcessOut = size_t{16} << 20;  // standard output, 16 MiB
-inline constexpr size_t kMaxProcessErr = size_t{1} << 20;   // standard error, 1 MiB
+inline constexpr size_t kMaxProcessOut = kMaxChildOut;  // standard output, 16 MiB
+inline constexpr size_t kMaxProcessErr = kMaxChildErr;  // standard error, 1 MiB
 
-struct ProcessResult {
-  int exit_code = -1;  // the exit status, or 128 + signal number
-  bool timed_out = false;
-  bool interrupted = false;  // `stop` was raised: the child was killed
-  std::string out;           // standard output (at most kMaxProcessOut kept)
-  std::string err;           // standard error (at most kMaxProcessErr kept)
-};
+using ProcessResult = ChildResult;
+using kstacklab::FindProgram;
+using kstacklab::MonotonicSeconds;
 
 // Runs argv[0] (looked up in PATH) with `argv`, stdin from `stdin_path` ("" = /dev/null), and
 // waits at most `timeout_s` for it to exit and close its output (then SIGKILL to its process
@@ -47,10 +46,6 @@ Expected<ProcessResult> RunProcessLogged(const std::vector<std::string>& argv,
 // A started child in its own process group.
 class Child {
  public:
-  Child() = default;
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  ~Child();  // kills and reaps a child still running
   // Starts `argv` with stdin /dev/null and stdout+stderr appended to `log_path` (stderr to
   // `err_path` instead when given), pinned to `cpus` when not empty. RuntimeError when it cannot
   // be started.
@@ -59,19 +54,13 @@ class Child {
                const std::vector<uint64_t>& cpus, const std::string& err_path = "",
                const std::string& cwd = "");
   // True (and the status in *exit_code: exit status or 128 + signal) once it has ended.
-  bool Poll(int* exit_code);
+  bool Poll(int* exit_code) { return process_.Poll(exit_code); }
   // SIGKILL to the process group, then reap.
-  void Kill();
-  pid_t pid() const { return pid_; }
+  void Kill() { process_.Kill(); }
+  pid_t pid() const { return process_.pid(); }
 
  private:
-  pid_t pid_ = -1;
+  ChildProcess process_;  // killed and reaped, if still running, when the Child goes
 };
-
-// CLOCK_MONOTONIC in seconds: every deadline of a campaign is measured on it.
-double MonotonicSeconds();
-
-// True when `name` is an executable file in PATH (or a path to one).
-bool FindProgram(const std::string& name);
 
 }  // namespace kstacklab::campaign
