@@ -220,17 +220,17 @@ rc=$?
 parent=$!
 # Kill the parent only once a session child is running (else the check below proves nothing).
 for _ in $(seq 1 1200); do
-  pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null && break
+  pgrep -f -- "--warmup 1000000000000 .*--internal-session" >/dev/null && break
   sleep 0.05
 done
-pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null || fail "no session child started"
+pgrep -f -- "--warmup 1000000000000 .*--internal-session" >/dev/null || fail "no session child started"
 kill -KILL "$parent"
 wait "$parent" 2>/dev/null
 # PR_SET_PDEATHSIG kills the children at once; allow them up to 10 s to be reaped.
 for _ in $(seq 1 200); do
-  pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null || break
+  pgrep -f -- "--warmup 1000000000000 .*--internal-session" >/dev/null || break
   sleep 0.05
 done
-if pgrep -f -- "--warmup 1000000000000 --timing" >/dev/null; then fail "orphan session child still running"; fi
+if pgrep -f -- "--warmup 1000000000000 .*--internal-session" >/dev/null; then fail "orphan session child still running"; fi
 ls -a "$TMP" /tmp 2>/dev/null | grep -q "kstacklab-session\|s.json.session" && fail "session file left behind"
 finish
