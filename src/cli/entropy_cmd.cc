@@ -13,12 +13,12 @@
 #include "command.h"
 #include "entropy_kernel.h"
 #include "kstacklab/analysis/entropy.h"
+#include "kstacklab/common/text.h"
+#include "kstacklab/kstack/policies.h"
 #include "kstacklab/report/entropy_report.h"
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/json.h"
-#include "kstacklab/kstack/policies.h"
 #include "kstacklab/results/results.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 

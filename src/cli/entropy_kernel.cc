@@ -12,14 +12,14 @@
 #include "cli_util.h"
 #include "kstacklab/analysis/entropy.h"
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/report/kernel_entropy_report.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/live/infer.h"
 #include "kstacklab/live/probe.h"
 #include "kstacklab/live/records.h"
+#include "kstacklab/report/kernel_entropy_report.h"
 #include "kstacklab/results/results.h"
 #include "kstacklab/run/run.h"
 #include "kstacklab/sysinfo/sysinfo.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 

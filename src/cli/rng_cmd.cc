@@ -13,12 +13,12 @@
 #include "cli_util.h"
 #include "command.h"
 #include "kstacklab/common/fileio.h"
+#include "kstacklab/common/text.h"
 #include "kstacklab/kstack/sources.h"
 #include "kstacklab/rng/chacha20.h"
 #include "kstacklab/rng/crng.h"
 #include "kstacklab/rng/prandom.h"
 #include "kstacklab/rng/siphash.h"
-#include "kstacklab/common/text.h"
 
 namespace kstacklab::cli {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/report/plot.h"
 #include "kstacklab/common/subprocess.h"
+#include "kstacklab/report/plot.h"
 
 namespace kstacklab {
 namespace {

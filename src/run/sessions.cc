@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "kstacklab/common/fileio.h"
-#include "kstacklab/results/result_reader.h"
 #include "kstacklab/common/subprocess.h"
+#include "kstacklab/results/result_reader.h"
 
 namespace kstacklab::run {
 
