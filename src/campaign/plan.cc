@@ -234,9 +234,9 @@ Status CheckTargetValues(const CampaignPlan& plan) {
   if (!plan.target) return CountValue("boots", plan.boots, 1, CampaignLimits::kMaxBoots);
   if (plan.boots != 0) return UsageError("give boots or target, not both");
   const Target& t = *plan.target;
-  if (!(t.mdc_pct >= 0.01 && t.mdc_pct <= 1000)) {
-    return UsageError(
-        fmt::format("target mdc_pct {:g} is out of range; give 0.01 to 1000", t.mdc_pct));
+  if (!(t.mdc_pct >= Target::kMinMdcPct && t.mdc_pct <= Target::kMaxMdcPct)) {
+    return UsageError(fmt::format("target mdc_pct {:g} is out of range; give {:g} to {:g}",
+                                  t.mdc_pct, Target::kMinMdcPct, Target::kMaxMdcPct));
   }
   KSTACKLAB_RETURN_IF_ERROR(
       CountValue("target min_boots", t.min_boots, 2, CampaignLimits::kMaxBoots));

@@ -295,7 +295,8 @@ Expected<Target> ReadTarget(const Reader& r, const YAML::Node& node) {
     KSTACKLAB_ASSIGN_OR_RETURN(t.metric, r.Text(node["metric"], "target metric", 32));
   if (!node["mdc_pct"])
     return r.Bad(node, "target needs mdc_pct (the detectable change to reach, %)");
-  KSTACKLAB_ASSIGN_OR_RETURN(t.mdc_pct, r.Number(node["mdc_pct"], "target mdc_pct", 0.01, 1000));
+  KSTACKLAB_ASSIGN_OR_RETURN(t.mdc_pct, r.Number(node["mdc_pct"], "target mdc_pct",
+                                                 Target::kMinMdcPct, Target::kMaxMdcPct));
   if (node["min_boots"]) {
     KSTACKLAB_ASSIGN_OR_RETURN(
         t.min_boots, r.Count(node["min_boots"], "target min_boots", 2, CampaignLimits::kMaxBoots));

@@ -580,7 +580,7 @@ Status CheckQemuMemory(const std::string& m) {
 }  // namespace
 
 Status QemuSettings::Read(const EngineSection& e) {
-  if (e.Has("cpus")) KSTACKLAB_ASSIGN_OR_RETURN(cpus, e.Count("cpus", 1, 64));
+  if (e.Has("cpus")) KSTACKLAB_ASSIGN_OR_RETURN(cpus, e.Count("cpus", 1, kMaxCpus));
   if (e.Has("memory")) KSTACKLAB_ASSIGN_OR_RETURN(memory, e.Text("memory", 16));
   if (e.Has("accel")) KSTACKLAB_ASSIGN_OR_RETURN(accel, e.Text("accel", 8));
   if (e.Has("pin")) {
@@ -591,9 +591,11 @@ Status QemuSettings::Read(const EngineSection& e) {
   if (e.Has("qemu_args"))
     KSTACKLAB_ASSIGN_OR_RETURN(extra_args, e.Words("qemu_args", CampaignLimits::kMaxQemuArgs));
   if (e.Has("boot_timeout"))
-    KSTACKLAB_ASSIGN_OR_RETURN(boot_timeout_s, e.DurationS("boot_timeout", 10, 7 * 86400, "30min"));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        boot_timeout_s, e.DurationS("boot_timeout", kMinBootTimeoutS, kMaxBootTimeoutS, "30min"));
   if (e.Has("init_timeout"))
-    KSTACKLAB_ASSIGN_OR_RETURN(init_timeout_s, e.DurationS("init_timeout", 5, 3600, "2min"));
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        init_timeout_s, e.DurationS("init_timeout", kMinInitTimeoutS, kMaxInitTimeoutS, "2min"));
   if (e.Has("qemu")) KSTACKLAB_ASSIGN_OR_RETURN(binary, e.Text("qemu"));
   if (e.Has("busybox")) KSTACKLAB_ASSIGN_OR_RETURN(busybox, e.Text("busybox"));
   return OkStatus();
@@ -604,7 +606,7 @@ bool QemuSettings::Emulated(std::string_view how) { return how == "tcg"; }
 Status QemuSettings::CheckValues() const {
   if (!binary.empty()) KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine qemu", binary));
   if (!busybox.empty()) KSTACKLAB_RETURN_IF_ERROR(ProgramValue("engine busybox", busybox));
-  KSTACKLAB_RETURN_IF_ERROR(CountValue("engine cpus", cpus, 1, 64));
+  KSTACKLAB_RETURN_IF_ERROR(CountValue("engine cpus", cpus, 1, kMaxCpus));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine memory", memory, 16));
   KSTACKLAB_RETURN_IF_ERROR(TextValue("engine accel", accel, 8));
   if (pin.size() > 64) return UsageError("engine pin has more than 64 CPUs");
@@ -615,8 +617,9 @@ Status QemuSettings::CheckValues() const {
   for (const std::string& a : extra_args) {
     if (!PrintableAscii(a)) return UsageError("engine qemu_args must be printable ASCII");
   }
-  KSTACKLAB_RETURN_IF_ERROR(SecondsValue("engine boot_timeout", boot_timeout_s, 10, 7 * 86400));
-  return SecondsValue("engine init_timeout", init_timeout_s, 5, 3600);
+  KSTACKLAB_RETURN_IF_ERROR(
+      SecondsValue("engine boot_timeout", boot_timeout_s, kMinBootTimeoutS, kMaxBootTimeoutS));
+  return SecondsValue("engine init_timeout", init_timeout_s, kMinInitTimeoutS, kMaxInitTimeoutS);
 }
 
 Status QemuSettings::Check(const CampaignPlan& plan) const {

@@ -23,6 +23,7 @@
 #include "command.h"
 #include "compare_support.h"
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/qemu.h"
@@ -75,6 +76,70 @@ struct CampaignArgs {
   bool no_store = false;
 };
 
+// The shorthand's engine flags as an `engine:` section: the engine's own Read takes them, so its
+// keys' ranges are written once (qemu.h); a message names the flag, as ParseCount's do.
+class FlagSection : public campaign::EngineSection {
+ public:
+  struct Flag {
+    std::string_view key;  // the engine's YAML key
+    const char* flag;
+    const std::string* value;  // "" = not given
+  };
+  explicit FlagSection(std::vector<Flag> flags) : flags_(std::move(flags)) {}
+
+  bool Has(std::string_view key) const override {
+    const Flag* f = Find(key);
+    return f != nullptr && !f->value->empty();
+  }
+  Expected<std::string> Text(std::string_view key, size_t max) const override {
+    const Flag& f = *Find(key);
+    const std::string& v = *f.value;
+    if (v.size() > max) {
+      return UsageError(fmt::format("{} is longer than {} bytes", f.flag, max));
+    }
+    if (auto problem = TextProblem(v)) {
+      return UsageError(fmt::format("{} '{}' {}", f.flag, EscapeControl(v), *problem));
+    }
+    return v;
+  }
+  Expected<uint64_t> Count(std::string_view key, uint64_t lo, uint64_t hi) const override {
+    const Flag& f = *Find(key);
+    return ParseCount(*f.value, f.flag, lo, hi);
+  }
+  Expected<double> DurationS(std::string_view key, double lo_s, double hi_s,
+                             const char* example) const override {
+    const Flag& f = *Find(key);
+    double ns = 0;
+    KSTACKLAB_ASSIGN_OR_RETURN(
+        ns, ParseDurationNs(*f.value, f.flag, true, lo_s * 1e9, hi_s * 1e9, example));
+    return ns / 1e9;
+  }
+  // The shorthand has no flag of these kinds: Has() is false for every other key.
+  Expected<std::vector<uint64_t>> Counts(std::string_view key, size_t, uint64_t, uint64_t,
+                                         std::string_view) const override {
+    return NoFlag(key);
+  }
+  Expected<bool> Bool(std::string_view key) const override { return NoFlag(key); }
+  Expected<std::vector<std::string>> Words(std::string_view key, size_t) const override {
+    return NoFlag(key);
+  }
+  Expected<std::string> Path(std::string_view key) const override { return NoFlag(key); }
+  Error Bad(const std::string& what) const override { return UsageError(what); }
+
+ private:
+  const Flag* Find(std::string_view key) const {
+    for (const Flag& f : flags_) {
+      if (f.key == key) return &f;
+    }
+    return nullptr;
+  }
+  static Error NoFlag(std::string_view key) {
+    return UsageError(fmt::format("engine {} has no shorthand flag; give it in a plan file", key));
+  }
+
+  std::vector<Flag> flags_;
+};
+
 Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
   CampaignPlan plan;
   if (a.profiles.empty()) {
@@ -99,9 +164,11 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     campaign::Target t;
     char* end = nullptr;
     t.mdc_pct = std::strtod(a.target_mdc.c_str(), &end);
-    if (*end != '\0' || !(t.mdc_pct >= 0.01 && t.mdc_pct <= 1000)) {
-      return UsageError(fmt::format("--target-mdc '{}' is not a percentage from 0.01 to 1000",
-                                    EscapeControl(a.target_mdc)));
+    if (*end != '\0' ||
+        !(t.mdc_pct >= campaign::Target::kMinMdcPct && t.mdc_pct <= campaign::Target::kMaxMdcPct)) {
+      return UsageError(fmt::format("--target-mdc '{}' is not a percentage from {:g} to {:g}",
+                                    EscapeControl(a.target_mdc), campaign::Target::kMinMdcPct,
+                                    campaign::Target::kMaxMdcPct));
     }
     t.metric = a.target_metric;
     if (!a.max_boots.empty()) {
@@ -129,22 +196,12 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     plan.seed_given = true;
   }
   // The shorthand's engine is the default, qemu; these flags are its settings.
-  campaign::QemuSettings& qemu = campaign::SettingsOf<campaign::QemuSettings>(plan);
-  if (!a.accel.empty()) qemu.accel = a.accel;
-  if (!a.cpus.empty()) KSTACKLAB_ASSIGN_OR_RETURN(qemu.cpus, ParseCount(a.cpus, "--cpus", 1, 64));
-  if (!a.memory.empty()) qemu.memory = a.memory;
-  if (!a.boot_timeout.empty()) {
-    double ns = 0;
-    KSTACKLAB_ASSIGN_OR_RETURN(
-        ns, ParseDurationNs(a.boot_timeout, "--boot-timeout", true, 10e9, 7 * 86400e9, "30min"));
-    qemu.boot_timeout_s = ns / 1e9;
-  }
-  if (!a.init_timeout.empty()) {
-    double ns = 0;
-    KSTACKLAB_ASSIGN_OR_RETURN(
-        ns, ParseDurationNs(a.init_timeout, "--init-timeout", true, 5e9, 3600e9, "2min"));
-    qemu.init_timeout_s = ns / 1e9;
-  }
+  const FlagSection engine_flags({{"accel", "--accel", &a.accel},
+                                  {"cpus", "--cpus", &a.cpus},
+                                  {"memory", "--memory", &a.memory},
+                                  {"boot_timeout", "--boot-timeout", &a.boot_timeout},
+                                  {"init_timeout", "--init-timeout", &a.init_timeout}});
+  KSTACKLAB_RETURN_IF_ERROR(campaign::SettingsOf<campaign::QemuSettings>(plan).Read(engine_flags));
   plan.strength = a.strength;
   plan.kstacklab = a.kstacklab;
   return plan;

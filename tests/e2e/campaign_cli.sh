@@ -34,6 +34,16 @@ refused "a run flag the campaign sets" "the campaign sets -o" -- "$K" campaign -
 refused "--label in the run" "the campaign sets --label" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" -- --label=z
 refused "cmdline with a newline" "printable ASCII" -- "$K" campaign --kernel "$BZ" --profile "$(printf 'a=x\ny')" --boots 1 --dir "$D"
 refused "unknown accel" "accel" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --accel fast --dir "$D"
+# The shorthand's engine flags are read by the engine's own reader (its ranges, qemu.h), and
+# each message names the flag.
+refused "--cpus above the engine's 64" "--cpus" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --cpus 65 --dir "$D"
+refused "--cpus 0" "--cpus" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --cpus 0 --dir "$D"
+refused "--boot-timeout below 10 s" "--boot-timeout" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --boot-timeout 9s --dir "$D"
+refused "--init-timeout above 1 h" "--init-timeout" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --init-timeout 2h --dir "$D"
+refused "--init-timeout not below --boot-timeout" "init_timeout must be shorter" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --boot-timeout 1min --init-timeout 1min --dir "$D"
+refused "--memory longer than 16 bytes" "--memory is longer than 16 bytes" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --memory 12345678901234567G --dir "$D"
+refused "--accel with a control character" "--accel" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --accel "$(printf 'k\tvm')" --dir "$D"
+refused "--target-mdc above 1000" "from 0.01 to 1000" -- "$K" campaign --kernel "$BZ" --profile a=x --profile b=y --target-mdc 1001 --dir "$D"
 refused "target with one profile" "two profiles" -- "$K" campaign --kernel "$BZ" --profile a=x --target-mdc 2 --dir "$D"
 # The store each boot is recorded in is checked before boot 1 too (SQLite file or PostgreSQL URL).
 refused "a store URL with a password" "~/.pgpass" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" --store 'postgresql://u:secret@127.0.0.1:1/x'

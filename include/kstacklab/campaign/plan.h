@@ -64,6 +64,8 @@ struct Profile {
 // The stopping rule (a precision rule: it never looks at the observed difference).
 struct Target {
   std::string metric = "mean";
+  // The range of mdc_pct, in percent, wherever a plan gives it (YAML, JSON, --target-mdc).
+  static constexpr double kMinMdcPct = 0.01, kMaxMdcPct = 1000;
   double mdc_pct = 0;       // stop when every row's MDC of `metric` is at or below this
   uint64_t min_boots = 3;   // per profile, before the rule is looked at (a verdict needs 3)
   uint64_t max_boots = 40;  // per profile

@@ -33,6 +33,12 @@ struct QemuSettings : EngineSettingsOf<QemuSettings> {
   // A static busybox of the kernels' architecture; "" = the host's /bin/busybox (Debian's
   // busybox-static) for the host's, else Debian's busybox-static of theirs, fetched once.
   std::string busybox;
+  // The ranges of `cpus` and the two deadlines, which Read, CheckValues and the campaign
+  // command's shorthand flags (through Read) all hold a plan to.
+  static constexpr uint64_t kMaxCpus = 64;
+  static constexpr double kMinBootTimeoutS = 10, kMaxBootTimeoutS = 7 * 86400;
+  static constexpr double kMinInitTimeoutS = 5, kMaxInitTimeoutS = 3600;
+
   uint64_t cpus = 2;
   std::string memory = "2G";
   std::string accel = "auto";  // auto (KVM if it boots, else TCG), kvm, tcg
