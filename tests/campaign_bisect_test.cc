@@ -202,6 +202,27 @@ TEST(BisectDriver, AaEndsStopWithNoRegressionAndNoStep) {
   EXPECT_NE(o.state.result.find("no regression between the ends"), std::string::npos);
 }
 
+// `bisect --report` reprints the run's figures from bisect.json: a figure above 1000 (a TCG
+// boot's mean in ns, its wide interval) reads back exactly, so both print the same lines.
+TEST(BisectDriver, TheReportFromDiskPrintsTheRunsFiguresDigitForDigit) {
+  TempDir t;
+  stats::BisectRule rule;
+  rule.max_blocks = rule.max_end_blocks = 3;
+  const Outcome o = Bisect(
+      t.path() + "/b", 4, [](const std::string&) { return 1234.56789; }, 0.4, {"sim/a", "mean", ""},
+      rule);
+  ASSERT_EQ(o.state.ends.verdict, "no-regression");
+  EXPECT_GT(std::abs(o.state.ends.judgement.low),
+            100.0);  // wide enough that 6 digits would cut decimals
+  auto loaded = LoadBisectState(t.path() + "/b");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->ends.judgement.low, o.state.ends.judgement.low);
+  EXPECT_EQ(loaded->ends.judgement.high, o.state.ends.judgement.high);
+  EXPECT_EQ(loaded->ends.judgement.difference, o.state.ends.judgement.difference);
+  EXPECT_EQ(RenderBisectReport(t.path() + "/b", *loaded),
+            RenderBisectReport(t.path() + "/b", o.state));
+}
+
 TEST(BisectDriver, ACandidateHalfWayIsUndecidedAndSkipped) {
   TempDir t;
   stats::BisectRule rule;

@@ -25,7 +25,9 @@ namespace {
 constexpr size_t kMaxBisectStateBytes =
     kMaxPlanJsonBytes + GitRangeLimits::kMaxCommits * 72 + (size_t{1} << 20);
 
-Json Num(double v) { return std::isfinite(v) ? Json(RoundSignificant(v, 6)) : Json(nullptr); }
+// Every figure at full precision: `bisect --report` reprints the run's lines from this file, and
+// a figure rounded here (6 significant digits) printed differently once it passed 1000.
+Json Num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 double NumOf(const Json& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
 
 std::string StepDirName(size_t n, const std::string& kernel) {
