@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "command.h"
@@ -158,6 +159,16 @@ std::string HexBytes(const uint8_t* data, size_t n) {
 bool StderrIsTty() { return ::isatty(STDERR_FILENO) == 1; }
 
 // Carriage return, then erase to the end of the line (ECMA-48 EL).
+void AddTextOrJsonFormat(CLI::App& sub, bool* json, const char* json_help) {
+  CLI::Option* json_flag = sub.add_flag("--json", *json, json_help);
+  sub.add_option_function<std::string>(
+         "--format", [json](const std::string& f) { *json = *json || f == "json"; },
+         "output: text (the default) or json (the same as --json)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->default_str("text")
+      ->excludes(json_flag);
+}
+
 constexpr const char* kEraseLine = "\r\033[K";
 
 void StatusLine::Show(std::string_view text) {

@@ -34,6 +34,10 @@ int PrintStdout(std::string_view text);
 // the word compare, plan and campaign use for the same table, or "json"; "table", these
 // commands' word for grid before, is still taken. Anything else is a UsageError naming the two.
 inline constexpr const char* kGridOrJsonHelp = "output: grid (a table, the default) or json";
+
+// `--format text|json` of a command whose plain form is text, not a table (env, list), with the
+// older `--json` kept as its synonym; *json is true for either.
+void AddTextOrJsonFormat(CLI::App& sub, bool* json, const char* json_help);
 Status CheckGridOrJson(const std::string& format);
 
 // Decimal or 0x-prefixed hexadecimal unsigned integer that fits in `bits` bits: for seeds, state

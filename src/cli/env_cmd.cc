@@ -29,7 +29,8 @@ std::string TimerSummary() {
 
 Runner SetupEnvCommand(CLI::App& sub) {
   auto json = std::make_shared<bool>(false);
-  sub.add_flag("--json", *json, "Print the capture as JSON (the result files' `environment`)");
+  AddTextOrJsonFormat(sub, json.get(),
+                      "Print the capture as JSON (the result files' `environment`)");
   sub.footer(
       "Unknown fields print as ? (JSON null); nothing unreadable is an error. The text form ends "
       "with the timer calibrated now (not with KSTACKLAB_SYSROOT). "

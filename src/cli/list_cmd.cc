@@ -10,7 +10,7 @@ namespace kstacklab::cli {
 
 Runner SetupListCommand(CLI::App& sub) {
   auto json = std::make_shared<bool>(false);
-  sub.add_flag("--json", *json, "Machine-readable list");
+  AddTextOrJsonFormat(sub, json.get(), "Machine-readable list");
   return [json]() -> int {
     Json out = Json::array();
     std::string text;

@@ -83,6 +83,19 @@ assert env["tool"]["version"], env["tool"]
 ' "$tmp/real.json" || fail "env --json on this machine: release differs from uname -r"
 
 # 5. Unknown flag: usage error, exit 2.
+# --format json is --json (the word every command's --format uses); text is the plain form.
+KSTACKLAB_SYSROOT="$data/sysinfo/x86_vm_gz" "$bin" env --format json >"$tmp/vm2.json" 2>/dev/null
+cmp -s "$tmp/vm.json" "$tmp/vm2.json" && pass "env --format json prints what --json does" \
+  || fail "env --format json differs from --json"
+KSTACKLAB_SYSROOT="$data/sysinfo/x86_vm_gz" "$bin" env --format text >"$tmp/vm.txt" 2>/dev/null
+KSTACKLAB_SYSROOT="$data/sysinfo/x86_vm_gz" "$bin" env >"$tmp/vm0.txt" 2>/dev/null
+cmp -s "$tmp/vm.txt" "$tmp/vm0.txt" && pass "env --format text is the default" || fail "env --format text differs from env"
+expect_exit 2 "env --format csv" -- "$bin" env --format csv
+expect_stderr "text" "env --format csv: names the formats"
+expect_exit 2 "env --format json --json" -- "$bin" env --format json --json
+"$bin" list --format json >"$tmp/list1.json" 2>/dev/null && "$bin" list --json >"$tmp/list2.json" 2>/dev/null
+cmp -s "$tmp/list1.json" "$tmp/list2.json" && python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))) > 10' "$tmp/list1.json" \
+  && pass "list --format json prints what --json does" || fail "list --format json differs from --json"
 "$bin" env --bogus >/dev/null 2>"$tmp/bogus.err"
 rc=$?
 [ "$rc" -eq 2 ] || fail "env --bogus: exit $rc, want 2"

@@ -50,8 +50,8 @@ expect_exit 2 "an empty file name refused" -- "$k" compare ""
 expect_stderr 'an argument is empty' "says which argument"
 expect_exit 2 "a number with junk" -- "$k" plan "$tiny" --target-effect 10x
 expect_stderr "^kstacklab: error: --target-effect: '10x' is not a number" "names the option and the value"
-expect_exit 2 "a stray option" -- "$k" list --format json
-expect_stderr "'--format json': not a command or argument here" "the stray words in the order given"
+expect_exit 2 "a stray option" -- "$k" list --colour json
+expect_stderr "'--colour json': not a command or argument here" "the stray words in the order given"
 cp "$tiny" "$TMP/in.svg"
 expect_exit 2 "plot -o its own input" -- "$k" plot "$TMP/in.svg" -o "$TMP/in.svg"
 cmp -s "$tiny" "$TMP/in.svg" || fail "plot -o its own input replaced it"
