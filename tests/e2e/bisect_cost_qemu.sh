@@ -14,9 +14,7 @@
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-command -v qemu-system-x86_64 >/dev/null || skip_missing "qemu-system-x86 is not installed (scripts/install-deps.sh)"
-[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip_missing "busybox-static is not installed (scripts/install-deps.sh)"
-KERNEL=$("$ROOT/scripts/debian-kernel.sh") || skip_missing "Debian's kernel cannot be fetched (scripts/debian-kernel.sh said why)"
+need_qemu_x86
 export KSTACKLAB_KVM_DEVICE=/nonexistent/kvm   # TCG from the start (see campaign_qemu.sh)
 
 cat >"$TMP/plan.yaml" <<YAML

@@ -10,10 +10,8 @@
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-command -v qemu-system-x86_64 >/dev/null || skip_missing "qemu-system-x86 is not installed (scripts/install-deps.sh)"
-[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip_missing "busybox-static is not installed (scripts/install-deps.sh)"
+need_qemu_x86
 command -v git >/dev/null || skip_missing "git is not installed"
-KERNEL=$("$ROOT/scripts/debian-kernel.sh") || skip_missing "Debian's kernel cannot be fetched (scripts/debian-kernel.sh said why)"
 export KSTACKLAB_KVM_DEVICE=/nonexistent/kvm   # TCG from the start (see campaign_qemu.sh)
 
 # The commits: c0..c7 of a throw-away repository; the profiles are named by their short ids.

@@ -14,10 +14,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 command -v lava-run >/dev/null || skip_missing "lava-run is not installed: apt-get install lava-dispatcher (scripts/install-deps.sh)"
 [ "$(id -u)" -eq 0 ] || skip_missing "lava-run runs only as root"
-command -v qemu-system-x86_64 >/dev/null || skip_missing "qemu-system-x86 is not installed (scripts/install-deps.sh)"
-[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip_missing "busybox-static is not installed (scripts/install-deps.sh)"
+need_qemu_x86
 command -v cpio >/dev/null || skip_missing "cpio is not installed (scripts/install-deps.sh)"
-KERNEL=$("$ROOT/scripts/debian-kernel.sh") || skip_missing "Debian's kernel cannot be fetched (scripts/debian-kernel.sh said why)"
 RELEASE=${KERNEL##*/vmlinuz-}
 [ -f "$(dirname "$KERNEL")/config-$RELEASE" ] || skip_missing "no config-$RELEASE beside $KERNEL (scripts/debian-kernel.sh puts it there)"
 start=$SECONDS

@@ -8,9 +8,7 @@
 . "$(dirname "$0")/lib.bash"
 K=$KSTACKLAB
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-command -v qemu-system-x86_64 >/dev/null || skip_missing "qemu-system-x86 is not installed (scripts/install-deps.sh)"
-[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip_missing "busybox-static is not installed (scripts/install-deps.sh)"
-KERNEL=$("$ROOT/scripts/debian-kernel.sh") || skip_missing "Debian's kernel cannot be fetched (scripts/debian-kernel.sh said why)"
+need_qemu_x86
 # The boots here are TCG from the start: on a host whose /dev/kvm cannot boot a standard kernel
 # every campaign's KVM attempt would wait out the 120 s init timeout first (10 of this test's
 # 13 minutes on such a host). The KVM attempt and its fallback are case 4's, with a stand-in QEMU.
