@@ -1,20 +1,27 @@
 // common/: the text checks for labels and names, file output with the CLI's guarantees
 // (special files written through, modes kept, umask honoured, paths checked before measuring),
-// and the header-only pieces every module shares (moments, the dice).
+// the header-only pieces every module shares (moments, the dice), and the one child-process
+// launcher (program lookup, how a stopped or late child ends).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "kstacklab/common/cpu_list.h"
 #include "kstacklab/common/dice.h"
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/common/moments.h"
+#include "kstacklab/common/subprocess.h"
 #include "kstacklab/common/text.h"
 
 namespace kstacklab {
@@ -378,6 +385,67 @@ TEST(ParseCpuList, CountAndHighest) {
   }
 }
 
-}  // namespace
+// The launcher's program lookup: a regular executable file, first on PATH (an empty entry is the
+// current directory, as for execvp), or the path given; a directory is not a program.
+TEST(Subprocess, FindOnPathFindsRegularExecutablesOnly) {
+  const std::string sh = FindOnPath("sh");
+  ASSERT_FALSE(sh.empty());
+  EXPECT_EQ(fs::path(sh).filename(), "sh");
+  EXPECT_TRUE(FindProgram("sh"));
+  EXPECT_EQ(FindOnPath(sh), sh);
+  EXPECT_EQ(FindOnPath("/no/such/program"), "");
+  EXPECT_EQ(FindOnPath(""), "");
 
+  char tmpl[] = "/tmp/kstacklab-path-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  fs::create_directory(dir + "/prog");  // a searchable directory named like the program
+  fs::create_directory(dir + "/bin");
+  { std::ofstream(dir + "/bin/prog") << "#!/bin/sh\n"; }
+  fs::permissions(dir + "/bin/prog", fs::perms::owner_all);
+  const char* old = std::getenv("PATH");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("PATH", dir.c_str(), 1);
+  EXPECT_EQ(FindOnPath("prog"), "") << "a directory is not a program";
+  ::setenv("PATH", (dir + ":" + dir + "/bin").c_str(), 1);
+  EXPECT_EQ(FindOnPath("prog"), dir + "/bin/prog");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir + "/bin");
+  ::setenv("PATH", (dir + "::/nonexistent").c_str(), 1);
+  EXPECT_EQ(FindOnPath("prog"), "./prog") << "an empty PATH entry is the current directory";
+  fs::current_path(cwd);
+  ::setenv("PATH", saved.c_str(), 1);
+  fs::remove_all(dir);
+}
+
+// A child killed by the stop flag or the deadline reports how it ended: 128 + SIGKILL.
+TEST(Subprocess, RunChildReportsAStoppedOrLateChildAsKilled) {
+  ChildSpec spec;
+  spec.argv = {"sleep", "30"};
+  std::atomic<bool> stop{false};
+  std::thread raise([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+  });
+  auto stopped = RunChild(spec, 30, &stop);
+  raise.join();
+  ASSERT_TRUE(stopped.ok()) << stopped.error().message;
+  EXPECT_TRUE(stopped->interrupted);
+  EXPECT_FALSE(stopped->timed_out);
+  EXPECT_EQ(stopped->exit_code, 128 + SIGKILL);
+  auto late = RunChild(spec, 0.2);
+  ASSERT_TRUE(late.ok());
+  EXPECT_TRUE(late->timed_out);
+  EXPECT_EQ(late->exit_code, 128 + SIGKILL);
+  spec.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"};
+  spec.out = spec.err = ChildStream::Pipe();
+  auto done = RunChild(spec, 30);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->exit_code, 3);
+  EXPECT_EQ(done->out, "out\n");
+  EXPECT_EQ(done->err, "err\n");
+  EXPECT_FALSE(done->timed_out || done->interrupted);
+}
+
+}  // namespace
 }  // namespace kstacklab

@@ -1,4 +1,4 @@
-// Child processes (include/kstacklab/subprocess.h).
+// Child processes (include/kstacklab/common/subprocess.h).
 #include "kstacklab/common/subprocess.h"
 
 #include <fcntl.h>
@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,6 +69,14 @@ Status OpenStream(const ChildStream& s, bool input, StreamFds* fds) {
   return OkStatus();
 }
 
+// `fd` as the child's standard stream `target`. dup2 clears close-on-exec on the copy; an `fd`
+// that already is `target` (this process had that stream closed when it was opened) is not
+// copied, so its flag is cleared here. Async-signal-safe.
+bool MoveTo(int fd, int target) {
+  if (fd != target) return ::dup2(fd, target) >= 0;
+  return ::fcntl(fd, F_SETFD, 0) == 0;
+}
+
 // In the child, before exec: async-signal-safe calls only.
 [[noreturn]] void ExecChild(const ChildSpec& spec, pid_t parent, char* const* argv, int in, int out,
                             int err) {
@@ -82,9 +91,9 @@ Status OpenStream(const ChildStream& s, bool input, StreamFds* fds) {
   } else if (spec.mask != nullptr) {
     ::sigprocmask(SIG_SETMASK, spec.mask, nullptr);
   }
-  if (in >= 0 && ::dup2(in, STDIN_FILENO) < 0) ::_exit(127);
-  if (out >= 0 && ::dup2(out, STDOUT_FILENO) < 0) ::_exit(127);
-  if (err >= 0 && ::dup2(err, STDERR_FILENO) < 0) ::_exit(127);
+  if (in >= 0 && !MoveTo(in, STDIN_FILENO)) ::_exit(127);
+  if (out >= 0 && !MoveTo(out, STDOUT_FILENO)) ::_exit(127);
+  if (err >= 0 && !MoveTo(err, STDERR_FILENO)) ::_exit(127);
   if (!spec.cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -123,7 +132,10 @@ bool Collect(ChildProcess& child, double timeout_s, const std::atomic<bool>* sto
       continue;
     }
     const int n = ::poll(fds, 2, wait_ms);
-    if (n < 0 && errno != EINTR) break;
+    if (n < 0 && errno != EINTR) {  // cannot wait on the pipes: end the child, never hang
+      if (!reaped) child.Signal(SIGKILL);
+      break;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       char buf[65536];
@@ -249,14 +261,26 @@ double MonotonicSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-bool FindProgram(const std::string& name) {
-  if (name.empty()) return false;
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  for (const std::string& dir : Split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
-    if (::access(fmt::format("{}/{}", dir, name).c_str(), X_OK) == 0) return true;
-  }
-  return false;
+namespace {
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
+
+}  // namespace
+
+std::string FindOnPath(const std::string& name) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return IsExecutableFile(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  for (const std::string& dir : Split(path != nullptr ? path : "/usr/bin:/bin", ':', true)) {
+    std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
+    if (IsExecutableFile(candidate)) return candidate;
+  }
+  return "";
+}
+
+bool FindProgram(const std::string& name) { return !FindOnPath(name).empty(); }
 
 }  // namespace kstacklab

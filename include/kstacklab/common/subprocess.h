@@ -115,8 +115,9 @@ struct ChildResult {
 // Runs `spec` (its out and err become pipes when they are kPipe: read into the result) and waits
 // at most `timeout_s` for it to exit and close its output (then SIGKILL to its process group:
 // timed_out); when `stop` is given and raised (a signal handler's flag) the child is killed within
-// 100 ms (interrupted, exit_code -1 when it had not ended). RuntimeError when it cannot be
-// started.
+// 100 ms (interrupted). A child killed so has exit_code 137 (128 + SIGKILL); one that had ended
+// first keeps its own. An error naming the program or file (os_errno set) when it cannot be
+// started; a program exec cannot run exits 127.
 Expected<ChildResult> RunChild(const ChildSpec& spec, double timeout_s,
                                const std::atomic<bool>* stop = nullptr);
 
@@ -126,7 +127,11 @@ int ChildExitCode(int wait_status);
 // CLOCK_MONOTONIC in seconds: the clock of every child deadline.
 double MonotonicSeconds();
 
-// True when `name` is an executable file in PATH (or a path to one).
+// The path of the executable regular file `name` names: itself when it holds a '/', else the
+// first in PATH (an empty entry is the current directory, as for execvp); "" when there is none.
+std::string FindOnPath(const std::string& name);
+
+// True when FindOnPath finds `name`.
 bool FindProgram(const std::string& name);
 
 }  // namespace kstacklab
