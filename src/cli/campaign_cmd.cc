@@ -92,26 +92,29 @@ class FlagSection : public campaign::EngineSection {
     return f != nullptr && !f->value->empty();
   }
   Expected<std::string> Text(std::string_view key, size_t max) const override {
-    const Flag& f = *Find(key);
-    const std::string& v = *f.value;
+    const Flag* f = nullptr;
+    KSTACKLAB_ASSIGN_OR_RETURN(f, Given(key));
+    const std::string& v = *f->value;
     if (v.size() > max) {
-      return UsageError(fmt::format("{} is longer than {} bytes", f.flag, max));
+      return UsageError(fmt::format("{} is longer than {} bytes", f->flag, max));
     }
     if (auto problem = TextProblem(v)) {
-      return UsageError(fmt::format("{} '{}' {}", f.flag, EscapeControl(v), *problem));
+      return UsageError(fmt::format("{} '{}' {}", f->flag, EscapeControl(v), *problem));
     }
     return v;
   }
   Expected<uint64_t> Count(std::string_view key, uint64_t lo, uint64_t hi) const override {
-    const Flag& f = *Find(key);
-    return ParseCount(*f.value, f.flag, lo, hi);
+    const Flag* f = nullptr;
+    KSTACKLAB_ASSIGN_OR_RETURN(f, Given(key));
+    return ParseCount(*f->value, f->flag, lo, hi);
   }
   Expected<double> DurationS(std::string_view key, double lo_s, double hi_s,
                              const char* example) const override {
-    const Flag& f = *Find(key);
+    const Flag* f = nullptr;
+    KSTACKLAB_ASSIGN_OR_RETURN(f, Given(key));
     double ns = 0;
     KSTACKLAB_ASSIGN_OR_RETURN(
-        ns, ParseDurationNs(*f.value, f.flag, true, lo_s * 1e9, hi_s * 1e9, example));
+        ns, ParseDurationNs(*f->value, f->flag, true, lo_s * 1e9, hi_s * 1e9, example));
     return ns / 1e9;
   }
   // The shorthand has no flag of these kinds: Has() is false for every other key.
@@ -132,6 +135,12 @@ class FlagSection : public campaign::EngineSection {
       if (f.key == key) return &f;
     }
     return nullptr;
+  }
+  // The flag of `key`, given (an engine reads a key only where Has() said so).
+  Expected<const Flag*> Given(std::string_view key) const {
+    const Flag* f = Find(key);
+    if (f == nullptr || f->value->empty()) return NoFlag(key);
+    return f;
   }
   static Error NoFlag(std::string_view key) {
     return UsageError(fmt::format("engine {} has no shorthand flag; give it in a plan file", key));
