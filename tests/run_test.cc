@@ -295,10 +295,18 @@ TEST_F(FakeSysctl, RunAbInterleavesAndWritesOneVariantPerValue) {
                                          "0\n", "0\n", "1\n", "1\n", "1\n", "1\n", "0\n", "0\n"};
   EXPECT_EQ(seen, want);
   ASSERT_EQ(r->benchmarks.size(), 4u);
-  EXPECT_EQ(r->benchmarks[0].variant, "kernel.stack_erasing=0");
-  EXPECT_EQ(r->benchmarks[1].variant, "x,kernel.stack_erasing=0");
-  EXPECT_EQ(r->benchmarks[2].variant, "kernel.stack_erasing=1");
-  EXPECT_EQ(r->benchmarks[3].variant, "x,kernel.stack_erasing=1");
+  // Each row keeps its own variant and carries the value as its knob; the file joins them.
+  const std::vector<std::pair<std::string, std::string>> keys = {{"", "kernel.stack_erasing=0"},
+                                                                 {"x", "kernel.stack_erasing=0"},
+                                                                 {"", "kernel.stack_erasing=1"},
+                                                                 {"x", "kernel.stack_erasing=1"}};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(r->benchmarks[i].variant, keys[i].first) << i;
+    EXPECT_EQ(r->benchmarks[i].knob, keys[i].second) << i;
+  }
+  const Json written = Json::parse(ResultToJson(*r));
+  EXPECT_EQ(written["benchmarks"][1]["variant"], "x,kernel.stack_erasing=0");
+  EXPECT_EQ(written["benchmarks"][2]["variant"], "kernel.stack_erasing=1");
   for (const BenchmarkResult& b : r->benchmarks) {
     EXPECT_EQ(b.repetitions.size(), 4u);
     EXPECT_EQ(b.histogram.count(), 40u);

@@ -19,6 +19,7 @@
 #include "kstacklab/report/compare_report.h"
 #include "kstacklab/results/bench_glob.h"
 #include "kstacklab/results/naming.h"
+#include "kstacklab/results/result_reader.h"
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/sample_size.h"
 #include "kstacklab/stats/timer_step.h"
@@ -435,9 +436,11 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
   std::vector<BenchmarkResult> benches;
   for (const char* value : {"0", "1"}) {
     const std::string tag = std::string("kernel.stack_erasing=") + value;
-    benches.push_back(Bench("syscall/getpid", raw, AbVariant("raw", tag)));
+    benches.push_back(Bench("syscall/getpid", raw, "raw"));
+    benches.back().knob = tag;
     benches.back().baseline = tag.back() == '0';
-    benches.push_back(Bench("syscall/getpid", libc, AbVariant("libc", tag)));
+    benches.push_back(Bench("syscall/getpid", libc, "libc"));
+    benches.back().knob = tag;
   }
   std::vector<CompareInput> inputs = {Input("ab", benches)};
   inputs[0].run.run.ab = {"sysctl:kernel.stack_erasing=0,1"};
@@ -458,30 +461,81 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
   }
   // The second value as the baseline, by its tag.
   ASSERT_TRUE(CheckBaseline(inputs, "kernel.stack_erasing=1").ok());
-  // A file without --ab keeps "raw"/"libc" as its columns even if a variant holds '='.
-  inputs[0].run.run.ab.clear();
-  t = BuildCompareTable(CompareParts(inputs, "")[0], MeanOnly());
+  // Written and read back, the file is the same table: the reader decodes the key once.
+  auto back = ResultFromJson(ResultToJson(inputs[0].run), "ab.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->benchmarks[1].Key(),
+            (RowKey{"syscall/getpid", Json::object(), "libc", "kernel.stack_erasing=0"}));
+  auto t2 = BuildCompareTable(CompareParts({CompareInput{"ab", *back}}, "")[0], MeanOnly());
+  ASSERT_TRUE(t2.ok()) << t2.error().message;
+  EXPECT_EQ(RenderCompareJson(*t2), RenderCompareJson(*t));
+  // A file without --ab keeps each stored variant as its column, even one holding '=': the
+  // reader splits no variant there.
+  back->run.ab.clear();
+  auto plain = ResultFromJson(ResultToJson(*back), "plain.json");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->benchmarks[0].variant, "raw,kernel.stack_erasing=0");
+  EXPECT_EQ(plain->benchmarks[0].knob, "");
+  t = BuildCompareTable(CompareParts({CompareInput{"plain", *plain}}, "")[0], MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->columns.size(), 4u);
+  EXPECT_EQ(t->columns[1].name, "libc,kernel.stack_erasing=0");
 }
 
-TEST(AbVariant, JoinsAndSplits) {
-  EXPECT_EQ(AbVariant("raw", "kernel.stack_erasing=0"), "raw,kernel.stack_erasing=0");
-  EXPECT_EQ(AbVariant("", "kernel.stack_erasing=0"), "kernel.stack_erasing=0");
+// Both --ab layouts as rows: two labels put the variant and the value in the row, by name.
+TEST(CompareTable, TwoAbFilesOfTwoLabelsHaveTheVariantAndTheValueInTheRow) {
+  std::vector<CompareInput> inputs;
+  for (const char* label : {"a", "b"}) {
+    std::vector<BenchmarkResult> benches = {Bench("syscall/getpid", {100, 101, 99, 100}, "raw"),
+                                            Bench("syscall/getpid", {100, 101, 99, 100}, "")};
+    benches[0].knob = "kernel.stack_erasing=0";
+    benches[1].knob = "kernel.stack_erasing=1";
+    inputs.push_back(Input(label, benches));
+    inputs.back().run.run.ab = {"sysctl:kernel.stack_erasing=0,1"};
+  }
+  const auto parts = CompareParts(inputs, "");
+  ASSERT_EQ(parts.size(), 1u);
+  auto t = BuildCompareTable(parts[0], MeanOnly());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw] [kernel.stack_erasing=0]");
+  EXPECT_EQ(t->rows[0].key, (RowKey{"syscall/getpid", Json::object(), "raw",
+                                    "kernel.stack_erasing=0"}));
+  EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [kernel.stack_erasing=1]");
+}
+
+TEST(StoredVariant, JoinsAndSplits) {
+  EXPECT_EQ(StoredVariant("raw", "kernel.stack_erasing=0"), "raw,kernel.stack_erasing=0");
+  EXPECT_EQ(StoredVariant("", "kernel.stack_erasing=0"), "kernel.stack_erasing=0");
+  EXPECT_EQ(StoredVariant("raw", ""), "raw");
+  EXPECT_EQ(StoredVariant("", ""), "");
   using Parts = std::pair<std::string, std::string>;
-  EXPECT_EQ(SplitAbVariant("raw,kernel.stack_erasing=0"), (Parts{"raw", "kernel.stack_erasing=0"}));
-  EXPECT_EQ(SplitAbVariant("generic,x,k=v"), (Parts{"generic,x", "k=v"}));
-  EXPECT_EQ(SplitAbVariant("kernel.stack_erasing=1"), (Parts{"", "kernel.stack_erasing=1"}));
-  EXPECT_EQ(SplitAbVariant("percpu-prng"), (Parts{"percpu-prng", ""}));
-  EXPECT_EQ(SplitAbVariant("a=b,raw"), (Parts{"a=b,raw", ""}));
-  EXPECT_EQ(SplitAbVariant(""), (Parts{"", ""}));
+  EXPECT_EQ(SplitStoredVariant("raw,kernel.stack_erasing=0"),
+            (Parts{"raw", "kernel.stack_erasing=0"}));
+  EXPECT_EQ(SplitStoredVariant("generic,x,k=v"), (Parts{"generic,x", "k=v"}));
+  EXPECT_EQ(SplitStoredVariant("kernel.stack_erasing=1"), (Parts{"", "kernel.stack_erasing=1"}));
+  EXPECT_EQ(SplitStoredVariant("percpu-prng"), (Parts{"percpu-prng", ""}));
+  EXPECT_EQ(SplitStoredVariant("a=b,raw"), (Parts{"a=b,raw", ""}));
+  EXPECT_EQ(SplitStoredVariant(""), (Parts{"", ""}));
+}
+
+// Every label of a row is built from its key by naming.h.
+TEST(RowNames, EachFormOfARowFromItsKey) {
+  const RowKey k{"syscall/fork", {{"h", 1}, {"mode", "x"}}, "raw", "kernel.stack_erasing=0"};
+  EXPECT_EQ(BenchmarkLabel(k), "syscall/fork h:1, mode:x [raw,kernel.stack_erasing=0]");
+  EXPECT_EQ(CompareRowName(k), "syscall/fork [raw] [kernel.stack_erasing=0]");
+  EXPECT_EQ(FastpathRowName(k), "syscall/fork h:1 mode:\"x\" [raw,kernel.stack_erasing=0]");
+  EXPECT_EQ(TestCaseName(k), "syscall_fork_h1_mode_x__raw_kernel.stack_erasing_0");
+  EXPECT_EQ(CompareRowName(RowKey{"syscall/getpid", Json::object(), "", ""}), "syscall/getpid");
 }
 
 // One glob rule for `run --bench` and `compare --bench`: the full id, or with the params or the
 // variant left out.
 TEST(BenchGlob, MatchesTheIdAndItsShortForms) {
   const Json params = {{"depth", 256}};
-  auto m = [&](const char* g) { return MatchesBenchGlob(g, "erase/poison", params, "generic"); };
+  auto m = [&](const char* g) {
+    return MatchesBenchGlob(g, RowKey{"erase/poison", params, "generic", ""});
+  };
   EXPECT_TRUE(m("erase/poison(depth:256):generic"));
   EXPECT_TRUE(m("erase/poison(depth:256)"));
   EXPECT_TRUE(m("erase/poison:generic"));
@@ -491,13 +545,12 @@ TEST(BenchGlob, MatchesTheIdAndItsShortForms) {
   EXPECT_FALSE(m("erase/poison:simd"));
   EXPECT_FALSE(m("erase/poison(depth:512)"));
   EXPECT_FALSE(m("erase"));
-  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid", "syscall/getpid", Json::object(), ""));
-  // A row of an --ab file answers to its own variant too, and to the full one.
-  const std::string ab = AbVariant("raw", "kernel.stack_erasing=1");
-  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid:raw", "syscall/getpid", Json::object(), ab));
-  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid:raw,kernel.stack_erasing=1", "syscall/getpid",
-                               Json::object(), ab));
-  EXPECT_FALSE(MatchesBenchGlob("syscall/getpid:libc", "syscall/getpid", Json::object(), ab));
+  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid", RowKey{"syscall/getpid", Json::object(), "", ""}));
+  // A row of an --ab file answers to its own variant too, and to the stored one.
+  const RowKey ab{"syscall/getpid", Json::object(), "raw", "kernel.stack_erasing=1"};
+  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid:raw", ab));
+  EXPECT_TRUE(MatchesBenchGlob("syscall/getpid:raw,kernel.stack_erasing=1", ab));
+  EXPECT_FALSE(MatchesBenchGlob("syscall/getpid:libc", ab));
   EXPECT_EQ(BenchmarkId("model/kstack", {{"handler", "getpid"}}, "percpu-prng"),
             "model/kstack(handler:getpid):percpu-prng");
 }

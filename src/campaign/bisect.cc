@@ -489,7 +489,7 @@ Expected<double> BisectBootValue(const std::string& dir, const Boot& boot,
   RunResult r;
   KSTACKLAB_ASSIGN_OR_RETURN(r, ResultFromJson(text, path));
   for (const BenchmarkResult& b : r.benchmarks) {
-    if (BenchmarkLabel(b.name, ParamsText(b.params), b.variant) != q.row) continue;
+    if (BenchmarkLabel(b.Key()) != q.row) continue;
     double sum = 0;
     size_t n = 0;
     for (const Repetition& rep : b.repetitions) {

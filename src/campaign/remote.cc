@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "kstacklab/results/naming.h"
+
 namespace kstacklab::campaign {
 
 std::string ShellQuote(std::string_view word) {
@@ -108,15 +110,7 @@ std::vector<std::pair<std::string, double>> HeadlineFigures(const RunResult& res
       ++n;
     }
     if (n == 0) continue;
-    std::string name = b.name;
-    for (const auto& [k, v] : b.params.items()) name += fmt::format("_{}{}", k, v.dump());
-    if (!b.variant.empty()) name += "_" + b.variant;
-    for (char& c : name) {
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '_' || c == '.' || c == '-';
-      if (!ok) c = '_';
-    }
-    out.emplace_back(name + ".mean", sum / static_cast<double>(n));
+    out.emplace_back(TestCaseName(b.Key()) + ".mean", sum / static_cast<double>(n));
   }
   return out;
 }

@@ -43,7 +43,7 @@ struct CompareFlags {
 // Keeps the benchmarks matching one of the globs, as `run --bench` selects them.
 bool BenchSelected(const BenchmarkResult& b, const std::vector<std::string>& globs) {
   return globs.empty() || std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
-           return MatchesBenchGlob(g, b.name, b.params, b.variant);
+           return MatchesBenchGlob(g, b.Key());
          });
 }
 

@@ -181,7 +181,7 @@ Expected<RunRows> RunArgumentRows(const std::vector<std::string>& run_args) {
   RunRows rows;
   rows.ab = valid.ab.has_value();
   for (const WorkloadDef& w : valid.rows) {
-    rows.labels.push_back(BenchmarkLabel(w.name, ParamsText(w.params), w.variant));
+    rows.labels.push_back(BenchmarkLabel(w.Key()));
     rows.names.push_back(w.name);
   }
   return rows;

@@ -198,7 +198,7 @@ Expected<std::vector<WorkloadDef>> Knob::RowsFor(const std::vector<WorkloadDef>&
   const std::string tag = fmt::format("{}={}", name(), values[v]);
   for (WorkloadDef& w : out) {
     w.baseline = v == 0 && (w.baseline || w.variant.empty());
-    w.variant = AbVariant(w.variant, tag);
+    w.knob = tag;
   }
   return out;
 }

@@ -257,9 +257,7 @@ std::string RenderCampaignReport(const CampaignState& state,
                                  CompareFormat format) {
   if (format == CompareFormat::kJson) {
     Json j = {{"campaign", CampaignSummaryJson(state)}};
-    j["comparison"] = tables.empty()
-                          ? Json(nullptr)
-                          : Json::parse(RenderCompareTables(tables, CompareFormat::kJson));
+    j["comparison"] = tables.empty() ? Json(nullptr) : CompareTablesToJsonValue(tables);
     Json rows = Json::array();
     if (precision) {
       for (const campaign::TargetRow& r : precision->rows) {

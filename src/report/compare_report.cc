@@ -271,7 +271,7 @@ Json CompareToJsonValue(const CompareTable& t) {
   for (const CompareRow& r : t.rows) {
     Json jr;
     jr["benchmark"] = r.benchmark;
-    jr["params"] = r.params;
+    jr["params"] = r.key.params;
     jr["result_class"] = r.result_class;
     jr["metric"] = r.metric;
     jr["unit"] = r.unit;
@@ -353,13 +353,16 @@ std::string RenderCompare(const CompareTable& t, CompareFormat format) {
   return RenderCompareGrid(t);
 }
 
+Json CompareTablesToJsonValue(const std::vector<CompareTable>& tables) {
+  if (tables.size() == 1) return CompareToJsonValue(tables.front());
+  Json all = Json::array();
+  for (const CompareTable& t : tables) all.push_back(CompareToJsonValue(t));
+  return Json{{"tables", std::move(all)}};
+}
+
 std::string RenderCompareTables(const std::vector<CompareTable>& tables, CompareFormat format) {
+  if (format == CompareFormat::kJson) return DumpJson(CompareTablesToJsonValue(tables));
   if (tables.size() == 1) return RenderCompare(tables.front(), format);
-  if (format == CompareFormat::kJson) {
-    Json all = Json::array();
-    for (const CompareTable& t : tables) all.push_back(CompareToJsonValue(t));
-    return DumpJson(Json{{"tables", std::move(all)}});
-  }
   std::string out;
   for (size_t i = 0; i < tables.size(); ++i) {
     std::string text = RenderCompare(tables[i], format);

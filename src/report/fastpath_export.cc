@@ -7,6 +7,7 @@
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/report/compare_report.h"
 #include "kstacklab/results/json.h"
+#include "kstacklab/results/naming.h"
 
 namespace kstacklab {
 namespace {
@@ -18,14 +19,6 @@ std::string Str(const std::string& s) { return Json(s).dump(); }
 // What the campaign's engine calls its machine (its row's Machine()).
 campaign::EngineMachine MachineOf(const campaign::CampaignState& s) {
   return s.plan.engine.row().machine(s.plan.engine.settings());
-}
-
-// "syscall/getpid" plus a benchmark's params and variant, as the lists' tables name a row.
-std::string BenchmarkName(const BenchmarkResult& b) {
-  std::string name = b.name;
-  for (const auto& [k, v] : b.params.items()) name += fmt::format(" {}:{}", k, v.dump());
-  if (!b.variant.empty()) name += " [" + b.variant + "]";
-  return name;
 }
 
 }  // namespace
@@ -88,8 +81,9 @@ std::string FastpathResultsCsv(const campaign::CampaignState& s,
           auto it = b.repetitions[r].metrics.find(metric);
           if (it == b.repetitions[r].metrics.end()) continue;
           out += fmt::format("{},{},{},{},{},{},{},{}\n", sut, CsvField(in.run.label),
-                             CsvField(BenchmarkName(b)),
-                             CsvField(fmt::format("{} ({})", metric, b.unit)), CsvField(b.unit),
+                             CsvField(FastpathRowName(b.Key())),
+                             CsvField(ResultClass(b.name, "", metric, b.unit, false)),
+                             CsvField(b.unit),
                              boot, r, Json(it->second).dump());
         }
       }

@@ -81,7 +81,7 @@ std::string CellText(double v) {
 }
 
 std::string RowName(const BenchmarkResult& b) {
-  std::string name = BenchmarkLabel(b.name, ParamsText(b.params), b.variant);
+  std::string name = BenchmarkLabel(b.Key());
   if (b.unit != "ns") name += " (" + b.unit + ")";
   return name;
 }

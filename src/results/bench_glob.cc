@@ -10,8 +10,9 @@
 
 namespace kstacklab {
 
-bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
-                      const std::string& variant) {
+bool MatchesBenchGlob(const std::string& glob, const RowKey& row) {
+  const std::string& name = row.name;
+  const Json& params = row.params;
   const Json none = Json::object();
   auto matches = [&](const std::string& v) {
     for (const std::string& id : {BenchmarkId(name, params, v), BenchmarkId(name, none, v),
@@ -22,8 +23,8 @@ bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Js
   };
   // A row measured under an --ab value also answers to its own variant ("getpid:raw" selects
   // "raw,kernel.stack_erasing=0" and "=1").
-  const auto [own, tag] = SplitAbVariant(variant);
-  return matches(variant) || (!tag.empty() && !own.empty() && matches(own));
+  return matches(StoredVariant(row.variant, row.knob)) ||
+         (!row.knob.empty() && !row.variant.empty() && matches(row.variant));
 }
 
 }  // namespace kstacklab

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "kstacklab/common/fileio.h"
@@ -355,7 +356,9 @@ Json ResultToJsonValue(const RunResult& result) {
     Json jb;
     jb["name"] = b.name;
     jb["params"] = b.params;
-    if (!b.variant.empty()) jb["variant"] = b.variant;
+    if (const std::string variant = StoredVariant(b.variant, b.knob); !variant.empty()) {
+      jb["variant"] = variant;
+    }
     jb["unit"] = b.unit;
     jb["lower_is_better"] = b.lower_is_better;
     if (b.baseline) jb["baseline"] = true;
@@ -607,6 +610,8 @@ Expected<RunResult> ResultFromJson(const std::string& text, const std::string& s
                                "several files)",
                                at->second, id));
     }
+    // An --ab file's rows carry the value in the variant: taken apart here, once (RowKey).
+    if (!out.run.ab.empty()) std::tie(b.variant, b.knob) = SplitStoredVariant(b.variant);
     out.benchmarks.push_back(std::move(b));
   }
   return out;

@@ -46,19 +46,53 @@ std::string ResultClass(const std::string& name, const std::string& params_text,
 }
 
 std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench) {
-  if (bench.variant.empty()) return run.label;
-  return run.label + ":" + bench.variant;
+  const std::string variant = StoredVariant(bench.variant, bench.knob);
+  if (variant.empty()) return run.label;
+  return run.label + ":" + variant;
 }
 
-std::string AbVariant(const std::string& own, const std::string& tag) {
-  return own.empty() ? tag : own + "," + tag;
+std::string StoredVariant(const std::string& variant, const std::string& knob) {
+  if (knob.empty()) return variant;
+  return variant.empty() ? knob : variant + "," + knob;
 }
 
-std::pair<std::string, std::string> SplitAbVariant(const std::string& variant) {
-  const size_t comma = variant.rfind(',');
+std::pair<std::string, std::string> SplitStoredVariant(const std::string& stored) {
+  const size_t comma = stored.rfind(',');
   const size_t start = comma == std::string::npos ? 0 : comma + 1;
-  if (variant.find('=', start) == std::string::npos) return {variant, ""};
-  return {comma == std::string::npos ? "" : variant.substr(0, comma), variant.substr(start)};
+  if (stored.find('=', start) == std::string::npos) return {stored, ""};
+  return {comma == std::string::npos ? "" : stored.substr(0, comma), stored.substr(start)};
+}
+
+std::string BenchmarkLabel(const RowKey& key) {
+  return BenchmarkLabel(key.name, ParamsText(key.params), StoredVariant(key.variant, key.knob));
+}
+
+std::string CompareRowName(const RowKey& row) {
+  std::string name = row.name;
+  for (const std::string* part : {&row.variant, &row.knob}) {
+    if (!part->empty()) name.append(" [").append(*part).append("]");
+  }
+  return name;
+}
+
+std::string TestCaseName(const RowKey& key) {
+  std::string name = key.name;
+  for (const auto& [k, v] : key.params.items()) name.append("_").append(k).append(v.dump());
+  if (const std::string v = StoredVariant(key.variant, key.knob); !v.empty()) name += "_" + v;
+  for (char& c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) c = '_';
+  }
+  return name;
+}
+
+std::string FastpathRowName(const RowKey& key) {
+  std::string name = key.name;
+  for (const auto& [k, v] : key.params.items()) name.append(" ").append(k).append(":").append(v.dump());
+  const std::string variant = StoredVariant(key.variant, key.knob);
+  if (!variant.empty()) name.append(" [").append(variant).append("]");
+  return name;
 }
 
 }  // namespace kstacklab

@@ -57,6 +57,7 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
     BenchmarkResult& b = result.benchmarks[i];
     b.name = rows[i].name;
     b.variant = rows[i].variant;
+    b.knob = rows[i].knob;
     b.params = rows[i].params;
     b.unit = rows[i].unit;
     b.lower_is_better = rows[i].lower_is_better;

@@ -63,7 +63,7 @@ Status MergeSession(RunResult& into, const RunResult& other) {
   for (size_t i = 0; i < into.benchmarks.size(); ++i) {
     BenchmarkResult& b = into.benchmarks[i];
     const BenchmarkResult& o = other.benchmarks[i];
-    if (b.name != o.name || b.variant != o.variant) {
+    if (b.Key() != o.Key()) {
       return RuntimeError("sessions measured different benchmarks");
     }
     b.repetitions.insert(b.repetitions.end(), o.repetitions.begin(), o.repetitions.end());

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "kstacklab/results/naming.h"
 #include "kstacklab/results/results.h"
 
 namespace kstacklab {
@@ -24,6 +25,31 @@ std::string FileStem(const std::string& source) {
 
 }  // namespace
 
+RowKey RowOf(const CompareInput& in, const BenchmarkResult& b) {
+  switch (in.layout) {
+    case RowLayout::kRows:
+      return b.Key();
+    case RowLayout::kKnobColumns:
+      if (!b.knob.empty() && !b.variant.empty()) return {b.name, b.params, b.variant, ""};
+      break;
+    case RowLayout::kVariantColumns:
+      break;
+  }
+  return {b.name, b.params, "", ""};
+}
+
+std::string ColumnOf(const CompareInput& in, const BenchmarkResult& b) {
+  switch (in.layout) {
+    case RowLayout::kRows:
+      return "";
+    case RowLayout::kKnobColumns:
+      return b.knob.empty() ? b.variant : b.knob;
+    case RowLayout::kVariantColumns:
+      break;
+  }
+  return StoredVariant(b.variant, b.knob);
+}
+
 std::string EffectiveLabel(const CompareInput& input) {
   return input.run.label.empty() ? FileStem(input.source) : input.run.label;
 }
@@ -40,10 +66,13 @@ ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
   for (size_t g = 0; g < labels.size(); ++g) {
     const std::vector<size_t>& runs = members[labels[g]];
     std::vector<std::string> variants;
-    for (size_t i : runs)
-      for (const BenchmarkResult& b : inputs[i].run.benchmarks)
-        if (std::find(variants.begin(), variants.end(), b.variant) == variants.end())
-          variants.push_back(b.variant);
+    for (size_t i : runs) {
+      for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
+        std::string v = ColumnOf(inputs[i], b);
+        if (std::find(variants.begin(), variants.end(), v) == variants.end())
+          variants.push_back(std::move(v));
+      }
+    }
     if (variants.empty()) variants.push_back("");
     for (const std::string& v : variants) {
       CompareColumn c;
@@ -55,7 +84,7 @@ ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
       std::vector<size_t> holding;
       for (size_t i : runs) {
         bool has = std::any_of(inputs[i].run.benchmarks.begin(), inputs[i].run.benchmarks.end(),
-                               [&](const BenchmarkResult& b) { return b.variant == v; });
+                               [&](const BenchmarkResult& b) { return ColumnOf(inputs[i], b) == v; });
         if (has || inputs[i].run.benchmarks.empty()) holding.push_back(i);
       }
       std::optional<double> step;
@@ -124,32 +153,38 @@ Status CheckMetricsStored(const std::vector<CompareInput>& inputs,
 Keys RowKeys(const ColumnSet& set, const std::vector<size_t>& order,
              const std::vector<CompareInput>& inputs) {
   Keys keys;
-  std::set<std::pair<std::string, std::string>> seen;
+  std::set<std::pair<std::string, std::string>> seen;  // (row name, params as JSON)
   for (size_t c : order) {
     for (size_t i : set.runs[c]) {
       for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
-        if (b.variant != set.columns[c].variant) continue;
-        if (!seen.insert({b.name, b.params.dump()}).second) continue;
-        if (!keys.by_name.count(b.name)) keys.names.push_back(b.name);
-        keys.by_name[b.name].push_back({b.name, b.params});
+        if (ColumnOf(inputs[i], b) != set.columns[c].variant) continue;
+        RowKey row = RowOf(inputs[i], b);
+        std::string name = CompareRowName(row);
+        if (!seen.insert({name, row.params.dump()}).second) continue;
+        if (!keys.by_name.count(name)) keys.names.push_back(name);
+        keys.by_name[name].push_back(std::move(row));
       }
     }
   }
   return keys;
 }
 
-Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
+Expected<KeyEntries> EntriesOf(const RowKey& key, const ColumnSet& set,
                                const std::vector<size_t>& order,
                                const std::vector<CompareInput>& inputs) {
   KeyEntries e;
-  std::string params_dump = key.params.dump(), unit_col;
+  const std::string name = CompareRowName(key);
+  // Params as the text RowKeys told the keys apart by (1 and 1.0 are two rows there, as here).
+  const std::string params_dump = key.params.dump();
+  std::string unit_col;
   for (size_t c : order) {
     e.by_column.emplace_back();
     for (size_t i : set.runs[c]) {
       e.by_column.back().emplace_back();
       for (const BenchmarkResult& b : inputs[i].run.benchmarks) {
-        if (b.name != key.name || b.variant != set.columns[c].variant ||
-            b.params.dump() != params_dump)
+        if (b.name != key.name || ColumnOf(inputs[i], b) != set.columns[c].variant) continue;
+        const RowKey row = RowOf(inputs[i], b);
+        if (row.variant != key.variant || row.knob != key.knob || row.params.dump() != params_dump)
           continue;
         if (unit_col.empty()) {
           e.unit = b.unit;
@@ -159,12 +194,12 @@ Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
           return UsageError(fmt::format(
               "benchmark '{}' has unit '{}' in '{}' but '{}' in '{}'; compare results measured "
               "in the same unit",
-              key.name, e.unit, unit_col, b.unit, set.columns[c].name));
+              name, e.unit, unit_col, b.unit, set.columns[c].name));
         } else if (b.lower_is_better != e.lower_is_better) {
           return UsageError(fmt::format(
               "benchmark '{}' is lower-is-better in '{}' but higher-is-better in '{}', so (R) and "
               "(I) would contradict each other; fix lower_is_better in the edited file",
-              key.name, e.lower_is_better ? unit_col : set.columns[c].name,
+              name, e.lower_is_better ? unit_col : set.columns[c].name,
               e.lower_is_better ? set.columns[c].name : unit_col));
         }
         e.by_column.back().back().push_back(&b);

@@ -27,15 +27,11 @@ struct ColumnSet {
 ColumnSet GroupColumns(const std::vector<CompareInput>& inputs);
 std::string EffectiveLabel(const CompareInput& input);
 
-// Row keys: (name, params) in order of first appearance over the columns in `order`, grouped
-// by name.
-struct Key {
-  std::string name;
-  Json params;
-};
+// Row keys (RowOf) in order of first appearance over the columns in `order`, grouped by their
+// CompareRowName.
 struct Keys {
   std::vector<std::string> names;
-  std::map<std::string, std::vector<Key>> by_name;
+  std::map<std::string, std::vector<RowKey>> by_name;
 };
 Keys RowKeys(const ColumnSet& set, const std::vector<size_t>& order,
              const std::vector<CompareInput>& inputs);
@@ -47,7 +43,7 @@ struct KeyEntries {
   std::string unit;
   bool lower_is_better = true;
 };
-Expected<KeyEntries> EntriesOf(const Key& key, const ColumnSet& set,
+Expected<KeyEntries> EntriesOf(const RowKey& key, const ColumnSet& set,
                                const std::vector<size_t>& order,
                                const std::vector<CompareInput>& inputs);
 

@@ -80,7 +80,7 @@ Expected<size_t> PickBaseline(const ColumnSet& set, const std::vector<CompareInp
     for (size_t c = 0; c < columns.size() && set.group[c] == 0; ++c) {
       for (size_t i : set.runs[c])
         for (const BenchmarkResult& b : inputs[i].run.benchmarks)
-          if (b.baseline && b.variant == columns[c].variant) return c;
+          if (b.baseline && ColumnOf(inputs[i], b) == columns[c].variant) return c;
     }
     return size_t{0};
   }
@@ -242,13 +242,14 @@ void CompareCells(const std::string& metric, const std::string& unit,
 }
 
 // The rows of one key, one per metric with data; appended to table.rows.
-void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
+void AddKeyRows(const RowKey& key, const KeyEntries& e, const ColumnSet& set,
                 const std::vector<size_t>& order, bool& first, CompareTable& table,
                 std::map<std::string, uint64_t>& thin_tails, MdcByName& mdc) {
   const CompareOptions& options = table.options;
   CompareFindings& f = table.findings;
+  const std::string name = CompareRowName(key);
   std::string params_text = ParamsText(key.params);
-  const std::string row_key = BenchmarkLabel(key.name, params_text);
+  const std::string row_key = BenchmarkLabel(name, params_text);
   NoteAbsentColumns(row_key, e, table, f);
   for (const std::string& metric : options.metrics) {
     std::vector<CellSamples> samples;
@@ -263,28 +264,28 @@ void AddKeyRows(const Key& key, const KeyEntries& e, const ColumnSet& set,
       continue;
     }
     CompareRow row;
-    row.benchmark = key.name;
-    row.params = key.params;
+    row.key = key;
+    row.benchmark = name;
     row.params_text = params_text;
     row.metric = metric;
     row.unit = e.unit;
     row.lower_is_better = e.lower_is_better;
     row.result_class =
-        ResultClass(key.name, params_text, metric, e.unit, options.metrics.size() > 1);
+        ResultClass(name, params_text, metric, e.unit, options.metrics.size() > 1);
     row.first_in_group = first;
     first = false;
     std::vector<CompareCell> cells;
     for (size_t k = 0; k < order.size(); ++k) {
       cells.push_back(DescribeCell(samples[k]));
       const std::string& col = table.columns[k].name;
-      if (samples[k].unit == SampleUnit::kSession) f.session_columns[col].insert(key.name);
+      if (samples[k].unit == SampleUnit::kSession) f.session_columns[col].insert(name);
       if (samples[k].unit == SampleUnit::kRun)
         f.run_columns[col] = std::max(f.run_columns[col], samples[k].runs);
     }
     CompareCells(metric, row.unit, samples, set, order, options, cells, f);
     for (size_t k = 1; k < cells.size(); ++k) {
       if (std::isfinite(cells[k].mdc_pct) && cells[k].status != CellStatus::kNoRunVariance) {
-        double& slot = mdc[key.name][metric];
+        double& slot = mdc[name][metric];
         slot = std::max(slot, cells[k].mdc_pct);
       }
     }
@@ -442,7 +443,9 @@ void FindDrift(const std::vector<CompareInput>& inputs, CompareTable& table) {
         if (!metrics.empty()) drifting.emplace(session, std::move(metrics));
       }
       for (auto& [session, metrics] : drifting) {
-        f.drift.push_back({in.source, BenchmarkLabel(b.name, ParamsText(b.params), b.variant),
+        f.drift.push_back({in.source,
+                           BenchmarkLabel(CompareRowName(RowOf(in, b)), ParamsText(b.params),
+                                          ColumnOf(in, b)),
                            b.unit, session, drifting.size() > 1 || session != 0,
                            b.repetitions.size(), std::move(metrics)});
       }
@@ -515,7 +518,8 @@ Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& 
       const std::string label = EffectiveLabel(in);
       if (label == baseline) is_label = true;
       for (const BenchmarkResult& b : in.run.benchmarks) {
-        if (!b.variant.empty() && label + ":" + b.variant == baseline) is_variant = true;
+        const std::string v = ColumnOf(in, b);
+        if (!v.empty() && label + ":" + v == baseline) is_variant = true;
       }
     }
     if (is_label && is_variant) {
@@ -547,12 +551,11 @@ bool VariantsAreRows(const std::vector<CompareInput>& inputs, const std::string&
 
 std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs) {
   for (CompareInput& in : inputs) {
+    // An --ab value that was a column becomes part of the row as the variant does.
     for (BenchmarkResult& b : in.run.benchmarks) {
-      if (b.variant.empty()) continue;
-      b.name += " [" + b.variant + "]";
-      b.variant.clear();
-      b.baseline = false;
+      if (!ColumnOf(in, b).empty()) b.baseline = false;
     }
+    in.layout = RowLayout::kRows;
   }
   return inputs;
 }
@@ -560,17 +563,15 @@ std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs) {
 std::vector<CompareInput> AbValuesAsColumns(std::vector<CompareInput> inputs) {
   for (CompareInput& in : inputs) {
     if (in.run.run.ab.empty()) continue;
-    std::set<std::string> baseline_tags;
+    std::set<std::string> baseline_knobs;
     for (const BenchmarkResult& b : in.run.benchmarks) {
-      if (b.baseline) baseline_tags.insert(SplitAbVariant(b.variant).second);
+      if (b.baseline) baseline_knobs.insert(b.knob);
     }
     for (BenchmarkResult& b : in.run.benchmarks) {
-      auto [own, tag] = SplitAbVariant(b.variant);
-      if (tag.empty() || own.empty()) continue;
-      b.name += " [" + own + "]";
-      b.variant = tag;
-      b.baseline = baseline_tags.count(tag) != 0;
+      if (b.knob.empty() || b.variant.empty()) continue;
+      b.baseline = baseline_knobs.count(b.knob) != 0;
     }
+    in.layout = RowLayout::kKnobColumns;
   }
   return inputs;
 }
@@ -605,13 +606,17 @@ struct VariantSet {
 std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<CompareInput>& inputs) {
   std::vector<std::string> order;  // benchmark keys in order of first appearance
   std::map<std::string, VariantSet> sets;
-  auto key = [](const BenchmarkResult& b) { return b.name + "(" + ParamsText(b.params) + ")"; };
+  auto key = [](const CompareInput& in, const BenchmarkResult& b) {
+    const RowKey row = RowOf(in, b);
+    return CompareRowName(row) + "(" + ParamsText(row.params) + ")";
+  };
   for (const CompareInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
-      auto [it, fresh] = sets.try_emplace(key(b));
+      auto [it, fresh] = sets.try_emplace(key(in, b));
       if (fresh) order.push_back(it->first);
-      if (!it->second.Has(b.variant)) it->second.variants.push_back(b.variant);
-      if (b.baseline && it->second.flagged.empty()) it->second.flagged = b.variant;
+      const std::string v = ColumnOf(in, b);
+      if (!it->second.Has(v)) it->second.variants.push_back(v);
+      if (b.baseline && it->second.flagged.empty()) it->second.flagged = v;
     }
   }
   // A benchmark joins a part when one variant set holds the other, it has the part's baseline
@@ -648,9 +653,9 @@ std::vector<std::vector<CompareInput>> SplitByVariantSet(const std::vector<Compa
     RunResult shell = in.run;
     std::vector<BenchmarkResult> benches = std::move(shell.benchmarks);
     shell.benchmarks.clear();
-    std::vector<CompareInput> mine(parts.size(), CompareInput{in.source, shell});
+    std::vector<CompareInput> mine(parts.size(), CompareInput{in.source, shell, in.layout});
     for (BenchmarkResult& b : benches) {
-      const size_t p = part_of[key(b)];
+      const size_t p = part_of[key(in, b)];
       mine[p].run.benchmarks.push_back(std::move(b));
     }
     for (size_t p = 0; p < parts.size(); ++p) {
@@ -670,7 +675,9 @@ void FindMixedTiming(const std::vector<CompareInput>& inputs, CompareTable& tabl
   std::map<std::string, std::set<std::string>> modes;  // row name -> timing modes seen
   for (const CompareInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
-      modes[BenchmarkId(b.name, b.params, "")].insert(b.timing.empty() ? "percall" : b.timing);
+      const RowKey row = RowOf(in, b);
+      modes[BenchmarkId(CompareRowName(row), row.params, "")].insert(b.timing.empty() ? "percall"
+                                                                                     : b.timing);
     }
   }
   for (const auto& [row, seen] : modes) {
@@ -700,7 +707,7 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   MdcByName mdc;
   for (const std::string& name : keys.names) {
     bool first = true;
-    for (const Key& key : keys.by_name[name]) {
+    for (const RowKey& key : keys.by_name[name]) {
       auto entries = EntriesOf(key, set, order, inputs);
       if (!entries.ok()) return entries.error();
       AddKeyRows(key, *entries, set, order, first, table, thin_tails, mdc);

@@ -104,7 +104,7 @@ Expected<std::vector<SampleSizeRow>> PlanSampleSizes(const std::vector<CompareIn
     const CompareColumn& col = set.columns[c];
     const Keys keys = RowKeys(set, {c}, inputs);
     for (const std::string& name : keys.names) {
-      for (const Key& key : keys.by_name.at(name)) {
+      for (const RowKey& key : keys.by_name.at(name)) {
         auto entries = EntriesOf(key, set, {c}, inputs);
         if (!entries.ok()) return entries.error();
         const std::vector<std::vector<const BenchmarkResult*>>& runs = entries->by_column[0];

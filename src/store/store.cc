@@ -10,6 +10,7 @@
 
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/naming.h"
 #include "kstacklab/results/result_reader.h"
 #include "store_backend.h"
 
@@ -57,7 +58,7 @@ Expected<RunRow> MakeRow(const RunResult& result, std::string document, size_t i
   row.document = std::move(document);
   for (const BenchmarkResult& b : result.benchmarks) {
     row.benchmarks.push_back(BenchmarkRow{
-        b.name, b.variant, b.params.dump(-1, ' ', false, Json::error_handler_t::replace),
+        b.name, StoredVariant(b.variant, b.knob), b.params.dump(-1, ' ', false, Json::error_handler_t::replace),
         static_cast<int64_t>(b.repetitions.size())});
   }
   return row;

@@ -68,7 +68,7 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
     bool matched = false;
     for (const SuiteDef& def : Suites()) {
       for (const WorkloadDef& w : def.rows()) {
-        if (MatchesBenchGlob(g, w.name, w.params, w.variant)) {
+        if (MatchesBenchGlob(g, w.Key())) {
           matched = true;
           add(w);
         }

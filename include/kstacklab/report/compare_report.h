@@ -57,6 +57,8 @@ std::string RenderCompare(const CompareTable& table, CompareFormat format);
 // rendered one after another, separated by a blank line (grid, markdown), under one CSV header
 // (csv: the column `column` tells the tables apart), or as {"tables": [table, ...]} (json).
 std::string RenderCompareTables(const std::vector<CompareTable>& tables, CompareFormat format);
+// The json form of RenderCompareTables as a value: one table's object, or {"tables": [...]}.
+Json CompareTablesToJsonValue(const std::vector<CompareTable>& tables);
 
 // One CSV field (RFC 4180): control characters escaped (EscapeControl), then quoted when it holds
 // a comma, a quote or a newline. Every CSV kstacklab writes uses it.

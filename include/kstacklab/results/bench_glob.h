@@ -4,14 +4,14 @@
 
 #include <string>
 
-#include "kstacklab/results/json.h"
+#include "kstacklab/results/results.h"
 
 namespace kstacklab {
 
 // The one rule of `--bench GLOB` (run, compare): the glob (fnmatch) matches the row as its
 // BenchmarkId, or with the params or the variant left out ("name:variant" selects every params
-// row of it, "name" every row); a row of an --ab file also as its own variant (SplitAbVariant).
-bool MatchesBenchGlob(const std::string& glob, const std::string& name, const Json& params,
-                      const std::string& variant);
+// row of it, "name" every row), the variant as stored (StoredVariant); a row measured under an
+// --ab value also as its own variant.
+bool MatchesBenchGlob(const std::string& glob, const RowKey& row);
 
 }  // namespace kstacklab

@@ -35,11 +35,31 @@ std::string ResultClass(const std::string& name, const std::string& params_text,
 // Human-readable column label of a benchmark entry inside a file: "label" or "label:variant".
 std::string ConfigurationName(const RunResult& run, const BenchmarkResult& bench);
 
-// The variant of a row measured under an --ab value: the row's own variant and the value's tag
-// ("NAME=VALUE"), joined by a comma ("raw,kernel.stack_erasing=0"; the tag alone for a row
-// without a variant). SplitAbVariant takes one apart: {own variant, tag}; {variant, ""} when the
-// variant carries no tag (its last comma-separated piece has no '=').
-std::string AbVariant(const std::string& own, const std::string& tag);
-std::pair<std::string, std::string> SplitAbVariant(const std::string& variant);
+// A row's variant as a file holds it (RowKey): its own variant, then the --ab value, joined by a
+// comma ("raw,kernel.stack_erasing=0"); either alone when the other is empty ("raw",
+// "kernel.stack_erasing=0"); "" for neither. SplitStoredVariant takes one apart: {own variant,
+// knob}; {variant, ""} when the variant carries no --ab value (its last comma-separated piece has
+// no '='). Only the result reader splits (an --ab file's rows, once).
+std::string StoredVariant(const std::string& variant, const std::string& knob);
+std::pair<std::string, std::string> SplitStoredVariant(const std::string& stored);
+
+// A row as people read it, from its key: BenchmarkLabel with the variant as stored
+// ("syscall/getpid [raw,kernel.stack_erasing=0]").
+std::string BenchmarkLabel(const RowKey& key);
+
+// compare's name of a row whose variant (and --ab value) are part of the row, not a column:
+// the name, then " [variant]" and " [knob]" for each that the row key holds
+// ("syscall/getpid [raw]", "syscall/getpid [raw] [kernel.stack_erasing=0]"). The params follow
+// separately (CompareRow::params_text).
+std::string CompareRowName(const RowKey& row);
+
+// A row as a test case name of a test harness (the LAVA figures of a boot): the name, "_KEYVALUE"
+// per param (value as JSON), "_VARIANT" as stored, then every character outside [A-Za-z0-9_.-]
+// replaced by '_' ("syscall_getpid_raw").
+std::string TestCaseName(const RowKey& key);
+
+// The lists' Fastpath name of a row (campaign --fastpath): the name, then " key:value" per param
+// with the value as JSON (strings quoted), then " [variant]" as stored.
+std::string FastpathRowName(const RowKey& key);
 
 }  // namespace kstacklab

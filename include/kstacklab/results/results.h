@@ -51,6 +51,19 @@ struct TimerInfo {
   std::optional<double> resolution_ns;
 };
 
+// A row's identity, typed: what it measured (name, params), the configuration measured beside it
+// in the same run (variant) and the --ab value it was measured under (knob). A file holds the
+// last two joined in "variant" ("raw,kernel.stack_erasing=0", naming.h StoredVariant): the reader
+// takes them apart once, for a file whose run.ab is set, and the writer joins them again, so a
+// file read and written is unchanged. Nothing else splits a variant.
+struct RowKey {
+  std::string name;              // "suite/name"
+  Json params = Json::object();  // as BenchmarkResult::params
+  std::string variant;           // "" or the row's own configuration ("raw", "percpu-prng")
+  std::string knob;              // "" or the --ab value, "NAME=VALUE" ("kernel.stack_erasing=0")
+  bool operator==(const RowKey& o) const = default;
+};
+
 struct BenchmarkResult {
   std::string name;  // "suite/name", e.g. "syscall/getpid"
   // e.g. {"h":0}, {"depth":4096}; {} when none. A flat object of numbers, strings and bools,
@@ -58,6 +71,7 @@ struct BenchmarkResult {
   // own keys and no code reads one by name; params are labels (naming.h) and match keys.
   Json params = Json::object();
   std::string variant;  // "" or a configuration name measured in this run ("percpu-prng")
+  std::string knob;     // "" or the --ab value the row was measured under (RowKey::knob)
   std::string unit = "ns";
   bool lower_is_better = true;
   bool baseline = false;  // compare's default baseline among the variants of one name+params
@@ -66,6 +80,8 @@ struct BenchmarkResult {
   // Merged over all repetitions. Unit: picoseconds of the raw timed region, i.e. NOT overhead
   // corrected (subtract timer.overhead_ns * 1000). Empty (count 0) in loop mode.
   Histogram histogram;
+
+  RowKey Key() const { return {name, params, variant, knob}; }
 };
 
 // How the run was made: the file's "run" object (docs/result-schema.md), filled by the run

@@ -85,12 +85,34 @@ struct CompareOptions {
   bool verbose = false;  // renderers add the variance components per cell
 };
 
+// Where the variant and the --ab value of an input's rows go in a table: a column, or a part of
+// the row (CompareRowName, "syscall/getpid [raw]"). Set by CompareParts; read through
+// RowOf/ColumnOf (below), never by taking a name or a variant apart.
+enum class RowLayout {
+  // The variant (as stored, StoredVariant) names the column, label:variant; the row is the
+  // name and params. Every input as read.
+  kVariantColumns,
+  // An --ab file's values are the columns (AbValuesAsColumns): a row measured under a value
+  // keeps its own variant in the row and the value names the column; a row with only one of
+  // the two has it as its column.
+  kKnobColumns,
+  // The variant and the value are parts of the row and the label is the column
+  // (VariantsAsRows).
+  kRows,
+};
+
 // One loaded input: `source` is the argument as given (a path, "-", a store id), used to
 // disambiguate colliding labels (its file stem) and in messages.
 struct CompareInput {
   std::string source;
   RunResult run;
+  RowLayout layout = RowLayout::kVariantColumns;
 };
+
+// The row (its key: name, params and the parts the layout puts in the row) and the column
+// variant of a benchmark of `in`.
+RowKey RowOf(const CompareInput& in, const BenchmarkResult& b);
+std::string ColumnOf(const CompareInput& in, const BenchmarkResult& b);
 
 // One configuration column: every input with its label (one run each) x one variant.
 struct CompareColumn {
@@ -161,9 +183,9 @@ struct CompareCell {
 };
 
 struct CompareRow {
-  std::string benchmark;  // "syscall/getpid"
-  Json params = Json::object();
-  std::string params_text;  // ParamsText(params), "" without params
+  RowKey key;               // RowOf the row's entries
+  std::string benchmark;    // CompareRowName(key): "syscall/getpid", "syscall/getpid [raw]"
+  std::string params_text;  // ParamsText(key.params), "" without params
   std::string metric;       // "mean", "p99", ...
   std::string unit;         // "ns"
   bool lower_is_better = true;
@@ -296,10 +318,11 @@ bool VariantsAreRows(const std::vector<CompareInput>& inputs, const std::string&
 std::vector<CompareInput> VariantsAsRows(std::vector<CompareInput> inputs);
 
 // An --ab file (`run.ab` set) compares its knob's values, each row keeping its own variant: a row
-// measured as "raw,kernel.stack_erasing=0" (AbVariant) becomes the row "name [raw]" under the
-// column "kernel.stack_erasing=0", so raw is compared with raw and libc with libc, never the C
-// library wrapper's cost with the knob's effect. The value of the flagged baseline rows stays
-// the baseline. Inputs without --ab, and rows without a tag (a model knob's), are unchanged.
+// measured as raw under kernel.stack_erasing=0 (RowKey) becomes the row "name [raw]" under the
+// column "kernel.stack_erasing=0" (RowLayout::kKnobColumns), so raw is compared with raw and libc
+// with libc, never the C library wrapper's cost with the knob's effect. The value of the flagged
+// baseline rows stays the baseline. Inputs without --ab, and rows without a value (a model
+// knob's), are unchanged.
 std::vector<CompareInput> AbValuesAsColumns(std::vector<CompareInput> inputs);
 
 // The tables `compare` prints for these inputs and baseline, after AbValuesAsColumns: the

@@ -22,6 +22,7 @@ namespace kstacklab {
 struct WorkloadDef {
   std::string name;       // "suite/name"
   std::string variant;    // "" or the configuration's name (e.g. a kstack policy)
+  std::string knob;       // "" or the --ab value the row is measured under (RowKey::knob)
   bool baseline = false;  // compare's default baseline among the variants of one name+params
   Json params = Json::object();
   std::string summary;  // one line
@@ -49,6 +50,8 @@ struct WorkloadDef {
   // The `run --param KEY=VALUE` keys this row takes: each returns the row rebuilt for VALUE (its
   // `params` record the value, e.g. size_mib), or a UsageError giving the accepted form.
   std::map<std::string, std::function<Expected<WorkloadDef>(const std::string& value)>> run_params;
+
+  RowKey Key() const { return {name, params, variant, knob}; }
 };
 
 struct SuiteDef {
@@ -63,7 +66,7 @@ const std::vector<SuiteDef>& Suites();
 // "name", "name(k:v, ...)" with params, then ":variant" when there is one, e.g.
 // "model/kstack(handler:getpid):percpu-prng". Unique per row.
 inline std::string WorkloadId(const WorkloadDef& w) {
-  return BenchmarkId(w.name, w.params, w.variant);
+  return BenchmarkId(w.name, w.params, StoredVariant(w.variant, w.knob));
 }
 
 // Selects rows: all rows of the given suites, plus rows one of the globs (fnmatch) matches as
