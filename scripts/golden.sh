@@ -110,6 +110,16 @@ case_ compare_methods compare "$D/variants.json" --method fastpath --test mwu --
 case_ compare_baseline compare "$D/variants.json" --baseline model:siphash
 case_ compare_bench compare "$D/base.json" "$D/plus5.json" --bench 'syscall/getp*id' --metrics mean
 case_ compare_allmetrics compare "${kruns[@]}" --metrics mean,stddev,min,p50,p90,p99,p99.9,p99.99,max
+# --ab files: the values as columns, each call path a row; two labels: path and value in the row
+for fmt in grid csv json; do
+  case_ "compare_ab_$fmt" compare "$D/ab_abx.json" --format "$fmt"
+  case_ "compare_ab2_$fmt" compare "$D/ab_abx.json" "$D/ab_aby.json" --format "$fmt"
+done
+case_ compare_ab_bench compare "$D/ab_abx.json" --bench 'syscall/getpid:raw'
+case_ compare_ab_baseline compare "$D/ab_abx.json" --baseline kernel.stack_erasing=1
+case_ compare_ab_rows2 compare "$D/ab_abx.json" "$D/ab_aby.json" --baseline abx
+case_ show_ab show "$D/ab_abx.json"
+case_ plan_ab plan "$D/ab_abx.json" --target-effect 2
 case_ compare_err_format compare "$D/base.json" --format html
 case_ compare_err_metric compare "$D/base.json" --metrics p95
 case_ compare_err_alpha compare "$D/base.json" --alpha 2

@@ -135,6 +135,23 @@ for label in ("a", "b"):
             rows.append(bench(bname, rs, variant="raw" if i < 4 else "libc", baseline=i < 4))
         write(f"aa_{name}.json", dict(result(label, rows), created=f"2026-01-0{r + 1}T0{label == 'b'}:00:00Z"))
 
+# --ab files (run.ab set): each row's variant carries the value ("raw,kernel.stack_erasing=0"),
+# one row without a variant of its own; two labels, the second 3 % slower under =1.
+for label, seed, slower in (("abx", 400, 1.00), ("aby", 401, 1.03)):
+    rng = random.Random(seed)
+    rows = []
+    for value in ("0", "1"):
+        tag = "kernel.stack_erasing=" + value
+        f = slower if value == "1" else 1.0
+        rows.append(bench("syscall/getpid", reps(rng, 200.0 * f, 8), variant="raw," + tag,
+                          baseline=value == "0"))
+        rows.append(bench("syscall/getpid", reps(rng, 300.0 * f, 8), variant="libc," + tag))
+        rows.append(bench("micromm/fork", reps(rng, 40000.0 * f, 8), params={"h": 1},
+                          variant=tag, baseline=value == "0"))
+    doc = result(label, rows)
+    doc["run"] = {"ab": ["sysctl:kernel.stack_erasing=0,1"]}
+    write(f"ab_{label}.json", doc)
+
 # Bad inputs.
 doc = result("future", syscall_set(11, 1.0))
 doc["schema"] = "kstacklab-result/9"
