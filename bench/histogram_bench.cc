@@ -38,7 +38,7 @@ void BM_HistogramRecord(benchmark::State& state) {
   std::lognormal_distribution<double> dist(12.2, 0.6);
   std::vector<uint64_t> values(4096);
   for (auto& v : values) v = static_cast<uint64_t>(dist(rng));
-  Histogram h;
+  histogram::Histogram h;
   size_t i = 0;
   for (auto _ : state) {
     h.Record(values[i++ & 4095]);
@@ -48,7 +48,7 @@ void BM_HistogramRecord(benchmark::State& state) {
 BENCHMARK(BM_HistogramRecord);
 
 void BM_HistogramPercentile(benchmark::State& state) {
-  Histogram h;
+  histogram::Histogram h;
   std::mt19937_64 rng(1);
   std::lognormal_distribution<double> dist(12.2, 0.6);
   for (int i = 0; i < 1000000; ++i) h.Record(static_cast<uint64_t>(dist(rng)));

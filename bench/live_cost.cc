@@ -51,13 +51,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "calibration failed: %s\n", cal.error().message.c_str());
     return 1;
   }
-  kstacklab::ClockParams clock{cal->freq_hz, cal->overhead_ticks};
-  kstacklab::SamplerConfig config;
+  kstacklab::sampler::ClockParams clock{cal->freq_hz, cal->overhead_ticks};
+  kstacklab::sampler::SamplerConfig config;
   config.iterations = calls;
   config.chunk = calls;
-  kstacklab::SamplerScratch scratch(config.chunk);
-  kstacklab::TimedBody body{kstacklab::TimePerCall<kstacklab::timing::CycleClock, CallGetpid>,
-                            nullptr, nullptr};
+  kstacklab::sampler::SamplerScratch scratch(config.chunk);
+  kstacklab::sampler::TimedBody body{
+      kstacklab::sampler::TimePerCall<kstacklab::timing::CycleClock, CallGetpid>, nullptr, nullptr};
   const std::array<const char*, 3> names = {"off", "filtered", "recording"};
   std::array<std::vector<double>, 3> p50;
   std::array<std::vector<double>, 3> mean;
@@ -77,8 +77,8 @@ int main(int argc, char** argv) {
         }
         probe = std::move(*s);
       }
-      kstacklab::Histogram merged;
-      auto rep = kstacklab::RunRepetition(body, config, clock, scratch, merged, nullptr);
+      kstacklab::histogram::Histogram merged;
+      auto rep = kstacklab::sampler::RunRepetition(body, config, clock, scratch, merged, nullptr);
       if (!rep.ok()) {
         std::fprintf(stderr, "live_cost: %s\n", rep.error().message.c_str());
         return 1;

@@ -173,10 +173,10 @@ TEST(ContributingTest, NewPolicyPassesTheTableChecks) {
 }
 
 TEST(ContributingTest, NewPolicyIsMeasuredByTheModelSuite) {
-  const std::vector<WorkloadDef> rows =
+  const std::vector<workloads::WorkloadDef> rows =
       workloads::model_rows::ModelRowsOf<kPoliciesPlusExample, kSources>();
   int found = 0;
-  for (const WorkloadDef& w : rows) {
+  for (const workloads::WorkloadDef& w : rows) {
     if (w.name != "model/kstack" || w.variant != "crng-u16-entry") continue;
     ++found;
     EXPECT_NE(w.summary.find("a lockless get_random_u16() at every syscall entry"),
@@ -282,10 +282,10 @@ TEST(ContributingTest, NewCounterFedPolicyIsInTheTimerAndMigrationRows) {
 }
 
 TEST(ContributingTest, NewSourceRowIsAModelRow) {
-  const std::vector<WorkloadDef> rows =
+  const std::vector<workloads::WorkloadDef> rows =
       workloads::model_rows::ModelRowsOf<kPolicies, kSourcesWithExample>();
   int found = 0;
-  for (const WorkloadDef& w : rows) {
+  for (const workloads::WorkloadDef& w : rows) {
     if (w.name != "model/rng" || w.variant != "crng-u32") continue;
     ++found;
     EXPECT_FALSE(w.baseline);

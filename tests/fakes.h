@@ -49,29 +49,30 @@ inline void FakeCall(void* s) {
 
 inline void Noop(void*) {}
 
-inline TimedBody Body(Script* s) {
-  return TimedBody{&TimePerCall<FakeClock, FakeCall>, &TimeLoop<FakeClock, FakeCall>, s};
+inline sampler::TimedBody Body(Script* s) {
+  return sampler::TimedBody{&sampler::TimePerCall<FakeClock, FakeCall>,
+                            &sampler::TimeLoop<FakeClock, FakeCall>, s};
 }
 
 // Row "fake/call" (with `variant`) whose calls cost what `s` scripts.
-inline WorkloadDef FakeRow(const std::string& variant, Script* s) {
-  WorkloadDef w;
+inline workloads::WorkloadDef FakeRow(const std::string& variant, Script* s) {
+  workloads::WorkloadDef w;
   w.name = "fake/call";
   w.variant = variant;
   w.setup = [s]() -> Expected<std::shared_ptr<void>> {
     return std::shared_ptr<void>(s, [](void*) {});
   };
-  w.percall = &TimePerCall<FakeClock, FakeCall>;
-  w.loop = &TimeLoop<FakeClock, FakeCall>;
+  w.percall = &sampler::TimePerCall<FakeClock, FakeCall>;
+  w.loop = &sampler::TimeLoop<FakeClock, FakeCall>;
   return w;
 }
 
 // A row as the model and erase suites have them (`off` and `generic` flagged as the baseline),
 // doing nothing; its setup logs its variant to `seen` (when given): the order the rows are set
 // up in, as a knob's A/B sees it.
-inline WorkloadDef ModelRow(const std::string& name, const std::string& variant, const Json& params,
-                            std::vector<std::string>* seen) {
-  WorkloadDef w;
+inline workloads::WorkloadDef ModelRow(const std::string& name, const std::string& variant,
+                                       const Json& params, std::vector<std::string>* seen) {
+  workloads::WorkloadDef w;
   w.name = name;
   w.variant = variant;
   w.params = params;
@@ -80,8 +81,8 @@ inline WorkloadDef ModelRow(const std::string& name, const std::string& variant,
     if (seen != nullptr) seen->push_back(variant);
     return std::shared_ptr<void>();
   };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
+  w.percall = &sampler::TimePerCall<FakeClock, Noop>;
+  w.loop = &sampler::TimeLoop<FakeClock, Noop>;
   return w;
 }
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-namespace kstacklab {
+namespace kstacklab::histogram {
 namespace {
 
 TEST(Histogram, SmallValuesAreExact) {
@@ -195,4 +195,4 @@ TEST(Histogram, FromBucketsRoundTrip) {
 }
 
 }  // namespace
-}  // namespace kstacklab
+}  // namespace kstacklab::histogram

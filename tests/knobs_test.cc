@@ -247,7 +247,7 @@ TEST(ModelKnob, OpenChecksTheValuesAgainstTheTable) {
 TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
   const Json empty = Json{{"handler", "empty"}};
   const Json getpid = Json{{"handler", "getpid"}};
-  const std::vector<WorkloadDef> rows = {
+  const std::vector<workloads::WorkloadDef> rows = {
       ModelRow("model/kstack", "off", empty, nullptr),
       ModelRow("model/kstack", "percpu-prng", empty, nullptr),
       ModelRow("model/kstack", "siphash", empty, nullptr),
@@ -263,7 +263,7 @@ TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
   auto prng = (*k)->RowsFor(rows, spec.values, 0);
   ASSERT_TRUE(prng.ok());
   ASSERT_EQ(prng->size(), 2u);
-  for (const WorkloadDef& w : *prng) {
+  for (const workloads::WorkloadDef& w : *prng) {
     EXPECT_EQ(w.variant, "percpu-prng");  // written under its own variant, no suffix
     EXPECT_FALSE(w.baseline);
   }
@@ -291,7 +291,7 @@ TEST(ModelKnob, SelectsTheRowsCarryingEachValue) {
   const AbSpec st = *ParseAbSpec("model:strategy=generic,unrolled");
   auto ks = OpenKnob(st);
   ASSERT_TRUE(ks.ok());
-  const std::vector<WorkloadDef> erase = {
+  const std::vector<workloads::WorkloadDef> erase = {
       ModelRow("erase/poison", "generic", Json{{"depth", 256}}, nullptr),
       ModelRow("erase/syscall", "generic", Json{{"depth", 256}}, nullptr)};
   EXPECT_EQ((*ks)->RowsFor(erase, st.values, 0)->size(), 2u);

@@ -44,10 +44,10 @@ double TestFreq() {
 constexpr size_t kTestBytes = 32 * kPmdBytes;
 
 TEST(Micromm, SuiteRowsAreForkAndMunmapAtH0AndH1InMicroseconds) {
-  auto rows = SelectWorkloads({"micromm"}, {});
+  auto rows = workloads::SelectWorkloads({"micromm"}, {});
   ASSERT_TRUE(rows.ok());
   std::vector<std::string> ids;
-  for (const WorkloadDef& w : *rows) {
+  for (const workloads::WorkloadDef& w : *rows) {
     ids.push_back(w.name + " h:" + w.params["h"].dump());
     EXPECT_EQ(w.unit, "us");
     EXPECT_GT(w.max_iterations, 0u) << "a 1 GiB fork must not run the run's 200000 iterations";
@@ -100,15 +100,15 @@ TEST(Micromm, ForkAndMunmapRowsRunAtASmallSize) {
   KSTACKLAB_SKIP_IF_EMULATED(
       "qemu-user does not pass madvise(MADV_HUGEPAGE) to the kernel: no huge pages");
   // The rows' own loops on the real kernel, through the runner, at the caps (64 MiB).
-  std::vector<WorkloadDef> rows = workloads::MicrommRowsOfSize(kTestBytes, "");
-  std::vector<std::string> notes = DropUnavailable(&rows);
+  std::vector<workloads::WorkloadDef> rows = workloads::MicrommRowsOfSize(kTestBytes, "");
+  std::vector<std::string> notes = workloads::DropUnavailable(&rows);
   ASSERT_FALSE(rows.empty());
   RunOptions opt;
   opt.repetitions = 2;
   opt.sampler.iterations = 1000;  // capped by the rows
   opt.sampler.warmup = 1000;
   opt.sampler.chunk = 1000;
-  auto r = RunWorkloads(rows, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
+  auto r = RunWorkloads(rows, opt, sampler::ClockParams{TestFreq(), 0}, nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.error().message;
   for (const BenchmarkResult& b : r->benchmarks) {
     EXPECT_EQ(b.params["size_mib"], 64) << b.name;
@@ -182,37 +182,37 @@ TEST(MicrommSize, MustFitInHalfOfMemAvailable) {
 }
 
 TEST(RunParams, SizeRebuildsTheMicrommRowsAndIsRecordedInParams) {
-  auto rows = SelectWorkloads({"micromm"}, {});
+  auto rows = workloads::SelectWorkloads({"micromm"}, {});
   ASSERT_TRUE(rows.ok());
-  auto sized = ApplyRunParams(*rows, {"size=64M"});
+  auto sized = workloads::ApplyRunParams(*rows, {"size=64M"});
   ASSERT_TRUE(sized.ok()) << sized.error().message;
   ASSERT_EQ(sized->size(), rows->size());
   for (size_t i = 0; i < sized->size(); ++i) {
-    const WorkloadDef& w = (*sized)[i];
+    const workloads::WorkloadDef& w = (*sized)[i];
     EXPECT_EQ(w.name, (*rows)[i].name);
     EXPECT_EQ(w.params["h"], (*rows)[i].params["h"]);
-    EXPECT_EQ(w.params["size_mib"], 64) << WorkloadId(w);
+    EXPECT_EQ(w.params["size_mib"], 64) << workloads::WorkloadId(w);
     EXPECT_NE(w.summary.find("64 MiB"), std::string::npos) << w.summary;
     EXPECT_TRUE(w.note.empty()) << w.note;  // a size given is not scaled
   }
-  auto gib = ApplyRunParams(*rows, {"size=1G"});
+  auto gib = workloads::ApplyRunParams(*rows, {"size=1G"});
   ASSERT_TRUE(gib.ok()) << gib.error().message;
   EXPECT_FALSE((*gib)[0].params.contains("size_mib"));  // the default size is not recorded
   // Rows that do not take the key are kept as they are.
-  auto mixed = SelectWorkloads({"micromm"}, {"syscall/getpid"});
+  auto mixed = workloads::SelectWorkloads({"micromm"}, {"syscall/getpid"});
   ASSERT_TRUE(mixed.ok());
-  auto kept = ApplyRunParams(*mixed, {"size=64M"});
+  auto kept = workloads::ApplyRunParams(*mixed, {"size=64M"});
   ASSERT_TRUE(kept.ok()) << kept.error().message;
   EXPECT_EQ(kept->size(), mixed->size());
   EXPECT_FALSE(kept->back().params.contains("size_mib"));
 }
 
 TEST(RunParams, RefusesWhatNoRowTakes) {
-  auto micromm = SelectWorkloads({"micromm"}, {});
-  auto syscall = SelectWorkloads({"syscall"}, {});
+  auto micromm = workloads::SelectWorkloads({"micromm"}, {});
+  auto syscall = workloads::SelectWorkloads({"syscall"}, {});
   ASSERT_TRUE(micromm.ok() && syscall.ok());
   struct Case {
-    const std::vector<WorkloadDef>* rows;
+    const std::vector<workloads::WorkloadDef>* rows;
     std::vector<std::string> params;
     const char* says;
   };
@@ -230,14 +230,14 @@ TEST(RunParams, RefusesWhatNoRowTakes) {
        "no selected benchmark takes 'size'; select the suite that does: micromm"},
   };
   for (const Case& c : cases) {
-    auto r = ApplyRunParams(*c.rows, c.params);
+    auto r = workloads::ApplyRunParams(*c.rows, c.params);
     ASSERT_FALSE(r.ok()) << c.params[0];
     EXPECT_EQ(r.error().exit_code, kExitUsage) << c.params[0];
     EXPECT_NE(r.error().message.find(c.says), std::string::npos) << r.error().message;
     EXPECT_EQ(r.error().message.find("--"), std::string::npos)
         << "names a flag: " << r.error().message;
   }
-  EXPECT_TRUE(ApplyRunParams(*syscall, {}).ok());
+  EXPECT_TRUE(workloads::ApplyRunParams(*syscall, {}).ok());
 }
 
 // --- runner: caps, unit and extra metrics with a fake call of exactly 2500 ticks at 1 GHz ----
@@ -249,7 +249,7 @@ void FakeCall(void*, uint64_t n, uint64_t* out) {
 }
 
 TEST(Runner, RowCapsUnitAndExtraMetrics) {
-  WorkloadDef w;
+  workloads::WorkloadDef w;
   w.name = "test/slow";
   w.unit = "us";
   w.setup = [] { return Expected<std::shared_ptr<void>>(std::shared_ptr<void>()); };
@@ -264,7 +264,7 @@ TEST(Runner, RowCapsUnitAndExtraMetrics) {
   opt.sampler.warmup = 10;
   opt.sampler.chunk = 100;
   g_calls = 0;
-  auto r = RunWorkloads({w}, opt, ClockParams{1e9, 0}, nullptr, nullptr);
+  auto r = RunWorkloads({w}, opt, sampler::ClockParams{1e9, 0}, nullptr, nullptr);
   ASSERT_TRUE(r.ok());
   const BenchmarkResult& b = r->benchmarks.at(0);
   ASSERT_EQ(b.repetitions.size(), 2u);
@@ -279,7 +279,7 @@ TEST(Runner, RowCapsUnitAndExtraMetrics) {
 }
 
 TEST(Registry, DropUnavailableSkipsWithTheReasonAndKeepsNotes) {
-  std::vector<WorkloadDef> rows(3);
+  std::vector<workloads::WorkloadDef> rows(3);
   rows[0].name = "a/x";
   rows[1].name = "a/y";
   rows[1].params = Json{{"h", 1}};
@@ -287,7 +287,7 @@ TEST(Registry, DropUnavailableSkipsWithTheReasonAndKeepsNotes) {
   rows[2].name = "a/z";
   rows[2].unavailable = [] { return std::string(); };
   rows[2].note = "scaled down";
-  auto notes = DropUnavailable(&rows);
+  auto notes = workloads::DropUnavailable(&rows);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].name, "a/x");
   EXPECT_EQ(rows[1].name, "a/z");
@@ -311,11 +311,11 @@ int InChild(Fn fn) {
 }
 
 TEST(Pkeys, SuiteIsSkippedWithAReasonWithoutPku) {
-  auto rows = SelectWorkloads({"pkeys"}, {});
+  auto rows = workloads::SelectWorkloads({"pkeys"}, {});
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 7u);  // wrpkru + update x {1,16,256} x {unbatched, batched}
   const std::string why = workloads::PkeysUnavailableReason();
-  auto notes = DropUnavailable(&*rows);
+  auto notes = workloads::DropUnavailable(&*rows);
   if (why.empty()) {
     EXPECT_EQ(rows->size(), 7u);
   } else {
@@ -400,14 +400,14 @@ TEST(Pkeys, NeitherTheProbeNorARegionLeavesPkruChanged) {
 
 TEST(Pkeys, RowsRunThroughTheRunner) {
   if (std::string why = workloads::PkeysUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
-  auto rows = SelectWorkloads({"pkeys"}, {});
+  auto rows = workloads::SelectWorkloads({"pkeys"}, {});
   ASSERT_TRUE(rows.ok());
   RunOptions opt;
   opt.repetitions = 2;
   opt.sampler.iterations = 100;
   opt.sampler.warmup = 10;
   opt.sampler.chunk = 100;
-  auto r = RunWorkloads(*rows, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
+  auto r = RunWorkloads(*rows, opt, sampler::ClockParams{TestFreq(), 0}, nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->benchmarks.size(), 7u);
   std::vector<std::string> ids;
@@ -431,13 +431,13 @@ TEST(Pkeys, RowsRunThroughTheRunner) {
 // --- macro --------------------------------------------------------------------------------
 
 TEST(Macro, NotInTheDefaultRun) {
-  auto rows = SelectWorkloads({}, {});
+  auto rows = workloads::SelectWorkloads({}, {});
   ASSERT_TRUE(rows.ok());
-  for (const WorkloadDef& w : *rows) EXPECT_NE(w.name.rfind("macro/", 0), 0u) << w.name;
+  for (const workloads::WorkloadDef& w : *rows) EXPECT_NE(w.name.rfind("macro/", 0), 0u) << w.name;
 }
 
 TEST(Macro, OneFileKernbenchBuildReportsElapsedUserSys) {
-  WorkloadDef w = workloads::KernbenchRow(1);
+  workloads::WorkloadDef w = workloads::KernbenchRow(1);
   if (std::string why = w.unavailable(); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EQ(w.params["files"], 1);
   EXPECT_EQ(w.unit, "s");
@@ -445,7 +445,7 @@ TEST(Macro, OneFileKernbenchBuildReportsElapsedUserSys) {
   opt.repetitions = 1;
   opt.sampler.iterations = 100;  // capped to 1 build by the row
   opt.sampler.chunk = 100;
-  auto r = RunWorkloads({w}, opt, ClockParams{TestFreq(), 0}, nullptr, nullptr);
+  auto r = RunWorkloads({w}, opt, sampler::ClockParams{TestFreq(), 0}, nullptr, nullptr);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const Repetition& rep = r->benchmarks.at(0).repetitions.at(0);
   EXPECT_EQ(rep.iterations, 1u);

@@ -13,8 +13,8 @@
 namespace kstacklab {
 namespace {
 
-std::vector<WorkloadDef> ModelSuiteRows() {
-  auto rows = SelectWorkloads({"model"}, {});
+std::vector<workloads::WorkloadDef> ModelSuiteRows() {
+  auto rows = workloads::SelectWorkloads({"model"}, {});
   if (!rows.ok()) {
     ADD_FAILURE() << rows.error().message;
     return {};
@@ -24,9 +24,9 @@ std::vector<WorkloadDef> ModelSuiteRows() {
 }
 
 TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
-  const std::vector<WorkloadDef> rows = ModelSuiteRows();
+  const std::vector<workloads::WorkloadDef> rows = ModelSuiteRows();
   std::vector<std::string> kstack, sources;
-  for (const WorkloadDef& w : rows) {
+  for (const workloads::WorkloadDef& w : rows) {
     if (w.name == "model/kstack" && w.params == Json{{"handler", "empty"}})
       kstack.push_back(w.variant);
     else if (w.name == "model/kstack")
@@ -50,18 +50,18 @@ TEST(ModelWorkloads, OneKstackRowPerPolicyAndOneRngRowPerSource) {
   for (const std::string& v : sources) EXPECT_FALSE(v.empty());
   EXPECT_EQ(rows.size(), 2 * policies.size() + sources.size());
   // name:variant selects the policy under both handlers; the full id selects one row.
-  auto two = SelectWorkloads({}, {"model/kstack:percpu-prng"});
+  auto two = workloads::SelectWorkloads({}, {"model/kstack:percpu-prng"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
-  auto one = SelectWorkloads({}, {"model/kstack(handler:getpid):percpu-prng"});
+  auto one = workloads::SelectWorkloads({}, {"model/kstack(handler:getpid):percpu-prng"});
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->size(), 1u);
-  EXPECT_EQ(WorkloadId((*one)[0]), "model/kstack(handler:getpid):percpu-prng");
+  EXPECT_EQ(workloads::WorkloadId((*one)[0]), "model/kstack(handler:getpid):percpu-prng");
 }
 
 TEST(ModelWorkloads, SetupSucceedsAndShortLoopsRun) {
-  for (const WorkloadDef& w : ModelSuiteRows()) {
-    SCOPED_TRACE(WorkloadId(w));
+  for (const workloads::WorkloadDef& w : ModelSuiteRows()) {
+    SCOPED_TRACE(workloads::WorkloadId(w));
     auto state = w.setup();
     ASSERT_TRUE(state.ok()) << state.error().message;
     std::vector<uint64_t> ticks(500, UINT64_MAX);

@@ -9,9 +9,9 @@ namespace kstacklab {
 namespace {
 
 TEST(LatencyCdf, PointsAtBucketUpperEdgesOverheadCorrected) {
-  Histogram h;           // 11 sub-bucket bits: values in [2^16, 2^17) have 64 ps wide buckets
-  h.RecordN(100000, 3);  // bucket [99968, 100032)
-  h.RecordN(200000, 1);  // bucket [200000, 200064)
+  histogram::Histogram h;  // 11 sub-bucket bits: values in [2^16, 2^17) have 64 ps wide buckets
+  h.RecordN(100000, 3);    // bucket [99968, 100032)
+  h.RecordN(200000, 1);    // bucket [200000, 200064)
   std::vector<CdfPoint> cdf = LatencyCdf(h, 10.0);
   ASSERT_EQ(cdf.size(), 3u);
   EXPECT_DOUBLE_EQ(cdf[0].ns, 90.0);  // min - overhead, nothing below it
@@ -23,18 +23,18 @@ TEST(LatencyCdf, PointsAtBucketUpperEdgesOverheadCorrected) {
 }
 
 TEST(LatencyCdf, DropsNonPositiveLatenciesButCountsThem) {
-  Histogram h;
+  histogram::Histogram h;
   h.RecordN(5000, 1);  // 5 ns raw, below a 10 ns overhead
   h.RecordN(100000, 1);
   std::vector<CdfPoint> cdf = LatencyCdf(h, 10.0);
   ASSERT_EQ(cdf.size(), 1u);
   EXPECT_DOUBLE_EQ(cdf[0].ns, 100.032 - 10.0);
   EXPECT_DOUBLE_EQ(cdf[0].fraction, 1.0);
-  EXPECT_TRUE(LatencyCdf(Histogram(), 0).empty());
+  EXPECT_TRUE(LatencyCdf(histogram::Histogram(), 0).empty());
 }
 
 TEST(LatencyCdf, OverflowEndsAtMax) {
-  Histogram h(11, 20);  // range [0, 2^20 ps)
+  histogram::Histogram h(11, 20);  // range [0, 2^20 ps)
   h.RecordN(500000, 1);
   h.RecordN(3000000, 1);  // overflow
   std::vector<CdfPoint> cdf = LatencyCdf(h, 0);

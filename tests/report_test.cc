@@ -628,7 +628,7 @@ TEST(Summary, NotesPercentilesDominatedByTheTimerStep) {
       << text;
   EXPECT_NE(text.find("--timing loop"), std::string::npos) << text;
   // Loop mode has no percentiles: nothing to note.
-  r.benchmarks[0].histogram = Histogram();
+  r.benchmarks[0].histogram = histogram::Histogram();
   EXPECT_EQ(RenderSummary(r).find("timer step"), std::string::npos);
 }
 

@@ -51,7 +51,8 @@ struct AbRun {
   std::unique_ptr<knobs::Knob> knob;
   Expected<AbOutcome> out = RuntimeError("not run");
 };
-AbRun RunAbOf(const std::vector<WorkloadDef>& rows, const std::string& spec_text, int repetitions) {
+AbRun RunAbOf(const std::vector<workloads::WorkloadDef>& rows, const std::string& spec_text,
+              int repetitions) {
   AbRun run;
   const AbSpec spec = *ParseAbSpec(spec_text);
   auto k = OpenKnob(spec);
@@ -61,7 +62,8 @@ AbRun RunAbOf(const std::vector<WorkloadDef>& rows, const std::string& spec_text
   }
   run.knob = std::move(*k);
   RunGuard guard;
-  run.out = RunAb(rows, TinyRun(repetitions), ClockParams{}, guard, nullptr, spec, *run.knob);
+  run.out =
+      RunAb(rows, TinyRun(repetitions), sampler::ClockParams{}, guard, nullptr, spec, *run.knob);
   return run;
 }
 
@@ -84,9 +86,9 @@ TEST(Runner, InterleavedRepetitionsAndSession) {
   opt.sampler.warmup = 0;
   opt.sampler.chunk = 16;
   std::vector<std::string> order;
-  std::vector<WorkloadDef> rows = {FakeRow("a", &a), FakeRow("b", &b)};
+  std::vector<workloads::WorkloadDef> rows = {FakeRow("a", &a), FakeRow("b", &b)};
   rows[0].baseline = true;
-  auto r = RunWorkloads(rows, opt, ClockParams{1e9, 3}, nullptr,
+  auto r = RunWorkloads(rows, opt, sampler::ClockParams{1e9, 3}, nullptr,
                         [&](double, double, const std::string& row) { order.push_back(row); });
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->benchmarks.size(), 2u);
@@ -112,20 +114,21 @@ void DriftingCall(void*) { FakeClock::now += 1000 + g_drift_calls++; }
 
 TEST(Runner, LinearDriftHitsIdenticalRowsAlike) {
   g_drift_calls = 0;
-  std::vector<WorkloadDef> rows(2);
+  std::vector<workloads::WorkloadDef> rows(2);
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i].name = "fake/drift";
     rows[i].variant = std::string(i == 0 ? "a" : "b");  // not = "a": GCC 12 -Wrestrict (bug 105651)
     rows[i].setup = []() -> Expected<std::shared_ptr<void>> { return std::shared_ptr<void>(); };
-    rows[i].percall = &TimePerCall<FakeClock, DriftingCall>;
-    rows[i].loop = &TimeLoop<FakeClock, DriftingCall>;
+    rows[i].percall = &sampler::TimePerCall<FakeClock, DriftingCall>;
+    rows[i].loop = &sampler::TimeLoop<FakeClock, DriftingCall>;
   }
   RunOptions opt;
   opt.repetitions = 4;
   opt.sampler.iterations = 400;
   opt.sampler.warmup = 0;
   opt.sampler.chunk = 64;
-  auto r = RunWorkloads(rows, opt, ClockParams{1e9, FakeClock::kReadTicks}, nullptr, nullptr);
+  auto r =
+      RunWorkloads(rows, opt, sampler::ClockParams{1e9, FakeClock::kReadTicks}, nullptr, nullptr);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(g_drift_calls, 4u * 2u * 400u);
   auto mean_of = [](const BenchmarkResult& b) {
@@ -139,11 +142,11 @@ TEST(Runner, LinearDriftHitsIdenticalRowsAlike) {
 }
 
 TEST(Runner, SetupFailureNamesTheRowBeforeMeasuring) {
-  WorkloadDef w;
+  workloads::WorkloadDef w;
   w.name = "fake/broken";
   w.setup = []() -> Expected<std::shared_ptr<void>> { return RuntimeError("returned -ENOSYS"); };
   RunOptions opt;
-  auto r = RunWorkloads({w}, opt, ClockParams{1e9, 0}, nullptr, nullptr);
+  auto r = RunWorkloads({w}, opt, sampler::ClockParams{1e9, 0}, nullptr, nullptr);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "fake/broken: returned -ENOSYS");
 }
@@ -157,7 +160,7 @@ TEST(Runner, StopGivesPartialResultWithCompletedRepetitions) {
   opt.sampler.chunk = 16;
   std::atomic<bool> stop{false};
   int seen = 0;
-  auto r = RunWorkloads({FakeRow("", &a)}, opt, ClockParams{1e9, 0}, &stop,
+  auto r = RunWorkloads({FakeRow("", &a)}, opt, sampler::ClockParams{1e9, 0}, &stop,
                         [&](double, double, const std::string&) {
                           if (++seen == 3) stop = true;  // during the third repetition
                         });
@@ -276,15 +279,15 @@ TEST_F(FakeSysctl, RunAbInterleavesAndWritesOneVariantPerValue) {
   std::vector<std::string> seen;
   g_seen = &seen;
   g_path = (dir_ / "sys/kernel/stack_erasing").string();
-  WorkloadDef w;
+  workloads::WorkloadDef w;
   w.name = "test/noop";
   w.setup = []() -> Expected<std::shared_ptr<void>> {
     g_seen->push_back(ReadText(g_path));
     return std::shared_ptr<void>();
   };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
-  WorkloadDef v = w;
+  w.percall = &sampler::TimePerCall<FakeClock, Noop>;
+  w.loop = &sampler::TimeLoop<FakeClock, Noop>;
+  workloads::WorkloadDef v = w;
   v.variant = "x";
   AbRun ab = RunAbOf({w, v}, "sysctl:kernel.stack_erasing=0,1", 4);
   ASSERT_TRUE(ab.out.ok()) << ab.out.error().message;
@@ -317,29 +320,29 @@ TEST_F(FakeSysctl, RunAbInterleavesAndWritesOneVariantPerValue) {
 }
 
 TEST_F(FakeSysctl, RunAbRestoresWhenARowFails) {
-  WorkloadDef w;
+  workloads::WorkloadDef w;
   w.name = "test/fails";
   w.setup = []() -> Expected<std::shared_ptr<void>> { return RuntimeError("setup failed"); };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
+  w.percall = &sampler::TimePerCall<FakeClock, Noop>;
+  w.loop = &sampler::TimeLoop<FakeClock, Noop>;
   RunOptions opt;
   opt.repetitions = 2;
   const AbSpec spec = *ParseAbSpec("sysctl:kernel.stack_erasing=0,1");
   auto k = OpenKnob(spec);
   ASSERT_TRUE(k.ok());
   RunGuard guard;
-  auto r = RunAb({w}, opt, ClockParams{}, guard, nullptr, spec, **k);
+  auto r = RunAb({w}, opt, sampler::ClockParams{}, guard, nullptr, spec, **k);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(Value(), "1\n");
   EXPECT_FALSE(fs::exists(Recovery()));
 }
 
 TEST_F(FakeSysctl, RunAbStopsEarlyAndRestores) {
-  WorkloadDef w;
+  workloads::WorkloadDef w;
   w.name = "test/noop";
   w.setup = []() -> Expected<std::shared_ptr<void>> { return std::shared_ptr<void>(); };
-  w.percall = &TimePerCall<FakeClock, Noop>;
-  w.loop = &TimeLoop<FakeClock, Noop>;
+  w.percall = &sampler::TimePerCall<FakeClock, Noop>;
+  w.loop = &sampler::TimeLoop<FakeClock, Noop>;
   RunOptions opt;
   opt.repetitions = 3;
   opt.sampler.iterations = 10;
@@ -350,7 +353,7 @@ TEST_F(FakeSysctl, RunAbStopsEarlyAndRestores) {
   RunGuard guard;
   ::raise(SIGINT);  // the guard's stop request, before the first repetition
   ASSERT_TRUE(guard.stop_requested());
-  auto r = RunAb({w}, opt, ClockParams{}, guard, nullptr, spec, **k);
+  auto r = RunAb({w}, opt, sampler::ClockParams{}, guard, nullptr, spec, **k);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->result.partial);
   EXPECT_TRUE(r->result.benchmarks.empty());
@@ -362,9 +365,10 @@ TEST_F(FakeSysctl, RunAbStopsEarlyAndRestores) {
 TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
   std::vector<std::string> seen;
   const Json empty = Json{{"handler", "empty"}};
-  const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
-                                         ModelRow("model/kstack", "percpu-prng", empty, &seen),
-                                         ModelRow("model/kstack", "siphash", empty, &seen)};
+  const std::vector<workloads::WorkloadDef> rows = {
+      ModelRow("model/kstack", "off", empty, &seen),
+      ModelRow("model/kstack", "percpu-prng", empty, &seen),
+      ModelRow("model/kstack", "siphash", empty, &seen)};
   AbRun ab = RunAbOf(rows, "model:policy=off,percpu-prng", 4);
   ASSERT_TRUE(ab.out.ok()) << ab.out.error().message;
   const RunResult* r = &ab.out->result;
@@ -387,8 +391,9 @@ TEST_F(FakeSysctl, RunAbWithAModelKnobInterleavesTheRows) {
 TEST_F(FakeSysctl, RunAbHonoursARowsRepetitionCap) {
   std::vector<std::string> seen;
   const Json empty = Json{{"handler", "empty"}};
-  std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
-                                   ModelRow("model/kstack", "percpu-prng", empty, &seen)};
+  std::vector<workloads::WorkloadDef> rows = {
+      ModelRow("model/kstack", "off", empty, &seen),
+      ModelRow("model/kstack", "percpu-prng", empty, &seen)};
   rows[1].max_repetitions = 2;
   AbRun ab = RunAbOf(rows, "model:policy=off,percpu-prng", 4);
   ASSERT_TRUE(ab.out.ok()) << ab.out.error().message;
@@ -403,17 +408,18 @@ TEST_F(FakeSysctl, RunAbHonoursARowsRepetitionCap) {
 TEST_F(FakeSysctl, MeasureRowsWarnsAboutRowsTheModelKnobDoesNotTake) {
   const Json empty = Json{{"handler", "empty"}};
   std::vector<std::string> seen;
-  const std::vector<WorkloadDef> rows = {ModelRow("model/kstack", "off", empty, &seen),
-                                         ModelRow("model/kstack", "percpu-prng", empty, &seen),
-                                         ModelRow("model/rng", "prandom", Json::object(), &seen),
-                                         ModelRow("model/rng", "siphash", Json::object(), &seen)};
+  const std::vector<workloads::WorkloadDef> rows = {
+      ModelRow("model/kstack", "off", empty, &seen),
+      ModelRow("model/kstack", "percpu-prng", empty, &seen),
+      ModelRow("model/rng", "prandom", Json::object(), &seen),
+      ModelRow("model/rng", "siphash", Json::object(), &seen)};
   RunOptions opt = TinyRun(2);
   std::vector<std::string> warnings;
   RunHooks hooks;
   hooks.warn = [&](const std::string& w) { warnings.push_back(w); };
   const std::optional<AbSpec> spec = *ParseAbSpec("model:policy=off,percpu-prng");
   RunGuard guard;
-  auto r = MeasureRows(spec, rows, opt, ClockParams{}, guard, hooks);
+  auto r = MeasureRows(spec, rows, opt, sampler::ClockParams{}, guard, hooks);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->result.benchmarks.size(), 2u);
   ASSERT_EQ(warnings.size(), 1u);
@@ -421,7 +427,7 @@ TEST_F(FakeSysctl, MeasureRowsWarnsAboutRowsTheModelKnobDoesNotTake) {
   EXPECT_NE(warnings[0].find("model/rng"), std::string::npos) << warnings[0];
   EXPECT_EQ(std::count(seen.begin(), seen.end(), "prandom"), 0);
   seen.clear();
-  auto none = MeasureRows(spec, {rows[2], rows[3]}, opt, ClockParams{}, guard, hooks);
+  auto none = MeasureRows(spec, {rows[2], rows[3]}, opt, sampler::ClockParams{}, guard, hooks);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().exit_code, kExitUsage);
   EXPECT_NE(none.error().message.find("select the model suite"), std::string::npos);

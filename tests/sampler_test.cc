@@ -7,7 +7,7 @@
 
 #include "fakes.h"
 
-namespace kstacklab {
+namespace kstacklab::sampler {
 namespace {
 
 using fakes::Body;
@@ -23,7 +23,7 @@ TEST(Sampler, PerCallRecordsEveryCallAndSubtractsOverhead) {
   // 1 tick = 1 ns; overhead = one clock read (the empty region costs kReadTicks).
   ClockParams clock{1e9, FakeClock::kReadTicks};
   SamplerScratch scratch(cfg.chunk);
-  Histogram merged;
+  histogram::Histogram merged;
   // Warm-up consumes 10 scripted calls: (10 % 4) = 2 -> timed calls start at cost 300.
   auto rep = RunRepetition(Body(&s), cfg, clock, scratch, merged, nullptr);
   ASSERT_TRUE(rep.ok());
@@ -51,7 +51,7 @@ TEST(Sampler, LoopModeReportsMeanOnly) {
   cfg.mode = TimingMode::kLoop;
   ClockParams clock{1e9, FakeClock::kReadTicks};
   SamplerScratch scratch(16);
-  Histogram merged;
+  histogram::Histogram merged;
   auto rep = RunRepetition(Body(&s), cfg, clock, scratch, merged, nullptr);
   ASSERT_TRUE(rep.ok());
   // region = 100*50 + 3 ticks; minus the 3-tick overhead, over 100 calls.
@@ -67,7 +67,7 @@ TEST(Sampler, FrequencyConversion) {
   cfg.warmup = 0;
   ClockParams clock{2e9, 0};  // 2 GHz: 2000 ticks = 1000 ns (+3 ticks read = 1.5 ns)
   SamplerScratch scratch(16);
-  Histogram merged;
+  histogram::Histogram merged;
   auto rep = RunRepetition(Body(&s), cfg, clock, scratch, merged, nullptr);
   ASSERT_TRUE(rep.ok());
   EXPECT_DOUBLE_EQ(rep->metrics.at("mean"), 1001.5);
@@ -82,7 +82,7 @@ TEST(Sampler, CountsHostStallsAboveTheThreshold) {
   cfg.chunk = 64;
   cfg.stall_threshold_ns = 10000;  // 9997 + 3 = 10000 is not above it: not a stall
   SamplerScratch scratch(cfg.chunk);
-  Histogram merged;
+  histogram::Histogram merged;
   auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, FakeClock::kReadTicks}, scratch, merged,
                            nullptr);
   ASSERT_TRUE(rep.ok());
@@ -107,7 +107,7 @@ TEST(Sampler, CallsLongerThanTheThresholdCountNoStalls) {
   cfg.warmup = 0;
   cfg.stall_threshold_ns = 10000;
   SamplerScratch scratch(16);
-  Histogram merged;
+  histogram::Histogram merged;
   auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, 0}, scratch, merged, nullptr);
   ASSERT_TRUE(rep.ok());
   EXPECT_FALSE(rep->stalls.has_value());
@@ -126,7 +126,7 @@ TEST(Sampler, LoopModeCountsNoStalls) {
   cfg.warmup = 0;
   cfg.mode = TimingMode::kLoop;
   SamplerScratch scratch(16);
-  Histogram merged;
+  histogram::Histogram merged;
   auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, 0}, scratch, merged, nullptr);
   ASSERT_TRUE(rep.ok());
   EXPECT_FALSE(rep->stalls.has_value());  // unknown, not zero: no per-call durations
@@ -140,11 +140,11 @@ TEST(Sampler, StopFlagInterruptsBetweenChunks) {
   cfg.chunk = 100;
   std::atomic<bool> stop{true};
   SamplerScratch scratch(cfg.chunk);
-  Histogram merged;
+  histogram::Histogram merged;
   auto rep = RunRepetition(Body(&s), cfg, ClockParams{1e9, 0}, scratch, merged, &stop);
   EXPECT_FALSE(rep.ok());
   EXPECT_EQ(merged.count(), 0u);  // an interrupted repetition contributes nothing
 }
 
 }  // namespace
-}  // namespace kstacklab
+}  // namespace kstacklab::sampler

@@ -32,7 +32,7 @@
 #include "kstacklab/store/store.h"
 #include "test_support.h"
 
-namespace kstacklab {
+namespace kstacklab::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -361,13 +361,13 @@ TEST_P(StoreBackendTest, AReadOnlyHandleNeverWrites) {
 TEST_P(StoreBackendTest, LoadResultInputResolvesStoreIds) {
   ASSERT_TRUE(RecordInStore(Sample("first"), store_).ok());
   ASSERT_TRUE(RecordInStore(Sample("second"), store_).ok());
-  auto a = LoadResultInput("2", store_);
+  auto a = loader::LoadResultInput("2", store_);
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_EQ(a->label, "second");
-  auto b = LoadResultInput("id:1", store_);
+  auto b = loader::LoadResultInput("id:1", store_);
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_EQ(b->label, "first");
-  auto missing = LoadResultInput("17", store_);
+  auto missing = loader::LoadResultInput("17", store_);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().exit_code, kExitUsage);
 }
@@ -847,4 +847,4 @@ TEST_P(PostgresStoreTest, CopyingBothWaysTwiceAddsNoDuplicates) {
 INSTANTIATE_TEST_SUITE_P(Backends, PostgresStoreTest, ::testing::Values(Kind::kPostgres), KindName);
 
 }  // namespace
-}  // namespace kstacklab
+}  // namespace kstacklab::store

@@ -23,7 +23,7 @@
 #include "kstacklab/loader/load.h"
 #include "test_support.h"
 
-namespace kstacklab {
+namespace kstacklab::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -263,12 +263,12 @@ TEST_F(StoreTest, MissingColumnAndLastRowIdAreNamed) {
 }
 
 TEST(StoreIds, OneParserForEveryCommand) {
-  EXPECT_EQ(*ParseStoreId("17"), 17);
-  EXPECT_EQ(*ParseStoreId("id:17"), 17);
-  EXPECT_EQ(*ParseStoreId("999999999999999999"), 999999999999999999);
+  EXPECT_EQ(*loader::ParseStoreId("17"), 17);
+  EXPECT_EQ(*loader::ParseStoreId("id:17"), 17);
+  EXPECT_EQ(*loader::ParseStoreId("999999999999999999"), 999999999999999999);
   for (const char* bad :
        {"0", "id:0", "-1", "+1", " 1", "0x10", "", "id:", "1e3", "9999999999999999999"}) {
-    auto id = ParseStoreId(bad);
+    auto id = loader::ParseStoreId(bad);
     ASSERT_FALSE(id.ok()) << bad;
     EXPECT_EQ(id.error().exit_code, kExitUsage);
     EXPECT_NE(id.error().message.find("is not a store id"), std::string::npos) << bad;
@@ -278,7 +278,7 @@ TEST(StoreIds, OneParserForEveryCommand) {
 // Store ids resolve on both backends (store_backends_test); a file path that holds no store yet
 // says so.
 TEST_F(StoreTest, AStoreIdWithoutAStoreSaysThereIsNone) {
-  auto no_store = LoadResultInput("3", dir_ + "/none.db");
+  auto no_store = loader::LoadResultInput("3", dir_ + "/none.db");
   ASSERT_FALSE(no_store.ok());
   EXPECT_EQ(no_store.error().exit_code, kExitUsage);
   EXPECT_NE(no_store.error().message.find("no results store at " + dir_ + "/none.db yet"),
@@ -407,4 +407,4 @@ TEST(StoreUrl, BadParameterValuesAreUsageErrorsNamingTheParameterBeforeConnectin
 }
 
 }  // namespace
-}  // namespace kstacklab
+}  // namespace kstacklab::store

@@ -12,7 +12,7 @@
 #include "kstacklab/common/error.h"
 #include "text.h"
 
-namespace kstacklab {
+namespace kstacklab::sysinfo {
 namespace {
 
 const std::string kData = KSTACKLAB_TEST_DATA "/sysinfo/";
@@ -627,4 +627,4 @@ TEST(EnvironmentSummary, GroupedAlignedLines) {
 }
 
 }  // namespace
-}  // namespace kstacklab
+}  // namespace kstacklab::sysinfo

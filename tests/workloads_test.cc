@@ -8,7 +8,7 @@
 #include "kstacklab/erase/erase.h"
 #include "kstacklab/workloads/workload.h"
 
-namespace kstacklab {
+namespace kstacklab::workloads {
 namespace {
 
 TEST(Workloads, DefaultSelectionIsTheSyscallSuite) {
@@ -124,4 +124,4 @@ TEST(Workloads, EveryRowIsCompleteAndItsCheckPasses) {
 }
 
 }  // namespace
-}  // namespace kstacklab
+}  // namespace kstacklab::workloads

@@ -91,7 +91,7 @@ Expected<AttackRow> RunRow(const kstack::PolicyDef& policy, double hz, const std
     } else if (sigma_ns > 0) {
       err_ns = sigma_ns * Normal(dice);
     }
-    const double est = static_cast<double>(t_ps) + NsToPs(err_ns);
+    const double est = static_cast<double>(t_ps) + histogram::NsToPs(err_ns);
     const uint64_t est_ps = est <= 0 ? 0 : static_cast<uint64_t>(est);
     // The state is given to the attacker (best case): it runs the exit step on a copy with
     // its own counter estimate.
@@ -225,7 +225,7 @@ Expected<JitterMeasurement> MeasureSyscallJitter(uint64_t calls) {
   if (!cal.ok()) return cal.error();
   std::vector<uint64_t> ticks(calls);
   for (int i = 0; i < 1000; ++i) GetpidCall(nullptr);  // warm-up
-  TimePerCall<timing::CycleClock, &GetpidCall>(nullptr, calls, ticks.data());
+  sampler::TimePerCall<timing::CycleClock, &GetpidCall>(nullptr, calls, ticks.data());
   JitterMeasurement m;
   m.counter_step_ns = cal->resolution_ns;
   auto ns = [&](uint64_t t) { return static_cast<double>(t) * 1e9 / cal->freq_hz; };

@@ -28,7 +28,7 @@ std::string KernelDesignLine(const std::vector<live::LiveRecord>& records) {
 }
 
 std::string KernelRelease() {
-  return EnvironmentFactsOf(CaptureEnvironment(SysinfoOptionsFromEnvironment()))
+  return EnvironmentFactsOf(sysinfo::CaptureEnvironment(sysinfo::SysinfoOptionsFromEnvironment()))
       .kernel_release.value_or("?");
 }
 

@@ -413,7 +413,7 @@ int Resume(const std::string& dir, const CampaignArgs& a) {
                                      campaign::GuestBinary(state->plan, SelfPath()));
   if (Status ready = engine->Check(); !ready.ok()) return Fail(ready.error());
   if (!a.no_store) {
-    if (Status store = CheckStoreLocation(StorePath(a.store)); !store.ok()) {
+    if (Status store = store::CheckStoreLocation(StorePath(a.store)); !store.ok()) {
       return Fail(store.error());
     }
   }
@@ -476,7 +476,7 @@ int Execute(CampaignArgs& a) {
   if (a.dry_run) return DryRun(*plan, dir);
   if (Status st = Prepare(*plan, dir); !st.ok()) return Fail(st.error());
   if (!a.no_store) {
-    if (Status st = CheckStoreLocation(StorePath(a.store)); !st.ok()) {
+    if (Status st = store::CheckStoreLocation(StorePath(a.store)); !st.ok()) {
       Error e = st.error();
       e.message += " (--store FILE, or --no-store)";
       return Fail(e);

@@ -69,7 +69,7 @@ CLI::Option* AddStoreOption(CLI::App& app, std::string* store) {
 }
 
 std::string StorePath(const std::string& store_flag) {
-  return store_flag.empty() ? DefaultStorePath() : store_flag;
+  return store_flag.empty() ? store::DefaultStorePath() : store_flag;
 }
 
 int PrintStdout(std::string_view text) {

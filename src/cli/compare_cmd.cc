@@ -96,7 +96,7 @@ constexpr size_t kMaxCompareRepetitions = 400000;
 
 void KeepOnlyWhatCompareReads(const std::vector<std::string>& metrics, RunResult* run) {
   for (BenchmarkResult& b : run->benchmarks) {
-    b.histogram = Histogram(2, 3);  // the smallest layout: no buckets allocated
+    b.histogram = histogram::Histogram(2, 3);  // the smallest layout: no buckets allocated
     // The first repetition keeps every metric, so an unknown --metrics is still answered with
     // the metrics the inputs store (CheckMetricsStored); compare reads only the ones named.
     for (size_t i = 1; i < b.repetitions.size(); ++i) {
@@ -117,7 +117,7 @@ Expected<std::vector<CompareInput>> LoadInputs(const CompareFlags& f,
   std::vector<CompareInput> inputs;
   size_t total_repetitions = 0;
   for (const std::string& spec : f.inputs) {
-    auto run = LoadResultInput(spec, StorePath(f.store));
+    auto run = loader::LoadResultInput(spec, StorePath(f.store));
     if (!run.ok()) return run.error();
     std::erase_if(run->benchmarks,
                   [&](const BenchmarkResult& b) { return !BenchSelected(b, f.benches); });

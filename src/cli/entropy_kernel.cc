@@ -149,7 +149,8 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
                                  &report->prng_unreadable);
   if (!collected.ok()) return collected.error();
   report->source = fmt::format("live probe ({})", live::kProbeHook);
-  report->environment = EnvironmentFactsOf(CaptureEnvironment(SysinfoOptionsFromEnvironment()));
+  report->environment =
+      EnvironmentFactsOf(sysinfo::CaptureEnvironment(sysinfo::SysinfoOptionsFromEnvironment()));
   if (!flags.save_records.empty()) {
     if (Status s = WriteFileAtomic(flags.save_records, live::RecordsToCsv(*collected)); !s.ok()) {
       return s.error();

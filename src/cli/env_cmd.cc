@@ -36,9 +36,9 @@ Runner SetupEnvCommand(CLI::App& sub) {
       "with the timer calibrated now (not with KSTACKLAB_SYSROOT). "
       "KSTACKLAB_SYSROOT=DIR reads DIR/proc, DIR/sys, DIR/boot instead of /.");
   return [json]() {
-    const SysinfoOptions options = SysinfoOptionsFromEnvironment();
-    Json env = CaptureEnvironment(options);
-    std::string text = *json ? DumpJson(env) : EnvironmentSummary(env);
+    const sysinfo::SysinfoOptions options = sysinfo::SysinfoOptionsFromEnvironment();
+    Json env = sysinfo::CaptureEnvironment(options);
+    std::string text = *json ? DumpJson(env) : sysinfo::EnvironmentSummary(env);
     // The timer is this machine's, calibrated now: not shown for a fixture tree.
     if (!*json && options.root == "/") text += TimerSummary();
     return PrintStdout(text);

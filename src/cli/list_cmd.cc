@@ -14,10 +14,10 @@ Runner SetupListCommand(CLI::App& sub) {
   return [json]() -> int {
     Json out = Json::array();
     std::string text;
-    for (const SuiteDef& suite : Suites()) {
+    for (const workloads::SuiteDef& suite : workloads::Suites()) {
       text += fmt::format("{}{} — {}\n", text.empty() ? "" : "\n", suite.name, suite.summary);
-      for (const WorkloadDef& w : suite.rows()) {
-        std::string id = WorkloadId(w);
+      for (const workloads::WorkloadDef& w : suite.rows()) {
+        std::string id = workloads::WorkloadId(w);
         text += fmt::format("  {:<34} {}\n", id, w.summary);
         out.push_back({{"suite", suite.name},
                        {"name", w.name},

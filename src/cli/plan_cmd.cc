@@ -89,7 +89,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
     }
     std::vector<CompareInput> inputs;
     for (const std::string& spec : f->inputs) {
-      auto run = LoadResultInput(spec, StorePath(f->store));
+      auto run = loader::LoadResultInput(spec, StorePath(f->store));
       if (!run.ok()) return Fail(run.error());
       inputs.push_back({spec, std::move(*run)});
     }

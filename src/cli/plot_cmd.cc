@@ -52,7 +52,7 @@ int RunPlot(const PlotArgs& a) {
 
   std::vector<PlotInput> inputs;
   for (const std::string& spec : a.inputs) {
-    auto run = LoadResultInput(spec, StorePath(a.store));
+    auto run = loader::LoadResultInput(spec, StorePath(a.store));
     if (!run.ok()) return Fail(run.error());
     inputs.push_back(PlotInput{spec, std::move(*run)});
   }

@@ -60,7 +60,7 @@ std::string Or(const std::string& s, const char* unknown) {
   return s.empty() ? unknown : EscapeControl(s);
 }
 
-Json InfoToJson(const StoredRunInfo& info) {
+Json InfoToJson(const store::StoredRunInfo& info) {
   auto or_null = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
   return Json{{"id", info.id},
               {"created", or_null(info.created)},
@@ -73,12 +73,12 @@ Json InfoToJson(const StoredRunInfo& info) {
               {"benchmarks", info.benchmarks}};
 }
 
-std::string RenderList(const std::vector<StoredRunInfo>& runs) {
+std::string RenderList(const std::vector<store::StoredRunInfo>& runs) {
   GridTable table;
   table.header = {{"id", "date (UTC)", "label", "kernel", "host", "benchmarks"}};
   table.right_align = {true, false, false, false, false, false};
   std::vector<std::vector<std::string>> rows;
-  for (const StoredRunInfo& r : runs) {
+  for (const store::StoredRunInfo& r : runs) {
     rows.push_back({std::to_string(r.id), ShortDate(r.created.empty() ? r.stored_at : r.created),
                     Or(r.label, "-") + (r.partial ? " (partial)" : ""), Or(r.kernel_release, "?"),
                     Or(r.host, "?"), BenchmarkColumn(r.benchmarks)});
@@ -89,13 +89,13 @@ std::string RenderList(const std::vector<StoredRunInfo>& runs) {
 
 int RunList(const ResultsArgs& a) {
   const std::string path = StorePath(a.store);
-  auto store = ResultStore::Open(path, ResultStore::Mode::kExisting);
-  std::vector<StoredRunInfo> runs;
+  auto store = store::ResultStore::Open(path, store::ResultStore::Mode::kExisting);
+  std::vector<store::StoredRunInfo> runs;
   if (!store.ok()) {
     // Nothing at the path at all (lstat: a dangling link, e.g. another user's in /tmp, is
     // something, and its refusal stands).
     struct stat st {};
-    if (store.error().exit_code != kExitUsage || IsStoreUrl(path) ||
+    if (store.error().exit_code != kExitUsage || store::IsStoreUrl(path) ||
         lstat(path.c_str(), &st) == 0) {
       return Fail(store.error());
     }
@@ -111,7 +111,7 @@ int RunList(const ResultsArgs& a) {
   }
   if (a.format == "json") {
     Json out = Json::array();
-    for (const StoredRunInfo& r : runs) out.push_back(InfoToJson(r));
+    for (const store::StoredRunInfo& r : runs) out.push_back(InfoToJson(r));
     return PrintStdout(DumpJson(out));
   }
   if (runs.empty()) return kExitOk;
@@ -119,9 +119,9 @@ int RunList(const ResultsArgs& a) {
 }
 
 int RunShow(const ResultsArgs& a) {
-  auto id = ParseStoreId(a.id);
+  auto id = loader::ParseStoreId(a.id);
   if (!id.ok()) return Fail(id.error());
-  auto store = ResultStore::Open(StorePath(a.store), ResultStore::Mode::kExisting);
+  auto store = store::ResultStore::Open(StorePath(a.store), store::ResultStore::Mode::kExisting);
   if (!store.ok()) return Fail(store.error());
   auto info = store->Info(*id);
   if (!info.ok()) return Fail(info.error());
@@ -136,14 +136,14 @@ int RunShow(const ResultsArgs& a) {
 }
 
 int RunExport(const ResultsArgs& a) {
-  auto id = ParseStoreId(a.id);
+  auto id = loader::ParseStoreId(a.id);
   if (!id.ok()) return Fail(id.error());
   if (Status st = CheckWritable(a.output); !st.ok()) {
     Error e = st.error();
     e.message = "-o: " + e.message;
     return Fail(e);
   }
-  auto store = ResultStore::Open(StorePath(a.store), ResultStore::Mode::kExisting);
+  auto store = store::ResultStore::Open(StorePath(a.store), store::ResultStore::Mode::kExisting);
   if (!store.ok()) return Fail(store.error());
   auto doc = store->Document(*id);
   if (!doc.ok()) return Fail(doc.error());
@@ -161,7 +161,7 @@ int RunImport(const ResultsArgs& a) {
   std::vector<RunResult> results;
   for (const std::string& file : a.files) {
     // "-" goes through the loader, which reads standard input at most once.
-    auto r = file == "-" ? LoadResultInput(file, std::string()) : ReadResultFile(file);
+    auto r = file == "-" ? loader::LoadResultInput(file, std::string()) : ReadResultFile(file);
     if (!r.ok()) {
       Error e = r.error();
       e.message += " (nothing was imported)";
@@ -169,7 +169,7 @@ int RunImport(const ResultsArgs& a) {
     }
     results.push_back(std::move(*r));
   }
-  auto store = ResultStore::Open(StorePath(a.store), ResultStore::Mode::kCreate);
+  auto store = store::ResultStore::Open(StorePath(a.store), store::ResultStore::Mode::kCreate);
   if (!store.ok()) {
     Error e = store.error();
     e.message += " (--store PATH chooses another store)";
@@ -190,7 +190,7 @@ int RunImport(const ResultsArgs& a) {
 
 // The same store named twice (one file by two paths, or one URL): a copy onto itself.
 bool SameStore(const std::string& a, const std::string& b) {
-  if (IsStoreUrl(a) || IsStoreUrl(b)) return a == b;
+  if (store::IsStoreUrl(a) || store::IsStoreUrl(b)) return a == b;
   std::error_code ec1, ec2;
   const bool same = std::filesystem::equivalent(a, b, ec1);
   return !ec1 && same;
@@ -201,12 +201,12 @@ int RunCopy(const ResultsArgs& a) {
     return Fail(UsageError(
         fmt::format("--from and --to name the same store ({}); give two different stores", a.to)));
   }
-  auto from = ResultStore::Open(a.from, ResultStore::Mode::kExisting);
+  auto from = store::ResultStore::Open(a.from, store::ResultStore::Mode::kExisting);
   if (!from.ok()) return Fail(WithFlag("--from", from.error()));
-  auto to = ResultStore::Open(a.to, ResultStore::Mode::kCreate);
+  auto to = store::ResultStore::Open(a.to, store::ResultStore::Mode::kCreate);
   if (!to.ok()) return Fail(WithFlag("--to", to.error()));
   ProgressLine progress("results copy");
-  auto outcome = CopyRuns(*from, *to, a.batch, progress.Part(0, 1));
+  auto outcome = store::CopyRuns(*from, *to, a.batch, progress.Part(0, 1));
   if (!outcome.ok()) {
     Error e = outcome.error();
     e.message +=

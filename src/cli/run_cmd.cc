@@ -180,7 +180,7 @@ Expected<RunRows> RunArgumentRows(const std::vector<std::string>& run_args) {
   KSTACKLAB_ASSIGN_OR_RETURN(valid, ValidRunArguments(run_args));
   RunRows rows;
   rows.ab = valid.ab.has_value();
-  for (const WorkloadDef& w : valid.rows) {
+  for (const workloads::WorkloadDef& w : valid.rows) {
     rows.labels.push_back(BenchmarkLabel(w.Key()));
     rows.names.push_back(w.name);
   }

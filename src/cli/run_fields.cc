@@ -176,11 +176,12 @@ const std::vector<RunField>& RunFields() {  // NOLINT(readability-function-size)
        {"percall", "loop"},
        nullptr,
        [](const Values& v, const std::string&, run::RunPlan& p) -> Status {
-         p.timing = v.front() == "loop" ? TimingMode::kLoop : TimingMode::kPerCall;
+         p.timing =
+             v.front() == "loop" ? sampler::TimingMode::kLoop : sampler::TimingMode::kPerCall;
          return OkStatus();
        },
        [](const run::RunPlan& p, int, Values& argv) {
-         Pair(argv, "--timing", p.timing == TimingMode::kLoop ? "loop" : "percall");
+         Pair(argv, "--timing", p.timing == sampler::TimingMode::kLoop ? "loop" : "percall");
        }},
       {"--sched",
        "--sched",

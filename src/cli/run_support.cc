@@ -11,7 +11,7 @@ namespace kstacklab::cli {
 Expected<int64_t> RecordRunInStore(const RunResult& result, const std::string& store_path,
                                    const std::string& written_file) {
   const std::string path = StorePath(store_path);
-  auto id = RecordInStore(result, path);
+  auto id = store::RecordInStore(result, path);
   if (!id.ok()) {
     return RuntimeError(fmt::format(
         "not recorded in the store: {} (--store FILE, or --no-store){}", id.error().message,

@@ -22,7 +22,7 @@ Runner SetupShowCommand(CLI::App& sub) {
                "One line per benchmark: a LAVA test case name and its mean in ns (campaign engine "
                "lava reports these with lava-test-case)");
   return [a]() -> int {
-    auto r = LoadResultInput(a->input, StorePath(a->store));
+    auto r = loader::LoadResultInput(a->input, StorePath(a->store));
     if (!r.ok()) return Fail(r.error());
     if (a->headline) {
       std::string out;

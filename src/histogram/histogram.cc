@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace kstacklab {
+namespace kstacklab::histogram {
 
 Histogram::Histogram(int sub_bucket_bits, int max_value_bits)
     : sub_bucket_bits_(sub_bucket_bits), max_value_bits_(max_value_bits) {
@@ -150,4 +150,4 @@ Expected<Histogram> Histogram::FromBuckets(int sub_bucket_bits, int max_value_bi
   return h;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::histogram

@@ -103,7 +103,7 @@ struct ModelKnobDef {
   const char* suite;                    // the suite holding the rows
   const char* glob;                     // --bench glob of a value's rows, "{}" = the value
   std::vector<std::string> benchmarks;  // the rows' names
-  bool Holds(const WorkloadDef& w) const {
+  bool Holds(const workloads::WorkloadDef& w) const {
     return std::find(benchmarks.begin(), benchmarks.end(), w.name) != benchmarks.end();
   }
 };
@@ -131,12 +131,12 @@ class ModelKnob : public Knob {
     return OkStatus();
   }
   bool changes_machine() const override { return false; }
-  bool Takes(const WorkloadDef& w) const override { return def_.Holds(w); }
-  Expected<std::vector<WorkloadDef>> RowsFor(const std::vector<WorkloadDef>& rows,
-                                             const std::vector<std::string>& values,
-                                             size_t v) const override {
-    std::vector<WorkloadDef> out;
-    for (const WorkloadDef& w : rows) {
+  bool Takes(const workloads::WorkloadDef& w) const override { return def_.Holds(w); }
+  Expected<std::vector<workloads::WorkloadDef>> RowsFor(
+      const std::vector<workloads::WorkloadDef>& rows, const std::vector<std::string>& values,
+      size_t v) const override {
+    std::vector<workloads::WorkloadDef> out;
+    for (const workloads::WorkloadDef& w : rows) {
       if (!Takes(w) || w.variant != values[v]) continue;
       out.push_back(w);
       out.back().baseline = values[v] == baseline_;
@@ -163,9 +163,9 @@ Expected<std::unique_ptr<Knob>> OpenModelKnob(const AbSpec& spec) {
   const ModelKnobDef& def = *FindModelKnob(spec.name);
   std::vector<std::string> valid;
   std::set<std::string> flagged;
-  for (const SuiteDef& suite : Suites()) {
+  for (const workloads::SuiteDef& suite : workloads::Suites()) {
     if (suite.name != def.suite) continue;
-    for (const WorkloadDef& w : suite.rows()) {
+    for (const workloads::WorkloadDef& w : suite.rows()) {
       if (!def.Holds(w)) continue;
       if (std::find(valid.begin(), valid.end(), w.variant) == valid.end()) {
         valid.push_back(w.variant);
@@ -191,12 +191,12 @@ Expected<std::unique_ptr<Knob>> OpenModelKnob(const AbSpec& spec) {
 
 }  // namespace
 
-Expected<std::vector<WorkloadDef>> Knob::RowsFor(const std::vector<WorkloadDef>& rows,
-                                                 const std::vector<std::string>& values,
-                                                 size_t v) const {
-  std::vector<WorkloadDef> out = rows;
+Expected<std::vector<workloads::WorkloadDef>> Knob::RowsFor(
+    const std::vector<workloads::WorkloadDef>& rows, const std::vector<std::string>& values,
+    size_t v) const {
+  std::vector<workloads::WorkloadDef> out = rows;
   const std::string tag = fmt::format("{}={}", name(), values[v]);
-  for (WorkloadDef& w : out) {
+  for (workloads::WorkloadDef& w : out) {
     w.baseline = v == 0 && (w.baseline || w.variant.empty());
     w.knob = tag;
   }

@@ -8,7 +8,7 @@
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/store/store.h"
 
-namespace kstacklab {
+namespace kstacklab::loader {
 
 Expected<int64_t> ParseStoreId(const std::string& text) {
   const std::string digits = text.rfind("id:", 0) == 0 ? text.substr(3) : text;
@@ -49,7 +49,7 @@ Expected<RunResult> LoadResultInput(const std::string& spec, const std::string& 
   }
   auto id = ParseStoreId(spec);
   if (!id.ok()) return id.error();
-  auto store = ResultStore::Open(store_path, ResultStore::Mode::kExisting);
+  auto store = store::ResultStore::Open(store_path, store::ResultStore::Mode::kExisting);
   if (!store.ok()) {
     Error e = store.error();
     e.message = fmt::format("'{}' is not a file, and as a store id: {}", spec, e.message);
@@ -58,4 +58,4 @@ Expected<RunResult> LoadResultInput(const std::string& spec, const std::string& 
   return store->Get(*id);
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::loader

@@ -6,20 +6,20 @@
 
 namespace kstacklab {
 
-std::vector<CdfPoint> LatencyCdf(const Histogram& histogram, double overhead_ns) {
+std::vector<CdfPoint> LatencyCdf(const histogram::Histogram& histogram, double overhead_ns) {
   std::vector<CdfPoint> out;
   const uint64_t total = histogram.count();
   if (total == 0) return out;
-  const double min_ns = PsToNs(static_cast<double>(histogram.min())) - overhead_ns;
+  const double min_ns = histogram::PsToNs(static_cast<double>(histogram.min())) - overhead_ns;
   if (min_ns > 0) out.push_back({min_ns, 0.0});
   uint64_t below = 0;
-  for (const Histogram::Bucket& b : histogram.NonEmptyBuckets()) {
+  for (const histogram::Histogram::Bucket& b : histogram.NonEmptyBuckets()) {
     below += b.count;
-    const double x = PsToNs(static_cast<double>(b.high)) - overhead_ns;
+    const double x = histogram::PsToNs(static_cast<double>(b.high)) - overhead_ns;
     if (x > 0) out.push_back({x, static_cast<double>(below) / static_cast<double>(total)});
   }
   if (histogram.overflow() > 0) {
-    const double x = PsToNs(static_cast<double>(histogram.max())) - overhead_ns;
+    const double x = histogram::PsToNs(static_cast<double>(histogram.max())) - overhead_ns;
     if (x > 0) out.push_back({x, 1.0});
   }
   return out;

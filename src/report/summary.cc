@@ -52,16 +52,18 @@ BenchmarkSummary Summarize(const BenchmarkResult& bench, double overhead_ns) {
     const double var = SampleVariance(rep_means);
     s.cv_pct = s.mean != 0 ? std::sqrt(var) / std::fabs(s.mean) * 100.0 : nan;
   }
-  const Histogram& h = bench.histogram;
+  const histogram::Histogram& h = bench.histogram;
   if (h.count() > 0) {
     s.has_percentiles = true;
     // The histogram is in ps; the row's metrics in its unit (ns unless it says otherwise).
     const double per_unit = NsPerUnit(bench.unit);
-    auto at = [&](double p) { return (PsToNs(h.ValueAtPercentile(p)) - overhead_ns) / per_unit; };
+    auto at = [&](double p) {
+      return (histogram::PsToNs(h.ValueAtPercentile(p)) - overhead_ns) / per_unit;
+    };
     s.p50 = at(50);
     s.p99 = at(99);
     s.p999 = at(99.9);
-    s.max = (PsToNs(static_cast<double>(h.max())) - overhead_ns) / per_unit;
+    s.max = (histogram::PsToNs(static_cast<double>(h.max())) - overhead_ns) / per_unit;
   }
   return s;
 }

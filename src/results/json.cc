@@ -20,9 +20,9 @@
 namespace kstacklab {
 namespace {
 
-Json HistogramToJson(const Histogram& h) {
+Json HistogramToJson(const histogram::Histogram& h) {
   Json buckets = Json::array();
-  for (const Histogram::Bucket& b : h.NonEmptyBuckets())
+  for (const histogram::Histogram::Bucket& b : h.NonEmptyBuckets())
     buckets.push_back({b.low, b.high, b.count});
   return Json{{"unit", "ps"},
               {"sub_bucket_bits", h.sub_bucket_bits()},
@@ -185,7 +185,8 @@ class Reader {
   std::string source_;
 };
 
-Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std::string& path) {
+Expected<histogram::Histogram> HistogramFromJson(const Reader& r, const Json& j,
+                                                 const std::string& path) {
   using L = ResultLimits;
   uint64_t sbb = 0, mvb = 0, overflow = 0, min = 0, max = 0;
   double sum = 0;
@@ -194,12 +195,12 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
   if (sbb < L::kMinSubBucketBits || sbb > L::kMaxSubBucketBits) {
     return r.Bad(path + ".sub_bucket_bits",
                  fmt::format("must be in [{}, {}] (kstacklab writes {})", L::kMinSubBucketBits,
-                             L::kMaxSubBucketBits, Histogram::kDefaultSubBucketBits));
+                             L::kMaxSubBucketBits, histogram::Histogram::kDefaultSubBucketBits));
   }
   if (mvb <= sbb || mvb > L::kMaxValueBits) {
     return r.Bad(path + ".max_value_bits",
                  fmt::format("must be above sub_bucket_bits and at most {} (kstacklab writes {})",
-                             L::kMaxValueBits, Histogram::kDefaultMaxValueBits));
+                             L::kMaxValueBits, histogram::Histogram::kDefaultMaxValueBits));
   }
   KSTACKLAB_ASSIGN_OR_RETURN(overflow, r.Unsigned(j, "overflow", path, false));
   KSTACKLAB_ASSIGN_OR_RETURN(min, r.Unsigned(j, "min", path, false));
@@ -212,7 +213,7 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
   const Json* buckets = nullptr;
   KSTACKLAB_ASSIGN_OR_RETURN(buckets, r.Field(j, "buckets", path));
   if (!buckets->is_array()) return r.Bad(path + ".buckets", "must be an array");
-  std::vector<Histogram::Bucket> bs;
+  std::vector<histogram::Histogram::Bucket> bs;
   uint64_t total = overflow;
   for (size_t i = 0; i < buckets->size(); ++i) {
     const Json& b = (*buckets)[i];
@@ -242,7 +243,7 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
   // overflowed when every value is), max in the highest (or >= 2^max_value_bits with overflow).
   if (total > 0) {
     const uint64_t top = uint64_t{1} << mvb;
-    auto by_low = [](const Histogram::Bucket& a, const Histogram::Bucket& b) {
+    auto by_low = [](const histogram::Histogram::Bucket& a, const histogram::Histogram::Bucket& b) {
       return a.low < b.low;
     };
     const auto lowest = std::min_element(bs.begin(), bs.end(), by_low);
@@ -258,8 +259,8 @@ Expected<Histogram> HistogramFromJson(const Reader& r, const Json& j, const std:
                    fmt::format("({}) is not in the highest bucket or the overflow", max));
     }
   }
-  auto h = Histogram::FromBuckets(static_cast<int>(sbb), static_cast<int>(mvb), bs, overflow, sum,
-                                  min, max);
+  auto h = histogram::Histogram::FromBuckets(static_cast<int>(sbb), static_cast<int>(mvb), bs,
+                                             overflow, sum, min, max);
   if (!h.ok()) return r.Bad(path, h.error().message);
   return h;
 }

@@ -15,13 +15,13 @@ namespace {
 // The rows of each value, all chosen before anything changes; value v's results go to
 // benchmarks[first[v] ...] of the merged result.
 struct ValueRows {
-  std::vector<std::vector<WorkloadDef>> rows;
+  std::vector<std::vector<workloads::WorkloadDef>> rows;
   std::vector<size_t> first;
   size_t total = 0;
 };
 
-Expected<ValueRows> RowsOfEachValue(const std::vector<WorkloadDef>& rows, const knobs::AbSpec& spec,
-                                    const knobs::Knob& knob) {
+Expected<ValueRows> RowsOfEachValue(const std::vector<workloads::WorkloadDef>& rows,
+                                    const knobs::AbSpec& spec, const knobs::Knob& knob) {
   ValueRows out;
   for (size_t v = 0; v < spec.values.size(); ++v) {
     auto r = knob.RowsFor(rows, spec.values, v);
@@ -81,9 +81,10 @@ class KnobRelease {
 
 }  // namespace
 
-Expected<AbOutcome> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                          const ClockParams& clock, RunGuard& guard, const ProgressFn& progress,
-                          const knobs::AbSpec& spec, knobs::Knob& knob) {
+Expected<AbOutcome> RunAb(const std::vector<workloads::WorkloadDef>& rows,
+                          const RunOptions& options, const sampler::ClockParams& clock,
+                          RunGuard& guard, const ProgressFn& progress, const knobs::AbSpec& spec,
+                          knobs::Knob& knob) {
   const size_t nv = spec.values.size();
   ValueRows values;
   KSTACKLAB_ASSIGN_OR_RETURN(values, RowsOfEachValue(rows, spec, knob));

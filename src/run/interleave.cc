@@ -12,7 +12,7 @@ namespace kstacklab::run {
 namespace {
 
 // The run's sampler settings within the row's caps (slow calls).
-SamplerConfig RowConfig(const WorkloadDef& w, SamplerConfig config) {
+sampler::SamplerConfig RowConfig(const workloads::WorkloadDef& w, sampler::SamplerConfig config) {
   if (w.max_iterations > 0) config.iterations = std::min(config.iterations, w.max_iterations);
   if (w.max_warmup) config.warmup = std::min(config.warmup, *w.max_warmup);
   return config;
@@ -20,7 +20,8 @@ SamplerConfig RowConfig(const WorkloadDef& w, SamplerConfig config) {
 
 // The sampler's metrics are in ns; the row's unit may be coarser ("us" for a fork of 1 GiB).
 // Then the row's extra metrics (already in its unit) join them.
-void ToRowUnit(const WorkloadDef& w, void* state, std::map<std::string, double>* metrics) {
+void ToRowUnit(const workloads::WorkloadDef& w, void* state,
+               std::map<std::string, double>* metrics) {
   const double scale = NsPerUnit(w.unit);
   if (scale != 1) {
     for (auto& [name, value] : *metrics) value /= scale;
@@ -39,15 +40,15 @@ std::vector<size_t> RoundOrder(size_t n, int repetition) {
   return order;
 }
 
-Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                                 const ClockParams& clock, const std::atomic<bool>* stop,
-                                 const ProgressFn& progress) {
+Expected<RunResult> RunWorkloads(const std::vector<workloads::WorkloadDef>& rows,
+                                 const RunOptions& options, const sampler::ClockParams& clock,
+                                 const std::atomic<bool>* stop, const ProgressFn& progress) {
   KSTACKLAB_CHECK(options.repetitions > 0);
   std::vector<std::shared_ptr<void>> states;
-  for (const WorkloadDef& w : rows) {
+  for (const workloads::WorkloadDef& w : rows) {
     auto st = w.setup();
     if (!st.ok()) {
-      return RuntimeError(fmt::format("{}: {}", WorkloadId(w), st.error().message));
+      return RuntimeError(fmt::format("{}: {}", workloads::WorkloadId(w), st.error().message));
     }
     states.push_back(*st);
   }
@@ -62,9 +63,9 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
     b.unit = rows[i].unit;
     b.lower_is_better = rows[i].lower_is_better;
     b.baseline = rows[i].baseline;
-    b.timing = options.sampler.mode == TimingMode::kLoop ? "loop" : "percall";
+    b.timing = options.sampler.mode == sampler::TimingMode::kLoop ? "loop" : "percall";
   }
-  SamplerScratch scratch(options.sampler.chunk);
+  sampler::SamplerScratch scratch(options.sampler.chunk);
   const auto t0 = std::chrono::steady_clock::now();
   const double total = static_cast<double>(rows.size()) * options.repetitions;
   for (int r = 0; r < options.repetitions; ++r) {
@@ -74,13 +75,13 @@ Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const Run
       if (progress) {
         double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        progress((r * rows.size() + k) / total, elapsed, WorkloadId(rows[i]));
+        progress((r * rows.size() + k) / total, elapsed, workloads::WorkloadId(rows[i]));
       }
-      const WorkloadDef& w = rows[i];
+      const workloads::WorkloadDef& w = rows[i];
       if (w.max_repetitions > 0 && options.first_repetition + r >= w.max_repetitions) continue;
-      TimedBody body{w.percall, w.loop, states[i].get()};
-      auto rep = RunRepetition(body, RowConfig(w, options.sampler), clock, scratch,
-                               result.benchmarks[i].histogram, stop);
+      sampler::TimedBody body{w.percall, w.loop, states[i].get()};
+      auto rep = sampler::RunRepetition(body, RowConfig(w, options.sampler), clock, scratch,
+                                        result.benchmarks[i].histogram, stop);
       if (!rep.ok()) {
         result.partial = true;
         return result;

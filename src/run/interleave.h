@@ -18,7 +18,7 @@
 namespace kstacklab::run {
 
 struct RunOptions {
-  SamplerConfig sampler;
+  sampler::SamplerConfig sampler;
   int repetitions = 10;
   int session = 0;  // recorded in every repetition
   // The index of the first repetition in the order of RoundOrder (RunAb measures one repetition
@@ -39,9 +39,9 @@ using ProgressFn = std::function<void(double fraction, double elapsed_s, const s
 // repetition r+1 of any, in RoundOrder, so slow drift of the machine hits all rows alike.
 // Setup failure -> RuntimeError naming the row, before anything is measured. When `stop` turns
 // true the run ends early: the result holds only completed repetitions and partial = true.
-Expected<RunResult> RunWorkloads(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                                 const ClockParams& clock, const std::atomic<bool>* stop,
-                                 const ProgressFn& progress);
+Expected<RunResult> RunWorkloads(const std::vector<workloads::WorkloadDef>& rows,
+                                 const RunOptions& options, const sampler::ClockParams& clock,
+                                 const std::atomic<bool>* stop, const ProgressFn& progress);
 
 // What RunAb measured, and a runtime failure after something was measured (a knob that could
 // not be set mid-run, or not restored; the result is then partial).
@@ -58,9 +58,10 @@ struct AbOutcome {
 // anything is measured, and a sysctl takes every value once (read back) before the first timed
 // call: a value it refuses is a UsageError. A sysctl knob is held by `guard` and restored before
 // returning, on every path. The guard's stop request ends it early (partial).
-Expected<AbOutcome> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions& options,
-                          const ClockParams& clock, RunGuard& guard, const ProgressFn& progress,
-                          const knobs::AbSpec& spec, knobs::Knob& knob);
+Expected<AbOutcome> RunAb(const std::vector<workloads::WorkloadDef>& rows,
+                          const RunOptions& options, const sampler::ClockParams& clock,
+                          RunGuard& guard, const ProgressFn& progress, const knobs::AbSpec& spec,
+                          knobs::Knob& knob);
 
 // The rows measured in this process (run::Run, after calibrating): what a killed A/B run left
 // changed is restored first (one warning per knob; while a live run holds the recovery file, an
@@ -68,7 +69,8 @@ Expected<AbOutcome> RunAb(const std::vector<WorkloadDef>& rows, const RunOptions
 // it, the rows the knob takes under each of its values (RunAb), the others named in one warning
 // and left out.
 Expected<AbOutcome> MeasureRows(const std::optional<knobs::AbSpec>& ab,
-                                const std::vector<WorkloadDef>& rows, const RunOptions& opt,
-                                const ClockParams& clock, RunGuard& guard, const RunHooks& hooks);
+                                const std::vector<workloads::WorkloadDef>& rows,
+                                const RunOptions& opt, const sampler::ClockParams& clock,
+                                RunGuard& guard, const RunHooks& hooks);
 
 }  // namespace kstacklab::run

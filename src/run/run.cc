@@ -30,8 +30,8 @@ void WarnAll(const RunHooks& hooks, const std::vector<std::string>& messages) {
 
 // The environment, with its warnings (each "message; remedy") appended to `warnings`.
 Json CaptureRunEnvironment(std::vector<std::string>* warnings) {
-  Json env = CaptureEnvironment(SysinfoOptionsFromEnvironment());
-  for (const EnvWarning& w : EnvironmentWarnings(env)) {
+  Json env = sysinfo::CaptureEnvironment(sysinfo::SysinfoOptionsFromEnvironment());
+  for (const sysinfo::EnvWarning& w : sysinfo::EnvironmentWarnings(env)) {
     warnings->push_back(fmt::format("{}; {}", w.message, w.remedy));
   }
   return env;
@@ -44,7 +44,7 @@ RunOptions OptionsOf(const RunPlan& p) {
   opt.sampler.iterations = p.iterations;
   opt.sampler.warmup = p.warmup;
   opt.sampler.mode = p.timing;
-  opt.sampler.chunk = std::min<uint64_t>(p.iterations, kDefaultChunk);
+  opt.sampler.chunk = std::min<uint64_t>(p.iterations, sampler::kDefaultChunk);
   opt.sampler.stall_threshold_ns = p.stall_threshold_ns;
   return opt;
 }
@@ -77,9 +77,10 @@ Expected<RunOutcome> MeasureHere(const ValidPlan& plan, RunGuard& guard, const R
                                  std::vector<std::string>* warnings) {
   auto cal = timing::Calibrate();
   if (!cal.ok()) return cal.error();
-  std::vector<WorkloadDef> rows = plan.rows;
-  for (auto& note : DropUnavailable(&rows)) warnings->push_back(std::move(note));  // no THP, PKU
-  const ClockParams clock{cal->freq_hz, cal->overhead_ticks};
+  std::vector<workloads::WorkloadDef> rows = plan.rows;
+  for (auto& note : workloads::DropUnavailable(&rows))
+    warnings->push_back(std::move(note));  // no THP, PKU
+  const sampler::ClockParams clock{cal->freq_hz, cal->overhead_ticks};
   Json environment = CaptureRunEnvironment(warnings);
   if (plan.plan.session <= 0) WarnAll(hooks, *warnings);
   AbOutcome measured;
@@ -140,7 +141,7 @@ void Stamp(const RunPlan& p, const PlanNames& n, std::vector<std::string> warnin
   c.repetitions = p.repetitions;
   c.warmup = p.warmup;
   c.cpu = p.cpu;
-  c.timing = p.timing == TimingMode::kLoop ? "loop" : "percall";
+  c.timing = p.timing == sampler::TimingMode::kLoop ? "loop" : "percall";
   c.sched = p.sched == SchedClass::kFifo ? "fifo" : "normal";
   c.sessions = p.sessions;
   c.suites = p.suites;
@@ -173,8 +174,9 @@ class MachineRestore {
 }  // namespace
 
 Expected<AbOutcome> MeasureRows(const std::optional<knobs::AbSpec>& ab,
-                                const std::vector<WorkloadDef>& rows, const RunOptions& opt,
-                                const ClockParams& clock, RunGuard& guard, const RunHooks& hooks) {
+                                const std::vector<workloads::WorkloadDef>& rows,
+                                const RunOptions& opt, const sampler::ClockParams& clock,
+                                RunGuard& guard, const RunHooks& hooks) {
   KSTACKLAB_RETURN_IF_ERROR(RecoverKnobs(ab.has_value(), hooks));
   if (!ab) {
     AbOutcome out;
@@ -185,10 +187,10 @@ Expected<AbOutcome> MeasureRows(const std::optional<knobs::AbSpec>& ab,
   const knobs::AbSpec& spec = *ab;
   auto knob = knobs::OpenKnob(spec);
   if (!knob.ok()) return knob.error();
-  std::vector<WorkloadDef> taken;
+  std::vector<workloads::WorkloadDef> taken;
   std::vector<std::string> left;  // names of the rows the knob does not take, once each
   size_t left_rows = 0;
-  for (const WorkloadDef& w : rows) {
+  for (const workloads::WorkloadDef& w : rows) {
     if ((*knob)->Takes(w)) {
       taken.push_back(w);
       continue;

@@ -108,7 +108,7 @@ Status CheckDestination(ValidPlan& v, const PlanNames& n) {
     p.output = DefaultOutputName(v.default_stem, v.default_number);
   }
   if (p.record_in_store && p.session < 0) {
-    if (Status st = CheckStoreLocation(v.StorePath()); !st.ok()) {
+    if (Status st = store::CheckStoreLocation(v.StorePath()); !st.ok()) {
       Error e = st.error();
       e.message += fmt::format(" ({} FILE, or {})", n.store, n.no_store);
       return e;
@@ -134,23 +134,25 @@ Status CheckDestination(ValidPlan& v, const PlanNames& n) {
 }
 
 // The rows of the suites and globs with the params applied; an error names what caused it.
-Expected<std::vector<WorkloadDef>> SelectRows(const RunPlan& p, const PlanNames& n) {
+Expected<std::vector<workloads::WorkloadDef>> SelectRows(const RunPlan& p, const PlanNames& n) {
   // One selection per suite and glob first, so that an error names its own.
   for (const std::string& s : p.suites) {
-    if (auto one = SelectWorkloads({s}, {}); !one.ok()) return About(n.suite, one.error());
+    if (auto one = workloads::SelectWorkloads({s}, {}); !one.ok())
+      return About(n.suite, one.error());
   }
   for (const std::string& g : p.benches) {
-    if (auto one = SelectWorkloads({}, {g}); !one.ok()) return About(n.bench, one.error());
+    if (auto one = workloads::SelectWorkloads({}, {g}); !one.ok())
+      return About(n.bench, one.error());
   }
-  auto selected = SelectWorkloads(p.suites, p.benches);
+  auto selected = workloads::SelectWorkloads(p.suites, p.benches);
   if (!selected.ok()) return selected.error();
   // Each setting alone first, likewise; then all of them (a key given twice).
   for (const std::string& kv : p.params) {
-    if (auto one = ApplyRunParams(*selected, {kv}); !one.ok()) {
+    if (auto one = workloads::ApplyRunParams(*selected, {kv}); !one.ok()) {
       return About(n.param + " " + kv, one.error());
     }
   }
-  auto rows = ApplyRunParams(std::move(*selected), p.params);
+  auto rows = workloads::ApplyRunParams(std::move(*selected), p.params);
   if (!rows.ok()) return About(n.param, rows.error());
   return rows;
 }
@@ -203,7 +205,7 @@ std::string DefaultLabel() {
 }
 
 std::string ValidPlan::StorePath() const {
-  return plan.store.empty() ? DefaultStorePath() : plan.store;
+  return plan.store.empty() ? store::DefaultStorePath() : plan.store;
 }
 
 Expected<ValidPlan> ValidatePlan(const RunPlan& plan, const PlanNames& names) {

@@ -5,31 +5,31 @@
 
 #include "kstacklab/common/moments.h"
 
-namespace kstacklab {
+namespace kstacklab::sampler {
 
-std::map<std::string, double> RepetitionMetrics(const Histogram& rep_ps, double sum_ns,
+std::map<std::string, double> RepetitionMetrics(const histogram::Histogram& rep_ps, double sum_ns,
                                                 double sum_sq_ns, double overhead_ns) {
   std::map<std::string, double> m;
   const double n = static_cast<double>(rep_ps.count());
   if (n == 0) return m;
   const double mean = sum_ns / n;
   const double var = n > 1 ? SampleVarianceFromSums(n, sum_ns, sum_sq_ns) : 0.0;
-  auto pct = [&](double p) { return PsToNs(rep_ps.ValueAtPercentile(p)) - overhead_ns; };
+  auto pct = [&](double p) { return histogram::PsToNs(rep_ps.ValueAtPercentile(p)) - overhead_ns; };
   m["mean"] = mean - overhead_ns;
   m["stddev"] = std::sqrt(var);
-  m["min"] = PsToNs(static_cast<double>(rep_ps.min())) - overhead_ns;
+  m["min"] = histogram::PsToNs(static_cast<double>(rep_ps.min())) - overhead_ns;
   m["p50"] = pct(50);
   m["p90"] = pct(90);
   m["p99"] = pct(99);
   m["p99.9"] = pct(99.9);
   m["p99.99"] = pct(99.99);
-  m["max"] = PsToNs(static_cast<double>(rep_ps.max())) - overhead_ns;
+  m["max"] = histogram::PsToNs(static_cast<double>(rep_ps.max())) - overhead_ns;
   return m;
 }
 
 Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& config,
                                    const ClockParams& clock, SamplerScratch& scratch,
-                                   Histogram& merged, const std::atomic<bool>* stop) {
+                                   histogram::Histogram& merged, const std::atomic<bool>* stop) {
   KSTACKLAB_CHECK(config.iterations > 0 && clock.freq_hz > 0);
   auto stopped = [&] { return stop && stop->load(std::memory_order_relaxed); };
   const double ns_per_tick = 1e9 / clock.freq_hz;
@@ -63,7 +63,7 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
     body.percall(body.state, n, buf.data());
     done += n;
   }
-  Histogram& h = scratch.rep_histogram();
+  histogram::Histogram& h = scratch.rep_histogram();
   h.Reset();
   KSTACKLAB_CHECK(config.stall_threshold_ns > 0);
   const double stall_ticks = config.stall_threshold_ns / ns_per_tick;
@@ -81,14 +81,14 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
         stall_ns += ns;
       }
       moments.Add(ns);
-      h.Record(static_cast<uint64_t>(std::llround(NsToPs(ns))));
+      h.Record(static_cast<uint64_t>(std::llround(histogram::NsToPs(ns))));
     }
     done += n;
   }
   rep.metrics = RepetitionMetrics(h, moments.sum, moments.sum_sq, overhead_ns);
   // A row whose typical call is as long as the threshold (a 1 GiB fork) has no stalls to tell
   // apart from its calls: nothing is counted (the fields stay absent, as in loop mode).
-  if (PsToNs(h.ValueAtPercentile(50)) < config.stall_threshold_ns) {
+  if (histogram::PsToNs(h.ValueAtPercentile(50)) < config.stall_threshold_ns) {
     rep.stalls = stalls;
     rep.stall_ns = stall_ns;
   }
@@ -97,4 +97,4 @@ Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& c
   return rep;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::sampler

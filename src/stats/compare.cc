@@ -36,7 +36,9 @@ double PercentileOf(const std::string& metric) {
 }
 
 // How many of a repetition's `calls` lie above its `pct`-th percentile (2 for p99.9 of 2000).
-uint64_t CallsAbove(double pct, uint64_t calls) { return calls - PercentileRank(pct, calls); }
+uint64_t CallsAbove(double pct, uint64_t calls) {
+  return calls - histogram::PercentileRank(pct, calls);
+}
 // Drift is tested on every (file, benchmark, variant, metric, session) series; a fixed strict
 // level keeps false alarms rare (0.1 % per series) whatever --alpha is.
 constexpr double kDriftAlpha = 0.001;

@@ -14,7 +14,7 @@
 #include "kstacklab/results/result_reader.h"
 #include "store_backend.h"
 
-namespace kstacklab {
+namespace kstacklab::store {
 
 namespace store_internal {
 
@@ -247,4 +247,4 @@ Expected<CopyOutcome> CopyRuns(ResultStore& from, ResultStore& to, size_t batch,
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::store

@@ -1,5 +1,5 @@
-// The two kinds of results store behind kstacklab::ResultStore: an embedded SQLite file and a
-// PostgreSQL database (docs/store.md). Private to src/results/: the public face is store.h.
+// The two kinds of results store behind kstacklab::store::ResultStore: an embedded SQLite file
+// and a PostgreSQL database (docs/store.md). Private to src/results/: the public face is store.h.
 //
 // A backend stores rows the front end has already made (documents serialised, sizes checked);
 // it owns transactions, locking and its database's error words. Every message names the store
@@ -14,7 +14,7 @@
 #include "kstacklab/common/error.h"
 #include "kstacklab/store/store.h"
 
-namespace kstacklab::store_internal {
+namespace kstacklab::store::store_internal {
 
 // One benchmark entry's index row.
 struct BenchmarkRow {
@@ -87,4 +87,4 @@ Error NoSuchRun(int64_t id, const std::string& where);
 // "the store … has schema version V, newer than this kstacklab understands".
 Error TooNewSchema(const std::string& where, int64_t version);
 
-}  // namespace kstacklab::store_internal
+}  // namespace kstacklab::store::store_internal

@@ -37,7 +37,7 @@
 #include "kstacklab/common/text.h"
 #include "store_backend.h"
 
-namespace kstacklab::store_internal::pg {
+namespace kstacklab::store::store_internal::pg {
 namespace {
 
 struct ConnCloser {
@@ -747,4 +747,4 @@ Expected<std::unique_ptr<Backend>> Open(const std::string& url, ResultStore::Mod
       std::move(*conn), url, empty, mode == ResultStore::Mode::kExisting));
 }
 
-}  // namespace kstacklab::store_internal::pg
+}  // namespace kstacklab::store::store_internal::pg

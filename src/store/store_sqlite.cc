@@ -30,7 +30,7 @@
 #include "kstacklab/common/text.h"
 #include "store_backend.h"
 
-namespace kstacklab::store_internal::sqlite {
+namespace kstacklab::store::store_internal::sqlite {
 namespace {
 
 constexpr const char* kRemedy = "choose a writable store location, or skip the store";
@@ -687,4 +687,4 @@ Status CheckLocation(const std::string& path) {
   return OkStatus();
 }
 
-}  // namespace kstacklab::store_internal::sqlite
+}  // namespace kstacklab::store::store_internal::sqlite

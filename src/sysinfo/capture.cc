@@ -22,7 +22,7 @@
 #include "kstacklab/sysinfo/sysinfo.h"
 #include "text.h"
 
-namespace kstacklab {
+namespace kstacklab::sysinfo {
 
 SysinfoOptions SysinfoOptionsFromEnvironment() {
   SysinfoOptions options;
@@ -612,4 +612,4 @@ Json CaptureEnvironment(const SysinfoOptions& options) {
   return env;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::sysinfo

@@ -10,7 +10,7 @@
 #include "kstacklab/sysinfo/sysinfo.h"
 #include "text.h"
 
-namespace kstacklab {
+namespace kstacklab::sysinfo {
 
 // lib/kstrtox.c kstrtobool(): looks at the first one or two characters only, so "yes" is true
 // and "offline" is false, exactly as the kernel accepts them.
@@ -202,4 +202,4 @@ std::optional<std::string> GunzipString(std::string_view compressed) {
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::sysinfo

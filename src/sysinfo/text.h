@@ -10,7 +10,7 @@
 
 #include "kstacklab/common/text.h"
 
-namespace kstacklab::sysinfo_text {
+namespace kstacklab::sysinfo::sysinfo_text {
 
 inline bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
@@ -43,4 +43,4 @@ void ForEachLine(std::string_view text, Fn&& fn) {
   ForEachPiece(text, '\n', fn);
 }
 
-}  // namespace kstacklab::sysinfo_text
+}  // namespace kstacklab::sysinfo::sysinfo_text

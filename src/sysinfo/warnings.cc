@@ -6,7 +6,7 @@
 
 #include "kstacklab/sysinfo/sysinfo.h"
 
-namespace kstacklab {
+namespace kstacklab::sysinfo {
 
 namespace {
 
@@ -164,4 +164,4 @@ std::string EnvironmentSummary(const Json& env) {
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::sysinfo

@@ -171,8 +171,8 @@ void AddPoison(std::vector<WorkloadDef>& rows, size_t depth) {
   w.summary = fmt::format("poison fill of `depth` bytes: {}", st.summary);
   w.baseline = kFill == &erase::PoisonGeneric;
   w.setup = [depth, name] { return SetupPoison<kFill>(depth, name); };
-  w.percall = &TimePerCall<Clock, CallPoison<kFill>>;
-  w.loop = &TimeLoop<Clock, CallPoison<kFill>>;
+  w.percall = &sampler::TimePerCall<Clock, CallPoison<kFill>>;
+  w.loop = &sampler::TimeLoop<Clock, CallPoison<kFill>>;
   rows.push_back(std::move(w));
 }
 
@@ -188,8 +188,8 @@ void AddSyscall(std::vector<WorkloadDef>& rows, size_t depth) {
   w.summary = fmt::format(
       "model syscall (use `depth` bytes, real getpid, scan + erase) with the {} fill", st.name);
   w.setup = [depth, name] { return SetupSyscall<kFill>(depth, name, true); };
-  w.percall = &TimePerCall<Clock, CallSyscall<kFill>>;
-  w.loop = &TimeLoop<Clock, CallSyscall<kFill>>;
+  w.percall = &sampler::TimePerCall<Clock, CallSyscall<kFill>>;
+  w.loop = &sampler::TimeLoop<Clock, CallSyscall<kFill>>;
   rows.push_back(std::move(w));
 }
 
@@ -217,8 +217,8 @@ std::vector<WorkloadDef> EraseRows() {
     m.params = Json{{"depth", depth}};
     m.summary = "libc memset of the same bytes (a byte fill, not the poison): the speed reference";
     m.setup = [depth] { return SetupMemset(depth); };
-    m.percall = &TimePerCall<Clock, CallMemset>;
-    m.loop = &TimeLoop<Clock, CallMemset>;
+    m.percall = &sampler::TimePerCall<Clock, CallMemset>;
+    m.loop = &sampler::TimeLoop<Clock, CallMemset>;
     rows.push_back(std::move(m));
   }
   for (size_t depth : kSyscallDepths) {
@@ -229,8 +229,8 @@ std::vector<WorkloadDef> EraseRows() {
     off.summary = "model syscall (use `depth` bytes, real getpid), no erase: stack_erasing=0";
     off.baseline = true;
     off.setup = [depth] { return SetupSyscall<&erase::PoisonGeneric>(depth, "off", false); };
-    off.percall = &TimePerCall<Clock, CallSyscallOff>;
-    off.loop = &TimeLoop<Clock, CallSyscallOff>;
+    off.percall = &sampler::TimePerCall<Clock, CallSyscallOff>;
+    off.loop = &sampler::TimeLoop<Clock, CallSyscallOff>;
     rows.push_back(std::move(off));
     AddSyscallRows(rows, depth, kStrategyIndices);
   }

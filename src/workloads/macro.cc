@@ -238,7 +238,7 @@ WorkloadDef KernbenchRow(size_t max_files) {
     return std::shared_ptr<void>(s);
   };
   w.percall = &TimeBuild;
-  w.loop = &SumOfPerCallTicks<&TimeBuild>;
+  w.loop = &sampler::SumOfPerCallTicks<&TimeBuild>;
   w.extra_metrics = &BuildMetrics;
   return w;
 }

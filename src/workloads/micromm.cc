@@ -424,7 +424,7 @@ std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note
       return std::shared_ptr<void>(s);
     };
     w.percall = &TimeFork;
-    w.loop = &SumOfPerCallTicks<&TimeFork>;
+    w.loop = &sampler::SumOfPerCallTicks<&TimeFork>;
     w.max_warmup = 1;
     w.extra_metrics = &Failures<ForkState>;
     rows.push_back(std::move(w));
@@ -443,7 +443,7 @@ std::vector<WorkloadDef> MicrommRowsOfSize(size_t bytes, const std::string& note
       return std::shared_ptr<void>(s);
     };
     w.percall = &TimeMunmap;
-    w.loop = &SumOfPerCallTicks<&TimeMunmap>;
+    w.loop = &sampler::SumOfPerCallTicks<&TimeMunmap>;
     w.max_warmup = 0;
     w.extra_metrics = &Failures<MunmapState>;
     rows.push_back(std::move(w));

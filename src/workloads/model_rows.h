@@ -81,11 +81,11 @@ WorkloadDef KstackRow() {
                           def.summary, kstack::KernelsLine(def.kernels));
   w.setup = &SetupKstack<kTable, I>;
   if constexpr (kGetpid) {
-    w.percall = &TimePerCall<Clock, CallKstackGetpid<kTable, I>>;
-    w.loop = &TimeLoop<Clock, CallKstackGetpid<kTable, I>>;
+    w.percall = &sampler::TimePerCall<Clock, CallKstackGetpid<kTable, I>>;
+    w.loop = &sampler::TimeLoop<Clock, CallKstackGetpid<kTable, I>>;
   } else {
-    w.percall = &TimePerCall<Clock, CallKstack<kTable, I>>;
-    w.loop = &TimeLoop<Clock, CallKstack<kTable, I>>;
+    w.percall = &sampler::TimePerCall<Clock, CallKstack<kTable, I>>;
+    w.loop = &sampler::TimeLoop<Clock, CallKstack<kTable, I>>;
   }
   return w;
 }
@@ -132,8 +132,8 @@ void AddSourceRow(std::vector<WorkloadDef>& rows) {
     w.baseline = kDef.baseline;
     w.summary = kDef.model_summary;
     w.setup = &SetupSource<kTable, I>;
-    w.percall = &TimePerCall<Clock, CallSource<kTable, I>>;
-    w.loop = &TimeLoop<Clock, CallSource<kTable, I>>;
+    w.percall = &sampler::TimePerCall<Clock, CallSource<kTable, I>>;
+    w.loop = &sampler::TimeLoop<Clock, CallSource<kTable, I>>;
     rows.push_back(std::move(w));
   }
 }

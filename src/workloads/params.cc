@@ -8,7 +8,7 @@
 
 #include "kstacklab/workloads/workload.h"
 
-namespace kstacklab {
+namespace kstacklab::workloads {
 namespace {
 
 // The suites whose rows take `key`, in `list` order; every key of every suite into `keys`.
@@ -63,4 +63,4 @@ Expected<std::vector<WorkloadDef>> ApplyRunParams(std::vector<WorkloadDef> rows,
   return rows;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::workloads

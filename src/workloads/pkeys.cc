@@ -174,8 +174,8 @@ WorkloadDef PkeysRow(const char* name, const char* variant, const char* summary)
   if (kN > 0) w.params = Json{{"n", kN}};
   w.summary = summary;
   w.setup = &Setup<kCall, kN>;
-  w.percall = &TimePerCall<Clock, kCall>;
-  w.loop = &TimeLoop<Clock, kCall>;
+  w.percall = &sampler::TimePerCall<Clock, kCall>;
+  w.loop = &sampler::TimeLoop<Clock, kCall>;
   w.unavailable = PkeysUnavailableReason;
   return w;
 }

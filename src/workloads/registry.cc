@@ -5,24 +5,23 @@
 #include "kstacklab/results/bench_glob.h"
 #include "suites.h"
 
-namespace kstacklab {
+namespace kstacklab::workloads {
 
 const std::vector<SuiteDef>& Suites() {
   static const std::vector<SuiteDef> k = {
       {"syscall", "single syscalls, each timed on its own (the kernel entry/exit path)",
-       &workloads::SyscallSuiteRows},
+       &SyscallSuiteRows},
       {"model", "user-space models of the kstack offset designs and their random sources",
-       &workloads::ModelRows},
+       &ModelRows},
       {"erase", "stack erasing (kstack_erase.c): poison strategies and the erase model",
-       &workloads::EraseRows},
+       &EraseRows},
       {"micromm",
        "fork and munmap of a populated 1 GiB mapping, page-sized or PTE-mapped THP folios",
-       &workloads::MicrommRows},
+       &MicrommRows},
       {"pkeys",
        "protection-key write windows (x86-64 PKU): one PKRU switch, n updates batched or not",
-       &workloads::PkeysRows},
-      {"macro", "opt-in: a kernbench-style parallel build of kstacklab's own sources",
-       &workloads::MacroRows},
+       &PkeysRows},
+      {"macro", "opt-in: a kernbench-style parallel build of kstacklab's own sources", &MacroRows},
   };
   return k;
 }
@@ -81,4 +80,4 @@ Expected<std::vector<WorkloadDef>> SelectWorkloads(const std::vector<std::string
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::workloads

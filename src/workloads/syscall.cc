@@ -133,8 +133,8 @@ WorkloadDef Row(const char* name, const char* summary, MakeState make, Check che
     }
     return state;
   };
-  w.percall = &TimePerCall<Clock, Timed<Fn>>;
-  w.loop = &TimeLoop<Clock, Timed<Fn>>;
+  w.percall = &sampler::TimePerCall<Clock, Timed<Fn>>;
+  w.loop = &sampler::TimeLoop<Clock, Timed<Fn>>;
   return w;
 }
 

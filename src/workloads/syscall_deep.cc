@@ -196,8 +196,8 @@ WorkloadDef DeepRow(const char* name, const char* summary,
   w.baseline = true;
   w.summary = summary;
   w.setup = setup;
-  w.percall = &TimePerCall<Clock, Call>;
-  w.loop = &TimeLoop<Clock, Call>;
+  w.percall = &sampler::TimePerCall<Clock, Call>;
+  w.loop = &sampler::TimeLoop<Clock, Call>;
   return w;
 }
 

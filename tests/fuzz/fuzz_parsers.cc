@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 2: {
-      auto id = ParseStoreId(text);
+      auto id = loader::ParseStoreId(text);
       if (id.ok() && *id <= 0) std::abort();
       break;
     }

@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point
   auto r = ResultFromJson(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
   if (!r.ok()) return 0;
-  auto store = ResultStore::Open(StorePathOnce(), ResultStore::Mode::kCreate);
+  auto store = store::ResultStore::Open(StorePathOnce(), store::ResultStore::Mode::kCreate);
   if (!store.ok()) std::abort();
   auto ids = store->InsertAll({*r, *r});
   if (!ids.ok() || ids->size() != 2) std::abort();

@@ -41,19 +41,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 4) {
     case 0: {
-      auto config = ParseKernelConfig(text);
+      auto config = sysinfo::ParseKernelConfig(text);
       if (config && !config->is_object()) std::abort();
       break;
     }
     case 1: {
-      for (const CmdlineParam& p : ParseCmdline(text)) {
-        if (p.value) (void)KernelStrToBool(*p.value);
+      for (const sysinfo::CmdlineParam& p : sysinfo::ParseCmdline(text)) {
+        if (p.value) (void)sysinfo::KernelStrToBool(*p.value);
       }
       break;
     }
     case 2: {
-      auto plain = GunzipString(text);
-      if (plain) (void)ParseKernelConfig(*plain);
+      auto plain = sysinfo::GunzipString(text);
+      if (plain) (void)sysinfo::ParseKernelConfig(*plain);
       break;
     }
     default: {
@@ -64,12 +64,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Write(root + "/proc/cpuinfo", text.substr(0, a));
       Write(root + "/proc/cmdline", a == std::string::npos ? "" : text.substr(a + 1, b - a - 1));
       Write(root + "/boot/config-6.1.0-fuzz", b == std::string::npos ? "" : text.substr(b + 1));
-      SysinfoOptions options;
+      sysinfo::SysinfoOptions options;
       options.root = root;
-      Json env = CaptureEnvironment(options);
+      Json env = sysinfo::CaptureEnvironment(options);
       if (!env.is_object()) std::abort();
-      (void)EnvironmentWarnings(env);
-      (void)EnvironmentSummary(env);
+      (void)sysinfo::EnvironmentWarnings(env);
+      (void)sysinfo::EnvironmentSummary(env);
       (void)env.dump(-1, ' ', false, Json::error_handler_t::replace);
       break;
     }

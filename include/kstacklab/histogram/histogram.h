@@ -17,7 +17,7 @@
 
 #include "kstacklab/common/error.h"
 
-namespace kstacklab {
+namespace kstacklab::histogram {
 
 // The sampler records picoseconds (histograms, BenchmarkResult::histogram); metrics are in ns.
 inline constexpr double PsToNs(double ps) { return ps / 1000.0; }
@@ -112,4 +112,4 @@ class Histogram {
   uint64_t max_ = 0;
 };
 
-}  // namespace kstacklab
+}  // namespace kstacklab::histogram

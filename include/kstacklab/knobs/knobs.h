@@ -65,15 +65,15 @@ class Knob {
   virtual bool changes_machine() const { return true; }
   // Whether any value of the knob bears on row `w` (sysctl: every row). The run warns about the
   // selected rows a knob does not take; they are not measured.
-  virtual bool Takes(const WorkloadDef& /*w*/) const { return true; }
+  virtual bool Takes(const workloads::WorkloadDef& /*w*/) const { return true; }
   // The rows measured under values[v], with the variant and baseline they are written with.
   // Sysctl: every row, its variant suffixed "NAME=VALUE", the first value the baseline. Model:
   // the rows it Takes whose variant is the value, as they are, the baseline being the first
   // value the workload table flags (off, generic), else the first value. No row for a value ->
   // UsageError naming the suite (and the --bench glob) that selects them.
-  virtual Expected<std::vector<WorkloadDef>> RowsFor(const std::vector<WorkloadDef>& rows,
-                                                     const std::vector<std::string>& values,
-                                                     size_t v) const;
+  virtual Expected<std::vector<workloads::WorkloadDef>> RowsFor(
+      const std::vector<workloads::WorkloadDef>& rows, const std::vector<std::string>& values,
+      size_t v) const;
 };
 
 // Opens the knob of a spec and checks, without changing anything, that it exists, is writable

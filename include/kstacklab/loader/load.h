@@ -9,7 +9,7 @@
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/results.h"
 
-namespace kstacklab {
+namespace kstacklab::loader {
 
 // "17" or "id:17" -> 17. Anything else (0, a sign, spaces, hex, more than 18 digits) ->
 // UsageError naming `text` and where ids come from. The one store-id parser.
@@ -21,4 +21,4 @@ Expected<int64_t> ParseStoreId(const std::string& text);
 // RuntimeErrors from the store.
 Expected<RunResult> LoadResultInput(const std::string& spec, const std::string& store_path);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::loader

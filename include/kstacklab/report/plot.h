@@ -42,7 +42,7 @@ struct CdfPoint {
 // fraction = (calls in this and lower buckets) / count. Overflowed calls are represented by a
 // last point at max() with fraction 1. Points whose corrected x is <= 0 cannot be drawn on a
 // log axis and are left out (their calls still count in the fractions). Empty histogram -> {}.
-std::vector<CdfPoint> LatencyCdf(const Histogram& histogram, double overhead_ns);
+std::vector<CdfPoint> LatencyCdf(const histogram::Histogram& histogram, double overhead_ns);
 
 // One input as given on the command line (a path or a store id) and its loaded result: the
 // same as a comparison's input, so `plot --kind compare` passes its inputs on unchanged.

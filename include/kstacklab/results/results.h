@@ -79,7 +79,7 @@ struct BenchmarkResult {
   std::vector<Repetition> repetitions;
   // Merged over all repetitions. Unit: picoseconds of the raw timed region, i.e. NOT overhead
   // corrected (subtract timer.overhead_ns * 1000). Empty (count 0) in loop mode.
-  Histogram histogram;
+  histogram::Histogram histogram;
 
   RowKey Key() const { return {name, params, variant, knob}; }
 };

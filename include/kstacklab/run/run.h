@@ -67,11 +67,12 @@ struct RunPlan {
   uint64_t repetitions = 60;    // per session, 1..kMaxRepetitions
   uint64_t warmup = 10000;      // untimed calls before each repetition, 0..kMaxIterations
   int cpu = -1;                 // the CPU to pin to; -1: the one Run starts on
-  TimingMode timing = TimingMode::kPerCall;
+  sampler::TimingMode timing = sampler::TimingMode::kPerCall;
   SchedClass sched = SchedClass::kNormal;  // kFifo needs CAP_SYS_NICE; without it, a warning
   int sessions = 1;  // fresh processes, each measuring `repetitions` (1..kMaxSessions)
-  double stall_threshold_ns = kDefaultStallThresholdNs;  // > it: a host stall (1 ns .. 10 s)
-  std::vector<std::string> ab;  // the A/B knob (knobs.h AbSpec form); at most one
+  double stall_threshold_ns =
+      sampler::kDefaultStallThresholdNs;  // > it: a host stall (1 ns .. 10 s)
+  std::vector<std::string> ab;            // the A/B knob (knobs.h AbSpec form); at most one
   // Where. `label` "" = DefaultLabel(); `output` nullopt = the default name
   // (kstacklab-LABEL-TIME.json in the working directory, never replacing a file), "-" = stdout.
   std::string label;
@@ -95,13 +96,13 @@ struct PlanNames {
 
 // A plan that passed ValidatePlan, with its defaults resolved.
 struct ValidPlan {
-  RunPlan plan;                     // label set; output set (the default name, when none)
-  PlanNames names;                  // what Run's messages call the fields
-  std::vector<WorkloadDef> rows;    // selected, params applied (unavailable ones kept)
-  std::optional<knobs::AbSpec> ab;  // the parsed knob spec
-  std::string default_stem;         // the default name without ".json" ("" when given)
-  int default_number = 1;           // 1: STEM.json; N > 1: STEM-N.json
-  std::string StorePath() const;    // plan.store, or DefaultStorePath()
+  RunPlan plan;                              // label set; output set (the default name, when none)
+  PlanNames names;                           // what Run's messages call the fields
+  std::vector<workloads::WorkloadDef> rows;  // selected, params applied (unavailable ones kept)
+  std::optional<knobs::AbSpec> ab;           // the parsed knob spec
+  std::string default_stem;                  // the default name without ".json" ("" when given)
+  int default_number = 1;                    // 1: STEM.json; N > 1: STEM-N.json
+  std::string StorePath() const;             // plan.store, or DefaultStorePath()
 };
 
 // Checks the whole plan without changing anything (the output's directory is probed with a file

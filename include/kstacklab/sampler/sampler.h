@@ -21,7 +21,7 @@
 #include "kstacklab/histogram/histogram.h"
 #include "kstacklab/results/repetition.h"
 
-namespace kstacklab {
+namespace kstacklab::sampler {
 
 enum class TimingMode { kPerCall, kLoop };
 
@@ -94,11 +94,11 @@ class SamplerScratch {
  public:
   explicit SamplerScratch(uint64_t chunk) : ticks_(chunk), rep_histogram_() {}
   std::vector<uint64_t>& ticks() { return ticks_; }
-  Histogram& rep_histogram() { return rep_histogram_; }
+  histogram::Histogram& rep_histogram() { return rep_histogram_; }
 
  private:
   std::vector<uint64_t> ticks_;
-  Histogram rep_histogram_;
+  histogram::Histogram rep_histogram_;
 };
 
 // Runs one repetition. In per-call mode it also counts the host stalls (calls above
@@ -108,11 +108,11 @@ class SamplerScratch {
 // between chunks only.
 Expected<Repetition> RunRepetition(const TimedBody& body, const SamplerConfig& config,
                                    const ClockParams& clock, SamplerScratch& scratch,
-                                   Histogram& merged, const std::atomic<bool>* stop);
+                                   histogram::Histogram& merged, const std::atomic<bool>* stop);
 
 // Overhead-corrected metrics of one repetition from its histogram and exact moments.
 // Exposed for tests. `sum_ns`/`sum_sq_ns` are over raw durations.
-std::map<std::string, double> RepetitionMetrics(const Histogram& rep_ps, double sum_ns,
+std::map<std::string, double> RepetitionMetrics(const histogram::Histogram& rep_ps, double sum_ns,
                                                 double sum_sq_ns, double overhead_ns);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::sampler

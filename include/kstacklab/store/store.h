@@ -16,7 +16,7 @@
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/results.h"
 
-namespace kstacklab {
+namespace kstacklab::store {
 
 namespace store_internal {
 class Backend;
@@ -150,4 +150,4 @@ Expected<CopyOutcome> CopyRuns(ResultStore& from, ResultStore& to, size_t batch,
 std::string StoredKernelRelease(const RunResult& result);
 std::string StoredHost(const RunResult& result);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::store

@@ -16,7 +16,7 @@
 
 #include "kstacklab/results/json.h"
 
-namespace kstacklab {
+namespace kstacklab::sysinfo {
 
 // Environment variable that redirects every read to a fixture tree (tests): when set and
 // non-empty, SysinfoOptionsFromEnvironment() uses it as `root`.
@@ -94,4 +94,4 @@ CpuInfo ParseCpuInfo(std::string_view text);
 // Decompresses a gzip stream (e.g. /proc/config.gz); nullopt on any error or truncation.
 std::optional<std::string> GunzipString(std::string_view compressed);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::sysinfo

@@ -17,7 +17,7 @@
 #include "kstacklab/results/results.h"
 #include "kstacklab/sampler/sampler.h"
 
-namespace kstacklab {
+namespace kstacklab::workloads {
 
 struct WorkloadDef {
   std::string name;       // "suite/name"
@@ -31,8 +31,8 @@ struct WorkloadDef {
   // Creates the call's state and verifies the call once. The returned pointer owns the state
   // (its deleter tears it down: closes files, frees memory). Failure -> the row is not run.
   std::function<Expected<std::shared_ptr<void>>()> setup;
-  PerCallFn percall = nullptr;
-  LoopFn loop = nullptr;
+  sampler::PerCallFn percall = nullptr;
+  sampler::LoopFn loop = nullptr;
   // Slow calls (a fork of 1 GiB, a whole build) cap what the run asks for: the most timed calls
   // per repetition, repetitions and untimed warm-up calls this row makes (0 / nullopt: no cap).
   uint64_t max_iterations = 0;
@@ -90,4 +90,4 @@ std::vector<std::string> DropUnavailable(std::vector<WorkloadDef>* rows);
 
 inline constexpr const char* kDefaultSuite = "syscall";
 
-}  // namespace kstacklab
+}  // namespace kstacklab::workloads
