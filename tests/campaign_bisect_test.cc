@@ -20,6 +20,7 @@
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/campaign_progress.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/results/results.h"
 #include "test_support.h"
@@ -28,6 +29,13 @@ namespace kstacklab::campaign {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Hooks with the words RunCampaign requires, the command line's (report/campaign_progress.h).
+RunnerHooks Worded() {
+  RunnerHooks h;
+  h.stop_text = CampaignStopText;
+  return h;
+}
 
 class TempDir : public testing_support::TempDir {
  public:
@@ -138,7 +146,7 @@ Outcome Bisect(const std::string& dir, size_t n, std::function<double(const std:
     return e;
   };
   std::atomic<bool> stop{false};
-  RunnerHooks hooks;
+  RunnerHooks hooks = Worded();
   hooks.note = [&](const std::string& line) { o.notes.push_back(line); };
   const Status st = RunBisect(dir, *s, make, stop, hooks);
   EXPECT_TRUE(st.ok()) << st.error().message;
@@ -269,7 +277,7 @@ TEST(BisectDriver, ACandidateThatDoesNotBootIsSkippedWithoutBurningItsBlocks) {
     return std::make_unique<Panicking>(level, 0.01, seed++);
   };
   std::atomic<bool> stop{false};
-  ASSERT_TRUE(RunBisect(dir, *s, make, stop, {}).ok());
+  ASSERT_TRUE(RunBisect(dir, *s, make, stop, Worded()).ok());
   ASSERT_FALSE(s->steps.empty());
   EXPECT_EQ(s->steps[0].kernel, 3u);
   EXPECT_EQ(s->steps[0].verdict, "undecided");
@@ -313,7 +321,7 @@ TEST(BisectDriver, AnInterruptedBisectResumesWithoutRedoingABoot) {
     }
     return e;
   };
-  ASSERT_TRUE(RunBisect(dir, *s, make, stop, {}).ok());
+  ASSERT_TRUE(RunBisect(dir, *s, make, stop, Worded()).ok());
   EXPECT_EQ(s->status, CampaignStatus::kInterrupted);
   ASSERT_EQ(s->steps.size(), 1u);
   EXPECT_EQ(s->steps[0].verdict, "");
@@ -322,7 +330,7 @@ TEST(BisectDriver, AnInterruptedBisectResumesWithoutRedoingABoot) {
   ASSERT_TRUE(resumed.ok()) << resumed.error().message;
   stop.store(false);
   seed = 2;  // the step's campaign gets the engine seed it had
-  ASSERT_TRUE(RunBisect(dir, *resumed, make, stop, {}).ok());
+  ASSERT_TRUE(RunBisect(dir, *resumed, make, stop, Worded()).ok());
   EXPECT_EQ(resumed->status, CampaignStatus::kComplete);
   EXPECT_EQ(resumed->result, whole.state.result);
   uint64_t recorded = resumed->ends.boots;
@@ -517,7 +525,7 @@ TEST(BisectGitRange, BuildsEachKernelOnceAndSkipsFailedAndHangingBuilds) {
   uint64_t seed = 1;
   std::vector<std::string> notes;
   std::set<std::string> checked;
-  RunnerHooks hooks;
+  RunnerHooks hooks = Worded();
   hooks.note = [&](const std::string& line) { notes.push_back(line); };
   const ImageCheck check = [&](const CampaignPlan&, Profile& k) {
     checked.insert(k.name);
@@ -584,14 +592,14 @@ TEST(BisectGitRange, AResumedBisectRebuildsNothingInTheCache) {
   uint64_t seed = 1;
   std::atomic<bool> stop{false};
   // A signal during the 4th boot of the second campaign: the step of c2 (after c3's failed build).
-  ASSERT_TRUE(RunBisect(dir, *s, ImageEngines(&boots, &seed, &stop, 2), stop, {}).ok());
+  ASSERT_TRUE(RunBisect(dir, *s, ImageEngines(&boots, &seed, &stop, 2), stop, Worded()).ok());
   ASSERT_EQ(s->status, CampaignStatus::kInterrupted);
   const size_t built = tree.Built().size();
   EXPECT_EQ(built, 4u);  // c0, c7, c3 (failed), c2
   auto resumed = LoadBisectState(dir);
   ASSERT_TRUE(resumed.ok()) << resumed.error().message;
   stop.store(false);
-  ASSERT_TRUE(RunBisect(dir, *resumed, ImageEngines(&boots, &seed), stop, {}).ok());
+  ASSERT_TRUE(RunBisect(dir, *resumed, ImageEngines(&boots, &seed), stop, Worded()).ok());
   EXPECT_EQ(resumed->status, CampaignStatus::kComplete);
   EXPECT_EQ(resumed->result,
             fmt::format("first bad kernel: {} (last good: {})", tree.commits[5].substr(0, 12),
@@ -611,7 +619,7 @@ TEST(BisectGitRange, AnEndThatDoesNotBuildStopsTheBisect) {
   int boots = 0;
   uint64_t seed = 1;
   std::atomic<bool> stop{false};
-  const Status st = RunBisect(dir, *s, ImageEngines(&boots, &seed), stop, {});
+  const Status st = RunBisect(dir, *s, ImageEngines(&boots, &seed), stop, Worded());
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().exit_code, kExitRuntime);
   EXPECT_NE(st.error().message.find("the good end"), std::string::npos) << st.error().message;

@@ -28,12 +28,20 @@
 #include "kstacklab/campaign/ssh.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/common/fileio.h"
+#include "kstacklab/report/campaign_progress.h"
 #include "test_support.h"
 
 namespace kstacklab::campaign {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Hooks with the words RunCampaign requires, the command line's (report/campaign_progress.h).
+RunnerHooks Worded() {
+  RunnerHooks h;
+  h.stop_text = CampaignStopText;
+  return h;
+}
 
 // The plan's engine `name` with its defaults.
 PlanEngine Named(const char* name) { return PlanEngine(**FindEngine(name)); }
@@ -510,7 +518,7 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
   ASSERT_TRUE(state.ok());
   LosingEngine e;
   std::atomic<bool> stop{false};
-  ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
+  ASSERT_TRUE(RunCampaign(dir, *state, e, stop, Worded()).ok());
   EXPECT_EQ(state->status, CampaignStatus::kStopped);
   EXPECT_NE(state->stop_reason.find("did not come back"), std::string::npos);
   EXPECT_EQ(state->machine, "unreachable after the kexec to profile 'on'");
@@ -527,7 +535,7 @@ TEST(CampaignRunnerMachine, ALostMachineStopsTheCampaignAndResumeFinishesIt) {
 
   LosingEngine again;
   again.lose_at = -1;
-  ASSERT_TRUE(RunCampaign(dir, *loaded, again, stop, {}).ok());
+  ASSERT_TRUE(RunCampaign(dir, *loaded, again, stop, Worded()).ok());
   EXPECT_EQ(loaded->status, CampaignStatus::kComplete);
   EXPECT_EQ(loaded->Accepted("off") + loaded->Accepted("on"), 4u);
   EXPECT_EQ(again.calls, 3);  // on-1 again, then block 2
@@ -776,8 +784,8 @@ TEST(CampaignLavaEngine, AStopDuringASubmitLeavesTheCampaignResumableWithTheTryU
   ASSERT_TRUE(state.ok());
   auto e = MakeEngine(plan, dir + "/.work", "");
   std::atomic<bool> stop{false};
-  auto run = std::async(std::launch::async,
-                        [&] { return RunCampaign(dir, *state, *e, stop, RunnerHooks{}); });
+  auto run =
+      std::async(std::launch::async, [&] { return RunCampaign(dir, *state, *e, stop, Worded()); });
   for (int i = 0; i < 600 && !fs::exists(t.path() + "/hanging"); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

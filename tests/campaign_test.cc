@@ -32,6 +32,7 @@
 #include "kstacklab/common/dice.h"
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/campaign_progress.h"
 #include "kstacklab/report/campaign_report.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/stats/compare.h"
@@ -41,6 +42,13 @@ namespace kstacklab::campaign {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Hooks with the words RunCampaign requires, the command line's (report/campaign_progress.h).
+RunnerHooks Worded() {
+  RunnerHooks h;
+  h.stop_text = CampaignStopText;
+  return h;
+}
 
 class TempDir : public testing_support::TempDir {
  public:
@@ -832,8 +840,8 @@ TEST(CampaignRunner, RetriesOnceRecordsFailuresAndCompletesTheOthers) {
   };
   std::atomic<bool> stop{false};
   std::vector<std::string> notes;
-  RunnerHooks hooks;
-  hooks.note = [&](const std::string& n) { notes.push_back(n); };
+  RunnerHooks hooks = Worded();
+  hooks.runner_note = [&](const RunnerNote& n) { notes.push_back(RunnerNoteText(n)); };
   ASSERT_TRUE(RunCampaign(dir, *state, e, stop, hooks).ok());
   EXPECT_EQ(state->status, CampaignStatus::kComplete);
   EXPECT_EQ(state->Accepted("off"), 2u);
@@ -844,7 +852,14 @@ TEST(CampaignRunner, RetriesOnceRecordsFailuresAndCompletesTheOthers) {
   EXPECT_EQ(on2->attempts.size(), 2u);
   EXPECT_EQ(on2->attempts[1].reason, "Kernel panic - not syncing: test");
   EXPECT_TRUE(fs::exists(dir + "/" + on2->attempts[0].console));
-  EXPECT_EQ(notes.size(), 3u);  // three failed tries, each said once
+  ASSERT_EQ(notes.size(), 3u);  // three failed tries, each said once
+  EXPECT_EQ(notes[0],
+            "boot 1 of 'on' failed, retrying once: Kernel panic - not syncing: test "
+            "(console: " +
+                dir + "/on/boot-1-try-1.console.log)");
+  EXPECT_EQ(notes[2], "boot 2 of 'on' failed: Kernel panic - not syncing: test (console: " + dir +
+                          "/on/boot-2-try-2.console.log)");
+  EXPECT_EQ(state->stop_reason, "boots done");
   // The accepted files are result files labelled with their profile, stamped with the engine.
   auto r = ReadResultFile(dir + "/off/boot-2.json");
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -867,7 +882,7 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
   std::atomic<bool> stop{false};
   e.raise_on_call = &stop;
   e.raise_at = 3;  // the signal arrives during the third boot
-  ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
+  ASSERT_TRUE(RunCampaign(dir, *state, e, stop, Worded()).ok());
   EXPECT_EQ(state->status, CampaignStatus::kInterrupted);
   EXPECT_EQ(state->Accepted("off") + state->Accepted("on"), 2u);
   const auto first_file = state->boots[0].file;
@@ -883,7 +898,7 @@ TEST(CampaignRunner, AnInterruptedCampaignResumesWithoutRedoingAFinishedBoot) {
   ScriptedEngine e2;
   e2.script = e.script;
   std::atomic<bool> no{false};
-  ASSERT_TRUE(RunCampaign(dir, *resumed, e2, no, {}).ok());
+  ASSERT_TRUE(RunCampaign(dir, *resumed, e2, no, Worded()).ok());
   EXPECT_EQ(resumed->status, CampaignStatus::kComplete);
   EXPECT_EQ(resumed->Accepted("off") + resumed->Accepted("on"), 4u);
   EXPECT_EQ(e2.total, 2);  // only the two boots left
@@ -916,7 +931,7 @@ TEST(CampaignRunner, AHostWriteFaultStopsTheCampaignWithoutCountingATry) {
     return GoodReport(p, p.name == "on");
   };
   std::atomic<bool> stop{false};
-  const Status st = RunCampaign(dir, *state, e, stop, {});
+  const Status st = RunCampaign(dir, *state, e, stop, Worded());
   ASSERT_FALSE(st.ok());
   EXPECT_TRUE(IsHostWriteFault(st.error()));
   EXPECT_NE(st.error().message.find("No space left on device"), std::string::npos);
@@ -934,7 +949,7 @@ TEST(CampaignRunner, AHostWriteFaultStopsTheCampaignWithoutCountingATry) {
 
   ScriptedEngine e2;
   e2.script = [](const Profile& p, int) { return GoodReport(p, p.name == "on"); };
-  ASSERT_TRUE(RunCampaign(dir, *loaded, e2, stop, {}).ok());
+  ASSERT_TRUE(RunCampaign(dir, *loaded, e2, stop, Worded()).ok());
   EXPECT_EQ(loaded->status, CampaignStatus::kComplete);
   EXPECT_EQ(e2.total, 2);  // the faulted boot and the one after it
   EXPECT_EQ(loaded->Accepted("off") + loaded->Accepted("on"), 4u);
@@ -958,7 +973,7 @@ TEST(CampaignRunner, ABootKeepsAtMostMaxAttemptsRecords) {
     std::atomic<bool> stop{false};
     e.raise_on_call = &stop;
     e.raise_at = 1;
-    ASSERT_TRUE(RunCampaign(dir, *state, e, stop, {}).ok());
+    ASSERT_TRUE(RunCampaign(dir, *state, e, stop, Worded()).ok());
     ASSERT_EQ(state->status, CampaignStatus::kInterrupted);
   }
   const Boot& b = state->boots.front();

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/campaign_progress.h"
 #include "kstacklab/report/compare_report.h"
 #include "kstacklab/report/entropy_report.h"
 #include "kstacklab/report/grid_table.h"
@@ -678,6 +679,78 @@ TEST(Summary, NegativeCorrectedValuesAreExplained) {
   std::string text = RenderSummary(SummaryRun(-1.5, -0.5, 20000));  // 20 ns raw < 25 ns overhead
   EXPECT_NE(text.find("negative values"), std::string::npos) << text;
   EXPECT_NE(text.find("loop timing mode"), std::string::npos) << text;
+}
+
+// The campaign's progress and notes, word for word as `kstacklab campaign` prints them (the e2e
+// tests and users' logs read them) and its stop reasons as campaign.json keeps them.
+TEST(CampaignProgress, DurationsInWholeUnitsCutNotRounded) {
+  EXPECT_EQ(CampaignDurationText(0), "0s");
+  EXPECT_EQ(CampaignDurationText(45.9), "45s");
+  EXPECT_EQ(CampaignDurationText(59.99), "59s");
+  EXPECT_EQ(CampaignDurationText(60), "1m00s");
+  EXPECT_EQ(CampaignDurationText(65), "1m05s");
+  EXPECT_EQ(CampaignDurationText(3599), "59m59s");
+  EXPECT_EQ(CampaignDurationText(3600), "1h00m");
+  EXPECT_EQ(CampaignDurationText(2 * 3600 + 3 * 60 + 59), "2h03m");
+  EXPECT_EQ(CampaignDurationText(100 * 3600 + 60), "100h01m");
+}
+
+TEST(CampaignProgress, ABootStartingWithAndWithoutItsEta) {
+  campaign::BootStarting b{1, 12, "a", 1, 0, std::nullopt};
+  EXPECT_EQ(BootStartingText(b), "boot 1 of 12: profile a (boot 1), 0s elapsed");
+  b = {3, 12, "a", 2, 65, 250};
+  EXPECT_EQ(BootStartingText(b), "boot 3 of 12: profile a (boot 2), 1m05s elapsed, ETA 4m10s");
+  b = {7, 40, "on", 4, 45, 2 * 3600 + 3 * 60};
+  EXPECT_EQ(BootStartingText(b), "boot 7 of 40: profile on (boot 4), 45s elapsed, ETA 2h03m");
+}
+
+TEST(CampaignProgress, EachNoteInOneLine) {
+  EXPECT_EQ(RunnerNoteText(campaign::BootFailed{2, "a", true, "the boot did not complete",
+                                                "d/a/boot-2-try-1.console.log"}),
+            "boot 2 of 'a' failed, retrying once: the boot did not complete (console: "
+            "d/a/boot-2-try-1.console.log)");
+  EXPECT_EQ(RunnerNoteText(campaign::BootFailed{2, "a", false, "Kernel panic",
+                                                "d/a/boot-2-try-2.console.log"}),
+            "boot 2 of 'a' failed: Kernel panic (console: d/a/boot-2-try-2.console.log)");
+  EXPECT_EQ(RunnerNoteText(campaign::MachineLost{5, "on", "sut did not come back after 300 s",
+                                                 "d/on/boot-5-try-1.console.log"}),
+            "boot 5 of 'on': sut did not come back after 300 s (log: "
+            "d/on/boot-5-try-1.console.log)");
+  EXPECT_EQ(RunnerNoteText(campaign::TargetNotEvaluable{"no row"}),
+            "the target cannot be evaluated: no row");
+}
+
+TEST(CampaignProgress, ThePrecisionAfterABlock) {
+  campaign::BlockEvaluated e{3, "mean", 1.234, 4, 2, true, 0};
+  EXPECT_EQ(RunnerNoteText(e),
+            "after block 3: worst MDC of the mean 1.23 % over 4 rows (target 2 %): reached");
+  e = {4, "p50", 7.5, 1, 2.5, false, 12};
+  EXPECT_EQ(RunnerNoteText(e),
+            "after block 4: worst MDC of the p50 7.50 % over 1 rows (target 2.5 %); about 12 "
+            "boots per profile needed (plan)");
+  e = {1, "mean", std::nullopt, 2, 1, false, 0};
+  EXPECT_EQ(RunnerNoteText(e),
+            "after block 1: worst MDC of the mean not yet known (fewer than 2 boots) over 2 rows "
+            "(target 1 %)");
+}
+
+TEST(CampaignProgress, EveryStopReason) {
+  using campaign::StopKind;
+  EXPECT_EQ(CampaignStopText({StopKind::kBootsDone, 0, 0, 0, ""}), "boots done");
+  EXPECT_EQ(CampaignStopText({StopKind::kTargetReached, 3, 0, 0, ""}),
+            "target reached after 3 blocks");
+  EXPECT_EQ(CampaignStopText({StopKind::kMaxBoots, 0, 40, 0, ""}),
+            "max_boots (40) reached before the target");
+  EXPECT_EQ(CampaignStopText({StopKind::kBudgetSpent, 0, 0, 3725, ""}),
+            "time budget spent (1h02m of boots)");
+  EXPECT_EQ(CampaignStopText({StopKind::kBudgetSpent, 0, 0, 45, ""}),
+            "time budget spent (45s of boots)");
+  EXPECT_EQ(CampaignStopText({StopKind::kMachineLost, 0, 0, 0, "no answer"}),
+            "the machine was lost: no answer");
+  EXPECT_EQ(CampaignStopText({StopKind::kHostWriteFault, 0, 0, 0, "disk full"}),
+            "a write on this host failed: disk full");
+  EXPECT_EQ(CampaignStopText({StopKind::kCaller, 0, 0, 0, "boots keep failing: x"}),
+            "boots keep failing: x");
 }
 
 }  // namespace

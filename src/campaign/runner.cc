@@ -46,7 +46,7 @@ std::optional<Error> FullFileSystem(const std::string& dir) {
 // "stopped", and the state is saved if it can be. Returns the error the campaign ends with: the
 // cause (its errno kept), what became of the state, and which boot a resume redoes.
 Error StopForHost(StateWriter& writer, const std::string& dir, CampaignState& state,
-                  const Error& cause) {
+                  const RunnerHooks& hooks, const Error& cause) {
   std::string redo;
   for (Boot& b : state.boots) {
     for (Attempt& a : b.attempts) {
@@ -57,8 +57,10 @@ Error StopForHost(StateWriter& writer, const std::string& dir, CampaignState& st
     }
   }
   state.status = CampaignStatus::kStopped;
-  state.stop_reason =
-      CapStateText("a write on this host failed: " + cause.message, kMaxReasonBytes);
+  StopReason why;
+  why.kind = StopKind::kHostWriteFault;
+  why.text = cause.message;
+  state.stop_reason = CapStateText(hooks.stop_text(why), kMaxReasonBytes);
   const Status saved = writer.Save(state);
   Error e = cause;
   e.exit_code = kExitRuntime;
@@ -72,10 +74,11 @@ Error StopForHost(StateWriter& writer, const std::string& dir, CampaignState& st
 }
 
 // writer.Save, a host fault stopping the campaign (StopForHost).
-Status Save(StateWriter& writer, const std::string& dir, CampaignState& state) {
+Status Save(StateWriter& writer, const std::string& dir, CampaignState& state,
+            const RunnerHooks& hooks) {
   Status st = writer.Save(state);
   if (!st.ok() && IsHostWriteFault(st.error())) {
-    return StopForHost(writer, dir, state, st.error());
+    return StopForHost(writer, dir, state, hooks, st.error());
   }
   return st;
 }
@@ -131,13 +134,6 @@ Json StrengthSummary(const GuestReport& r) {
               {"geometry_offsets", has_geometry ? geometry.value("count", Json()) : Json()},
               {"geometry_max_bytes", has_geometry ? geometry.value("max", Json()) : Json()},
               {"design", env.value("design", Json())}};
-}
-
-std::string Elapsed(double s) {
-  if (s >= 3600)
-    return fmt::format("{}h{:02}m", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
-  return fmt::format("{}s", static_cast<int>(s));
 }
 
 Status MakeDir(const std::string& path) {
@@ -513,7 +509,7 @@ class SlotRunner {
       b->attempts.erase(old);
     }
     b->attempts.push_back(a);
-    KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
+    KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_, hooks_));
     Progress(profile, index, done, total, started_s);
     GuestJob job{&profile,
                  state_.plan.run_args,
@@ -536,7 +532,7 @@ class SlotRunner {
     };
     GuestReport report = engine_.Boot(job, stop_);
     if (!noted.ok() && IsHostWriteFault(noted.error())) {
-      return StopForHost(writer_, dir_, state_, noted.error());
+      return StopForHost(writer_, dir_, state_, hooks_, noted.error());
     }
     KSTACKLAB_RETURN_IF_ERROR(noted);
     if (!report.machine.empty()) state_.machine = CapStateText(report.machine, kMaxReasonBytes);
@@ -560,22 +556,22 @@ class SlotRunner {
     if (report.interrupted) {
       at.outcome = AttemptOutcome::kInterrupted;
       at.reason = "the campaign was stopped by a signal; the guest was killed";
-      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_, hooks_));
       return SlotEnd::kInterrupted;
     }
-    if (report.host_fault) return StopForHost(writer_, dir_, state_, *report.host_fault);
+    if (report.host_fault) return StopForHost(writer_, dir_, state_, hooks_, *report.host_fault);
     if (Has(report, "run.log")) {
       const std::string log = fmt::format("{}/boot-{}-try-{}.run.log", profile.name, index, k);
       // A copy of what the console log holds too: only this host failing it stops the campaign.
       if (Status st = WriteFileAtomic(dir_ + "/" + log, File(report, "run.log"));
           !st.ok() && IsHostWriteFault(st.error())) {
-        return StopForHost(writer_, dir_, state_, st.error());
+        return StopForHost(writer_, dir_, state_, hooks_, st.error());
       }
     }
     BootCheck check = VerifyBoot(profile, report, state_.plan.strength);
     if (!check.accepted && !report.machine_lost) {
       if (std::optional<Error> full = FullFileSystem(dir_)) {
-        return StopForHost(writer_, dir_, state_, *full);
+        return StopForHost(writer_, dir_, state_, hooks_, *full);
       }
     }
     b.release = CapStateText(check.release, kMaxBootReleaseBytes);
@@ -590,36 +586,36 @@ class SlotRunner {
       const RunResult stamped = Stamped(std::move(check.result), b, report.facts, engine_,
                                         state_.plan.engine.name(), check.cmdline);
       if (Status st = WriteFileAtomic(dir_ + "/" + file, ResultToJson(stamped)); !st.ok()) {
-        if (IsHostWriteFault(st.error())) return StopForHost(writer_, dir_, state_, st.error());
+        if (IsHostWriteFault(st.error())) {
+          return StopForHost(writer_, dir_, state_, hooks_, st.error());
+        }
         return st.error();
       }
       at.outcome = AttemptOutcome::kAccepted;
       b.file = file;
       b.status = BootStatus::kAccepted;
-      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_, hooks_));
       if (hooks_.record) hooks_.record(stamped, dir_ + "/" + file);
     } else if (report.machine_lost) {
       // Not the profile's fault: recorded, not counted as a try, and the campaign stops.
       at.outcome = AttemptOutcome::kLost;
       at.reason = check.reason;
       lost_reason_ = check.reason;
-      if (hooks_.note) {
-        hooks_.note(fmt::format("boot {} of '{}': {} (log: {}/{})", index, profile.name,
-                                check.reason, dir_, at.console));
+      if (hooks_.runner_note) {
+        hooks_.runner_note(MachineLost{index, profile.name, check.reason, dir_ + "/" + at.console});
       }
-      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_, hooks_));
       return SlotEnd::kMachineLost;
     } else {
       at.outcome = AttemptOutcome::kFailed;
       at.reason = check.reason;
       const bool last = b.CountedAttempts() >= kMaxCountedAttempts;
       if (last) b.status = BootStatus::kFailed;
-      if (hooks_.note) {
-        hooks_.note(fmt::format("boot {} of '{}' failed{}: {} (console: {}/{})", index,
-                                profile.name, last ? "" : ", retrying once", check.reason, dir_,
-                                at.console));
+      if (hooks_.runner_note) {
+        hooks_.runner_note(
+            BootFailed{index, profile.name, !last, check.reason, dir_ + "/" + at.console});
       }
-      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer_, dir_, state_, hooks_));
     }
     return SlotEnd::kDone;
   }
@@ -627,11 +623,11 @@ class SlotRunner {
   void Progress(const Profile& profile, uint64_t index, size_t done, size_t total,
                 double started_s) {
     if (!hooks_.progress) return;
-    const double per = done > 0 ? started_s / static_cast<double>(done) : 0;
-    const std::string eta =
-        done > 0 ? fmt::format(", ETA {}", Elapsed(per * static_cast<double>(total - done))) : "";
-    hooks_.progress(fmt::format("boot {} of {}: profile {} (boot {}), {} elapsed{}", done + 1,
-                                total, profile.name, index, Elapsed(started_s), eta));
+    BootStarting b{done + 1, total, profile.name, index, started_s, std::nullopt};
+    if (done > 0) {
+      b.eta_s = started_s / static_cast<double>(done) * static_cast<double>(total - done);
+    }
+    hooks_.progress(b);
   }
 
   const std::string& dir_;
@@ -652,7 +648,7 @@ Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t
   if (inputs.empty()) return false;
   auto status = EvaluateTarget(inputs, t, state.plan.profiles[0].name);
   if (!status.ok()) {
-    if (hooks.note) hooks.note("the target cannot be evaluated: " + status.error().message);
+    if (hooks.runner_note) hooks.runner_note(TargetNotEvaluable{status.error().message});
     return false;
   }
   // At most kMaxReportRows rows, in table order: those with the largest MDC (unknown first).
@@ -683,16 +679,11 @@ Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t
                              : Json(nullptr)},
        {"boots_needed", status->needed},
        {"rows", std::move(rows)}});
-  if (hooks.note) {
-    hooks.note(fmt::format(
-        "after block {}: worst MDC of the {} {} over {} rows (target {:g} %){}", block, t.metric,
-        std::isfinite(status->worst_mdc_pct) ? fmt::format("{:.2f} %", status->worst_mdc_pct)
-                                             : std::string("not yet known (fewer than 2 boots)"),
-        status->rows.size(), t.mdc_pct,
-        status->reached ? ": reached"
-        : status->needed > 0
-            ? fmt::format("; about {} boots per profile needed (plan)", status->needed)
-            : ""));
+  if (hooks.runner_note) {
+    hooks.runner_note(BlockEvaluated{
+        block, t.metric,
+        std::isfinite(status->worst_mdc_pct) ? std::optional(status->worst_mdc_pct) : std::nullopt,
+        status->rows.size(), t.mdc_pct, status->reached, status->needed});
   }
   return status->reached;
 }
@@ -718,18 +709,18 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
   KSTACKLAB_RETURN_IF_ERROR(engine.Prepare());
   state.status = CampaignStatus::kRunning;
   state.stop_reason.clear();
-  KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
+  KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state, hooks));
 
   const size_t n = plan.profiles.size();
   const size_t total = plan.MaxBlocks() * n;
   size_t done = 0;
   const double seconds_before = state.boot_seconds;
   SlotRunner slots(dir, writer, state, engine, stop, hooks);
-  std::string stop_reason;
-  for (uint64_t block = 1; block <= plan.MaxBlocks() && stop_reason.empty(); ++block) {
+  std::optional<StopReason> why;
+  for (uint64_t block = 1; block <= plan.MaxBlocks() && !why; ++block) {
     if (block > state.blocks.size()) {
       state.blocks.push_back(BlockOrder(plan.seed, block, n, plan.randomised));
-      KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
+      KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state, hooks));
     }
     const std::vector<size_t> order = state.blocks[block - 1];
     for (size_t pi : order) {
@@ -739,11 +730,11 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
         fresh.profile = profile.name;
         fresh.index = block;
         state.boots.push_back(std::move(fresh));
-        KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state));
+        KSTACKLAB_RETURN_IF_ERROR(Save(writer, dir, state, hooks));
       }
       if (plan.target && plan.target->budget_s > 0 && state.boot_seconds >= plan.target->budget_s &&
           state.Find(profile.name, block)->status == BootStatus::kPending) {
-        stop_reason = fmt::format("time budget spent ({} of boots)", Elapsed(state.boot_seconds));
+        why = StopReason{StopKind::kBudgetSpent, 0, 0, state.boot_seconds, {}};
         break;
       }
       SlotEnd end = SlotEnd::kDone;
@@ -751,40 +742,43 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
           end, slots.Run(profile, block, done, total, state.boot_seconds - seconds_before));
       if (end == SlotEnd::kInterrupted) {
         state.status = CampaignStatus::kInterrupted;
-        return Save(writer, dir, state);
+        return Save(writer, dir, state, hooks);
       }
       if (end == SlotEnd::kMachineLost) {
         // Every later boot needs the machine: stop, and let --resume go on once it answers.
         state.status = CampaignStatus::kStopped;
         state.stop_reason =
-            CapStateText("the machine was lost: " + slots.lost_reason(), kMaxReasonBytes);
-        return Save(writer, dir, state);
+            CapStateText(hooks.stop_text({StopKind::kMachineLost, 0, 0, 0, slots.lost_reason()}),
+                         kMaxReasonBytes);
+        return Save(writer, dir, state, hooks);
       }
       ++done;
     }
-    if (stop_reason.empty() && hooks.after_block) {
-      KSTACKLAB_ASSIGN_OR_RETURN(stop_reason, hooks.after_block(state, block));
+    if (!why && hooks.after_block) {
+      std::string caller;
+      KSTACKLAB_ASSIGN_OR_RETURN(caller, hooks.after_block(state, block));
+      if (!caller.empty()) why = StopReason{StopKind::kCaller, 0, 0, 0, std::move(caller)};
     }
-    if (stop_reason.empty() && plan.target) {
+    if (!why && plan.target) {
       bool reached = false;
       KSTACKLAB_ASSIGN_OR_RETURN(reached, AfterBlock(dir, state, block, hooks));
-      if (reached) stop_reason = fmt::format("target reached after {} blocks", block);
+      if (reached) why = StopReason{StopKind::kTargetReached, block, 0, 0, {}};
     }
   }
-  if (stop_reason.empty()) {
-    stop_reason = plan.target ? fmt::format("max_boots ({}) reached before the target",
-                                            plan.target->max_boots)
-                              : std::string("boots done");
+  if (!why) {
+    why = plan.target ? StopReason{StopKind::kMaxBoots, 0, plan.target->max_boots, 0, {}}
+                      : StopReason{StopKind::kBootsDone, 0, 0, 0, {}};
   }
   state.status = CampaignStatus::kComplete;
-  state.stop_reason = stop_reason;
-  return Save(writer, dir, state);
+  state.stop_reason = hooks.stop_text(*why);
+  return Save(writer, dir, state, hooks);
 }
 
 }  // namespace
 
 Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
                    const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+  KSTACKLAB_CHECK(hooks.stop_text != nullptr);
   StateWriter writer(dir);
   Status st = RunSteps(dir, writer, state, engine, stop, hooks);
   // Every end but a failure saves the state whole (status no longer "running"). After a failure

@@ -11,6 +11,7 @@
 
 #include "cli_util.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/campaign_progress.h"
 
 namespace kstacklab::cli {
 
@@ -62,13 +63,17 @@ std::string SelfPath() {
 campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status) {
   campaign::RunnerHooks hooks;
   if (status.terminal()) {
-    hooks.progress = [what, &status](const std::string& line) {
-      status.Show(fmt::format("kstacklab: {}: {}", what, EscapeControl(line)));
+    hooks.progress = [what, &status](const campaign::BootStarting& b) {
+      status.Show(fmt::format("kstacklab: {}: {}", what, EscapeControl(BootStartingText(b))));
     };
   }
   hooks.note = [what, &status](const std::string& line) {
     status.Note(fmt::format("kstacklab: {}: {}", what, EscapeControl(line)));
   };
+  hooks.runner_note = [note = hooks.note](const campaign::RunnerNote& n) {
+    note(RunnerNoteText(n));
+  };
+  hooks.stop_text = CampaignStopText;
   return hooks;
 }
 

@@ -48,7 +48,8 @@ class DirLock {
 std::string SelfPath();
 
 // Hooks that print on `status` (which must outlive them) as "kstacklab: WHAT: ...": the progress
-// as its shown line (on a terminal only), notes as lines.
+// as its shown line (on a terminal only), notes as lines; the runner's events and stop reasons in
+// report/campaign_progress.h's words.
 campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status);
 
 }  // namespace kstacklab::cli

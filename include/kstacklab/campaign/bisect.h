@@ -141,7 +141,8 @@ using EngineFactory =
 using ImageCheck = std::function<Status(const CampaignPlan& plan, Profile& kernel)>;
 
 // Runs (or resumes) the bisect until it ends or stops; saves `s` after every change. The
-// campaigns' notes and progress go to `hooks`; one line per decision (the ends, each step) to
+// campaigns' notes and progress go to `hooks` (whose stop_text RunCampaign requires); one line per
+// decision (the ends, each step) to
 // hooks.note. The git-range form builds each kernel before its first campaign ("building NAME
 // ..." to hooks.note), the ends first, and checks it with `check_image` (none when empty): a
 // candidate whose build fails is a step undecided (a skip) without a boot; an end whose build

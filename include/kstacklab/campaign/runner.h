@@ -16,6 +16,7 @@
 
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/plan.h"
+#include "kstacklab/campaign/runner_events.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/results.h"
@@ -70,10 +71,15 @@ Expected<std::vector<CompareInput>> LoadCampaignResults(const std::string& dir,
                                                         const CampaignState& state);
 
 struct RunnerHooks {
-  // One line of progress (boot i of n, profile, elapsed, ETA), for stderr on a TTY.
-  std::function<void(const std::string&)> progress;
-  // A line always worth printing (a failed boot, the MDC after a block), for stderr.
+  // A boot starting (boot i of n, profile, elapsed, ETA), for a status line on a TTY.
+  std::function<void(const BootStarting&)> progress;
+  // A runner's note always worth printing (a failed boot, the MDC after a block), for stderr.
+  std::function<void(const RunnerNote&)> runner_note;
+  // A line its sender worded (an engine's, bisect's), always worth printing, for stderr.
   std::function<void(const std::string&)> note;
+  // Required: the words of a stop reason, kept as the state's stop_reason
+  // (CampaignStopText, report/campaign_progress.h).
+  std::function<std::string(const StopReason&)> stop_text;
   // An accepted boot's result, written at `path`, for the results store.
   std::function<void(const RunResult&, const std::string& path)> record;
   // A caller's stopping rule, read after each block (kstacklab bisect): the stop reason when the
@@ -101,7 +107,8 @@ Status CheckPlanFilesUnchanged(const CampaignPlan& plan);
 
 // Runs (or resumes) the campaign until it ends, `stop` is raised, or the engine loses its machine.
 // Returns the state as written; state.status is "complete", "interrupted" or "stopped"
-// (stop_reason says why; --resume continues). Runtime errors: the directory cannot be written.
+// (stop_reason says why, in hooks.stop_text's words; --resume continues). Runtime errors: the
+// directory cannot be written. hooks.stop_text must be set.
 Status RunCampaign(const std::string& dir, CampaignState& state, Engine& engine,
                    const std::atomic<bool>& stop, const RunnerHooks& hooks);
 
