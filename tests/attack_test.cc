@@ -286,14 +286,15 @@ TEST(PrngRecoverTest, CandidatesCutShortAreALowerBound) {
   EXPECT_GT(std::stoull(it->text), 1u);
   AttackReport report;
   report.rows = {cut};
-  EXPECT_NE(RenderAttackTable(report).find(">=" + it->text), std::string::npos);
-  const Json j = Json::parse(RenderAttackJson(report));
+  EXPECT_NE(report::RenderAttackTable(report).find(">=" + it->text), std::string::npos);
+  const Json j = Json::parse(report::RenderAttackJson(report));
   EXPECT_EQ(j["rows"][0]["candidates_lower_bound"], true);
   EXPECT_EQ(j["rows"][0]["candidates"], std::stod(it->text));
   // A complete search: an exact count.
   const AttackRow full = Prng("percpu-prng", 24, 0, 1);
   report.rows = {full};
-  EXPECT_EQ(Json::parse(RenderAttackJson(report))["rows"][0]["candidates_lower_bound"], false);
+  EXPECT_EQ(Json::parse(report::RenderAttackJson(report))["rows"][0]["candidates_lower_bound"],
+            false);
   EXPECT_EQ(Evidence(full, "candidates"), "1");
 }
 
@@ -378,8 +379,8 @@ TEST(MigrationTest, DeterministicForASeed) {
   auto b = RunMigration(SmallMigration(5));
   auto c = RunMigration(SmallMigration(6));
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  EXPECT_EQ(RenderAttackJson(*a), RenderAttackJson(*b));
-  EXPECT_NE(RenderAttackJson(*a), RenderAttackJson(*c));
+  EXPECT_EQ(report::RenderAttackJson(*a), report::RenderAttackJson(*b));
+  EXPECT_NE(report::RenderAttackJson(*a), report::RenderAttackJson(*c));
 }
 
 // One verdict rule for every prediction attack: significance first (4 binomial SDs), then size.
@@ -466,8 +467,8 @@ TEST(TimerTest, MeasuredJitterAtTheCounterStepIsSaidToBe) {
   EXPECT_EQ(r->rows[1].setting, "jitter measured here");
   EXPECT_EQ(Evidence(r->rows[0], "jitter ns"), "7.4129");
   auto says = [](const AttackReport& rep) {
-    return RenderAttackTable(rep).find("at the counter's resolution: IQR 10 ns is one step") !=
-           std::string::npos;
+    return report::RenderAttackTable(rep).find(
+               "at the counter's resolution: IQR 10 ns is one step") != std::string::npos;
   };
   EXPECT_TRUE(says(*r));
   // Five steps: the jitter is the call's, nothing to say.
@@ -538,13 +539,13 @@ TEST(AttackReportTest, TableAndJsonCarryEveryField) {
   AddEvidence(row, "note", std::string("x"));
   AddEvidence(row, "check bits", 2.5);
   r.rows.push_back(row);
-  const std::string table = RenderAttackTable(r);
+  const std::string table = report::RenderAttackTable(r);
   EXPECT_NE(table.find("| rank |"), std::string::npos) << table;
   EXPECT_NE(table.find("0.2500"), std::string::npos) << table;
   EXPECT_NE(table.find("16.0"), std::string::npos) << table;  // x chance
   EXPECT_NE(table.find("Claim: \"a 24 MHz counter gives too few bits\""), std::string::npos)
       << table;
-  const Json j = AttackReportToJson(r);
+  const Json j = report::AttackReportToJson(r);
   EXPECT_EQ(j["schema"], "kstacklab-attack/1");
   EXPECT_EQ(j["rows"][0]["rank"], 113);
   EXPECT_EQ(j["rows"][0]["note"], "x");
@@ -642,9 +643,9 @@ TEST(AttackProgressTest, ReportedMonotonicallyAndChangesNothing) {
   std::vector<std::pair<uint64_t, uint64_t>> seen;
   MigrationOptions m = SmallMigration(2);
   m.policies = {"legacy-arm64", "uniform"};
-  const std::string quiet = RenderAttackJson(*RunMigration(m));
+  const std::string quiet = report::RenderAttackJson(*RunMigration(m));
   m.progress = watch(&seen);
-  EXPECT_EQ(RenderAttackJson(*RunMigration(m)), quiet);
+  EXPECT_EQ(report::RenderAttackJson(*RunMigration(m)), quiet);
   check(seen, 2 * m.syscalls);
 
   seen.clear();

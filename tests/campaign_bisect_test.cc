@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 // Hooks with the words RunCampaign requires, the command line's (report/campaign_progress.h).
 RunnerHooks Worded() {
   RunnerHooks h;
-  h.stop_text = CampaignStopText;
+  h.stop_text = report::CampaignStopText;
   return h;
 }
 

@@ -46,7 +46,7 @@ namespace fs = std::filesystem;
 // Hooks with the words RunCampaign requires, the command line's (report/campaign_progress.h).
 RunnerHooks Worded() {
   RunnerHooks h;
-  h.stop_text = CampaignStopText;
+  h.stop_text = report::CampaignStopText;
   return h;
 }
 
@@ -622,7 +622,8 @@ TEST(CampaignReport, TalliesWhatTheAcceptedBootsRecorded) {
     if (i == 0) b.stack_erasing = 1;
     s.boots.push_back(b);
   }
-  const std::string text = RenderCampaignReport(s, {}, std::nullopt, CompareFormat::kGrid);
+  const std::string text =
+      report::RenderCampaignReport(s, {}, std::nullopt, report::CompareFormat::kGrid);
   EXPECT_NE(text.find("effective kstack randomisation false (2 boots), unknown (1 boots); "
                       "kernel.stack_erasing 1 (1 boots), unknown (2 boots)"),
             std::string::npos)
@@ -708,7 +709,8 @@ TEST(CampaignVerify, StackErasingIsNotBuiltWhereTheConfigurationSaysSo) {
   b.status = BootStatus::kAccepted;
   b.stack_erasing = kStackErasingNotBuilt;
   s.boots.push_back(b);
-  const std::string text = RenderCampaignReport(s, {}, std::nullopt, CompareFormat::kGrid);
+  const std::string text =
+      report::RenderCampaignReport(s, {}, std::nullopt, report::CompareFormat::kGrid);
   EXPECT_NE(text.find("kernel.stack_erasing not built (1 boots)"), std::string::npos) << text;
 }
 
@@ -841,7 +843,7 @@ TEST(CampaignRunner, RetriesOnceRecordsFailuresAndCompletesTheOthers) {
   std::atomic<bool> stop{false};
   std::vector<std::string> notes;
   RunnerHooks hooks = Worded();
-  hooks.runner_note = [&](const RunnerNote& n) { notes.push_back(RunnerNoteText(n)); };
+  hooks.runner_note = [&](const RunnerNote& n) { notes.push_back(report::RunnerNoteText(n)); };
   ASSERT_TRUE(RunCampaign(dir, *state, e, stop, hooks).ok());
   EXPECT_EQ(state->status, CampaignStatus::kComplete);
   EXPECT_EQ(state->Accepted("off"), 2u);
@@ -1432,8 +1434,8 @@ double Gauss(Dice& d) {
   return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
 }
 
-std::vector<CompareInput> OneBlock(const Sim& sim, Dice& d, int block) {
-  std::vector<CompareInput> out;
+std::vector<stats::CompareInput> OneBlock(const Sim& sim, Dice& d, int block) {
+  std::vector<stats::CompareInput> out;
   for (int p = 0; p < 2; ++p) {
     std::vector<std::pair<std::string, double>> rows;
     for (size_t r = 0; r < sim.sd_pct.size(); ++r) {
@@ -1450,24 +1452,26 @@ std::vector<CompareInput> OneBlock(const Sim& sim, Dice& d, int block) {
 // One campaign under the rule; returns the blocks it took and the flagged cells of its table.
 std::pair<int, int> SimulatedCampaign(const Sim& sim, const Target& target, uint64_t seed) {
   Dice d(seed);
-  std::vector<CompareInput> inputs;
+  std::vector<stats::CompareInput> inputs;
   int blocks = 0;
   for (uint64_t b = 1; b <= target.max_boots; ++b) {
-    for (CompareInput& in : OneBlock(sim, d, static_cast<int>(b))) inputs.push_back(std::move(in));
+    for (stats::CompareInput& in : OneBlock(sim, d, static_cast<int>(b)))
+      inputs.push_back(std::move(in));
     blocks = static_cast<int>(b);
     if (b < target.min_boots) continue;
     auto status = EvaluateTarget(inputs, target, "off");
     if (status.ok() && status->reached) break;
   }
-  CompareOptions o;
+  stats::CompareOptions o;
   o.metrics = {"mean"};
   o.baseline = "off";
   int flagged = 0;
-  for (const auto& part : CompareParts(inputs, "off")) {
-    auto table = BuildCompareTable(part, o);
+  for (const auto& part : stats::CompareParts(inputs, "off")) {
+    auto table = stats::BuildCompareTable(part, o);
     EXPECT_TRUE(table.ok());
-    for (const CompareRow& row : table->rows) {
-      for (const CompareCell& c : row.variants) flagged += c.verdict != Verdict::kNone;
+    for (const stats::CompareRow& row : table->rows) {
+      for (const stats::CompareCell& c : row.variants)
+        flagged += c.verdict != stats::Verdict::kNone;
     }
   }
   return {blocks, flagged};
@@ -1476,10 +1480,10 @@ std::pair<int, int> SimulatedCampaign(const Sim& sim, const Target& target, uint
 TEST(CampaignTarget, StopsWhenEveryRowReachesTheTargetMdc) {
   Target t{"mean", 3.0, 3, 40, 0};
   Dice d(11);
-  std::vector<CompareInput> inputs;
+  std::vector<stats::CompareInput> inputs;
   uint64_t stopped = 0;
   for (uint64_t b = 1; b <= t.max_boots && stopped == 0; ++b) {
-    for (CompareInput& in : OneBlock(Sim{}, d, static_cast<int>(b)))
+    for (stats::CompareInput& in : OneBlock(Sim{}, d, static_cast<int>(b)))
       inputs.push_back(std::move(in));
     auto s = EvaluateTarget(inputs, t, "off");
     ASSERT_TRUE(s.ok()) << s.error().message;

@@ -12,7 +12,7 @@ TEST(LatencyCdf, PointsAtBucketUpperEdgesOverheadCorrected) {
   histogram::Histogram h;  // 11 sub-bucket bits: values in [2^16, 2^17) have 64 ps wide buckets
   h.RecordN(100000, 3);    // bucket [99968, 100032)
   h.RecordN(200000, 1);    // bucket [200000, 200064)
-  std::vector<CdfPoint> cdf = LatencyCdf(h, 10.0);
+  std::vector<report::CdfPoint> cdf = report::LatencyCdf(h, 10.0);
   ASSERT_EQ(cdf.size(), 3u);
   EXPECT_DOUBLE_EQ(cdf[0].ns, 90.0);  // min - overhead, nothing below it
   EXPECT_DOUBLE_EQ(cdf[0].fraction, 0.0);
@@ -26,18 +26,18 @@ TEST(LatencyCdf, DropsNonPositiveLatenciesButCountsThem) {
   histogram::Histogram h;
   h.RecordN(5000, 1);  // 5 ns raw, below a 10 ns overhead
   h.RecordN(100000, 1);
-  std::vector<CdfPoint> cdf = LatencyCdf(h, 10.0);
+  std::vector<report::CdfPoint> cdf = report::LatencyCdf(h, 10.0);
   ASSERT_EQ(cdf.size(), 1u);
   EXPECT_DOUBLE_EQ(cdf[0].ns, 100.032 - 10.0);
   EXPECT_DOUBLE_EQ(cdf[0].fraction, 1.0);
-  EXPECT_TRUE(LatencyCdf(histogram::Histogram(), 0).empty());
+  EXPECT_TRUE(report::LatencyCdf(histogram::Histogram(), 0).empty());
 }
 
 TEST(LatencyCdf, OverflowEndsAtMax) {
   histogram::Histogram h(11, 20);  // range [0, 2^20 ps)
   h.RecordN(500000, 1);
   h.RecordN(3000000, 1);  // overflow
-  std::vector<CdfPoint> cdf = LatencyCdf(h, 0);
+  std::vector<report::CdfPoint> cdf = report::LatencyCdf(h, 0);
   ASSERT_EQ(cdf.size(), 3u);
   EXPECT_DOUBLE_EQ(cdf[1].fraction, 0.5);
   EXPECT_DOUBLE_EQ(cdf[2].ns, 3000.0);
@@ -45,25 +45,25 @@ TEST(LatencyCdf, OverflowEndsAtMax) {
 }
 
 TEST(PlotFormat, ComesFromTheExtension) {
-  EXPECT_EQ(*PlotFormatForPath("a/b.png"), PlotFormat::kPng);
-  EXPECT_EQ(*PlotFormatForPath("B.SVG"), PlotFormat::kSvg);
+  EXPECT_EQ(*report::PlotFormatForPath("a/b.png"), report::PlotFormat::kPng);
+  EXPECT_EQ(*report::PlotFormatForPath("B.SVG"), report::PlotFormat::kSvg);
   for (const char* bad : {"x.jpg", "x", "-", "png"}) {
-    auto f = PlotFormatForPath(bad);
+    auto f = report::PlotFormatForPath(bad);
     ASSERT_FALSE(f.ok()) << bad;
     EXPECT_EQ(f.error().exit_code, kExitUsage);
     EXPECT_NE(f.error().message.find(".png or .svg"), std::string::npos);
   }
-  EXPECT_EQ(*ParsePlotKind("tail"), PlotKind::kTail);
+  EXPECT_EQ(*report::ParsePlotKind("tail"), report::PlotKind::kTail);
   // Library messages name the value, not the flag (the CLI prefixes "--kind:" / "-o:").
-  auto pie = ParsePlotKind("pie");
+  auto pie = report::ParsePlotKind("pie");
   ASSERT_FALSE(pie.ok());
   EXPECT_EQ(pie.error().message, "plot kind 'pie' is not known; use cdf, tail or compare");
-  EXPECT_EQ(PlotFormatForPath("x.jpg").error().message.find("-o"), std::string::npos);
+  EXPECT_EQ(report::PlotFormatForPath("x.jpg").error().message.find("-o"), std::string::npos);
 }
 
 TEST(GnuplotQuote, DoublesSingleQuotes) {
-  EXPECT_EQ(GnuplotQuote("it's"), "'it''s'");
-  EXPECT_EQ(GnuplotQuote("a\nb"), "'a b'");
+  EXPECT_EQ(report::GnuplotQuote("it's"), "'it''s'");
+  EXPECT_EQ(report::GnuplotQuote("a\nb"), "'a b'");
 }
 
 RunResult MakeRun(const std::string& label, double overhead) {
@@ -86,8 +86,9 @@ RunResult MakeRun(const std::string& label, double overhead) {
 }
 
 TEST(BuildLatencyPlot, OneCurvePerConfigurationAndNotesForLoopMode) {
-  std::vector<PlotInput> in = {{"a.json", MakeRun("base", 20)}, {"b.json", MakeRun("it's", 20)}};
-  auto job = BuildLatencyPlot(in, PlotKind::kCdf, PlotFormat::kSvg);
+  std::vector<report::PlotInput> in = {{"a.json", MakeRun("base", 20)},
+                                       {"b.json", MakeRun("it's", 20)}};
+  auto job = report::BuildLatencyPlot(in, report::PlotKind::kCdf, report::PlotFormat::kSvg);
   ASSERT_TRUE(job.ok()) << job.error().message;
   ASSERT_EQ(job->data_files.size(), 4u);  // one panel, four curves
   EXPECT_EQ(job->data_files[0].first, "p0_c0.dat");
@@ -106,8 +107,8 @@ TEST(BuildLatencyPlot, OneCurvePerConfigurationAndNotesForLoopMode) {
 }
 
 TEST(BuildLatencyPlot, SameLabelTwiceIsDisambiguatedBySource) {
-  std::vector<PlotInput> in = {{"a.json", MakeRun("x", 20)}, {"b.json", MakeRun("x", 25)}};
-  auto job = BuildLatencyPlot(in, PlotKind::kTail, PlotFormat::kPng);
+  std::vector<report::PlotInput> in = {{"a.json", MakeRun("x", 20)}, {"b.json", MakeRun("x", 25)}};
+  auto job = report::BuildLatencyPlot(in, report::PlotKind::kTail, report::PlotFormat::kPng);
   ASSERT_TRUE(job.ok());
   EXPECT_NE(job->script.find("title 'x (a.json)'"), std::string::npos);
   EXPECT_NE(job->script.find("title 'x:v2 (b.json)'"), std::string::npos);
@@ -127,35 +128,36 @@ TEST(BuildLatencyPlot, NothingDrawableIsAUsageError) {
   b.name = "syscall/getpid";
   b.timing = "loop";
   r.benchmarks.push_back(b);
-  auto job = BuildLatencyPlot({{"l.json", r}}, PlotKind::kCdf, PlotFormat::kPng);
+  auto job =
+      report::BuildLatencyPlot({{"l.json", r}}, report::PlotKind::kCdf, report::PlotFormat::kPng);
   ASSERT_FALSE(job.ok());
   EXPECT_EQ(job.error().exit_code, kExitUsage);
   EXPECT_NE(job.error().message.find("per-call timing mode"), std::string::npos);
 }
 
 TEST(BuildComparePlot, OnePointPerCellWithWhiskersAndVerdicts) {
-  CompareTable t;
+  stats::CompareTable t;
   t.columns = {
       {"base", "a", "base", "", {}}, {"on", "b", "on", "", {}}, {"prng", "c", "prng", "", {}}};
-  CompareRow row;
+  stats::CompareRow row;
   row.benchmark = "syscall/getpid";
   row.metric = "p99";
-  CompareCell on;
-  on.status = CellStatus::kCompared;
+  stats::CompareCell on;
+  on.status = stats::CellStatus::kCompared;
   on.change_pct = 12.5;
   on.ci_low_pct = 10;
   on.ci_high_pct = 15;
-  on.verdict = Verdict::kRegression;
-  CompareCell prng;
-  prng.status = CellStatus::kCompared;
+  on.verdict = stats::Verdict::kRegression;
+  stats::CompareCell prng;
+  prng.status = stats::CellStatus::kCompared;
   prng.change_pct = -1;  // CI unbounded: drawn without whiskers
   row.variants = {on, prng};
   t.rows.push_back(row);
-  CompareRow empty = row;
+  stats::CompareRow empty = row;
   empty.metric = "mean";
-  empty.variants = {CompareCell{}, CompareCell{}};
+  empty.variants = {stats::CompareCell{}, stats::CompareCell{}};
   t.rows.push_back(empty);
-  auto job = BuildComparePlot(t, PlotFormat::kSvg);
+  auto job = report::BuildComparePlot(t, report::PlotFormat::kSvg);
   ASSERT_TRUE(job.ok()) << job.error().message;
   ASSERT_EQ(job->data_files.size(), 3u);
   EXPECT_EQ(job->data_files[0].first, "v0.dat");
@@ -174,24 +176,24 @@ TEST(BuildComparePlot, OnePointPerCellWithWhiskersAndVerdicts) {
 // A row whose baseline cannot be resolved (a p50 below one timer step) is left out with that
 // reason, not "missing in a column".
 TEST(BuildComparePlot, UnresolvedBaselineIsNamedAsTheReason) {
-  CompareTable t;
+  stats::CompareTable t;
   t.columns = {{"off", "a", "off", "", {}}, {"legacy-x86", "a", "legacy-x86", "", {}}};
-  CompareRow drawn;
+  stats::CompareRow drawn;
   drawn.benchmark = "model/kstack";
   drawn.metric = "mean";
-  CompareCell up;
-  up.status = CellStatus::kCompared;
+  stats::CompareCell up;
+  up.status = stats::CellStatus::kCompared;
   up.change_pct = 300;
   drawn.variants = {up};
   t.rows.push_back(drawn);
-  CompareRow p50 = drawn;
+  stats::CompareRow p50 = drawn;
   p50.metric = "p50";
-  CompareCell unresolved;
-  unresolved.status = CellStatus::kBaselineBelowTimerStep;
+  stats::CompareCell unresolved;
+  unresolved.status = stats::CellStatus::kBaselineBelowTimerStep;
   unresolved.value = 20;
   p50.variants = {unresolved};
   t.rows.push_back(p50);
-  auto job = BuildComparePlot(t, PlotFormat::kSvg);
+  auto job = report::BuildComparePlot(t, report::PlotFormat::kSvg);
   ASSERT_TRUE(job.ok()) << job.error().message;
   ASSERT_EQ(job->notes.size(), 1u);
   EXPECT_NE(job->notes[0].find("model/kstack p50: no % change computable (the baseline's value is "

@@ -37,7 +37,7 @@ std::string Slurp(const std::string& name) {
 }
 
 TEST(Grid, ReproducesListsSection4) {
-  GridTable t;
+  report::GridTable t;
   t.header = {{"Benchmark", "Result Class", "Without batching", "With batching"}};
   t.right_align = {false, false, true, true};
   t.groups = {
@@ -59,42 +59,43 @@ TEST(Grid, ReproducesListsSection4) {
        {"", "random_size_alloc_test: p:1, h:0", "(R) 77.79%", "-0.51%"},
        {"", "vm_map_ram_test: p:1, h:0", "(R) 30.67%", "(R) 27.09%"}},
   };
-  EXPECT_EQ(RenderGrid(t), Slurp("lists_s4.txt"));
+  EXPECT_EQ(report::RenderGrid(t), Slurp("lists_s4.txt"));
 }
 
 TEST(Grid, ReproducesListsSection1TwoLineHeader) {
-  GridTable t;
+  report::GridTable t;
   t.header = {{"Benchmark", "randomize=off", "randomize=on", "+ no local_lock", "+ get_random_u8"},
               {"", "(baseline)", "", "", ""}};
   t.right_align = {false, true, true, true, true};
   t.groups = {{{"getpid", "0.19", "(R) -11.43%", "(R) -8.41%", "(R) -5.97%"}},
               {{"getppid", "0.19", "(R) -13.81%", "(R) -7.83%", "(R) -6.14%"}},
               {{"invalid", "0.18", "(R) -12.22%", "(R) -5.55%", "(R) -3.70%"}}};
-  EXPECT_EQ(RenderGrid(t), Slurp("lists_s1.txt"));
+  EXPECT_EQ(report::RenderGrid(t), Slurp("lists_s1.txt"));
 }
 
 // Cells are aligned by terminal columns, not bytes (UTF-8 labels shifted the grid).
 TEST(Grid, AlignsByDisplayWidth) {
-  GridTable t;
+  report::GridTable t;
   t.header = {{"label", "v"}};
   t.right_align = {false, true};
   t.groups = {{{"d\u00e9j\u00e0", "1"}, {"abcd", "22"}, {"\u4e2d\u6587", "3"}}};
-  const std::string text = RenderGrid(t);
+  const std::string text = report::RenderGrid(t);
   EXPECT_NE(text.find("| d\u00e9j\u00e0  |  1 |\n"), std::string::npos) << text;
   EXPECT_NE(text.find("| abcd  | 22 |\n"), std::string::npos) << text;
   EXPECT_NE(text.find("| \u4e2d\u6587  |  3 |\n"), std::string::npos) << text;
 }
 
 TEST(Markdown, EscapesPipesAndAligns) {
-  GridTable t;
+  report::GridTable t;
   t.header = {{"a", "b"}, {"", "(baseline)"}};
   t.right_align = {false, true};
   t.groups = {{{"x|y", "1"}}};
-  EXPECT_EQ(RenderMarkdownTable(t), "| a | b (baseline) |\n|---|---:|\n| x\\|y | 1 |\n");
+  EXPECT_EQ(report::RenderMarkdownTable(t), "| a | b (baseline) |\n|---|---:|\n| x\\|y | 1 |\n");
 }
 
-CompareTable Build(const std::vector<std::string>& files, const CompareOptions& options = {}) {
-  std::vector<CompareInput> in;
+stats::CompareTable Build(const std::vector<std::string>& files,
+                          const stats::CompareOptions& options = {}) {
+  std::vector<stats::CompareInput> in;
   for (const std::string& f : files) {
     auto run = ReadResultFile(kDir + f);
     if (!run.ok()) {
@@ -103,7 +104,7 @@ CompareTable Build(const std::vector<std::string>& files, const CompareOptions& 
     }
     in.push_back({f, *run});
   }
-  auto t = BuildCompareTable(in, options);
+  auto t = stats::BuildCompareTable(in, options);
   if (!t.ok()) {
     ADD_FAILURE() << t.error().message;
     return {};
@@ -115,7 +116,7 @@ CompareTable Build(const std::vector<std::string>& files, const CompareOptions& 
 // "n/a" in the grid where JSON has null.
 TEST(CompareRender, ExtremeAndNonFiniteChangesAgreeAcrossFormats) {
   auto input = [](const std::string& label, double mean) {
-    CompareInput in;
+    stats::CompareInput in;
     in.source = label + ".json";
     in.run.label = label;
     BenchmarkResult b;
@@ -129,61 +130,65 @@ TEST(CompareRender, ExtremeAndNonFiniteChangesAgreeAcrossFormats) {
     in.run.benchmarks.push_back(b);
     return in;
   };
-  CompareOptions o;
+  stats::CompareOptions o;
   o.metrics = {"mean"};
-  auto huge = BuildCompareTable({input("a", 1), input("b", 1.7e306)}, o);
+  auto huge = stats::BuildCompareTable({input("a", 1), input("b", 1.7e306)}, o);
   ASSERT_TRUE(huge.ok()) << huge.error().message;
-  const std::string grid = RenderCompareTables({*huge}, CompareFormat::kGrid);
+  const std::string grid = report::RenderCompareTables({*huge}, report::CompareFormat::kGrid);
   EXPECT_NE(grid.find("1.7e+308%"), std::string::npos) << grid;
   for (const std::string& line : Split(grid, '\n')) {
     if (line[0] == '|' || line[0] == '+') {  // table rows
       EXPECT_LT(line.size(), 200u) << line;
     }
   }
-  auto inf = BuildCompareTable({input("a", 1e-300), input("b", 1.7e308)}, o);
+  auto inf = stats::BuildCompareTable({input("a", 1e-300), input("b", 1.7e308)}, o);
   ASSERT_TRUE(inf.ok()) << inf.error().message;
   ASSERT_FALSE(std::isfinite(inf->rows[0].variants[0].change_pct));
-  EXPECT_NE(RenderCompareTables({*inf}, CompareFormat::kGrid).find("n/a"), std::string::npos);
-  EXPECT_EQ(RenderCompareTables({*inf}, CompareFormat::kGrid).find("inf"), std::string::npos);
-  const Json j = Json::parse(RenderCompareTables({*inf}, CompareFormat::kJson));
+  EXPECT_NE(report::RenderCompareTables({*inf}, report::CompareFormat::kGrid).find("n/a"),
+            std::string::npos);
+  EXPECT_EQ(report::RenderCompareTables({*inf}, report::CompareFormat::kGrid).find("inf"),
+            std::string::npos);
+  const Json j = Json::parse(report::RenderCompareTables({*inf}, report::CompareFormat::kJson));
   EXPECT_NE(j.dump().find("\"change_pct\":null"), std::string::npos) << j.dump();
 }
 
 // Several tables (compare's one per variant set): grids one after the other, JSON under
 // "tables", one CSV header; a single table renders exactly as RenderCompare.
 TEST(CompareRender, SeveralTables) {
-  const CompareTable t = Build({"base.json", "plus5.json"});
-  const std::vector<CompareTable> two = {t, t};
-  const std::string grid = RenderCompareTables(two, CompareFormat::kGrid);
-  EXPECT_EQ(grid,
-            RenderCompare(t, CompareFormat::kGrid) + "\n" + RenderCompare(t, CompareFormat::kGrid));
-  const Json json = Json::parse(RenderCompareTables(two, CompareFormat::kJson));
+  const stats::CompareTable t = Build({"base.json", "plus5.json"});
+  const std::vector<stats::CompareTable> two = {t, t};
+  const std::string grid = report::RenderCompareTables(two, report::CompareFormat::kGrid);
+  EXPECT_EQ(grid, report::RenderCompare(t, report::CompareFormat::kGrid) + "\n" +
+                      report::RenderCompare(t, report::CompareFormat::kGrid));
+  const Json json = Json::parse(report::RenderCompareTables(two, report::CompareFormat::kJson));
   ASSERT_EQ(json["tables"].size(), 2u);
-  EXPECT_EQ(json["tables"][1], CompareToJsonValue(t));
-  const std::string csv = RenderCompareTables(two, CompareFormat::kCsv);
-  const std::string one = RenderCompare(t, CompareFormat::kCsv);
+  EXPECT_EQ(json["tables"][1], report::CompareToJsonValue(t));
+  const std::string csv = report::RenderCompareTables(two, report::CompareFormat::kCsv);
+  const std::string one = report::RenderCompare(t, report::CompareFormat::kCsv);
   EXPECT_EQ(csv, one + one.substr(one.find('\n') + 1));
-  EXPECT_EQ(RenderCompareTables({t}, CompareFormat::kJson), RenderCompare(t, CompareFormat::kJson));
+  EXPECT_EQ(report::RenderCompareTables({t}, report::CompareFormat::kJson),
+            report::RenderCompare(t, report::CompareFormat::kJson));
 }
 
 // Three labels of one run each: the planted +-5 % is shown with '~' and no verdict (a single run
 // carries no run-to-run variance); the golden files changed with that rule.
 TEST(CompareRender, GoldenThreeFiles) {
-  CompareTable t = Build({"base.json", "plus5.json", "minus5.json"});
-  EXPECT_EQ(RenderCompare(t, CompareFormat::kGrid), Slurp("golden_three.grid"));
-  EXPECT_EQ(RenderCompare(t, CompareFormat::kMarkdown), Slurp("golden_three.markdown"));
-  EXPECT_EQ(RenderCompare(t, CompareFormat::kCsv), Slurp("golden_three.csv"));
-  EXPECT_EQ(RenderCompare(t, CompareFormat::kJson), Slurp("golden_three.json"));
+  stats::CompareTable t = Build({"base.json", "plus5.json", "minus5.json"});
+  EXPECT_EQ(report::RenderCompare(t, report::CompareFormat::kGrid), Slurp("golden_three.grid"));
+  EXPECT_EQ(report::RenderCompare(t, report::CompareFormat::kMarkdown),
+            Slurp("golden_three.markdown"));
+  EXPECT_EQ(report::RenderCompare(t, report::CompareFormat::kCsv), Slurp("golden_three.csv"));
+  EXPECT_EQ(report::RenderCompare(t, report::CompareFormat::kJson), Slurp("golden_three.json"));
 }
 
 TEST(CompareRender, GoldenVariantsAndMixed) {
-  EXPECT_EQ(RenderCompareGrid(Build({"variants.json"})), Slurp("golden_variants.grid"));
+  EXPECT_EQ(report::RenderCompareGrid(Build({"variants.json"})), Slurp("golden_variants.grid"));
   // Hand-derived cells of the grouped runs (kbase_* and kplus5_*): the per-run means of mean.
-  CompareOptions mean_only;
+  stats::CompareOptions mean_only;
   mean_only.metrics = {"mean"};
-  CompareTable runs = Build({"kbase_1.json", "kbase_2.json", "kbase_3.json", "kplus5_1.json",
-                             "kplus5_2.json", "kplus5_3.json"},
-                            mean_only);
+  stats::CompareTable runs = Build({"kbase_1.json", "kbase_2.json", "kbase_3.json", "kplus5_1.json",
+                                    "kplus5_2.json", "kplus5_3.json"},
+                                   mean_only);
   double base_sum = 0, plus_sum = 0;
   for (int r = 1; r <= 3; ++r) {
     for (const char* l : {"kbase", "kplus5"}) {
@@ -197,12 +202,12 @@ TEST(CompareRender, GoldenVariantsAndMixed) {
   ASSERT_EQ(runs.rows.size(), 1u);
   EXPECT_NEAR(runs.rows[0].baseline.value, base_sum / 3, 1e-9);
   EXPECT_NEAR(runs.rows[0].variants[0].change_pct, 100 * (plus_sum / base_sum - 1), 1e-9);
-  EXPECT_EQ(runs.rows[0].variants[0].verdict, Verdict::kRegression);
-  CompareOptions o;
+  EXPECT_EQ(runs.rows[0].variants[0].verdict, stats::Verdict::kRegression);
+  stats::CompareOptions o;
   o.metrics = {"mean"};
-  EXPECT_EQ(
-      RenderCompareGrid(Build({"base.json", "sessions.json", "tiny.json", "partial_set.json"}, o)),
-      Slurp("golden_mixed.grid"));
+  EXPECT_EQ(report::RenderCompareGrid(
+                Build({"base.json", "sessions.json", "tiny.json", "partial_set.json"}, o)),
+            Slurp("golden_mixed.grid"));
 }
 
 // Cells of the golden files derived by hand from the fixtures' repetition means, asserted
@@ -238,9 +243,9 @@ TEST(CompareRender, GoldenVariantsAndMixed) {
 //     puts 1.4498 between the one-sided 0.10 points (1.383, 1.372) and the 0.05 points (1.833,
 //     1.812): two-sided 0.10 < p < 0.20, no verdict.
 TEST(CompareRender, GoldenCellsDerivedByHand) {
-  CompareTable three = Build({"base.json", "plus5.json", "minus5.json"});
+  stats::CompareTable three = Build({"base.json", "plus5.json", "minus5.json"});
   ASSERT_FALSE(three.rows.empty());
-  const CompareRow& getpid = three.rows[0];
+  const stats::CompareRow& getpid = three.rows[0];
   ASSERT_EQ(getpid.benchmark, "syscall/getpid");
   ASSERT_EQ(getpid.metric, "mean");
   EXPECT_NEAR(getpid.baseline.value, 200.199, 1e-9);
@@ -253,35 +258,35 @@ TEST(CompareRender, GoldenCellsDerivedByHand) {
   EXPECT_NE(Slurp("golden_three.csv").find("syscall/getpid,,mean,ns,true,plus5,variant,209.881,"),
             std::string::npos);
 
-  CompareOptions mean_only;
+  stats::CompareOptions mean_only;
   mean_only.metrics = {"mean"};
-  CompareTable variants = Build({"variants.json"}, mean_only);
+  stats::CompareTable variants = Build({"variants.json"}, mean_only);
   ASSERT_EQ(variants.rows.size(), 1u);
   ASSERT_EQ(variants.columns.size(), 4u);
   ASSERT_EQ(variants.columns[1].name, "percpu-prng");
   ASSERT_EQ(variants.columns[3].name, "siphash");
-  const CompareCell& percpu = variants.rows[0].variants[0];
+  const stats::CompareCell& percpu = variants.rows[0].variants[0];
   EXPECT_NEAR(percpu.change_pct, 6.18330, 5e-6);
   EXPECT_GT(percpu.ci_low_pct, 0.0);
   EXPECT_LT(percpu.p_value, 0.05);
-  EXPECT_EQ(percpu.verdict, Verdict::kRegression);
-  const CompareCell& siphash = variants.rows[0].variants[2];
+  EXPECT_EQ(percpu.verdict, stats::Verdict::kRegression);
+  const stats::CompareCell& siphash = variants.rows[0].variants[2];
   EXPECT_GT(siphash.p_value, 0.10);
   EXPECT_LT(siphash.p_value, 0.20);
-  EXPECT_EQ(siphash.verdict, Verdict::kNone);
+  EXPECT_EQ(siphash.verdict, stats::Verdict::kNone);
   EXPECT_NE(Slurp("golden_variants.grid").find("|   47.08 ns |   (R) 6.18% |"), std::string::npos);
 
   // The run summary of base.json: mean 200.2, cv 0.40 (above).
   auto base = ReadResultFile(kDir + "base.json");
   ASSERT_TRUE(base.ok());
-  BenchmarkSummary s = Summarize(base->benchmarks[0], base->timer.overhead_ns);
+  report::BenchmarkSummary s = report::Summarize(base->benchmarks[0], base->timer.overhead_ns);
   EXPECT_NEAR(s.mean, 200.199, 1e-9);
   EXPECT_NEAR(s.cv_pct, 0.401806, 5e-6);
-  EXPECT_NE(RenderSummary(*base).find("| syscall/getpid   |   200.2 |"), std::string::npos);
+  EXPECT_NE(report::RenderSummary(*base).find("| syscall/getpid   |   200.2 |"), std::string::npos);
 }
 
 TEST(CompareRender, JsonSchema) {
-  Json j = CompareToJsonValue(Build({"base.json", "tiny.json"}));
+  Json j = report::CompareToJsonValue(Build({"base.json", "tiny.json"}));
   EXPECT_EQ(j["method"], "ci");
   EXPECT_EQ(j["alpha"], 0.05);
   const Json& row = j["rows"][0];
@@ -300,9 +305,9 @@ TEST(CompareRender, JsonSchema) {
 
 // --- the warnings: drift summarised ----------------------------------------------------------
 
-DriftFinding Drifting(const std::string& source, const std::string& row,
-                      std::vector<DriftMetric> metrics, int session = 0) {
-  DriftFinding d;
+stats::DriftFinding Drifting(const std::string& source, const std::string& row,
+                             std::vector<stats::DriftMetric> metrics, int session = 0) {
+  stats::DriftFinding d;
   d.source = source;
   d.row = row;
   d.unit = "ns";
@@ -313,24 +318,24 @@ DriftFinding Drifting(const std::string& source, const std::string& row,
   return d;
 }
 
-DriftMetric Changed(const std::string& metric, double pct, double change = 1) {
-  return DriftMetric{metric, pct, change, 1.5, 1e-6};
+stats::DriftMetric Changed(const std::string& metric, double pct, double change = 1) {
+  return stats::DriftMetric{metric, pct, change, 1.5, 1e-6};
 }
 
 // Several files, several rows each: one line per file with the range of its changes, the
 // explanation once, every row only with `verbose`; rows of one file in two tables (two variant
 // sets) count once per row.
 TEST(CompareWarnings, DriftAcrossInputsIsOneLinePerFileAndOneExplanation) {
-  CompareTable first, second;
+  stats::CompareTable first, second;
   first.findings.drift = {
       Drifting("b1.json", "syscall/getpid [raw]", {Changed("mean", -20), Changed("p99.9", -55.3)}),
       Drifting("b1.json", "syscall/getppid [raw]", {Changed("p99", -31.25)}),
       Drifting("b1.json", "syscall/getppid [raw]", {Changed("p99", -30)}, 1),
       Drifting("a2.json", "syscall/getpid [raw]", {Changed("mean", 5)})};
   second.findings.drift = {Drifting("b1.json", "model/kstack [off]", {Changed("mean", -25)})};
-  CompareWarningOptions options;
+  report::CompareWarningOptions options;
   options.details_option = "DETAILS";
-  const std::vector<std::string> lines = CompareWarningLines({first, second}, options);
+  const std::vector<std::string> lines = report::CompareWarningLines({first, second}, options);
   ASSERT_EQ(lines.size(), 3u) << fmt::format("{}", fmt::join(lines, "\n"));
   EXPECT_EQ(lines[0], "drift in 3 rows of b1.json (-55.3 to -20.0 % over the run)");
   EXPECT_EQ(lines[1], "drift in 1 row of a2.json (+5.0 % over the run)");
@@ -342,7 +347,7 @@ TEST(CompareWarnings, DriftAcrossInputsIsOneLinePerFileAndOneExplanation) {
   for (const std::string& l : lines) EXPECT_EQ(l.find("--"), std::string::npos) << l;
 
   options.verbose = true;
-  const std::vector<std::string> verbose = CompareWarningLines({first, second}, options);
+  const std::vector<std::string> verbose = report::CompareWarningLines({first, second}, options);
   ASSERT_EQ(verbose.size(), 3u + 5u);
   EXPECT_EQ(verbose[2].find("DETAILS"), std::string::npos) << verbose[2];
   EXPECT_EQ(verbose[3],
@@ -358,11 +363,12 @@ TEST(CompareWarnings, DriftAcrossInputsIsOneLinePerFileAndOneExplanation) {
 // Values at or below zero have no ratio: the change is given in the unit, and the file's line
 // gives no % range it does not have.
 TEST(CompareWarnings, AChangeWithoutARatioIsGivenInItsUnit) {
-  CompareTable t;
-  t.findings.drift = {Drifting("c.json", "model/rng [off]", {Changed("min", kCompareNaN, -3.25)})};
-  CompareWarningOptions options;
+  stats::CompareTable t;
+  t.findings.drift = {
+      Drifting("c.json", "model/rng [off]", {Changed("min", stats::kCompareNaN, -3.25)})};
+  report::CompareWarningOptions options;
   options.verbose = true;
-  const std::vector<std::string> lines = CompareWarningLines({t}, options);
+  const std::vector<std::string> lines = report::CompareWarningLines({t}, options);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0], "drift in 1 row of c.json");
   EXPECT_NE(lines[2].find("min -3.25 ns (residual SD"), std::string::npos) << lines[2];
@@ -371,25 +377,26 @@ TEST(CompareWarnings, AChangeWithoutARatioIsGivenInItsUnit) {
 // The columns of one run share its drift: a note under the table, no warning; and nothing at
 // all without drift.
 TEST(CompareWarnings, DriftWithinOneRunIsANoteNotAWarning) {
-  CompareTable t;
+  stats::CompareTable t;
   t.columns = {{"off", "v.json", "model", "off", {"v.json"}}};
   t.findings.drift_within_one_run = true;
   t.findings.drift = {Drifting("v.json", "model/kstack [off]", {Changed("mean", 3)}),
                       Drifting("v.json", "model/kstack [siphash]", {Changed("mean", 4)}, 2)};
-  EXPECT_TRUE(CompareWarningLines({t}, CompareWarningOptions{}).empty());
-  const std::vector<std::string> notes = CompareNoteLines(t);
+  EXPECT_TRUE(report::CompareWarningLines({t}, report::CompareWarningOptions{}).empty());
+  const std::vector<std::string> notes = report::CompareNoteLines(t);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0],
             "the machine drifted during the run (model/kstack [off]; model/kstack [siphash] in "
             "session 2): the columns were measured interleaved in one run, so the drift is shared "
             "and does not bias the changes, but it widens the CIs");
-  EXPECT_TRUE(CompareWarningLines({CompareTable{}}, CompareWarningOptions{}).empty());
-  EXPECT_TRUE(CompareNoteLines(CompareTable{}).empty());
+  EXPECT_TRUE(report::CompareWarningLines({stats::CompareTable{}}, report::CompareWarningOptions{})
+                  .empty());
+  EXPECT_TRUE(report::CompareNoteLines(stats::CompareTable{}).empty());
 }
 
 TEST(CompareRender, FormatNames) {
-  EXPECT_TRUE(ParseCompareFormat("md").ok());
-  auto bad = ParseCompareFormat("html");
+  EXPECT_TRUE(report::ParseCompareFormat("md").ok());
+  auto bad = report::ParseCompareFormat("html");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().exit_code, kExitUsage);
   EXPECT_EQ(bad.error().message,
@@ -435,7 +442,8 @@ analysis::EntropyStats SomeEntropyStats() {
 }
 
 TEST(EntropyRender, OneRowWithTheDocumentedRounding) {
-  std::string text = RenderGrid(EntropyStatsTable("kernel", {{"getpid", SomeEntropyStats()}}));
+  std::string text =
+      report::RenderGrid(report::EntropyStatsTable("kernel", {{"getpid", SomeEntropyStats()}}));
   EXPECT_NE(text.find("| kernel | samples | distinct | shannon | min-ent | chi2-p |  repeat | "
                       "script |"),
             std::string::npos)
@@ -447,7 +455,7 @@ TEST(EntropyRender, OneRowWithTheDocumentedRounding) {
 }
 
 TEST(EntropyRender, JsonKeysInTheirDocumentedOrder) {
-  Json j = EntropyStatsJson(SomeEntropyStats());
+  Json j = report::EntropyStatsJson(SomeEntropyStats());
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"samples", "distinct", "shannon_bits",
@@ -461,8 +469,8 @@ TEST(EntropyRender, JsonKeysInTheirDocumentedOrder) {
 
 // Two rows computed by hand: SDs as % of the mean 100 are sqrt(4) = 2 and sqrt(1) = 1; the run
 // level did not vary ('?'); the second row's target is out of reach.
-std::vector<SampleSizeRow> TwoPlanRows() {
-  SampleSizeRow a;
+std::vector<stats::SampleSizeRow> TwoPlanRows() {
+  stats::SampleSizeRow a;
   a.benchmark = "syscall/getpid";
   a.configuration = "6.18";
   a.metric = "mean";
@@ -479,7 +487,7 @@ std::vector<SampleSizeRow> TwoPlanRows() {
   a.plan.sessions = 2;
   a.plan.repetitions = 10;
   a.plan.cost_s = 420;
-  SampleSizeRow b = a;
+  stats::SampleSizeRow b = a;
   b.params_text = "depth:4096";
   b.metric = "p99";
   b.cv_pct = std::nan("");
@@ -489,9 +497,9 @@ std::vector<SampleSizeRow> TwoPlanRows() {
 }
 
 TEST(PlanRender, CellsAndFooterComputedByHand) {
-  SampleSizeOptions o;
+  stats::SampleSizeOptions o;
   o.target_pct = 2;
-  std::string text = RenderPlan(TwoPlanRows(), o, PlanFormat::kGrid);
+  std::string text = report::RenderPlan(TwoPlanRows(), o, report::PlanFormat::kGrid);
   // Both body lines whole (right-aligned numbers; the benchmark named once per group).
   const std::string first =
       "| syscall/getpid | mean (ns)           | 6.18          |          1 x 2 x 10 | 1.50% |   "
@@ -508,24 +516,24 @@ TEST(PlanRender, CellsAndFooterComputedByHand) {
 
 // A row that cannot be planned (mean <= 0) says so, with no time, and the footer why.
 TEST(PlanRender, ANonPositiveMeanCannotBePlanned) {
-  SampleSizeOptions o;
+  stats::SampleSizeOptions o;
   o.target_pct = 2;
-  std::vector<SampleSizeRow> rows = TwoPlanRows();
+  std::vector<stats::SampleSizeRow> rows = TwoPlanRows();
   rows[0].mean = -3;
   rows[0].not_positive = true;
   rows[0].plan = stats::LevelPlan{};
-  const std::string text = RenderPlan(rows, o, PlanFormat::kGrid);
+  const std::string text = report::RenderPlan(rows, o, report::PlanFormat::kGrid);
   EXPECT_NE(text.find("cannot be planned |           - |"), std::string::npos) << text;
   EXPECT_NE(text.find("cannot be planned: the pilot's mean is <= 0"), std::string::npos);
   EXPECT_EQ(text.find(" -"), text.find(" - |")) << "no negative time: " << text;
 }
 
 TEST(PlanRender, MarkdownFooterLinesAreListItemsAndAReachablePlanHasNoCaveats) {
-  SampleSizeOptions o;
+  stats::SampleSizeOptions o;
   o.target_pct = 2;
-  std::vector<SampleSizeRow> rows = {TwoPlanRows()[0]};
+  std::vector<stats::SampleSizeRow> rows = {TwoPlanRows()[0]};
   rows[0].components.run = 9;  // the pilot saw its runs vary: sqrt(9) = 3 %
-  std::string text = RenderPlan(rows, o, PlanFormat::kMarkdown);
+  std::string text = report::RenderPlan(rows, o, report::PlanFormat::kMarkdown);
   EXPECT_NE(text.find("| 3.00/2.00/1.00% |"), std::string::npos) << text;
   EXPECT_NE(text.find("\n- Needed: "), std::string::npos) << text;
   EXPECT_NE(text.find("\n- Pilot: "), std::string::npos) << text;
@@ -534,9 +542,9 @@ TEST(PlanRender, MarkdownFooterLinesAreListItemsAndAReachablePlanHasNoCaveats) {
 }
 
 TEST(PlanRender, FormatNames) {
-  EXPECT_EQ(*ParsePlanFormat("grid"), PlanFormat::kGrid);
-  EXPECT_EQ(*ParsePlanFormat("markdown"), PlanFormat::kMarkdown);
-  auto bad = ParsePlanFormat("csv");
+  EXPECT_EQ(*report::ParsePlanFormat("grid"), report::PlanFormat::kGrid);
+  EXPECT_EQ(*report::ParsePlanFormat("markdown"), report::PlanFormat::kMarkdown);
+  auto bad = report::ParsePlanFormat("csv");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().exit_code, kExitUsage);
   EXPECT_EQ(bad.error().message, "--format 'csv' is unknown; use one of: grid, markdown");
@@ -544,14 +552,14 @@ TEST(PlanRender, FormatNames) {
 
 TEST(Summary, MeanOfRepetitionsCvAndOverheadCorrectedPercentiles) {
   // Repetition means 100 and 120: mean 110, sd 14.142, cv 12.86 %. Raw 125 ns - 25 ns overhead.
-  BenchmarkSummary s = Summarize(SummaryRun(100, 120, 125000).benchmarks[0], 25.0);
+  report::BenchmarkSummary s = report::Summarize(SummaryRun(100, 120, 125000).benchmarks[0], 25.0);
   EXPECT_DOUBLE_EQ(s.mean, 110.0);
   EXPECT_NEAR(s.cv_pct, 100.0 * std::sqrt(200.0) / 110.0, 1e-9);
   EXPECT_EQ(s.repetitions, 2u);
   EXPECT_EQ(s.calls, 20u);
   EXPECT_NEAR(s.p50, 100.0, 125 * 0.0005);
   EXPECT_DOUBLE_EQ(s.max, 100.0);
-  std::string text = RenderSummary(SummaryRun(100, 120, 125000));
+  std::string text = report::RenderSummary(SummaryRun(100, 120, 125000));
   EXPECT_NE(text.find("overhead 25.0 ns subtracted"), std::string::npos) << text;
   EXPECT_NE(text.find("2 x 10"), std::string::npos) << text;
   EXPECT_EQ(text.find("negative values"), std::string::npos) << text;
@@ -578,7 +586,7 @@ TEST(Summary, OneCallRepetitionsListEachCallsValues) {
     b.repetitions.push_back(rep);
   }
   r.benchmarks.push_back(b);
-  std::string text = RenderSummary(r);
+  std::string text = report::RenderSummary(r);
   // Means: sys (2.91 + 2.89 + 2.86) / 3 = 2.887, user 11.237.
   EXPECT_NE(text.find("# macro/kernbench files:11, j:2: sys 2.9, user 11.2 (per call, mean of "
                       "repetitions; times in s)\n#   each call (one per repetition): elapsed 8.64, "
@@ -587,7 +595,7 @@ TEST(Summary, OneCallRepetitionsListEachCallsValues) {
       << text;
   // Eleven builds: summarised by the means only.
   for (int i = 0; i < 8; ++i) r.benchmarks[0].repetitions.push_back(b.repetitions[0]);
-  text = RenderSummary(r);
+  text = report::RenderSummary(r);
   EXPECT_NE(text.find("(per call, mean of repetitions; times in s)"), std::string::npos) << text;
   EXPECT_EQ(text.find("each call"), std::string::npos) << text;
 }
@@ -598,22 +606,23 @@ TEST(Summary, OneCallRepetitionsListEachCallsValues) {
 TEST(Summary, LongCallsAreInRangeAndOverflowIsNoted) {
   RunResult r = SummaryRun(32e9, 32e9, 32'000'000'000'000);
   EXPECT_EQ(r.benchmarks[0].histogram.overflow(), 0u);
-  BenchmarkSummary s = Summarize(r.benchmarks[0], 0);
+  report::BenchmarkSummary s = report::Summarize(r.benchmarks[0], 0);
   EXPECT_NEAR(s.p50, 32e9, 32e9 * 0.0005);
-  EXPECT_EQ(RenderSummary(r).find("longer than the histogram's range"), std::string::npos);
+  EXPECT_EQ(report::RenderSummary(r).find("longer than the histogram's range"), std::string::npos);
   r.benchmarks[0].histogram.RecordN(uint64_t{1} << 51, 1);  // 37.5 min
   EXPECT_EQ(r.benchmarks[0].histogram.overflow(), 1u);
-  EXPECT_NE(RenderSummary(r).find("longer than the histogram's range (2^50 ps) in "
-                                  "syscall/getpid (1 of 21 calls)"),
+  EXPECT_NE(report::RenderSummary(r).find("longer than the histogram's range (2^50 ps) in "
+                                          "syscall/getpid (1 of 21 calls)"),
             std::string::npos)
-      << RenderSummary(r);
+      << report::RenderSummary(r);
 }
 
 TEST(Summary, HeaderStatesTheTimerStepOrThatItIsUnknown) {
   RunResult r = SummaryRun(100, 120, 125000);
-  EXPECT_NE(RenderSummary(r).find("step ? ns"), std::string::npos);  // a file from before
+  EXPECT_NE(report::RenderSummary(r).find("step ? ns"), std::string::npos);  // a file from before
   r.timer.resolution_ns = 10.02;
-  EXPECT_NE(RenderSummary(r).find("step 10.0 ns,"), std::string::npos) << RenderSummary(r);
+  EXPECT_NE(report::RenderSummary(r).find("step 10.0 ns,"), std::string::npos)
+      << report::RenderSummary(r);
 }
 
 TEST(Summary, NotesPercentilesDominatedByTheTimerStep) {
@@ -621,16 +630,17 @@ TEST(Summary, NotesPercentilesDominatedByTheTimerStep) {
   // note; with an 11 ns step it is below 10 steps (110 ns): the note names the row and remedy.
   RunResult r = SummaryRun(100, 120, 125000);
   r.timer.resolution_ns = 9.9;
-  EXPECT_EQ(RenderSummary(r).find("timer step"), std::string::npos) << RenderSummary(r);
+  EXPECT_EQ(report::RenderSummary(r).find("timer step"), std::string::npos)
+      << report::RenderSummary(r);
   r.timer.resolution_ns = 11.0;
-  std::string text = RenderSummary(r);
+  std::string text = report::RenderSummary(r);
   EXPECT_NE(text.find("# timer step 11.0 ns: p50 below 10 steps in syscall/getpid:"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("--timing loop"), std::string::npos) << text;
   // Loop mode has no percentiles: nothing to note.
   r.benchmarks[0].histogram = histogram::Histogram();
-  EXPECT_EQ(RenderSummary(r).find("timer step"), std::string::npos);
+  EXPECT_EQ(report::RenderSummary(r).find("timer step"), std::string::npos);
 }
 
 TEST(Summary, HostStallsPerMillionCallsAndTheirShareOfTime) {
@@ -642,18 +652,18 @@ TEST(Summary, HostStallsPerMillionCallsAndTheirShareOfTime) {
   r.benchmarks[0].repetitions[1].stalls = 0;
   r.benchmarks[0].repetitions[1].stall_ns = 0;
   r.run.stall_threshold_ns = 500;
-  BenchmarkSummary s = Summarize(r.benchmarks[0], 25.0);
+  report::BenchmarkSummary s = report::Summarize(r.benchmarks[0], 25.0);
   EXPECT_DOUBLE_EQ(s.stalls_per_million, 1.0 / 20 * 1e6);    // 50000 per million
   EXPECT_DOUBLE_EQ(s.stall_time_pct, 540.0 / 2700.0 * 100);  // 20 %
-  std::string text = RenderSummary(r);
+  std::string text = report::RenderSummary(r);
   EXPECT_NE(text.find("stalls/M"), std::string::npos) << text;
   EXPECT_NE(text.find("50000"), std::string::npos) << text;
   EXPECT_NE(text.find("calls above 500 ns) took >= 1 % of the time in syscall/getpid 20.0 %"),
             std::string::npos)
       << text;
   // Repetitions without counts (loop mode, older files): unknown, shown as "-".
-  EXPECT_TRUE(
-      std::isnan(Summarize(SummaryRun(100, 120, 125000).benchmarks[0], 25).stalls_per_million));
+  EXPECT_TRUE(std::isnan(
+      report::Summarize(SummaryRun(100, 120, 125000).benchmarks[0], 25).stalls_per_million));
 }
 
 TEST(Summary, StallShareOfARowInMicroseconds) {
@@ -669,14 +679,15 @@ TEST(Summary, StallShareOfARowInMicroseconds) {
   b.repetitions[1].stall_ns = 0;
   const double calls =
       static_cast<double>(b.repetitions[0].iterations + b.repetitions[1].iterations);
-  BenchmarkSummary s = Summarize(b, 0.0);
+  report::BenchmarkSummary s = report::Summarize(b, 0.0);
   ASSERT_EQ(calls, 20.0);
   EXPECT_DOUBLE_EQ(s.stall_time_pct, 12.5);
   EXPECT_LT(s.stall_time_pct, 100.0);
 }
 
 TEST(Summary, NegativeCorrectedValuesAreExplained) {
-  std::string text = RenderSummary(SummaryRun(-1.5, -0.5, 20000));  // 20 ns raw < 25 ns overhead
+  std::string text =
+      report::RenderSummary(SummaryRun(-1.5, -0.5, 20000));  // 20 ns raw < 25 ns overhead
   EXPECT_NE(text.find("negative values"), std::string::npos) << text;
   EXPECT_NE(text.find("loop timing mode"), std::string::npos) << text;
 }
@@ -684,72 +695,74 @@ TEST(Summary, NegativeCorrectedValuesAreExplained) {
 // The campaign's progress and notes, word for word as `kstacklab campaign` prints them (the e2e
 // tests and users' logs read them) and its stop reasons as campaign.json keeps them.
 TEST(CampaignProgress, DurationsInWholeUnitsCutNotRounded) {
-  EXPECT_EQ(CampaignDurationText(0), "0s");
-  EXPECT_EQ(CampaignDurationText(45.9), "45s");
-  EXPECT_EQ(CampaignDurationText(59.99), "59s");
-  EXPECT_EQ(CampaignDurationText(60), "1m00s");
-  EXPECT_EQ(CampaignDurationText(65), "1m05s");
-  EXPECT_EQ(CampaignDurationText(3599), "59m59s");
-  EXPECT_EQ(CampaignDurationText(3600), "1h00m");
-  EXPECT_EQ(CampaignDurationText(2 * 3600 + 3 * 60 + 59), "2h03m");
-  EXPECT_EQ(CampaignDurationText(100 * 3600 + 60), "100h01m");
+  EXPECT_EQ(report::CampaignDurationText(0), "0s");
+  EXPECT_EQ(report::CampaignDurationText(45.9), "45s");
+  EXPECT_EQ(report::CampaignDurationText(59.99), "59s");
+  EXPECT_EQ(report::CampaignDurationText(60), "1m00s");
+  EXPECT_EQ(report::CampaignDurationText(65), "1m05s");
+  EXPECT_EQ(report::CampaignDurationText(3599), "59m59s");
+  EXPECT_EQ(report::CampaignDurationText(3600), "1h00m");
+  EXPECT_EQ(report::CampaignDurationText(2 * 3600 + 3 * 60 + 59), "2h03m");
+  EXPECT_EQ(report::CampaignDurationText(100 * 3600 + 60), "100h01m");
 }
 
 TEST(CampaignProgress, ABootStartingWithAndWithoutItsEta) {
   campaign::BootStarting b{1, 12, "a", 1, 0, std::nullopt};
-  EXPECT_EQ(BootStartingText(b), "boot 1 of 12: profile a (boot 1), 0s elapsed");
+  EXPECT_EQ(report::BootStartingText(b), "boot 1 of 12: profile a (boot 1), 0s elapsed");
   b = {3, 12, "a", 2, 65, 250};
-  EXPECT_EQ(BootStartingText(b), "boot 3 of 12: profile a (boot 2), 1m05s elapsed, ETA 4m10s");
+  EXPECT_EQ(report::BootStartingText(b),
+            "boot 3 of 12: profile a (boot 2), 1m05s elapsed, ETA 4m10s");
   b = {7, 40, "on", 4, 45, 2 * 3600 + 3 * 60};
-  EXPECT_EQ(BootStartingText(b), "boot 7 of 40: profile on (boot 4), 45s elapsed, ETA 2h03m");
+  EXPECT_EQ(report::BootStartingText(b),
+            "boot 7 of 40: profile on (boot 4), 45s elapsed, ETA 2h03m");
 }
 
 TEST(CampaignProgress, EachNoteInOneLine) {
-  EXPECT_EQ(RunnerNoteText(campaign::BootFailed{2, "a", true, "the boot did not complete",
-                                                "d/a/boot-2-try-1.console.log"}),
+  EXPECT_EQ(report::RunnerNoteText(campaign::BootFailed{2, "a", true, "the boot did not complete",
+                                                        "d/a/boot-2-try-1.console.log"}),
             "boot 2 of 'a' failed, retrying once: the boot did not complete (console: "
             "d/a/boot-2-try-1.console.log)");
-  EXPECT_EQ(RunnerNoteText(campaign::BootFailed{2, "a", false, "Kernel panic",
-                                                "d/a/boot-2-try-2.console.log"}),
+  EXPECT_EQ(report::RunnerNoteText(campaign::BootFailed{2, "a", false, "Kernel panic",
+                                                        "d/a/boot-2-try-2.console.log"}),
             "boot 2 of 'a' failed: Kernel panic (console: d/a/boot-2-try-2.console.log)");
-  EXPECT_EQ(RunnerNoteText(campaign::MachineLost{5, "on", "sut did not come back after 300 s",
-                                                 "d/on/boot-5-try-1.console.log"}),
+  EXPECT_EQ(report::RunnerNoteText(campaign::MachineLost{
+                5, "on", "sut did not come back after 300 s", "d/on/boot-5-try-1.console.log"}),
             "boot 5 of 'on': sut did not come back after 300 s (log: "
             "d/on/boot-5-try-1.console.log)");
-  EXPECT_EQ(RunnerNoteText(campaign::TargetNotEvaluable{"no row"}),
+  EXPECT_EQ(report::RunnerNoteText(campaign::TargetNotEvaluable{"no row"}),
             "the target cannot be evaluated: no row");
 }
 
 TEST(CampaignProgress, ThePrecisionAfterABlock) {
   campaign::BlockEvaluated e{3, "mean", 1.234, 4, 2, true, 0};
-  EXPECT_EQ(RunnerNoteText(e),
+  EXPECT_EQ(report::RunnerNoteText(e),
             "after block 3: worst MDC of the mean 1.23 % over 4 rows (target 2 %): reached");
   e = {4, "p50", 7.5, 1, 2.5, false, 12};
-  EXPECT_EQ(RunnerNoteText(e),
+  EXPECT_EQ(report::RunnerNoteText(e),
             "after block 4: worst MDC of the p50 7.50 % over 1 rows (target 2.5 %); about 12 "
             "boots per profile needed (plan)");
   e = {1, "mean", std::nullopt, 2, 1, false, 0};
-  EXPECT_EQ(RunnerNoteText(e),
+  EXPECT_EQ(report::RunnerNoteText(e),
             "after block 1: worst MDC of the mean not yet known (fewer than 2 boots) over 2 rows "
             "(target 1 %)");
 }
 
 TEST(CampaignProgress, EveryStopReason) {
   using campaign::StopKind;
-  EXPECT_EQ(CampaignStopText({StopKind::kBootsDone, 0, 0, 0, ""}), "boots done");
-  EXPECT_EQ(CampaignStopText({StopKind::kTargetReached, 3, 0, 0, ""}),
+  EXPECT_EQ(report::CampaignStopText({StopKind::kBootsDone, 0, 0, 0, ""}), "boots done");
+  EXPECT_EQ(report::CampaignStopText({StopKind::kTargetReached, 3, 0, 0, ""}),
             "target reached after 3 blocks");
-  EXPECT_EQ(CampaignStopText({StopKind::kMaxBoots, 0, 40, 0, ""}),
+  EXPECT_EQ(report::CampaignStopText({StopKind::kMaxBoots, 0, 40, 0, ""}),
             "max_boots (40) reached before the target");
-  EXPECT_EQ(CampaignStopText({StopKind::kBudgetSpent, 0, 0, 3725, ""}),
+  EXPECT_EQ(report::CampaignStopText({StopKind::kBudgetSpent, 0, 0, 3725, ""}),
             "time budget spent (1h02m of boots)");
-  EXPECT_EQ(CampaignStopText({StopKind::kBudgetSpent, 0, 0, 45, ""}),
+  EXPECT_EQ(report::CampaignStopText({StopKind::kBudgetSpent, 0, 0, 45, ""}),
             "time budget spent (45s of boots)");
-  EXPECT_EQ(CampaignStopText({StopKind::kMachineLost, 0, 0, 0, "no answer"}),
+  EXPECT_EQ(report::CampaignStopText({StopKind::kMachineLost, 0, 0, 0, "no answer"}),
             "the machine was lost: no answer");
-  EXPECT_EQ(CampaignStopText({StopKind::kHostWriteFault, 0, 0, 0, "disk full"}),
+  EXPECT_EQ(report::CampaignStopText({StopKind::kHostWriteFault, 0, 0, 0, "disk full"}),
             "a write on this host failed: disk full");
-  EXPECT_EQ(CampaignStopText({StopKind::kCaller, 0, 0, 0, "boots keep failing: x"}),
+  EXPECT_EQ(report::CampaignStopText({StopKind::kCaller, 0, 0, 0, "boots keep failing: x"}),
             "boots keep failing: x");
 }
 

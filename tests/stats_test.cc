@@ -254,8 +254,8 @@ BenchmarkResult Bench(const std::string& name, const std::vector<double>& means,
   return b;
 }
 
-CompareInput Input(const std::string& label, std::vector<BenchmarkResult> benches) {
-  CompareInput in;
+stats::CompareInput Input(const std::string& label, std::vector<BenchmarkResult> benches) {
+  stats::CompareInput in;
   in.source = label + ".json";
   in.run.label = label;
   in.run.benchmarks = std::move(benches);
@@ -263,14 +263,14 @@ CompareInput Input(const std::string& label, std::vector<BenchmarkResult> benche
 }
 
 // One run holding each series as a variant of "s/x": compared within the run, on repetitions.
-CompareInput OneRun(const std::vector<std::pair<std::string, std::vector<double>>>& series) {
+stats::CompareInput OneRun(const std::vector<std::pair<std::string, std::vector<double>>>& series) {
   std::vector<BenchmarkResult> benches;
   for (const auto& [variant, values] : series) benches.push_back(Bench("s/x", values, variant));
   return Input("run", std::move(benches));
 }
 
-CompareOptions MeanOnly() {
-  CompareOptions o;
+stats::CompareOptions MeanOnly() {
+  stats::CompareOptions o;
   o.metrics = {"mean"};
   return o;
 }
@@ -284,10 +284,10 @@ TEST(CompareTable, RowWithoutTheBaselineColumnIsNamedInANote) {
   std::vector<BenchmarkResult> benches = {
       flagged, Bench("s/x", {110, 110.1, 109.9, 110.2, 109.8}, "libc"),
       Bench("s/plain", {50, 50.1, 49.9, 50.2, 49.8})};  // no variant: column "run", not "run:raw"
-  auto t = BuildCompareTable({Input("run", std::move(benches))}, MeanOnly());
+  auto t = stats::BuildCompareTable({Input("run", std::move(benches))}, MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->columns[0].variant, "raw");
-  const std::vector<std::string> notes = CompareNoteLines(*t);
+  const std::vector<std::string> notes = report::CompareNoteLines(*t);
   const std::string* note = nullptr;
   for (const std::string& n : notes)
     if (n.rfind("not compared:", 0) == 0) note = &n;
@@ -309,16 +309,17 @@ TEST(CompareTable, AMetricNoInputHasIsNamedInANoteWithTheRowsParams) {
     for (Repetition& r : b.repetitions) r.metrics.erase("p99");
     return b;
   };
-  CompareOptions o;
+  stats::CompareOptions o;
   o.metrics = {"mean", "p99"};
-  auto t = BuildCompareTable({Input("a", {Bench("s/x", {100, 100.1, 99.9, 100.2}), loop_row(50)}),
-                              Input("b", {Bench("s/x", {101, 101.1, 100.9, 101.2}), loop_row(51)})},
-                             o);
+  auto t = stats::BuildCompareTable(
+      {Input("a", {Bench("s/x", {100, 100.1, 99.9, 100.2}), loop_row(50)}),
+       Input("b", {Bench("s/x", {101, 101.1, 100.9, 101.2}), loop_row(51)})},
+      o);
   ASSERT_TRUE(t.ok()) << t.error().message;
   std::vector<std::string> rows;
-  for (const CompareRow& r : t->rows) rows.push_back(r.benchmark + " " + r.metric);
+  for (const stats::CompareRow& r : t->rows) rows.push_back(r.benchmark + " " + r.metric);
   EXPECT_EQ(rows, (std::vector<std::string>{"s/x mean", "s/x p99", "s/loop mean"}));  // input order
-  const std::vector<std::string> notes = CompareNoteLines(*t);
+  const std::vector<std::string> notes = report::CompareNoteLines(*t);
   EXPECT_NE(std::find(notes.begin(), notes.end(),
                       "s/loop n:16: no 'p99' values (loop-mode results carry mean only)"),
             notes.end());
@@ -340,10 +341,10 @@ TEST(CompareTable, MixedSuitesGetOneTablePerVariantSet) {
       flag(Bench("syscall/deep", base, "raw")),   flag(Bench("erase/poison", base, "generic")),
       Bench("erase/poison", slower, "simd"),      flag(Bench("erase/syscall", base, "off")),
       Bench("erase/syscall", slower, "generic")};
-  const std::vector<CompareInput> inputs = {Input("run", benches)};
-  const auto parts = SplitByVariantSet(inputs);
+  const std::vector<stats::CompareInput> inputs = {Input("run", benches)};
+  const auto parts = stats::SplitByVariantSet(inputs);
   ASSERT_EQ(parts.size(), 3u);
-  auto names = [](const std::vector<CompareInput>& part) {
+  auto names = [](const std::vector<stats::CompareInput>& part) {
     std::vector<std::string> n;
     for (const BenchmarkResult& b : part[0].run.benchmarks) n.push_back(b.name + ":" + b.variant);
     return n;
@@ -355,15 +356,15 @@ TEST(CompareTable, MixedSuitesGetOneTablePerVariantSet) {
   EXPECT_EQ(names(parts[2]),
             (std::vector<std::string>{"erase/syscall:off", "erase/syscall:generic"}));
   for (const auto& part : parts) {
-    auto t = BuildCompareTable(part, MeanOnly());
+    auto t = stats::BuildCompareTable(part, MeanOnly());
     ASSERT_TRUE(t.ok()) << t.error().message;
-    for (const std::string& n : CompareNoteLines(*t))
+    for (const std::string& n : report::CompareNoteLines(*t))
       EXPECT_EQ(n.rfind("not compared:", 0), std::string::npos) << n;
     EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01) << t->rows[0].benchmark;
   }
   // Every benchmark with the same variants: the inputs unchanged, one table as before.
-  const std::vector<CompareInput> same = {OneRun({{"a", base}, {"b", slower}})};
-  ASSERT_EQ(SplitByVariantSet(same).size(), 1u);
+  const std::vector<stats::CompareInput> same = {OneRun({{"a", base}, {"b", slower}})};
+  ASSERT_EQ(stats::SplitByVariantSet(same).size(), 1u);
 }
 
 // Two kernels, each measured with raw and libc call paths: the libc path costs +50 % in both.
@@ -371,7 +372,7 @@ TEST(CompareTable, MixedSuitesGetOneTablePerVariantSet) {
 // row: no change. (As columns, b:libc was compared with a:raw and showed the wrapper's +50 %.)
 TEST(CompareTable, AcrossLabelsEachVariantIsARowComparedLikeWithLike) {
   auto runs_of = [](const std::string& label, double scale) {
-    std::vector<CompareInput> in;
+    std::vector<stats::CompareInput> in;
     for (int r = 0; r < 3; ++r) {
       const double d = 0.2 * r;
       BenchmarkResult raw = Bench("syscall/getpid", {100 + d, 100.1 + d, 99.9 + d}, "raw");
@@ -383,12 +384,13 @@ TEST(CompareTable, AcrossLabelsEachVariantIsARowComparedLikeWithLike) {
     }
     return in;
   };
-  std::vector<CompareInput> inputs = runs_of("a", 1.0);
-  for (CompareInput& in : runs_of("b", 1.1)) inputs.push_back(std::move(in));  // b's libc +10 %
-  ASSERT_TRUE(VariantsAreRows(inputs, ""));
-  const auto parts = CompareParts(inputs, "");
+  std::vector<stats::CompareInput> inputs = runs_of("a", 1.0);
+  for (stats::CompareInput& in : runs_of("b", 1.1))
+    inputs.push_back(std::move(in));  // b's libc +10 %
+  ASSERT_TRUE(stats::VariantsAreRows(inputs, ""));
+  const auto parts = stats::CompareParts(inputs, "");
   ASSERT_EQ(parts.size(), 1u);
-  auto t = BuildCompareTable(parts[0], MeanOnly());
+  auto t = stats::BuildCompareTable(parts[0], MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->columns.size(), 2u);
   EXPECT_EQ(t->columns[0].name, "a");
@@ -396,34 +398,34 @@ TEST(CompareTable, AcrossLabelsEachVariantIsARowComparedLikeWithLike) {
   ASSERT_EQ(t->rows.size(), 2u);
   EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw]");
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 0.0, 0.01);
-  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kNone);
   EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [libc]");
   EXPECT_NEAR(t->rows[1].variants[0].change_pct, 10.0, 0.01);
-  EXPECT_EQ(t->rows[1].variants[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(t->rows[1].variants[0].verdict, stats::Verdict::kRegression);
   // --baseline LABEL is a column in this layout (it named no column before: the columns were
   // a:raw, a:libc, b:raw, b:libc).
-  ASSERT_TRUE(CheckBaseline(inputs, "b").ok());
-  CompareOptions o = MeanOnly();
+  ASSERT_TRUE(stats::CheckBaseline(inputs, "b").ok());
+  stats::CompareOptions o = MeanOnly();
   o.baseline = "b";
-  t = BuildCompareTable(CompareParts(inputs, "b")[0], o);
+  t = stats::BuildCompareTable(stats::CompareParts(inputs, "b")[0], o);
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->columns[0].name, "b");
   EXPECT_NEAR(t->rows[1].variants[0].change_pct, 100 * (1 / 1.1 - 1), 0.01);
   // A baseline naming a variant keeps the variants as columns, on purpose.
-  EXPECT_FALSE(VariantsAreRows(inputs, "a:raw"));
+  EXPECT_FALSE(stats::VariantsAreRows(inputs, "a:raw"));
   o.baseline = "a:raw";
-  t = BuildCompareTable(CompareParts(inputs, "a:raw")[0], o);
+  t = stats::BuildCompareTable(stats::CompareParts(inputs, "a:raw")[0], o);
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->columns.size(), 4u);
   // A variant both labels hold is ambiguous: the error lists the columns it matches and asks
   // for LABEL:VARIANT.
-  const Status ambiguous = CheckBaseline(inputs, "libc");
+  const Status ambiguous = stats::CheckBaseline(inputs, "libc");
   ASSERT_FALSE(ambiguous.ok());
   EXPECT_EQ(ambiguous.error().exit_code, kExitUsage);
   EXPECT_EQ(ambiguous.error().message,
             "baseline 'libc' matches 2 columns; name one as LABEL:VARIANT: a:libc, b:libc");
   // One label: variants stay columns (compared within the run).
-  EXPECT_FALSE(VariantsAreRows(runs_of("a", 1.0), ""));
+  EXPECT_FALSE(stats::VariantsAreRows(runs_of("a", 1.0), ""));
 }
 
 // An --ab file of the syscall suite: raw and libc rows under kernel.stack_erasing=0 and =1, the
@@ -442,12 +444,12 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
     benches.push_back(Bench("syscall/getpid", libc, "libc"));
     benches.back().knob = tag;
   }
-  std::vector<CompareInput> inputs = {Input("ab", benches)};
+  std::vector<stats::CompareInput> inputs = {Input("ab", benches)};
   inputs[0].run.run.ab = {"sysctl:kernel.stack_erasing=0,1"};
-  ASSERT_TRUE(CheckBaseline(inputs, "").ok());
-  const auto parts = CompareParts(inputs, "");
+  ASSERT_TRUE(stats::CheckBaseline(inputs, "").ok());
+  const auto parts = stats::CompareParts(inputs, "");
   ASSERT_EQ(parts.size(), 1u);
-  auto t = BuildCompareTable(parts[0], MeanOnly());
+  auto t = stats::BuildCompareTable(parts[0], MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->columns.size(), 2u);
   EXPECT_EQ(t->columns[0].name, "kernel.stack_erasing=0");
@@ -455,21 +457,21 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
   ASSERT_EQ(t->rows.size(), 2u);
   EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw]");
   EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [libc]");
-  for (const CompareRow& row : t->rows) {
+  for (const stats::CompareRow& row : t->rows) {
     EXPECT_NEAR(row.variants[0].change_pct, 0.0, 1e-9) << row.benchmark;
-    EXPECT_EQ(row.variants[0].verdict, Verdict::kNone) << row.benchmark;
+    EXPECT_EQ(row.variants[0].verdict, stats::Verdict::kNone) << row.benchmark;
   }
   // The second value as the baseline, by its tag.
-  ASSERT_TRUE(CheckBaseline(inputs, "kernel.stack_erasing=1").ok());
+  ASSERT_TRUE(stats::CheckBaseline(inputs, "kernel.stack_erasing=1").ok());
   // Written and read back, the file is the same table: the reader decodes the key once.
   auto back = ResultFromJson(ResultToJson(inputs[0].run), "ab.json");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->benchmarks[1].Key(),
             (RowKey{"syscall/getpid", Json::object(), "libc", "kernel.stack_erasing=0"}));
-  auto t2 = BuildCompareTable(CompareParts({CompareInput{inputs[0].source, *back}}, "")[0],
-                              MeanOnly());
+  auto t2 = stats::BuildCompareTable(
+      stats::CompareParts({stats::CompareInput{inputs[0].source, *back}}, "")[0], MeanOnly());
   ASSERT_TRUE(t2.ok()) << t2.error().message;
-  EXPECT_EQ(RenderCompareJson(*t2), RenderCompareJson(*t));
+  EXPECT_EQ(report::RenderCompareJson(*t2), report::RenderCompareJson(*t));
   // A file without --ab keeps each stored variant as its column, even one holding '=': the
   // reader splits no variant there.
   Json doc = Json::parse(ResultToJson(*back));
@@ -478,7 +480,8 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   EXPECT_EQ(plain->benchmarks[0].variant, "raw,kernel.stack_erasing=0");
   EXPECT_EQ(plain->benchmarks[0].knob, "");
-  t = BuildCompareTable(CompareParts({CompareInput{"plain", *plain}}, "")[0], MeanOnly());
+  t = stats::BuildCompareTable(stats::CompareParts({stats::CompareInput{"plain", *plain}}, "")[0],
+                               MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->columns.size(), 4u);
   EXPECT_EQ(t->columns[1].name, "libc,kernel.stack_erasing=0");
@@ -486,7 +489,7 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
 
 // Both --ab layouts as rows: two labels put the variant and the value in the row, by name.
 TEST(CompareTable, TwoAbFilesOfTwoLabelsHaveTheVariantAndTheValueInTheRow) {
-  std::vector<CompareInput> inputs;
+  std::vector<stats::CompareInput> inputs;
   for (const char* label : {"a", "b"}) {
     std::vector<BenchmarkResult> benches = {Bench("syscall/getpid", {100, 101, 99, 100}, "raw"),
                                             Bench("syscall/getpid", {100, 101, 99, 100}, "")};
@@ -495,14 +498,14 @@ TEST(CompareTable, TwoAbFilesOfTwoLabelsHaveTheVariantAndTheValueInTheRow) {
     inputs.push_back(Input(label, benches));
     inputs.back().run.run.ab = {"sysctl:kernel.stack_erasing=0,1"};
   }
-  const auto parts = CompareParts(inputs, "");
+  const auto parts = stats::CompareParts(inputs, "");
   ASSERT_EQ(parts.size(), 1u);
-  auto t = BuildCompareTable(parts[0], MeanOnly());
+  auto t = stats::BuildCompareTable(parts[0], MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->rows.size(), 2u);
   EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw] [kernel.stack_erasing=0]");
-  EXPECT_EQ(t->rows[0].key, (RowKey{"syscall/getpid", Json::object(), "raw",
-                                    "kernel.stack_erasing=0"}));
+  EXPECT_EQ(t->rows[0].key,
+            (RowKey{"syscall/getpid", Json::object(), "raw", "kernel.stack_erasing=0"}));
   EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [kernel.stack_erasing=1]");
 }
 
@@ -558,39 +561,40 @@ TEST(BenchGlob, MatchesTheIdAndItsShortForms) {
 }
 
 TEST(CompareTable, OneRunGivenTwiceIsRefused) {
-  const CompareInput a = Input("a", {Bench("s/x", {100, 101, 99})});
-  CompareInput again = a;
+  const stats::CompareInput a = Input("a", {Bench("s/x", {100, 101, 99})});
+  stats::CompareInput again = a;
   again.source = "7";  // the same run from the store
-  const Status st = CheckInputsCompare({a, Input("b", {Bench("s/x", {100, 101, 99.5})}), again});
+  const Status st =
+      stats::CheckInputsCompare({a, Input("b", {Bench("s/x", {100, 101, 99.5})}), again});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().exit_code, kExitUsage);
   EXPECT_NE(st.error().message.find("'a.json' and '7' are the same run"), std::string::npos)
       << st.error().message;
-  CompareInput other_time = a;
+  stats::CompareInput other_time = a;
   other_time.run.created = "2026-01-02T03:04:05Z";  // another run with the same values: fine
-  EXPECT_TRUE(CheckInputsCompare({a, other_time}).ok());
-  EXPECT_FALSE(CheckInputsCompare({Input("a", {})}).ok());  // no benchmark at all
+  EXPECT_TRUE(stats::CheckInputsCompare({a, other_time}).ok());
+  EXPECT_FALSE(stats::CheckInputsCompare({Input("a", {})}).ok());  // no benchmark at all
 }
 
 // Per-call percentiles move in whole timer steps: a p99 change below one step is marked and
 // footnoted; the mean (a per-repetition average) never is. p99 = 1.5 x mean in Bench().
 TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {
-  CompareInput in =
+  stats::CompareInput in =
       OneRun({{"base", {100, 101, 99, 100, 100}}, {"var", {104, 105, 103, 104, 104}}});
   in.run.timer.resolution_ns = 10.0;  // p99 change: 1.5 x 4 = 6 ns < 10 ns
-  CompareOptions o;
+  stats::CompareOptions o;
   o.metrics = {"mean", "p99"};
-  auto t = BuildCompareTable({in}, o);
+  auto t = stats::BuildCompareTable({in}, o);
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->rows.size(), 2u);
   EXPECT_FALSE(t->rows[0].variants[0].below_timer_step);  // mean
   EXPECT_TRUE(t->rows[1].variants[0].below_timer_step);   // p99
   bool footnote = false;
-  for (const auto& n : CompareNoteLines(*t))
+  for (const auto& n : report::CompareNoteLines(*t))
     footnote = footnote || n.find("timer step") != std::string::npos;
   EXPECT_TRUE(footnote);
   in.run.timer.resolution_ns = 5.0;  // 6 ns >= one step: not marked
-  auto t2 = BuildCompareTable({in}, o);
+  auto t2 = stats::BuildCompareTable({in}, o);
   ASSERT_TRUE(t2.ok());
   EXPECT_FALSE(t2->rows[1].variants[0].below_timer_step);
 }
@@ -601,45 +605,46 @@ TEST(CompareTable, PercentileChangeBelowOneTimerStepIsMarked) {
 // rows is compared as usual, and a baseline of one step or more is compared too.
 TEST(CompareTable, PercentileBaselineBelowOneTimerStepHasNoChange) {
   // p99 = 1.5 x mean: base p99 1.5 x 0.002 = 0.003 ns, var p99 1.5 x 20 = 30 ns.
-  CompareInput in = OneRun(
+  stats::CompareInput in = OneRun(
       {{"base", {0.001, 0.003, 0.002, 0.002, 0.002}}, {"var", {19.0, 21.0, 20.0, 20.0, 20.0}}});
   in.run.timer.resolution_ns = 10.0;
-  CompareOptions o;
+  stats::CompareOptions o;
   o.metrics = {"mean", "p99"};
-  auto t = BuildCompareTable({in}, o);
+  auto t = stats::BuildCompareTable({in}, o);
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->rows.size(), 2u);
-  const CompareCell& mean = t->rows[0].variants[0];
-  EXPECT_FALSE((mean.status == CellStatus::kBaselineBelowTimerStep));
-  EXPECT_EQ(mean.verdict, Verdict::kRegression);
-  const CompareCell& p99 = t->rows[1].variants[0];
-  EXPECT_TRUE((p99.status == CellStatus::kBaselineBelowTimerStep));
-  EXPECT_FALSE((p99.status == CellStatus::kBaselineNotPositive));
+  const stats::CompareCell& mean = t->rows[0].variants[0];
+  EXPECT_FALSE((mean.status == stats::CellStatus::kBaselineBelowTimerStep));
+  EXPECT_EQ(mean.verdict, stats::Verdict::kRegression);
+  const stats::CompareCell& p99 = t->rows[1].variants[0];
+  EXPECT_TRUE((p99.status == stats::CellStatus::kBaselineBelowTimerStep));
+  EXPECT_FALSE((p99.status == stats::CellStatus::kBaselineNotPositive));
   EXPECT_FALSE(p99.below_timer_step);
   EXPECT_TRUE(std::isnan(p99.change_pct));
   EXPECT_TRUE(std::isnan(p99.p_value));
-  EXPECT_EQ(p99.verdict, Verdict::kNone);
+  EXPECT_EQ(p99.verdict, stats::Verdict::kNone);
   bool noted = false;
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     noted = noted || n.rfind("# the baseline's value is above 0 but below one timer step", 0) == 0;
   EXPECT_TRUE(noted);
-  const std::string grid = RenderCompareGrid(*t);
+  const std::string grid = report::RenderCompareGrid(*t);
   EXPECT_NE(grid.find("30.00 ns #"), std::string::npos) << grid;
-  const std::string json = RenderCompare(*t, CompareFormat::kJson);
+  const std::string json = report::RenderCompare(*t, report::CompareFormat::kJson);
   EXPECT_NE(json.find("\"baseline_below_timer_step\": true"), std::string::npos) << json;
 
   // No step known (an old file): nothing to judge by, compared as before.
   in.run.timer.resolution_ns.reset();
-  auto unknown = BuildCompareTable({in}, o);
+  auto unknown = stats::BuildCompareTable({in}, o);
   ASSERT_TRUE(unknown.ok());
-  EXPECT_FALSE((unknown->rows[1].variants[0].status == CellStatus::kBaselineBelowTimerStep));
-  EXPECT_EQ(unknown->rows[1].variants[0].verdict, Verdict::kRegression);
+  EXPECT_FALSE((unknown->rows[1].variants[0].status == stats::CellStatus::kBaselineBelowTimerStep));
+  EXPECT_EQ(unknown->rows[1].variants[0].verdict, stats::Verdict::kRegression);
   // A baseline of one step or more is resolved: compared as usual.
   in.run.timer.resolution_ns = 0.003;
-  auto resolved = BuildCompareTable({in}, o);
+  auto resolved = stats::BuildCompareTable({in}, o);
   ASSERT_TRUE(resolved.ok());
-  EXPECT_FALSE((resolved->rows[1].variants[0].status == CellStatus::kBaselineBelowTimerStep));
-  EXPECT_EQ(resolved->rows[1].variants[0].verdict, Verdict::kRegression);
+  EXPECT_FALSE(
+      (resolved->rows[1].variants[0].status == stats::CellStatus::kBaselineBelowTimerStep));
+  EXPECT_EQ(resolved->rows[1].variants[0].verdict, stats::Verdict::kRegression);
 }
 
 // Runs of two labels measured in blocks (all of one before all of the other) get a note naming
@@ -647,7 +652,7 @@ TEST(CompareTable, PercentileBaselineBelowOneTimerStepHasNoChange) {
 // second get none.
 TEST(CompareTable, RunsMeasuredInBlocksAreNoted) {
   const auto runs = [](const std::vector<std::pair<std::string, std::string>>& label_time) {
-    std::vector<CompareInput> in;
+    std::vector<stats::CompareInput> in;
     double m = 100;
     for (const auto& [label, created] : label_time) {
       in.push_back(Input(label, {Bench("s/x", {m - 1, m, m + 1})}));
@@ -656,12 +661,12 @@ TEST(CompareTable, RunsMeasuredInBlocksAreNoted) {
     }
     return in;
   };
-  const auto block_notes = [](const std::vector<CompareInput>& in) {
-    auto t = BuildCompareTable(in, MeanOnly());
+  const auto block_notes = [](const std::vector<stats::CompareInput>& in) {
+    auto t = stats::BuildCompareTable(in, MeanOnly());
     EXPECT_TRUE(t.ok());
     std::vector<std::string> found;
     if (!t.ok()) return found;
-    for (const std::string& n : CompareNoteLines(*t))
+    for (const std::string& n : report::CompareNoteLines(*t))
       if (n.find("were all measured") != std::string::npos) found.push_back(n);
     return found;
   };
@@ -697,20 +702,20 @@ TEST(CompareTable, FastpathVersusCiOnKnownData) {
   // base 10..14: mean 12, s = 1.5811, 95 % t-interval 12 +- 2.776445*1.5811/sqrt(5) =
   // [10.037, 13.963]. var 13..17: [13.037, 16.963] overlaps -> fastpath "-"; Welch t = 3, df 8, p =
   // 0.017 -> ci (R). var 14..18: [14.037, 17.963] does not overlap -> (R) under both.
-  std::vector<CompareInput> in = {OneRun({{"base", {10, 11, 12, 13, 14}},
-                                          {"overlap", {13, 14, 15, 16, 17}},
-                                          {"apart", {14, 15, 16, 17, 18}}})};
-  CompareOptions o = MeanOnly();
-  o.method = VerdictMethod::kFastpath;
-  auto fp = BuildCompareTable(in, o);
+  std::vector<stats::CompareInput> in = {OneRun({{"base", {10, 11, 12, 13, 14}},
+                                                 {"overlap", {13, 14, 15, 16, 17}},
+                                                 {"apart", {14, 15, 16, 17, 18}}})};
+  stats::CompareOptions o = MeanOnly();
+  o.method = stats::VerdictMethod::kFastpath;
+  auto fp = stats::BuildCompareTable(in, o);
   ASSERT_TRUE(fp.ok()) << fp.error().message;
   ASSERT_EQ(fp->rows.size(), 1u);
-  EXPECT_EQ(fp->rows[0].variants[0].verdict, Verdict::kNone);
-  EXPECT_EQ(fp->rows[0].variants[1].verdict, Verdict::kRegression);
-  auto ci = BuildCompareTable(in, MeanOnly());
+  EXPECT_EQ(fp->rows[0].variants[0].verdict, stats::Verdict::kNone);
+  EXPECT_EQ(fp->rows[0].variants[1].verdict, stats::Verdict::kRegression);
+  auto ci = stats::BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(ci.ok());
-  const CompareCell& c = ci->rows[0].variants[0];
-  EXPECT_EQ(c.verdict, Verdict::kRegression);
+  const stats::CompareCell& c = ci->rows[0].variants[0];
+  EXPECT_EQ(c.verdict, stats::Verdict::kRegression);
   EXPECT_DOUBLE_EQ(c.change_pct, 25.0);
   EXPECT_NEAR(c.p_value, 0.01707168, 1e-6);  // closed form, t = 3, df = 8: 0.0170716812
   EXPECT_GT(c.ci_low_pct, 0);
@@ -719,43 +724,43 @@ TEST(CompareTable, FastpathVersusCiOnKnownData) {
 TEST(CompareTable, SignConventionAndHigherIsBetter) {
   auto up = Bench("s/x", {105, 105.1, 104.9, 105.2, 104.8}, "v");
   auto base = Bench("s/x", {100, 100.1, 99.9, 100.2, 99.8}, "b");
-  auto t = BuildCompareTable({Input("run", {base, up})}, MeanOnly());
+  auto t = stats::BuildCompareTable({Input("run", {base, up})}, MeanOnly());
   ASSERT_TRUE(t.ok());
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 5.0, 1e-9);
-  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kRegression);
   base.lower_is_better = false;
   up.lower_is_better = false;
-  t = BuildCompareTable({Input("run", {base, up})}, MeanOnly());
+  t = stats::BuildCompareTable({Input("run", {base, up})}, MeanOnly());
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kImprovement);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kImprovement);
   // --min-effect above the change: no verdict.
-  CompareOptions o = MeanOnly();
+  stats::CompareOptions o = MeanOnly();
   o.min_effect_pct = 6;
-  t = BuildCompareTable({Input("run", {base, up})}, o);
-  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+  t = stats::BuildCompareTable({Input("run", {base, up})}, o);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kNone);
 }
 
 TEST(CompareTable, TooFewSamplesShowsChangeOnly) {
-  auto t = BuildCompareTable(
+  auto t = stats::BuildCompareTable(
       {Input("b", {Bench("s/x", {100, 101, 99, 100})}), Input("v", {Bench("s/x", {150, 151})})},
       MeanOnly());
   ASSERT_TRUE(t.ok());
-  const CompareCell& c = t->rows[0].variants[0];
-  EXPECT_EQ(c.status, CellStatus::kTooFew);
+  const stats::CompareCell& c = t->rows[0].variants[0];
+  EXPECT_EQ(c.status, stats::CellStatus::kTooFew);
   EXPECT_NEAR(c.change_pct, 50.5, 1e-9);
-  EXPECT_EQ(c.verdict, Verdict::kNone);
+  EXPECT_EQ(c.verdict, stats::Verdict::kNone);
   EXPECT_TRUE(std::isnan(c.p_value));
-  ASSERT_FALSE(CompareNoteLines(*t).empty());
-  EXPECT_NE(CompareNoteLines(*t)[0].find("fewer than 3"), std::string::npos);
+  ASSERT_FALSE(report::CompareNoteLines(*t).empty());
+  EXPECT_NE(report::CompareNoteLines(*t)[0].find("fewer than 3"), std::string::npos);
 }
 
 TEST(CompareTable, SessionsAreTheSamples) {
   // Three sessions of two repetitions: samples are the session means 100, 110, 90.
   auto b = Bench("s/x", {99, 101, 109, 111, 89, 91}, "", {0, 0, 1, 1, 2, 2});
-  auto t = BuildCompareTable({Input("b", {b}), Input("v", {b})}, MeanOnly());
+  auto t = stats::BuildCompareTable({Input("b", {b}), Input("v", {b})}, MeanOnly());
   ASSERT_TRUE(t.ok());
-  const CompareCell& c = t->rows[0].baseline;
-  EXPECT_NE(c.unit, SampleUnit::kRepetition);
+  const stats::CompareCell& c = t->rows[0].baseline;
+  EXPECT_NE(c.unit, stats::SampleUnit::kRepetition);
   EXPECT_EQ(c.n, 3);
   EXPECT_EQ(c.repetitions, 6);
   EXPECT_EQ(c.sessions, 3);
@@ -764,32 +769,34 @@ TEST(CompareTable, SessionsAreTheSamples) {
 }
 
 TEST(CompareTable, VariantsOfOneFileAndDefaultBaseline) {
-  std::vector<CompareInput> in = {Input("model", {Bench("model/kstack", {50, 50.1, 49.9}, "prng"),
-                                                  Bench("model/kstack", {40, 40.1, 39.9}, "off")})};
+  std::vector<stats::CompareInput> in = {
+      Input("model", {Bench("model/kstack", {50, 50.1, 49.9}, "prng"),
+                      Bench("model/kstack", {40, 40.1, 39.9}, "off")})};
   // Without a flagged row (files written before the flag), the first variant is the baseline.
-  auto t = BuildCompareTable(in, MeanOnly());
+  auto t = stats::BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->columns[0].name, "prng");
   in[0].run.benchmarks[1].baseline = true;  // the workload row's flag, not its name, decides
-  t = BuildCompareTable(in, MeanOnly());
+  t = stats::BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->columns.size(), 2u);
   // One file: the common label is dropped from the column names and stated in a note.
   EXPECT_EQ(t->columns[0].name, "off");
   EXPECT_EQ(t->columns[1].name, "prng");
-  EXPECT_NE(CompareNoteLines(*t)[0].find("variants of one run: 'model'"), std::string::npos);
+  EXPECT_NE(report::CompareNoteLines(*t)[0].find("variants of one run: 'model'"),
+            std::string::npos);
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 25.0, 1e-9);
-  CompareOptions o = MeanOnly();
+  stats::CompareOptions o = MeanOnly();
   o.baseline = "prng";
-  t = BuildCompareTable(in, o);
+  t = stats::BuildCompareTable(in, o);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->columns[0].name, "prng");
   o.baseline = "model:prng";  // the full label:variant form names the same column
-  t = BuildCompareTable(in, o);
+  t = stats::BuildCompareTable(in, o);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->columns[0].name, "prng");
   o.baseline = "nope";
-  t = BuildCompareTable(in, o);
+  t = stats::BuildCompareTable(in, o);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().exit_code, kExitUsage);
   EXPECT_NE(t.error().message.find("the columns are: prng, off"), std::string::npos);
@@ -797,33 +804,33 @@ TEST(CompareTable, VariantsOfOneFileAndDefaultBaseline) {
 
 TEST(CompareTable, InputsWithOneLabelAreRunsOfOneColumn) {
   // Label "a": runs with means 100, 102, 104 (repetitions 99/101, ...); label "b": 110, 111, 112.
-  std::vector<CompareInput> in;
+  std::vector<stats::CompareInput> in;
   for (double m : {100.0, 102.0, 104.0}) in.push_back(Input("a", {Bench("s/x", {m - 1, m + 1})}));
   for (double m : {110.0, 111.0, 112.0}) in.push_back(Input("b", {Bench("s/x", {m - 1, m + 1})}));
   in[1].source = "dir/a2.json";
-  auto t = BuildCompareTable(in, MeanOnly());
+  auto t = stats::BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->columns.size(), 2u);
   EXPECT_EQ(t->columns[0].name, "a");
   EXPECT_EQ(t->columns[0].sources, (std::vector<std::string>{"a.json", "dir/a2.json", "a.json"}));
-  const CompareCell& b = t->rows[0].baseline;
-  const CompareCell& v = t->rows[0].variants[0];
-  EXPECT_EQ(b.unit, SampleUnit::kRun);
+  const stats::CompareCell& b = t->rows[0].baseline;
+  const stats::CompareCell& v = t->rows[0].variants[0];
+  EXPECT_EQ(b.unit, stats::SampleUnit::kRun);
   EXPECT_EQ(b.n, 3);
   EXPECT_EQ(b.runs, 3);
   EXPECT_EQ(b.repetitions, 6);
   EXPECT_DOUBLE_EQ(b.value, 102);
   EXPECT_DOUBLE_EQ(b.sd, 2);  // SD of the run means, not of the repetitions
-  EXPECT_NE(v.status, CellStatus::kNoRunVariance);
+  EXPECT_NE(v.status, stats::CellStatus::kNoRunVariance);
   // Welch on run means: t = (111 - 102) / sqrt(4/3 + 1/3) = 6.97, df = 2.94: p < 0.01.
   EXPECT_NEAR(v.change_pct, 100 * (111.0 / 102 - 1), 1e-9);
-  EXPECT_EQ(v.verdict, Verdict::kRegression);
+  EXPECT_EQ(v.verdict, stats::Verdict::kRegression);
   // Components of "a": repetition 2 (each session 99/101 etc.), run 4 - 2/2 = 3.
   EXPECT_DOUBLE_EQ(b.components.repetition, 2);
   EXPECT_DOUBLE_EQ(b.components.run, 3);
   EXPECT_TRUE(std::isnan(b.components.session));
   // Two files with one label and no others: a single column (and the caller warns).
-  t = BuildCompareTable({in[0], in[1]}, MeanOnly());
+  t = stats::BuildCompareTable({in[0], in[1]}, MeanOnly());
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->columns.size(), 1u);
 }
@@ -833,79 +840,79 @@ TEST(CompareTable, SingleRunAcrossRunsHasNoVerdict) {
   // of one run each it is shown with its CI but not marked, and a footnote says why.
   std::vector<double> base = {100, 100.1, 99.9, 100.2, 99.8},
                       up = {105, 105.1, 104.9, 105.2, 104.8};
-  auto within = BuildCompareTable({OneRun({{"b", base}, {"v", up}})}, MeanOnly());
+  auto within = stats::BuildCompareTable({OneRun({{"b", base}, {"v", up}})}, MeanOnly());
   ASSERT_TRUE(within.ok());
-  EXPECT_EQ(within->rows[0].variants[0].verdict, Verdict::kRegression);
-  EXPECT_NE(within->rows[0].variants[0].status, CellStatus::kNoRunVariance);
-  auto across = BuildCompareTable(
+  EXPECT_EQ(within->rows[0].variants[0].verdict, stats::Verdict::kRegression);
+  EXPECT_NE(within->rows[0].variants[0].status, stats::CellStatus::kNoRunVariance);
+  auto across = stats::BuildCompareTable(
       {Input("b", {Bench("s/x", base)}), Input("v", {Bench("s/x", up)})}, MeanOnly());
   ASSERT_TRUE(across.ok());
-  const CompareCell& c = across->rows[0].variants[0];
-  EXPECT_EQ(c.status, CellStatus::kNoRunVariance);
-  EXPECT_EQ(c.verdict, Verdict::kNone);
+  const stats::CompareCell& c = across->rows[0].variants[0];
+  EXPECT_EQ(c.status, stats::CellStatus::kNoRunVariance);
+  EXPECT_EQ(c.verdict, stats::Verdict::kNone);
   EXPECT_NEAR(c.change_pct, 5.0, 1e-9);
   EXPECT_GT(c.ci_low_pct, 0);  // the within-run CI is still reported
   bool noted = false;
-  for (const std::string& n : CompareNoteLines(*across))
+  for (const std::string& n : report::CompareNoteLines(*across))
     noted = noted || n.find("measure >= 3 runs per configuration") != std::string::npos;
   EXPECT_TRUE(noted);
   // Several sessions on both sides carry the process-to-process variance but not the run's
   // (boot, the machine's drift between runs): still no verdict across runs.
   std::vector<int> sessions = {0, 1, 2, 3, 4};
-  auto sess = BuildCompareTable({Input("b", {Bench("s/x", base, "", sessions)}),
-                                 Input("v", {Bench("s/x", up, "", sessions)})},
-                                MeanOnly());
+  auto sess = stats::BuildCompareTable({Input("b", {Bench("s/x", base, "", sessions)}),
+                                        Input("v", {Bench("s/x", up, "", sessions)})},
+                                       MeanOnly());
   ASSERT_TRUE(sess.ok());
-  EXPECT_EQ(sess->rows[0].variants[0].unit, SampleUnit::kSession);
-  EXPECT_EQ(sess->rows[0].variants[0].status, CellStatus::kNoRunVariance);
-  EXPECT_EQ(sess->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(sess->rows[0].variants[0].unit, stats::SampleUnit::kSession);
+  EXPECT_EQ(sess->rows[0].variants[0].status, stats::CellStatus::kNoRunVariance);
+  EXPECT_EQ(sess->rows[0].variants[0].verdict, stats::Verdict::kNone);
   EXPECT_TRUE(std::isnan(sess->rows[0].variants[0].p_adjusted));
   // The same sessions as variants of one run: decided (they share the run).
   std::vector<BenchmarkResult> both = {Bench("s/x", base, "b", sessions),
                                        Bench("s/x", up, "v", sessions)};
-  auto one_run = BuildCompareTable({Input("run", both)}, MeanOnly());
+  auto one_run = stats::BuildCompareTable({Input("run", both)}, MeanOnly());
   ASSERT_TRUE(one_run.ok());
-  EXPECT_NE(one_run->rows[0].variants[0].status, CellStatus::kNoRunVariance);
-  EXPECT_EQ(one_run->rows[0].variants[0].verdict, Verdict::kRegression);
+  EXPECT_NE(one_run->rows[0].variants[0].status, stats::CellStatus::kNoRunVariance);
+  EXPECT_EQ(one_run->rows[0].variants[0].verdict, stats::Verdict::kRegression);
   // One side with sessions, the other a single process: still no verdict.
-  auto mixed = BuildCompareTable(
+  auto mixed = stats::BuildCompareTable(
       {Input("b", {Bench("s/x", base, "", sessions)}), Input("v", {Bench("s/x", up)})}, MeanOnly());
   ASSERT_TRUE(mixed.ok());
-  EXPECT_EQ(mixed->rows[0].variants[0].status, CellStatus::kNoRunVariance);
+  EXPECT_EQ(mixed->rows[0].variants[0].status, stats::CellStatus::kNoRunVariance);
 }
 
 TEST(CompareTable, InputErrors) {
   auto base = Input("b", {Bench("s/x", {1, 2, 3})});
   auto us = Input("v", {Bench("s/x", {1, 2, 3})});
   us.run.benchmarks[0].unit = "us";
-  auto t = BuildCompareTable({base, us}, MeanOnly());
+  auto t = stats::BuildCompareTable({base, us}, MeanOnly());
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().exit_code, kExitUsage);
   EXPECT_NE(t.error().message.find("s/x"), std::string::npos);
-  CompareOptions o;
+  stats::CompareOptions o;
   o.metrics = {"p95"};
-  t = BuildCompareTable({base}, o);
+  t = stats::BuildCompareTable({base}, o);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.error().message.find("p99"), std::string::npos);  // names the stored metrics
   o = MeanOnly();
   o.alpha = 0;
-  EXPECT_FALSE(BuildCompareTable({base}, o).ok());
-  EXPECT_FALSE(BuildCompareTable({}, MeanOnly()).ok());
+  EXPECT_FALSE(stats::BuildCompareTable({base}, o).ok());
+  EXPECT_FALSE(stats::BuildCompareTable({}, MeanOnly()).ok());
 }
 
 // The library's errors name the value, never a command-line flag (the CLI adds it).
 TEST(CompareTable, ValueChecksNameTheValueNotAFlag) {
   auto in = Input("b", {Bench("s/x", {1, 2, 3})});
-  std::vector<Status> errors = {CheckAlpha(0.5),
-                                CheckAlpha(0),
-                                CheckPower(1),
-                                CheckPower(NAN),
-                                CheckMinEffect(-1),
-                                CheckMinEffect(INFINITY),
-                                CheckTargetEffect(0),
-                                CheckTargetEffect(NAN),
-                                CheckBaseline({in}, "zzz"),
-                                CheckMetricsStored({in}, {"p95"})};
+  std::vector<Status> errors = {stats::CheckAlpha(0.5),
+                                stats::CheckAlpha(0),
+                                stats::CheckPower(1),
+                                stats::CheckPower(NAN),
+                                stats::CheckMinEffect(-1),
+                                stats::CheckMinEffect(INFINITY),
+                                stats::CheckTargetEffect(0),
+                                stats::CheckTargetEffect(NAN),
+                                stats::CheckBaseline({in}, "zzz"),
+                                stats::CheckMetricsStored({in}, {"p95"})};
   for (const Status& st : errors) {
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.error().exit_code, kExitUsage);
@@ -918,33 +925,34 @@ TEST(CompareTable, ValueChecksNameTheValueNotAFlag) {
             "planned runs detect the target effect)");
   EXPECT_EQ(errors[8].error().message, "baseline 'zzz' does not name a column; the columns are: b");
   EXPECT_EQ(errors[9].error().message.rfind("unknown metric 'p95'; the inputs store: mean", 0), 0u);
-  for (const Status& st : {CheckAlpha(0.05), CheckAlpha(0.49), CheckPower(0.8), CheckMinEffect(0),
-                           CheckTargetEffect(0.1), CheckBaseline({in}, ""),
-                           CheckBaseline({in}, "b"), CheckMetricsStored({in}, {"mean"})}) {
+  for (const Status& st :
+       {stats::CheckAlpha(0.05), stats::CheckAlpha(0.49), stats::CheckPower(0.8),
+        stats::CheckMinEffect(0), stats::CheckTargetEffect(0.1), stats::CheckBaseline({in}, ""),
+        stats::CheckBaseline({in}, "b"), stats::CheckMetricsStored({in}, {"mean"})}) {
     EXPECT_TRUE(st.ok()) << st.error().message;
   }
   // BuildCompareTable and PlanSampleSizes return the same value-only errors.
-  CompareOptions o = MeanOnly();
+  stats::CompareOptions o = MeanOnly();
   o.alpha = 0.5;
-  auto t = BuildCompareTable({in}, o);
+  auto t = stats::BuildCompareTable({in}, o);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message, errors[0].error().message);
-  SampleSizeOptions p;
+  stats::SampleSizeOptions p;
   p.target_pct = 0;
-  auto rows = PlanSampleSizes({in}, p);
+  auto rows = stats::PlanSampleSizes({in}, p);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().message, errors[6].error().message);
 }
 
 TEST(CompareTable, MissingBenchmarkIsBlankWithNote) {
-  auto t = BuildCompareTable({Input("b", {Bench("s/x", {1, 2, 3}), Bench("s/y", {1, 2, 3})}),
-                              Input("v", {Bench("s/x", {1, 2, 3})})},
-                             MeanOnly());
+  auto t = stats::BuildCompareTable({Input("b", {Bench("s/x", {1, 2, 3}), Bench("s/y", {1, 2, 3})}),
+                                     Input("v", {Bench("s/x", {1, 2, 3})})},
+                                    MeanOnly());
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->rows.size(), 2u);
   EXPECT_FALSE(t->rows[1].variants[0].present());
   bool noted = false;
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     noted = noted || n.find("s/y: absent from v") != std::string::npos;
   EXPECT_TRUE(noted);
 }
@@ -955,31 +963,32 @@ TEST(CompareTable, HolmNeedsAdjustedP) {
   // smallest p x 2 > 0.05, the other max(that, p x 1): both lose the verdict.
   std::vector<double> b = {10, 11, 12, 13, 14};
   std::vector<double> x = {12.5, 13.5, 14.5, 15.5, 16.5}, y = {12.6, 13.6, 14.6, 15.6, 16.6};
-  std::vector<CompareInput> in = {Input("run", {Bench("s/x", b, "b"), Bench("s/y", b, "b"),
-                                                Bench("s/x", x, "v"), Bench("s/y", y, "v")})};
-  auto raw = BuildCompareTable(in, MeanOnly());
+  std::vector<stats::CompareInput> in = {Input(
+      "run",
+      {Bench("s/x", b, "b"), Bench("s/y", b, "b"), Bench("s/x", x, "v"), Bench("s/y", y, "v")})};
+  auto raw = stats::BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(raw.ok());
   double px = raw->rows[0].variants[0].p_value, py = raw->rows[1].variants[0].p_value;
   ASSERT_LT(px, 0.05);
   ASSERT_GT(py, 0.025);
   ASSERT_LT(py, px);
-  EXPECT_EQ(raw->rows[0].variants[0].verdict, Verdict::kRegression);
-  EXPECT_EQ(raw->rows[1].variants[0].verdict, Verdict::kRegression);
-  CompareOptions o = MeanOnly();
-  o.correction = Correction::kHolm;
-  auto holm = BuildCompareTable(in, o);
+  EXPECT_EQ(raw->rows[0].variants[0].verdict, stats::Verdict::kRegression);
+  EXPECT_EQ(raw->rows[1].variants[0].verdict, stats::Verdict::kRegression);
+  stats::CompareOptions o = MeanOnly();
+  o.correction = stats::Correction::kHolm;
+  auto holm = stats::BuildCompareTable(in, o);
   ASSERT_TRUE(holm.ok());
   EXPECT_NEAR(holm->rows[1].variants[0].p_adjusted, 2 * py, 1e-12);
   EXPECT_NEAR(holm->rows[0].variants[0].p_adjusted, std::max(px, 2 * py), 1e-12);
-  EXPECT_EQ(holm->rows[0].variants[0].verdict, Verdict::kNone);
-  EXPECT_EQ(holm->rows[1].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(holm->rows[0].variants[0].verdict, stats::Verdict::kNone);
+  EXPECT_EQ(holm->rows[1].variants[0].verdict, stats::Verdict::kNone);
 }
 
 // A/A: both sides from one normal distribution; the fraction of (R)/(I) must be alpha +- 2 points.
-double FalsePositiveRate(SignificanceTest test, VerdictMethod method, uint64_t seed) {
+double FalsePositiveRate(stats::SignificanceTest test, stats::VerdictMethod method, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> noise(100.0, 2.0);
-  CompareOptions o = MeanOnly();
+  stats::CompareOptions o = MeanOnly();
   o.test = test;
   o.method = method;
   const int kTrials = 2000;
@@ -988,18 +997,21 @@ double FalsePositiveRate(SignificanceTest test, VerdictMethod method, uint64_t s
     std::vector<double> a(10), b(10);
     for (double& v : a) v = noise(rng);
     for (double& v : b) v = noise(rng);
-    auto t = BuildCompareTable({OneRun({{"a", a}, {"b", b}})}, o);
-    if (t.ok() && t->rows[0].variants[0].verdict != Verdict::kNone) ++flagged;
+    auto t = stats::BuildCompareTable({OneRun({{"a", a}, {"b", b}})}, o);
+    if (t.ok() && t->rows[0].variants[0].verdict != stats::Verdict::kNone) ++flagged;
   }
   return static_cast<double>(flagged) / kTrials;
 }
 
 TEST(CompareTable, AaFalsePositiveRateIsAlpha) {
-  EXPECT_NEAR(FalsePositiveRate(SignificanceTest::kWelch, VerdictMethod::kCi, 42), 0.05, 0.02);
-  EXPECT_NEAR(FalsePositiveRate(SignificanceTest::kMannWhitney, VerdictMethod::kCi, 43), 0.05,
-              0.02);
+  EXPECT_NEAR(FalsePositiveRate(stats::SignificanceTest::kWelch, stats::VerdictMethod::kCi, 42),
+              0.05, 0.02);
+  EXPECT_NEAR(
+      FalsePositiveRate(stats::SignificanceTest::kMannWhitney, stats::VerdictMethod::kCi, 43), 0.05,
+      0.02);
   // The overlap rule is conservative (Schenker & Gentleman 2001): well below alpha.
-  EXPECT_LT(FalsePositiveRate(SignificanceTest::kWelch, VerdictMethod::kFastpath, 44), 0.03);
+  EXPECT_LT(FalsePositiveRate(stats::SignificanceTest::kWelch, stats::VerdictMethod::kFastpath, 44),
+            0.03);
 }
 
 TEST(CompareTable, PlantedFivePercentIsAlwaysFlaggedWithTheRightSign) {
@@ -1012,19 +1024,21 @@ TEST(CompareTable, PlantedFivePercentIsAlwaysFlaggedWithTheRightSign) {
       up[i] = 105 + noise(rng);
       down[i] = 95 + noise(rng);
     }
-    auto t = BuildCompareTable({OneRun({{"b", base}, {"up", up}, {"down", down}})}, MeanOnly());
+    auto t =
+        stats::BuildCompareTable({OneRun({{"b", base}, {"up", up}, {"down", down}})}, MeanOnly());
     ASSERT_TRUE(t.ok());
-    EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression) << trial;
-    EXPECT_EQ(t->rows[0].variants[1].verdict, Verdict::kImprovement) << trial;
+    EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kRegression) << trial;
+    EXPECT_EQ(t->rows[0].variants[1].verdict, stats::Verdict::kImprovement) << trial;
   }
 }
 
 // Runs of two configurations with a planted run-level random effect: each run's level is
 // shifted by N(0, run_sd) (a boot, a process), its repetitions vary by N(0, rep_sd) around it.
-std::vector<CompareInput> SimulatedRuns(std::mt19937_64& rng, const std::string& label, int runs,
-                                        double level, double run_sd, double rep_sd) {
+std::vector<stats::CompareInput> SimulatedRuns(std::mt19937_64& rng, const std::string& label,
+                                               int runs, double level, double run_sd,
+                                               double rep_sd) {
   std::normal_distribution<double> run_effect(0, run_sd), noise(0, rep_sd);
-  std::vector<CompareInput> out;
+  std::vector<stats::CompareInput> out;
   for (int r = 0; r < runs; ++r) {
     double m = level + run_effect(rng);
     std::vector<double> reps(15);
@@ -1043,11 +1057,11 @@ int CountFlagged(uint64_t seed, int runs, double change, int trials, int* no_run
     auto in = SimulatedRuns(rng, "a", runs, 100, 2, 0.5);
     auto b = SimulatedRuns(rng, "b", runs, 100 * (1 + change), 2, 0.5);
     in.insert(in.end(), b.begin(), b.end());
-    auto table = BuildCompareTable(in, MeanOnly());
+    auto table = stats::BuildCompareTable(in, MeanOnly());
     EXPECT_TRUE(table.ok());
-    const CompareCell& c = table->rows[0].variants[0];
-    if (c.verdict != Verdict::kNone) ++flagged;
-    if (no_run_variance && c.status == CellStatus::kNoRunVariance) ++*no_run_variance;
+    const stats::CompareCell& c = table->rows[0].variants[0];
+    if (c.verdict != stats::Verdict::kNone) ++flagged;
+    if (no_run_variance && c.status == stats::CellStatus::kNoRunVariance) ++*no_run_variance;
   }
   return flagged;
 }
@@ -1078,7 +1092,7 @@ TEST(CompareTable, AaSessionsOfSingleRunsAreNeverMarked) {
   std::normal_distribution<double> run_effect(0, 2.6), session_effect(0, 3.8), noise(0, 5.3);
   int marked = 0, unmarked = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    std::vector<CompareInput> in;
+    std::vector<stats::CompareInput> in;
     for (const char* label : {"a", "b"}) {
       const double run_level = 100 + run_effect(rng);
       std::vector<double> reps;
@@ -1092,11 +1106,11 @@ TEST(CompareTable, AaSessionsOfSingleRunsAreNeverMarked) {
       }
       in.push_back(Input(label, {Bench("s/x", reps, "", sessions)}));
     }
-    auto t = BuildCompareTable(in, MeanOnly());
+    auto t = stats::BuildCompareTable(in, MeanOnly());
     ASSERT_TRUE(t.ok());
-    const CompareCell& c = t->rows[0].variants[0];
-    if (c.verdict != Verdict::kNone) ++marked;
-    if (c.status == CellStatus::kNoRunVariance) ++unmarked;
+    const stats::CompareCell& c = t->rows[0].variants[0];
+    if (c.verdict != stats::Verdict::kNone) ++marked;
+    if (c.status == stats::CellStatus::kNoRunVariance) ++unmarked;
   }
   EXPECT_EQ(marked, 0);
   EXPECT_EQ(unmarked, 200);
@@ -1107,17 +1121,17 @@ TEST(CompareTable, AaSessionsOfSingleRunsAreNeverMarked) {
 TEST(CompareTable, BaselineAtOrBelowZeroHasNoChange) {
   for (double base : {-2.0, 0.0}) {
     std::vector<double> b = {base - 0.1, base, base + 0.1, base}, v = {-1.1, -1, -0.9, -1};
-    auto t = BuildCompareTable({OneRun({{"b", b}, {"v", v}})}, MeanOnly());
+    auto t = stats::BuildCompareTable({OneRun({{"b", b}, {"v", v}})}, MeanOnly());
     ASSERT_TRUE(t.ok());
-    const CompareCell& c = t->rows[0].variants[0];
-    EXPECT_EQ(c.status, CellStatus::kBaselineNotPositive) << base;
+    const stats::CompareCell& c = t->rows[0].variants[0];
+    EXPECT_EQ(c.status, stats::CellStatus::kBaselineNotPositive) << base;
     EXPECT_TRUE(std::isnan(c.change_pct)) << base;
-    EXPECT_EQ(c.verdict, Verdict::kNone) << base;
+    EXPECT_EQ(c.verdict, stats::Verdict::kNone) << base;
     bool noted = false;
-    for (const std::string& n : CompareNoteLines(*t))
+    for (const std::string& n : report::CompareNoteLines(*t))
       noted = noted || n.rfind("# the baseline", 0) == 0;
     EXPECT_TRUE(noted) << base;
-    const std::string grid = RenderCompareGrid(*t);
+    const std::string grid = report::RenderCompareGrid(*t);
     EXPECT_NE(grid.find("-1.00 ns #"), std::string::npos) << grid;
   }
 }
@@ -1126,7 +1140,7 @@ TEST(CompareTable, ConflictingLowerIsBetterIsAUsageError) {
   auto a = Input("a", {Bench("s/x", {1, 2, 3})});
   auto b = Input("b", {Bench("s/x", {1, 2, 3})});
   b.run.benchmarks[0].lower_is_better = false;
-  auto t = BuildCompareTable({a, b}, MeanOnly());
+  auto t = stats::BuildCompareTable({a, b}, MeanOnly());
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().exit_code, kExitUsage);
   EXPECT_NE(t.error().message.find("lower-is-better in 'a' but higher-is-better in 'b'"),
@@ -1140,50 +1154,51 @@ TEST(CompareTable, MannWhitneyTooFewSamplesIsExplained) {
   EXPECT_DOUBLE_EQ(stats::MannWhitneyMinP(3, 3), 0.1);
   EXPECT_DOUBLE_EQ(stats::MannWhitneyMinP(4, 4), 2.0 / 70);
   EXPECT_DOUBLE_EQ(stats::MannWhitneyMinP(1, 1), 1.0);
-  CompareOptions o = MeanOnly();
-  o.test = SignificanceTest::kMannWhitney;
-  auto t = BuildCompareTable({OneRun({{"b", {100, 100.1, 99.9}}, {"v", {105, 105.1, 104.9}}})}, o);
+  stats::CompareOptions o = MeanOnly();
+  o.test = stats::SignificanceTest::kMannWhitney;
+  auto t = stats::BuildCompareTable(
+      {OneRun({{"b", {100, 100.1, 99.9}}, {"v", {105, 105.1, 104.9}}})}, o);
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kNone);
   EXPECT_DOUBLE_EQ(t->rows[0].variants[0].p_value, 0.1);
   bool noted = false;
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     noted = noted || n.find("smallest attainable p is 0.1") != std::string::npos;
   EXPECT_TRUE(noted);
   // Tied values (per-repetition percentiles move in whole timer steps) take the normal
   // approximation, which must not slip under the note's promise: still no mark.
-  t = BuildCompareTable({OneRun({{"b", {100, 100, 100}}, {"v", {110, 110, 110}}})}, o);
+  t = stats::BuildCompareTable({OneRun({{"b", {100, 100, 100}}, {"v", {110, 110, 110}}})}, o);
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+  EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kNone);
   // 4 vs 4 can (p = 0.0286): marked, no note.
-  t = BuildCompareTable(
+  t = stats::BuildCompareTable(
       {OneRun({{"b", {100, 100.1, 99.9, 100.2}}, {"v", {105, 105.1, 104.9, 105.2}}})}, o);
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kRegression);
-  for (const std::string& n : CompareNoteLines(*t))
+  EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kRegression);
+  for (const std::string& n : report::CompareNoteLines(*t))
     EXPECT_EQ(n.find("smallest attainable"), std::string::npos);
 }
 
 // A tail metric of short repetitions is an extreme-value estimate: a repetition of 500 calls
 // has 5 calls above its p99. The table says so; with 1000 calls (10 above) it stays quiet.
 TEST(CompareTable, ThinTailsAreNoted) {
-  CompareOptions o;
+  stats::CompareOptions o;
   o.metrics = {"p99"};
   auto short_reps = Bench("s/x", {100, 101, 99, 100});
   for (Repetition& r : short_reps.repetitions) r.iterations = 500;
-  auto t = BuildCompareTable({Input("run", {short_reps})}, o);
+  auto t = stats::BuildCompareTable({Input("run", {short_reps})}, o);
   ASSERT_TRUE(t.ok());
   bool noted = false;
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     noted = noted || n.find(
                          "p99: a cell is the mean of per-repetition p99s, and a repetition "
                          "of 500 calls has only 5 calls above its p99: the value rests on a "
                          "few extreme calls; measure tails with more iterations per repetition "
                          "(>= 1000 for p99)") == 0;
   EXPECT_TRUE(noted);
-  t = BuildCompareTable({Input("run", {Bench("s/x", {100, 101, 99, 100})})}, o);
+  t = stats::BuildCompareTable({Input("run", {Bench("s/x", {100, 101, 99, 100})})}, o);
   ASSERT_TRUE(t.ok());
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     EXPECT_EQ(n.find("calls above its"), std::string::npos);
   // p99.9 of 10000 calls has exactly 10 above it: quiet (it was noted as "10.0 calls ... >=
   // 10000" while 1 - 99.9/100 was 0.000999999999999889); 9000 calls have 9 and are noted.
@@ -1196,14 +1211,14 @@ TEST(CompareTable, ThinTailsAreNoted) {
     }
     return b;
   };
-  t = BuildCompareTable({Input("run", {reps_of(10000)})}, o);
+  t = stats::BuildCompareTable({Input("run", {reps_of(10000)})}, o);
   ASSERT_TRUE(t.ok());
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     EXPECT_EQ(n.find("calls above its"), std::string::npos);
-  t = BuildCompareTable({Input("run", {reps_of(9000)})}, o);
+  t = stats::BuildCompareTable({Input("run", {reps_of(9000)})}, o);
   ASSERT_TRUE(t.ok());
   noted = false;
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     noted = noted || (n.find("repetition of 9000 calls has only 9 calls above its p99.9") !=
                           std::string::npos &&
                       n.find("(>= 10000 for p99.9)") != std::string::npos);
@@ -1258,22 +1273,23 @@ TEST(Stats, ScaleInvariantStatisticsHoldAtExtremeMagnitudes) {
 TEST(CompareTable, ExtremeMagnitudesKeepTheirVerdict) {
   // 1e-170: no verdict (p 0.29; fastpath used to mark (R) 50 %). 1e300: (R) with p 0.021 (the
   // cell used to lose its p and CI without a note).
-  for (const VerdictMethod method : {VerdictMethod::kCi, VerdictMethod::kFastpath}) {
-    CompareOptions o = MeanOnly();
+  for (const stats::VerdictMethod method :
+       {stats::VerdictMethod::kCi, stats::VerdictMethod::kFastpath}) {
+    stats::CompareOptions o = MeanOnly();
     o.method = method;
-    auto t = BuildCompareTable(
+    auto t = stats::BuildCompareTable(
         {OneRun({{"b", {1e-170, 2e-170, 3e-170}}, {"v", {2e-170, 3e-170, 4e-170}}})}, o);
     ASSERT_TRUE(t.ok());
-    EXPECT_EQ(t->rows[0].variants[0].verdict, Verdict::kNone);
+    EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kNone);
     EXPECT_NEAR(t->rows[0].variants[0].p_value, 0.2878641347266908, 1e-9);
   }
-  auto t = BuildCompareTable(
+  auto t = stats::BuildCompareTable(
       {OneRun({{"b", {1.0e300, 1.1e300, 1.2e300}}, {"v", {1.3e300, 1.4e300, 1.5e300}}})},
       MeanOnly());
   ASSERT_TRUE(t.ok());
-  const CompareCell& v = t->rows[0].variants[0];
+  const stats::CompareCell& v = t->rows[0].variants[0];
   EXPECT_NEAR(v.p_value, 0.021311641128756657, 1e-9);
-  EXPECT_EQ(v.verdict, Verdict::kRegression);
+  EXPECT_EQ(v.verdict, stats::Verdict::kRegression);
   EXPECT_TRUE(std::isfinite(v.ci_low_pct) && std::isfinite(v.mdc_pct));
   EXPECT_NEAR(t->rows[0].baseline.sd / 1e299, 1, 1e-9);
 }
@@ -1288,9 +1304,9 @@ TEST(CompareTable, PlantedChangeAcrossRunsIsFound) {
   auto in = SimulatedRuns(rng, "a", 5, 100, 2, 0.5);
   auto b = SimulatedRuns(rng, "b", 5, 90, 2, 0.5);
   in.insert(in.end(), b.begin(), b.end());
-  auto table = BuildCompareTable(in, MeanOnly());
+  auto table = stats::BuildCompareTable(in, MeanOnly());
   ASSERT_TRUE(table.ok());
-  EXPECT_EQ(table->rows[0].variants[0].verdict, Verdict::kImprovement);
+  EXPECT_EQ(table->rows[0].variants[0].verdict, stats::Verdict::kImprovement);
 }
 
 TEST(VarianceComponents, HandComputedBalancedDesign) {
@@ -1351,24 +1367,24 @@ TEST(Plan, NeededRepetitionsFromPilot) {
   RunResult run;
   run.label = "pilot";
   run.benchmarks = {Bench("s/x", {99, 101, 99, 101, 99, 101})};  // sd sqrt(1.2), cv 1.0954 %
-  SampleSizeOptions o;
+  stats::SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 1.0;
-  auto rows = PlanSampleSizes({{"pilot.json", run}}, o);
+  auto rows = stats::PlanSampleSizes({{"pilot.json", run}}, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_NEAR((*rows)[0].cv_pct, 100 * std::sqrt(1.2) / 100, 1e-12);
   // t tables: n = 20 (df 38): (2.024394 + 0.851042) * 1.095445 * sqrt(2/20) = 0.99608 <= 1;
   // n = 19 (df 36): (2.028094 + 0.851570) * 1.095445 * sqrt(2/19) = 1.02347 > 1.
   EXPECT_EQ((*rows)[0].needed, 20u);
-  EXPECT_EQ((*rows)[0].sample_unit, SampleUnit::kRepetition);
+  EXPECT_EQ((*rows)[0].sample_unit, stats::SampleUnit::kRepetition);
   EXPECT_TRUE(std::isnan((*rows)[0].components.run));  // one pilot run: unknown
   EXPECT_EQ((*rows)[0].plan.runs, 3u);                 // assumed 0: the floor
   o.target_pct = 0;
-  EXPECT_FALSE(PlanSampleSizes({{"pilot.json", run}}, o).ok());
+  EXPECT_FALSE(stats::PlanSampleSizes({{"pilot.json", run}}, o).ok());
   o.target_pct = 1;
   o.metrics = {"p95"};
-  EXPECT_FALSE(PlanSampleSizes({{"pilot.json", run}}, o).ok());
+  EXPECT_FALSE(stats::PlanSampleSizes({{"pilot.json", run}}, o).ok());
 }
 
 // A pilot row with a mean <= 0 (overhead-corrected near-zero rows) is not planned
@@ -1377,10 +1393,10 @@ TEST(Plan, ARowWithANonPositiveMeanCannotBePlanned) {
   RunResult run;
   run.label = "pilot";
   run.benchmarks = {Bench("s/neg", {-2, -1, -3, -2}), Bench("s/pos", {99, 101, 99, 101})};
-  SampleSizeOptions o;
+  stats::SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 1.0;
-  auto rows = PlanSampleSizes({{"pilot.json", run}}, o);
+  auto rows = stats::PlanSampleSizes({{"pilot.json", run}}, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_TRUE((*rows)[0].not_positive);
@@ -1394,48 +1410,48 @@ TEST(Plan, ARowWithANonPositiveMeanCannotBePlanned) {
 // --baseline A:raw is refused when it is both a label (an old file's) and label A's
 // variant raw; either alone is taken as before.
 TEST(CompareTable, ABaselineThatIsBothALabelAndALabelsVariantIsRefused) {
-  std::vector<CompareInput> inputs = {
+  std::vector<stats::CompareInput> inputs = {
       Input("A", {Bench("s/x", {100, 101, 99}, "raw"), Bench("s/x", {150, 151, 149}, "libc")}),
       Input("A:raw", {Bench("s/x", {100, 101, 99}, "raw"), Bench("s/x", {150, 151, 149}, "libc")})};
-  const Status both = CheckBaseline(inputs, "A:raw");
+  const Status both = stats::CheckBaseline(inputs, "A:raw");
   ASSERT_FALSE(both.ok());
   EXPECT_EQ(both.error().exit_code, kExitUsage);
   EXPECT_NE(both.error().message.find("is ambiguous"), std::string::npos) << both.error().message;
   inputs.pop_back();
-  EXPECT_TRUE(CheckBaseline(inputs, "A:raw").ok());
+  EXPECT_TRUE(stats::CheckBaseline(inputs, "A:raw").ok());
 }
 
 // Per-call and loop-mode measurements of one row compared: a note names the row.
 TEST(CompareTable, PerCallAgainstLoopModeIsFootnoted) {
   BenchmarkResult loop = Bench("s/x", {100, 101, 99});
   loop.timing = "loop";
-  std::vector<CompareInput> inputs = {Input("a", {Bench("s/x", {100, 101, 99})}),
-                                      Input("b", {loop})};
-  auto t = BuildCompareTable(inputs, MeanOnly());
+  std::vector<stats::CompareInput> inputs = {Input("a", {Bench("s/x", {100, 101, 99})}),
+                                             Input("b", {loop})};
+  auto t = stats::BuildCompareTable(inputs, MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   bool noted = false;
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     noted = noted || n.rfind("timing: s/x compare per-call", 0) == 0;
   EXPECT_TRUE(noted);
   inputs[1] = Input("b", {Bench("s/x", {100, 101, 99})});
-  t = BuildCompareTable(inputs, MeanOnly());
+  t = stats::BuildCompareTable(inputs, MeanOnly());
   ASSERT_TRUE(t.ok());
-  for (const std::string& n : CompareNoteLines(*t))
+  for (const std::string& n : report::CompareNoteLines(*t))
     EXPECT_EQ(n.find("timing:"), std::string::npos) << n;
 }
 
 TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
   // Three pilot runs of label "k", means 100, 102, 104, two repetitions each (+-1).
-  std::vector<CompareInput> in;
+  std::vector<stats::CompareInput> in;
   for (double m : {100.0, 102.0, 104.0}) in.push_back(Input("k", {Bench("s/x", {m - 1, m + 1})}));
-  SampleSizeOptions o;
+  stats::SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 2;
-  auto rows = PlanSampleSizes(in, o);
+  auto rows = stats::PlanSampleSizes(in, o);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
-  const SampleSizeRow& r = (*rows)[0];
-  EXPECT_EQ(r.sample_unit, SampleUnit::kRun);
+  const stats::SampleSizeRow& r = (*rows)[0];
+  EXPECT_EQ(r.sample_unit, stats::SampleUnit::kRun);
   EXPECT_EQ(r.runs, 3);
   EXPECT_DOUBLE_EQ(r.components.run, 3);  // 4 - 2/2, as in the compare test
   EXPECT_DOUBLE_EQ(r.components.repetition, 2);
@@ -1447,33 +1463,33 @@ TEST(Plan, RunsOfOneLabelGiveTheRunComponent) {
 // 2000 s whatever the unit is called (plan once took "s" for ns and planned 1e9 times too
 // cheap); and a configuration whose runs disagree on the unit is refused, as compare refuses it.
 TEST(Plan, RepetitionCostFollowsTheUnitAndUnitsMustAgree) {
-  std::vector<CompareInput> in;
+  std::vector<stats::CompareInput> in;
   for (double m : {2.0, 2.1, 2.2}) in.push_back(Input("k", {Bench("s/build", {m - 0.1, m + 0.1})}));
-  for (CompareInput& i : in) i.run.benchmarks[0].unit = std::string("s");  // GCC bug 105651
-  SampleSizeOptions o;
+  for (stats::CompareInput& i : in) i.run.benchmarks[0].unit = std::string("s");  // GCC bug 105651
+  stats::SampleSizeOptions o;
   o.metrics = {"mean"};
   o.target_pct = 5;
-  auto rows = PlanSampleSizes(in, o);
+  auto rows = stats::PlanSampleSizes(in, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_NEAR((*rows)[0].cost_repetition_s, 1000 * 2.1, 1e-9);
-  for (CompareInput& i : in) i.run.benchmarks[0].unit = "ms";
-  rows = PlanSampleSizes(in, o);
+  for (stats::CompareInput& i : in) i.run.benchmarks[0].unit = "ms";
+  rows = stats::PlanSampleSizes(in, o);
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   EXPECT_NEAR((*rows)[0].cost_repetition_s, 1000 * 2.1e-3, 1e-12);
   in[1].run.benchmarks[0].unit = "s";
-  rows = PlanSampleSizes(in, o);
+  rows = stats::PlanSampleSizes(in, o);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().exit_code, kExitUsage);
   EXPECT_NE(rows.error().message.find("has unit 'ms'"), std::string::npos) << rows.error().message;
 }
 
 TEST(Metrics, ParseMetricList) {
-  auto m = ParseMetricList("mean,,p99");
+  auto m = stats::ParseMetricList("mean,,p99");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(*m, (std::vector<std::string>{"mean", "p99"}));
-  EXPECT_FALSE(ParseMetricList(",").ok());
-  EXPECT_EQ(DefaultCompareMetrics(), (std::vector<std::string>{"mean", "p99", "p99.9"}));
+  EXPECT_FALSE(stats::ParseMetricList(",").ok());
+  EXPECT_EQ(stats::DefaultCompareMetrics(), (std::vector<std::string>{"mean", "p99", "p99.9"}));
 }
 
 TEST(TimerStep, ChangeBelowTimerStepMarksOnlyPercentilesWithinOneStep) {

@@ -276,30 +276,30 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
   return c;
 }
 
-Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, const Target& target,
-                                      const std::string& baseline) {
+Expected<TargetStatus> EvaluateTarget(const std::vector<stats::CompareInput>& inputs,
+                                      const Target& target, const std::string& baseline) {
   TargetStatus s;
-  CompareOptions options;
+  stats::CompareOptions options;
   options.metrics = {target.metric};
   options.baseline = baseline;
   bool all = true;
   bool any = false;
-  for (const std::vector<CompareInput>& part : CompareParts(inputs, baseline)) {
-    CompareTable table;
-    KSTACKLAB_ASSIGN_OR_RETURN(table, BuildCompareTable(part, options));
-    for (const CompareRow& row : table.rows) {
+  for (const std::vector<stats::CompareInput>& part : stats::CompareParts(inputs, baseline)) {
+    stats::CompareTable table;
+    KSTACKLAB_ASSIGN_OR_RETURN(table, stats::BuildCompareTable(part, options));
+    for (const stats::CompareRow& row : table.rows) {
       for (size_t v = 0; v < row.variants.size(); ++v) {
-        const CompareCell& cell = row.variants[v];
+        const stats::CompareCell& cell = row.variants[v];
         if (!cell.present() || !row.baseline.present()) continue;
         any = true;
         TargetRow tr;
         tr.row = fmt::format("{} {}: {} vs {}", row.benchmark, row.result_class,
                              table.columns[v + 1].name, table.columns[0].name);
         const bool per_boot =
-            cell.unit == SampleUnit::kRun && row.baseline.unit == SampleUnit::kRun;
+            cell.unit == stats::SampleUnit::kRun && row.baseline.unit == stats::SampleUnit::kRun;
         tr.boots =
             per_boot ? std::min(cell.n, row.baseline.n) : std::min(cell.runs, row.baseline.runs);
-        tr.mdc_pct = per_boot ? cell.mdc_pct : kCompareNaN;
+        tr.mdc_pct = per_boot ? cell.mdc_pct : stats::kCompareNaN;
         if (per_boot) {
           // kstacklab plan's rule at the run level: boots per side for the target, from the
           // larger of the two sides' coefficients of variation over these boots.
@@ -323,9 +323,9 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, c
   return s;
 }
 
-Expected<std::vector<CompareInput>> LoadCampaignResults(const std::string& dir,
-                                                        const CampaignState& state) {
-  std::vector<CompareInput> inputs;
+Expected<std::vector<stats::CompareInput>> LoadCampaignResults(const std::string& dir,
+                                                               const CampaignState& state) {
+  std::vector<stats::CompareInput> inputs;
   for (const Profile& p : state.plan.profiles) {
     for (uint64_t i = 1; i <= state.blocks.size(); ++i) {
       const Boot* b = state.Find(p.name, i);
@@ -643,7 +643,7 @@ class SlotRunner {
 Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t block,
                           const RunnerHooks& hooks) {
   const Target& t = *state.plan.target;
-  std::vector<CompareInput> inputs;
+  std::vector<stats::CompareInput> inputs;
   KSTACKLAB_ASSIGN_OR_RETURN(inputs, LoadCampaignResults(dir, state));
   if (inputs.empty()) return false;
   auto status = EvaluateTarget(inputs, t, state.plan.profiles[0].name);

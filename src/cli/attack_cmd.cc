@@ -84,7 +84,7 @@ Status RejectModelFlags(const CLI::App& sub, std::initializer_list<const char*> 
 int Print(const Expected<analysis::AttackReport>& report, const Common& c) {
   if (!report.ok()) return Fail(report.error());
   const std::string text =
-      c.format == "json" ? RenderAttackJson(*report) : RenderAttackTable(*report);
+      c.format == "json" ? report::RenderAttackJson(*report) : report::RenderAttackTable(*report);
   return PrintStdout(text);
 }
 

@@ -237,8 +237,8 @@ int ExportFastpath(const std::string& dir, const CampaignState& state, const std
         fmt::format("--fastpath '{}' is not a directory that can be created", EscapeControl(out))));
   }
   const std::pair<std::string, std::string> files[] = {
-      {"plan.yaml", FastpathPlanYaml(state, *inputs)},
-      {"results.csv", FastpathResultsCsv(state, *inputs)}};
+      {"plan.yaml", report::FastpathPlanYaml(state, *inputs)},
+      {"results.csv", report::FastpathResultsCsv(state, *inputs)}};
   for (const auto& [name, text] : files) {
     struct stat st {};
     const std::string path = fmt::format("{}/{}", out, name);
@@ -265,24 +265,24 @@ int ExportFastpath(const std::string& dir, const CampaignState& state, const std
 }
 
 int Report(const std::string& dir, const CampaignState& state, const CampaignArgs& a) {
-  auto format = ParseCompareFormat(a.format);
+  auto format = report::ParseCompareFormat(a.format);
   if (!format.ok()) return Fail(WithFlag("--format", format.error()));
   auto inputs = campaign::LoadCampaignResults(dir, state);
   if (!inputs.ok()) return Fail(inputs.error());
-  std::vector<CompareTable> tables;
+  std::vector<stats::CompareTable> tables;
   std::optional<campaign::TargetStatus> precision;
   if (!inputs->empty()) {
-    CompareOptions options;
+    stats::CompareOptions options;
     options.baseline = state.plan.profiles[0].name;
     if (!a.metrics.empty()) {
-      auto metrics = ParseMetricList(a.metrics);
+      auto metrics = stats::ParseMetricList(a.metrics);
       if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
       options.metrics = *metrics;
     }
     // Fewer than two profiles with an accepted boot: each compared within itself (its
     // variants), as `compare` does one label, with no profile baseline.
     std::set<std::string> labels;
-    for (const CompareInput& in : *inputs) labels.insert(in.run.label);
+    for (const stats::CompareInput& in : *inputs) labels.insert(in.run.label);
     if (labels.size() < 2 || labels.count(options.baseline) == 0) options.baseline.clear();
     auto built = BuildCompareTables(*inputs, options);
     if (!built.ok()) return Fail(built.error());
@@ -293,7 +293,7 @@ int Report(const std::string& dir, const CampaignState& state, const CampaignArg
       if (p.ok()) precision = std::move(*p);
     }
   }
-  return PrintStdout(RenderCampaignReport(state, tables, precision, *format));
+  return PrintStdout(report::RenderCampaignReport(state, tables, precision, *format));
 }
 
 // Checks the plan and the run arguments, then the engine made from the checked plan (its

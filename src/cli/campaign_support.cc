@@ -64,16 +64,17 @@ campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status)
   campaign::RunnerHooks hooks;
   if (status.terminal()) {
     hooks.progress = [what, &status](const campaign::BootStarting& b) {
-      status.Show(fmt::format("kstacklab: {}: {}", what, EscapeControl(BootStartingText(b))));
+      status.Show(
+          fmt::format("kstacklab: {}: {}", what, EscapeControl(report::BootStartingText(b))));
     };
   }
   hooks.note = [what, &status](const std::string& line) {
     status.Note(fmt::format("kstacklab: {}: {}", what, EscapeControl(line)));
   };
   hooks.runner_note = [note = hooks.note](const campaign::RunnerNote& n) {
-    note(RunnerNoteText(n));
+    note(report::RunnerNoteText(n));
   };
-  hooks.stop_text = CampaignStopText;
+  hooks.stop_text = report::CampaignStopText;
   return hooks;
 }
 

@@ -28,7 +28,7 @@ namespace {
 struct CompareFlags {
   std::vector<std::string> inputs;
   std::string format = "grid";
-  std::string metrics = kDefaultCompareMetrics;
+  std::string metrics = stats::kDefaultCompareMetrics;
   std::string alpha = "0.05";
   std::string min_effect = "0";
   std::string test = "welch";
@@ -47,36 +47,36 @@ bool BenchSelected(const BenchmarkResult& b, const std::vector<std::string>& glo
          });
 }
 
-Expected<CompareOptions> OptionsFrom(const CompareFlags& f) {
-  CompareOptions o;
-  auto metrics = ParseMetricList(f.metrics);
+Expected<stats::CompareOptions> OptionsFrom(const CompareFlags& f) {
+  stats::CompareOptions o;
+  auto metrics = stats::ParseMetricList(f.metrics);
   if (!metrics.ok()) return WithFlag("--metrics", metrics.error());
   o.metrics = *metrics;
   auto alpha = ParseNumber(f.alpha, "--alpha", "0.05");
   if (!alpha.ok()) return alpha.error();
-  if (Status st = CheckAlpha(*alpha); !st.ok()) return WithFlag("--alpha", st.error());
+  if (Status st = stats::CheckAlpha(*alpha); !st.ok()) return WithFlag("--alpha", st.error());
   o.alpha = *alpha;
   auto min_effect = ParseNumber(f.min_effect, "--min-effect", "1 (percent)");
   if (!min_effect.ok()) return min_effect.error();
-  if (Status st = CheckMinEffect(*min_effect); !st.ok())
+  if (Status st = stats::CheckMinEffect(*min_effect); !st.ok())
     return WithFlag("--min-effect", st.error());
   o.min_effect_pct = *min_effect;
   if (f.test == "welch")
-    o.test = SignificanceTest::kWelch;
+    o.test = stats::SignificanceTest::kWelch;
   else if (f.test == "mwu")
-    o.test = SignificanceTest::kMannWhitney;
+    o.test = stats::SignificanceTest::kMannWhitney;
   else
     return UsageError(fmt::format("--test '{}' is unknown; use one of: welch, mwu", f.test));
   if (f.method == "ci")
-    o.method = VerdictMethod::kCi;
+    o.method = stats::VerdictMethod::kCi;
   else if (f.method == "fastpath")
-    o.method = VerdictMethod::kFastpath;
+    o.method = stats::VerdictMethod::kFastpath;
   else
     return UsageError(fmt::format("--method '{}' is unknown; use one of: ci, fastpath", f.method));
   if (f.correct == "none")
-    o.correction = Correction::kNone;
+    o.correction = stats::Correction::kNone;
   else if (f.correct == "holm")
-    o.correction = Correction::kHolm;
+    o.correction = stats::Correction::kHolm;
   else
     return UsageError(fmt::format("--correct '{}' is unknown; use one of: none, holm", f.correct));
   o.baseline = f.baseline;
@@ -112,9 +112,9 @@ void KeepOnlyWhatCompareReads(const std::vector<std::string>& metrics, RunResult
 
 // Loads the inputs, each keeping only the rows --bench selects and what the table reads; refuses
 // more repetitions than one comparison takes, and a --bench that selects nothing.
-Expected<std::vector<CompareInput>> LoadInputs(const CompareFlags& f,
-                                               const CompareOptions& options) {
-  std::vector<CompareInput> inputs;
+Expected<std::vector<stats::CompareInput>> LoadInputs(const CompareFlags& f,
+                                                      const stats::CompareOptions& options) {
+  std::vector<stats::CompareInput> inputs;
   size_t total_repetitions = 0;
   for (const std::string& spec : f.inputs) {
     auto run = loader::LoadResultInput(spec, StorePath(f.store));
@@ -132,9 +132,9 @@ Expected<std::vector<CompareInput>> LoadInputs(const CompareFlags& f,
     }
     inputs.push_back({spec, std::move(*run)});
   }
-  if (!f.benches.empty() && std::all_of(inputs.begin(), inputs.end(), [](const CompareInput& in) {
-        return in.run.benchmarks.empty();
-      })) {
+  if (!f.benches.empty() &&
+      std::all_of(inputs.begin(), inputs.end(),
+                  [](const stats::CompareInput& in) { return in.run.benchmarks.empty(); })) {
     return UsageError("--bench matches no benchmark in the inputs (see `kstacklab show FILE`)");
   }
   return inputs;
@@ -142,9 +142,10 @@ Expected<std::vector<CompareInput>> LoadInputs(const CompareFlags& f,
 
 // Warns when the inputs leave nothing to compare between configurations: every file has one
 // label, or every table has one column.
-void WarnAboutColumns(const std::vector<CompareInput>& inputs,
-                      const std::vector<CompareTable>& tables) {
-  if (inputs.size() > 1 && std::all_of(inputs.begin(), inputs.end(), [&](const CompareInput& in) {
+void WarnAboutColumns(const std::vector<stats::CompareInput>& inputs,
+                      const std::vector<stats::CompareTable>& tables) {
+  if (inputs.size() > 1 &&
+      std::all_of(inputs.begin(), inputs.end(), [&](const stats::CompareInput& in) {
         return in.run.label == inputs[0].run.label;
       })) {
     // The default label is the kernel release, so two runs on one kernel made without --label
@@ -155,7 +156,7 @@ void WarnAboutColumns(const std::vector<CompareInput>& inputs,
         "its own --label when running (the default label is the kernel release)",
         inputs.size(), inputs[0].run.label));
   } else if (std::all_of(tables.begin(), tables.end(),
-                         [](const CompareTable& t) { return t.columns.size() < 2; })) {
+                         [](const stats::CompareTable& t) { return t.columns.size() < 2; })) {
     Warn(
         "only one configuration given: the table shows the baseline alone; name a second "
         "file, or a file holding several variants");
@@ -163,7 +164,7 @@ void WarnAboutColumns(const std::vector<CompareInput>& inputs,
 }
 
 int RunCompare(const CompareFlags& f) {
-  auto format = ParseCompareFormat(f.format);
+  auto format = report::ParseCompareFormat(f.format);
   if (!format.ok()) return Fail(WithFlag("--format", format.error()));
   auto options = OptionsFrom(f);
   if (!options.ok()) return Fail(options.error());
@@ -171,10 +172,10 @@ int RunCompare(const CompareFlags& f) {
   if (!inputs.ok()) return Fail(inputs.error());
   auto built = BuildCompareTables(*inputs, *options);
   if (!built.ok()) return Fail(built.error());
-  const std::vector<CompareTable>& tables = *built;
+  const std::vector<stats::CompareTable>& tables = *built;
   WarnAboutTables(tables, f.verbose);
   WarnAboutColumns(*inputs, tables);
-  return PrintStdout(RenderCompareTables(tables, *format));
+  return PrintStdout(report::RenderCompareTables(tables, *format));
 }
 
 }  // namespace

@@ -8,27 +8,28 @@
 
 namespace kstacklab::cli {
 
-Expected<std::vector<CompareTable>> BuildCompareTables(const std::vector<CompareInput>& inputs,
-                                                       const CompareOptions& options) {
-  if (Status st = CheckInputsCompare(inputs); !st.ok()) return st.error();
-  if (Status st = CheckMetricsStored(inputs, options.metrics); !st.ok())
+Expected<std::vector<stats::CompareTable>> BuildCompareTables(
+    const std::vector<stats::CompareInput>& inputs, const stats::CompareOptions& options) {
+  if (Status st = stats::CheckInputsCompare(inputs); !st.ok()) return st.error();
+  if (Status st = stats::CheckMetricsStored(inputs, options.metrics); !st.ok())
     return WithFlag("--metrics", st.error());
-  if (Status st = CheckBaseline(inputs, options.baseline); !st.ok())
+  if (Status st = stats::CheckBaseline(inputs, options.baseline); !st.ok())
     return WithFlag("--baseline", st.error());
-  std::vector<CompareTable> tables;
-  for (const std::vector<CompareInput>& part : CompareParts(inputs, options.baseline)) {
-    auto table = BuildCompareTable(part, options);
+  std::vector<stats::CompareTable> tables;
+  for (const std::vector<stats::CompareInput>& part :
+       stats::CompareParts(inputs, options.baseline)) {
+    auto table = stats::BuildCompareTable(part, options);
     if (!table.ok()) return table.error();
     tables.push_back(std::move(*table));
   }
   return tables;
 }
 
-void WarnAboutTables(const std::vector<CompareTable>& tables, bool verbose) {
-  CompareWarningOptions options;
+void WarnAboutTables(const std::vector<stats::CompareTable>& tables, bool verbose) {
+  report::CompareWarningOptions options;
   options.verbose = verbose;
   options.details_option = "`kstacklab compare --verbose`";
-  for (const std::string& line : CompareWarningLines(tables, options)) Warn(line);
+  for (const std::string& line : report::CompareWarningLines(tables, options)) Warn(line);
 }
 
 }  // namespace kstacklab::cli

@@ -45,8 +45,8 @@ std::string PolicyNames() {
 using Row = std::pair<std::string, analysis::EntropyStats>;
 
 std::string RenderTable(const std::vector<Row>& rows, uint64_t samples) {
-  GridTable table = EntropyStatsTable("policy", rows);
-  std::string out = RenderGrid(table);
+  report::GridTable table = report::EntropyStatsTable("policy", rows);
+  std::string out = report::RenderGrid(table);
   out += "\nWhich kernels run each design (docs/models.md):\n";
   for (const auto& row : rows) {
     const kstack::PolicyDef* def = kstack::FindPolicy(row.first);
@@ -72,7 +72,7 @@ std::string RenderJson(const std::vector<Row>& rows, uint64_t samples) {
   Json list = Json::array();
   for (const auto& [name, stats] : rows) {
     Json row = {{"policy", name}};
-    row.update(EntropyStatsJson(stats));
+    row.update(report::EntropyStatsJson(stats));
     if (const kstack::PolicyDef* def = kstack::FindPolicy(name)) {
       row["kernels"] = {{"mainline", def->kernels.mainline},
                         {"stable", def->kernels.stable},

@@ -128,7 +128,7 @@ Expected<KernelPlan> CheckKernelFlags(const KernelEntropyFlags& flags,
 // --save-records). Fills the report's source, syscall and environment.
 Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& flags,
                                                       const KernelPlan& plan,
-                                                      KernelEntropyReport* report) {
+                                                      report::KernelEntropyReport* report) {
   if (!flags.records.empty()) {
     // The cap of every reader (64 MiB: about a million records); /dev/zero is refused, not read
     // until memory runs out.
@@ -161,7 +161,7 @@ Expected<std::vector<live::LiveRecord>> KernelRecords(const KernelEntropyFlags& 
 
 // Offsets, their entropy, serial dependence, the inputs' diagnosis and the design inferred.
 Status AnalyseRecords(const std::vector<live::LiveRecord>& records, uint64_t lags, bool from_file,
-                      KernelEntropyReport* report) {
+                      report::KernelEntropyReport* report) {
   auto derived = live::DeriveOffsets(records);
   if (!derived.ok()) {
     // From a file, records that make no sense are bad input (exit 2), not a probe failure.
@@ -209,7 +209,7 @@ int RunKernelEntropy(const KernelEntropyFlags& flags, const std::vector<std::str
                      const std::string& samples_text, const std::string& format) {
   auto plan = CheckKernelFlags(flags, policies, samples_text, format);
   if (!plan.ok()) return Fail(plan.error());
-  KernelEntropyReport report;
+  report::KernelEntropyReport report;
   report.syscall = plan->syscall->name;
   report.cpu = plan->cpu;
   auto records = KernelRecords(flags, *plan, &report);
@@ -217,8 +217,8 @@ int RunKernelEntropy(const KernelEntropyFlags& flags, const std::vector<std::str
   if (Status s = AnalyseRecords(*records, plan->lags, !flags.records.empty(), &report); !s.ok()) {
     return Fail(s.error());
   }
-  return PrintStdout(format == "json" ? RenderKernelEntropyJson(report)
-                                      : RenderKernelEntropyTable(report));
+  return PrintStdout(format == "json" ? report::RenderKernelEntropyJson(report)
+                                      : report::RenderKernelEntropyTable(report));
 }
 
 }  // namespace kstacklab::cli

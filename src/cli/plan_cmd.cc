@@ -35,7 +35,7 @@ Runner SetupPlanCommand(CLI::App& sub) {
     double target = 0;
     double power = 0.8;
     double alpha = 0.05;
-    std::string metrics = kDefaultCompareMetrics;
+    std::string metrics = stats::kDefaultCompareMetrics;
     std::string format = "grid";
     std::string store;
     std::string cost_run = "120s";
@@ -62,15 +62,16 @@ Runner SetupPlanCommand(CLI::App& sub) {
   sub.add_option("--cost-repetition", f->cost_repetition,
                  "Cost of one repetition, e.g. 5ms (default: measured from the pilot)");
   return [f]() {
-    auto format = ParsePlanFormat(f->format);
+    auto format = report::ParsePlanFormat(f->format);
     if (!format.ok()) return Fail(format.error());
-    SampleSizeOptions o;
-    auto metrics = ParseMetricList(f->metrics);
+    stats::SampleSizeOptions o;
+    auto metrics = stats::ParseMetricList(f->metrics);
     if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
     o.metrics = *metrics;
     for (const auto& [flag, st] :
-         {std::pair{"--target-effect", CheckTargetEffect(f->target)},
-          std::pair{"--alpha", CheckAlpha(f->alpha)}, std::pair{"--power", CheckPower(f->power)}}) {
+         {std::pair{"--target-effect", stats::CheckTargetEffect(f->target)},
+          std::pair{"--alpha", stats::CheckAlpha(f->alpha)},
+          std::pair{"--power", stats::CheckPower(f->power)}}) {
       if (!st.ok()) return Fail(WithFlag(flag, st.error()));
     }
     o.target_pct = f->target;
@@ -87,18 +88,18 @@ Runner SetupPlanCommand(CLI::App& sub) {
       if (!rep_cost.ok()) return Fail(rep_cost.error());
       o.cost_repetition_s = *rep_cost;
     }
-    std::vector<CompareInput> inputs;
+    std::vector<stats::CompareInput> inputs;
     for (const std::string& spec : f->inputs) {
       auto run = loader::LoadResultInput(spec, StorePath(f->store));
       if (!run.ok()) return Fail(run.error());
       inputs.push_back({spec, std::move(*run)});
     }
-    if (Status st = CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
-    if (Status st = CheckMetricsStored(inputs, o.metrics); !st.ok())
+    if (Status st = stats::CheckInputsCompare(inputs); !st.ok()) return Fail(st.error());
+    if (Status st = stats::CheckMetricsStored(inputs, o.metrics); !st.ok())
       return Fail(WithFlag("--metrics", st.error()));
-    auto rows = PlanSampleSizes(inputs, o);
+    auto rows = stats::PlanSampleSizes(inputs, o);
     if (!rows.ok()) return Fail(rows.error());
-    std::string text = RenderPlan(*rows, o, *format);
+    std::string text = report::RenderPlan(*rows, o, *format);
     return PrintStdout(text);
   };
 }

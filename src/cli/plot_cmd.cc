@@ -22,7 +22,7 @@ struct PlotArgs {
   std::string output;
   std::string kind = "cdf";
   std::string store;
-  std::string metrics = kDefaultCompareMetrics;
+  std::string metrics = stats::kDefaultCompareMetrics;
   double alpha = 0.05;
   std::string baseline;
   std::vector<std::string> compare_only_given;  // --metrics/--alpha/--baseline, when given
@@ -30,11 +30,11 @@ struct PlotArgs {
 
 int RunPlot(const PlotArgs& a) {
   // Cheap checks first: the output name and kind, before reading any input.
-  auto format = PlotFormatForPath(a.output);
+  auto format = report::PlotFormatForPath(a.output);
   if (!format.ok()) return Fail(WithFlag("-o", format.error()));
-  auto kind = ParsePlotKind(a.kind);
+  auto kind = report::ParsePlotKind(a.kind);
   if (!kind.ok()) return Fail(WithFlag("--kind", kind.error()));
-  if (*kind != PlotKind::kCompare && !a.compare_only_given.empty()) {
+  if (*kind != report::PlotKind::kCompare && !a.compare_only_given.empty()) {
     return Fail(
         UsageError(fmt::format("{} applies to --kind compare only; drop it or add "
                                "--kind compare",
@@ -50,32 +50,33 @@ int RunPlot(const PlotArgs& a) {
     }
   }
 
-  std::vector<PlotInput> inputs;
+  std::vector<report::PlotInput> inputs;
   for (const std::string& spec : a.inputs) {
     auto run = loader::LoadResultInput(spec, StorePath(a.store));
     if (!run.ok()) return Fail(run.error());
-    inputs.push_back(PlotInput{spec, std::move(*run)});
+    inputs.push_back(report::PlotInput{spec, std::move(*run)});
   }
 
-  Expected<GnuplotJob> job = Error{};
-  if (*kind == PlotKind::kCompare) {
-    CompareOptions options;
-    auto metrics = ParseMetricList(a.metrics);
+  Expected<report::GnuplotJob> job = Error{};
+  if (*kind == report::PlotKind::kCompare) {
+    stats::CompareOptions options;
+    auto metrics = stats::ParseMetricList(a.metrics);
     if (!metrics.ok()) return Fail(WithFlag("--metrics", metrics.error()));
     options.metrics = std::move(*metrics);
-    if (Status st = CheckAlpha(a.alpha); !st.ok()) return Fail(WithFlag("--alpha", st.error()));
+    if (Status st = stats::CheckAlpha(a.alpha); !st.ok())
+      return Fail(WithFlag("--alpha", st.error()));
     options.alpha = a.alpha;
     options.baseline = a.baseline;
     // One chart is one table: without --baseline, the first variant set's (as `compare` prints
     // it first); the other sets are named with the baseline that plots them.
     auto tables = BuildCompareTables(inputs, options);
     if (!tables.ok()) return Fail(tables.error());
-    const CompareTable& table = tables->front();
+    const stats::CompareTable& table = tables->front();
     WarnAboutTables({table}, /*verbose=*/false);
     for (size_t p = 1; p < tables->size(); ++p) {
-      const CompareTable& other = (*tables)[p];
+      const stats::CompareTable& other = (*tables)[p];
       std::vector<std::string> names;
-      for (const CompareRow& r : other.rows) {
+      for (const stats::CompareRow& r : other.rows) {
         if (r.first_in_group) names.push_back(r.benchmark);
       }
       Warn(
@@ -83,13 +84,13 @@ int RunPlot(const PlotArgs& a) {
                       "them with --baseline {}",
                       fmt::join(names, ", "), other.columns[0].name, other.columns[0].name));
     }
-    job = BuildComparePlot(table, *format);
+    job = report::BuildComparePlot(table, *format);
   } else {
-    job = BuildLatencyPlot(inputs, *kind, *format);
+    job = report::BuildLatencyPlot(inputs, *kind, *format);
   }
   if (!job.ok()) return Fail(job.error());
   for (const std::string& note : job->notes) Warn(note);
-  Status drawn = RenderGnuplot(*job, a.output);
+  Status drawn = report::RenderGnuplot(*job, a.output);
   if (!drawn.ok()) return Fail(drawn.error());
   return PrintStdout(a.output + "\n");
 }

@@ -74,7 +74,7 @@ Json InfoToJson(const store::StoredRunInfo& info) {
 }
 
 std::string RenderList(const std::vector<store::StoredRunInfo>& runs) {
-  GridTable table;
+  report::GridTable table;
   table.header = {{"id", "date (UTC)", "label", "kernel", "host", "benchmarks"}};
   table.right_align = {true, false, false, false, false, false};
   std::vector<std::vector<std::string>> rows;
@@ -84,7 +84,7 @@ std::string RenderList(const std::vector<store::StoredRunInfo>& runs) {
                     Or(r.host, "?"), BenchmarkColumn(r.benchmarks)});
   }
   table.groups = {std::move(rows)};
-  return RenderGrid(table);
+  return report::RenderGrid(table);
 }
 
 int RunList(const ResultsArgs& a) {
@@ -132,7 +132,7 @@ int RunShow(const ResultsArgs& a) {
                   info->id, Or(info->label, "(no label)"), info->partial ? " (partial)" : "",
                   Or(info->created, "?"), Or(info->kernel_release, "?"), Or(info->host, "?"),
                   Or(info->tool_version, "?"), info->stored_at);
-  return PrintStdout(head + RenderSummary(*run));
+  return PrintStdout(head + report::RenderSummary(*run));
 }
 
 int RunExport(const ResultsArgs& a) {

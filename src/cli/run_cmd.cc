@@ -44,7 +44,7 @@ int Publish(const run::ValidPlan& plan, const run::RunOutcome& out, const run::R
   const Expected<std::string> written = run::WriteResult(plan, out.result);
   if (child && !written.ok()) return Fail(written.error());
   if (!child) {
-    const std::string table = RenderSummary(out.result);
+    const std::string table = report::RenderSummary(out.result);
     int printed = kExitOk;  // a failed stdout exits 1, after the file and the store are done
     if (*p.output == "-") {
       std::fputs(table.c_str(), stderr);

@@ -31,7 +31,7 @@ Runner SetupShowCommand(CLI::App& sub) {
       }
       return PrintStdout(out);
     }
-    return PrintStdout(RenderSummary(*r));
+    return PrintStdout(report::RenderSummary(*r));
   };
 }
 

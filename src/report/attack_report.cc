@@ -12,7 +12,7 @@
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/json.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 // Rounded to 6 significant digits so JSON output is stable across printf implementations.
@@ -347,4 +347,4 @@ std::string RenderAttackJson(const analysis::AttackReport& report) {
   return DumpJson(AttackReportToJson(report));
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -4,7 +4,7 @@
 
 #include <variant>
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 // One function per kind of note, chosen by std::visit.
@@ -71,4 +71,4 @@ std::string CampaignStopText(const campaign::StopReason& why) {
   return why.text;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

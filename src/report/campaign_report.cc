@@ -9,7 +9,7 @@
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/common/text.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 using campaign::Boot;
@@ -252,7 +252,7 @@ Json CampaignSummaryJson(const CampaignState& s) {
 }
 
 std::string RenderCampaignReport(const CampaignState& state,
-                                 const std::vector<CompareTable>& tables,
+                                 const std::vector<stats::CompareTable>& tables,
                                  const std::optional<campaign::TargetStatus>& precision,
                                  CompareFormat format) {
   if (format == CompareFormat::kJson) {
@@ -285,4 +285,4 @@ std::string RenderCampaignReport(const CampaignState& state,
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -13,15 +13,15 @@
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/timer_step.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 // An MDC as the notes give it: two decimals.
 std::string MdcText(double pct) { return fmt::format("{:.2f}%", pct); }
 
 // What each cell status and caveat means, once under the table.
-void CellNotes(const CompareTable& t, std::vector<std::string>& out) {
-  const CompareFindings& f = t.findings;
+void CellNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
+  const stats::CompareFindings& f = t.findings;
   if (f.any_too_few) {
     out.emplace_back(
         "* fewer than 3 samples on a side: the change is shown without CI or verdict; add samples "
@@ -61,15 +61,15 @@ void CellNotes(const CompareTable& t, std::vector<std::string>& out) {
 }
 
 // Where the samples come from, and what the columns and rows lack.
-void SampleNotes(const CompareTable& t, std::vector<std::string>& out) {
-  const CompareFindings& f = t.findings;
+void SampleNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
+  const stats::CompareFindings& f = t.findings;
   for (const auto& [col, benches] : f.session_columns) {
     out.push_back(fmt::format(
         "column '{}' holds several sessions: samples are session means, n = sessions, so the "
         "between-session variance is included ({})",
         col, fmt::join(benches, ", ")));
   }
-  for (const CompareColumn& c : t.columns) {
+  for (const stats::CompareColumn& c : t.columns) {
     auto it = f.run_columns.find(c.name);
     if (it == f.run_columns.end()) continue;
     out.push_back(
@@ -77,7 +77,7 @@ void SampleNotes(const CompareTable& t, std::vector<std::string>& out) {
                     "run-to-run variance is included",
                     it->first, it->second, fmt::join(c.sources, ", ")));
   }
-  for (const CompareFindings::Missing& m : f.missing) {
+  for (const stats::CompareFindings::Missing& m : f.missing) {
     out.push_back(
         fmt::format("{}: absent from {} (blank cells)", m.row, fmt::join(m.columns, ", ")));
   }
@@ -89,12 +89,12 @@ void SampleNotes(const CompareTable& t, std::vector<std::string>& out) {
         fmt::join(f.not_in_baseline, ", "), t.columns[0].name));
   }
   std::set<std::string> no_metric;  // in text order, each once
-  for (const CompareFindings::NoMetric& n : f.no_metric) {
+  for (const stats::CompareFindings::NoMetric& n : f.no_metric) {
     no_metric.insert(
         fmt::format("{}: no '{}' values (loop-mode results carry mean only)", n.row, n.metric));
   }
   out.insert(out.end(), no_metric.begin(), no_metric.end());
-  for (const CompareFindings::ThinTail& tail : f.thin_tails) {
+  for (const stats::CompareFindings::ThinTail& tail : f.thin_tails) {
     out.push_back(fmt::format(
         "{}: a cell is the mean of per-repetition {}s, and a repetition of {} calls has only "
         "{} calls above its {}: the value rests on a few extreme calls; measure tails with "
@@ -105,12 +105,13 @@ void SampleNotes(const CompareTable& t, std::vector<std::string>& out) {
 }
 
 // The MDC of each benchmark, explained once.
-void MdcNotes(const CompareTable& t, std::vector<std::string>& out) {
-  const CompareOptions& o = t.options;
+void MdcNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
+  const stats::CompareOptions& o = t.options;
   for (size_t i = 0; i < t.findings.mdc.size(); ++i) {
-    const CompareFindings::Mdc& m = t.findings.mdc[i];
+    const stats::CompareFindings::Mdc& m = t.findings.mdc[i];
     if (i == 0) {
-      const bool welch = o.test == SignificanceTest::kWelch && o.method == VerdictMethod::kCi;
+      const bool welch =
+          o.test == stats::SignificanceTest::kWelch && o.method == stats::VerdictMethod::kCi;
       out.push_back(fmt::format(
           "MDC = minimal detectable change at {:g}% power and alpha {:g} with the observed SDs and "
           "n (largest over the columns){}; smaller true changes are likely to go unmarked",
@@ -124,8 +125,8 @@ void MdcNotes(const CompareTable& t, std::vector<std::string>& out) {
 }
 
 // How the inputs were measured: per call against loop mode, runs in blocks, a shared drift.
-void MeasurementNotes(const CompareTable& t, std::vector<std::string>& out) {
-  const CompareFindings& f = t.findings;
+void MeasurementNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
+  const stats::CompareFindings& f = t.findings;
   if (!f.mixed_timing.empty()) {
     out.push_back(fmt::format(
         "timing: {} compare per-call (--timing percall) with loop-mode (--timing loop) "
@@ -134,7 +135,7 @@ void MeasurementNotes(const CompareTable& t, std::vector<std::string>& out) {
         "not a change of the kernel; compare inputs measured the same way",
         fmt::join(f.mixed_timing, ", ")));
   }
-  for (const CompareFindings::Block& b : f.blocks) {
+  for (const stats::CompareFindings::Block& b : f.blocks) {
     out.push_back(fmt::format(
         "the runs of '{}' were all measured {} those of '{}' ({} runs {} to {}, then {} runs {} to "
         "{}): whatever changed on the machine between the two blocks is in the change; measure "
@@ -145,7 +146,7 @@ void MeasurementNotes(const CompareTable& t, std::vector<std::string>& out) {
   }
   if (f.drift_within_one_run && !f.drift.empty()) {
     std::vector<std::string> rows;
-    for (const DriftFinding& d : f.drift) {
+    for (const stats::DriftFinding& d : f.drift) {
       rows.push_back(d.row + (d.several_sessions ? fmt::format(" in session {}", d.session) : ""));
     }
     out.push_back(fmt::format(
@@ -156,15 +157,15 @@ void MeasurementNotes(const CompareTable& t, std::vector<std::string>& out) {
 }
 
 // "-55.3 %" or, where a value is <= 0 and no % is defined, the change in the unit.
-std::string DriftChangeText(const DriftMetric& m, const std::string& unit) {
+std::string DriftChangeText(const stats::DriftMetric& m, const std::string& unit) {
   if (std::isfinite(m.change_pct)) return fmt::format("{:+.1f} %", m.change_pct);
   return fmt::format("{:+.4g} {}", m.change, unit);
 }
 
 // One line per drifting row and session: its metrics, each with the fit behind it.
-std::string DriftDetail(const DriftFinding& d) {
+std::string DriftDetail(const stats::DriftFinding& d) {
   std::vector<std::string> parts;
-  for (const DriftMetric& m : d.metrics) {
+  for (const stats::DriftMetric& m : d.metrics) {
     parts.push_back(fmt::format("{} {} (residual SD {:.1f} %, slope p={:.2g})", m.metric,
                                 DriftChangeText(m, d.unit), m.residual_sd_pct, m.p));
   }
@@ -175,19 +176,19 @@ std::string DriftDetail(const DriftFinding& d) {
 
 }  // namespace
 
-std::string MethodDescription(const CompareOptions& o) {
+std::string MethodDescription(const stats::CompareOptions& o) {
   double level = 100 * (1 - o.alpha);
   std::string test =
-      o.test == SignificanceTest::kWelch ? "Welch's t-test" : "Mann-Whitney U (two-sided)";
-  std::string p_rule = o.correction == Correction::kHolm
+      o.test == stats::SignificanceTest::kWelch ? "Welch's t-test" : "Mann-Whitney U (two-sided)";
+  std::string p_rule = o.correction == stats::Correction::kHolm
                            ? fmt::format("the Holm-adjusted p ({}) < {:g}", test, o.alpha)
                            : fmt::format("p ({}) < {:g}", test, o.alpha);
   std::string rule;
-  if (o.method == VerdictMethod::kFastpath) {
+  if (o.method == stats::VerdictMethod::kFastpath) {
     rule = fmt::format(
         "fastpath: (R)/(I) when the {:g}% Student-t intervals of the two means do not "
         "overlap{}",
-        level, o.correction == Correction::kHolm ? " and " + p_rule : "");
+        level, o.correction == stats::Correction::kHolm ? " and " + p_rule : "");
   } else {
     rule = fmt::format(
         "ci: (R)/(I) when the {:g}% CI of the % change (Fieller's theorem, "
@@ -198,7 +199,7 @@ std::string MethodDescription(const CompareOptions& o) {
   return rule + fmt::format("; alpha {:g}", o.alpha);
 }
 
-std::vector<std::string> CompareNoteLines(const CompareTable& t) {
+std::vector<std::string> CompareNoteLines(const stats::CompareTable& t) {
   std::vector<std::string> out;
   if (const auto& one = t.findings.variants_of_one_run) {
     out.push_back(fmt::format(
@@ -212,7 +213,7 @@ std::vector<std::string> CompareNoteLines(const CompareTable& t) {
   return out;
 }
 
-std::vector<std::string> CompareWarningLines(const std::vector<CompareTable>& tables,
+std::vector<std::string> CompareWarningLines(const std::vector<stats::CompareTable>& tables,
                                              const CompareWarningOptions& options) {
   // Drift across inputs, by input in the order met: the rows, and the range of their changes.
   struct PerInput {
@@ -222,13 +223,13 @@ std::vector<std::string> CompareWarningLines(const std::vector<CompareTable>& ta
   std::vector<std::string> order;
   std::map<std::string, PerInput> by_input;
   std::vector<std::string> details;
-  for (const CompareTable& t : tables) {
+  for (const stats::CompareTable& t : tables) {
     if (t.findings.drift_within_one_run) continue;
-    for (const DriftFinding& d : t.findings.drift) {
+    for (const stats::DriftFinding& d : t.findings.drift) {
       auto [it, fresh] = by_input.try_emplace(d.source);
       if (fresh) order.push_back(d.source);
       it->second.rows.insert(d.row);
-      for (const DriftMetric& m : d.metrics) {
+      for (const stats::DriftMetric& m : d.metrics) {
         if (!std::isfinite(m.change_pct)) continue;
         it->second.low = std::min(it->second.low, m.change_pct);
         it->second.high = std::max(it->second.high, m.change_pct);
@@ -260,4 +261,4 @@ std::vector<std::string> CompareWarningLines(const std::vector<CompareTable>& ta
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

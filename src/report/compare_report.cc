@@ -12,7 +12,7 @@
 #include "kstacklab/results/json.h"
 #include "kstacklab/stats/stats.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 std::string ValueText(double v) {
@@ -30,12 +30,12 @@ std::string PctText(double pct) {
   return fmt::format("{:.2f}%", pct);
 }
 
-std::string BaselineCellText(const CompareRow& r) {
+std::string BaselineCellText(const stats::CompareRow& r) {
   if (!r.baseline.present()) return "";
   return ValueText(r.baseline.value) + " " + r.unit;
 }
 
-std::string VariantCellText(const CompareCell& c, const std::string& unit) {
+std::string VariantCellText(const stats::CompareCell& c, const std::string& unit) {
   if (!c.present()) return "";
   // No change to show (no baseline for this row, or a baseline <= 0 or below one timer step):
   // the column's own value.
@@ -43,14 +43,15 @@ std::string VariantCellText(const CompareCell& c, const std::string& unit) {
     return ValueText(c.value) + " " + unit + (c.BaselineUnresolved() ? " #" : "");
   }
   std::string s = PctText(c.change_pct);
-  if (c.verdict != Verdict::kNone) s = fmt::format("({}) {}", VerdictCode(c.verdict), s);
-  if (c.status == CellStatus::kTooFew) s += " *";
-  if (c.status == CellStatus::kNoRunVariance) s += " ~";
+  if (c.verdict != stats::Verdict::kNone)
+    s = fmt::format("({}) {}", stats::VerdictCode(c.verdict), s);
+  if (c.status == stats::CellStatus::kTooFew) s += " *";
+  if (c.status == stats::CellStatus::kNoRunVariance) s += " ~";
   if (c.below_timer_step) s += " (s)";
   return s;
 }
 
-GridTable ToGrid(const CompareTable& t) {
+GridTable ToGrid(const stats::CompareTable& t) {
   GridTable g;
   std::vector<std::string> h1 = {"Benchmark", "Result Class"}, h2 = {"", ""};
   g.right_align = {false, false};
@@ -60,11 +61,11 @@ GridTable ToGrid(const CompareTable& t) {
     g.right_align.push_back(true);
   }
   g.header = {h1, h2};
-  for (const CompareRow& r : t.rows) {
+  for (const stats::CompareRow& r : t.rows) {
     if (r.first_in_group || g.groups.empty()) g.groups.emplace_back();
     std::vector<std::string> row = {r.first_in_group ? r.benchmark : "", r.result_class,
                                     BaselineCellText(r)};
-    for (const CompareCell& c : r.variants) row.push_back(VariantCellText(c, r.unit));
+    for (const stats::CompareCell& c : r.variants) row.push_back(VariantCellText(c, r.unit));
     g.groups.back().push_back(std::move(row));
   }
   return g;
@@ -85,7 +86,7 @@ Json JsonNumber(double v) {
 std::string CsvNum(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : ""; }
 
 // "run 1.20%, session 0.40%, repetition 0.80%": each component's SD as % of the cell's value.
-std::string ComponentsText(const CompareCell& c) {
+std::string ComponentsText(const stats::CompareCell& c) {
   const stats::VarianceComponents& vc = c.components;
   std::string out;
   auto part = [&](const char* level, double var) {
@@ -100,11 +101,11 @@ std::string ComponentsText(const CompareCell& c) {
 }
 
 // Verbose footer: one line per cell whose data vary at the run or session level.
-std::vector<std::string> ComponentLines(const CompareTable& t) {
+std::vector<std::string> ComponentLines(const stats::CompareTable& t) {
   std::vector<std::string> out;
-  for (const CompareRow& r : t.rows) {
+  for (const stats::CompareRow& r : t.rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
-      const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
+      const stats::CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
       if (!c.present() || (c.runs < 2 && c.sessions < 2) || !(c.value != 0)) continue;
       out.push_back(fmt::format(
           "Variance components (SD as % of the value) {} {}{} [{}]: {} ({} runs, {} sessions, {} "
@@ -126,11 +127,11 @@ Json ComponentsJson(const stats::VarianceComponents& vc) {
 }
 
 // Each drifting row and session of the inputs, with its fits (compare.h DriftFinding).
-Json DriftToJson(const std::vector<DriftFinding>& drift) {
+Json DriftToJson(const std::vector<stats::DriftFinding>& drift) {
   Json out = Json::array();
-  for (const DriftFinding& d : drift) {
+  for (const stats::DriftFinding& d : drift) {
     Json metrics = Json::array();
-    for (const DriftMetric& m : d.metrics) {
+    for (const stats::DriftMetric& m : d.metrics) {
       metrics.push_back({{"metric", m.metric},
                          {"change_pct", JsonNumber(m.change_pct)},
                          {"change", JsonNumber(m.change)},
@@ -169,10 +170,10 @@ Expected<CompareFormat> ParseCompareFormat(const std::string& text) {
       fmt::format("output format '{}' is unknown; use one of: grid, markdown, csv, json", text));
 }
 
-std::vector<std::string> CompareFooter(const CompareTable& t) {
+std::vector<std::string> CompareFooter(const stats::CompareTable& t) {
   std::vector<std::string> out;
   bool any_lower = false, any_higher = false;
-  for (const CompareRow& r : t.rows) (r.lower_is_better ? any_lower : any_higher) = true;
+  for (const stats::CompareRow& r : t.rows) (r.lower_is_better ? any_lower : any_higher) = true;
   std::string sign = "Sign: + % = the column's value is larger than the baseline's.";
   if (any_lower) {
     sign += any_higher ? " Rows where lower is better (times):"
@@ -186,9 +187,10 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
   out.push_back(sign);
   out.push_back("Method: " + MethodDescription(t.options) + ".");
   bool any_runs = false;
-  for (const CompareRow& r : t.rows) {
-    any_runs = any_runs || r.baseline.unit == SampleUnit::kRun;
-    for (const CompareCell& c : r.variants) any_runs = any_runs || c.unit == SampleUnit::kRun;
+  for (const stats::CompareRow& r : t.rows) {
+    any_runs = any_runs || r.baseline.unit == stats::SampleUnit::kRun;
+    for (const stats::CompareCell& c : r.variants)
+      any_runs = any_runs || c.unit == stats::SampleUnit::kRun;
   }
   std::string samples = any_runs ? "Samples per side (n = repetitions; sessions when a column "
                                    "holds several; runs when it groups several):"
@@ -197,15 +199,15 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
   for (size_t i = 0; i < t.columns.size(); ++i) {
     int lo = 1 << 30, hi = 0, slo = 1 << 30, shi = 0;
     bool hier = false, runs = false;
-    for (const CompareRow& r : t.rows) {
-      const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
+    for (const stats::CompareRow& r : t.rows) {
+      const stats::CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
       if (!c.present()) continue;
       lo = std::min(lo, c.n);
       hi = std::max(hi, c.n);
       slo = std::min(slo, c.repetitions);
       shi = std::max(shi, c.repetitions);
-      hier = hier || c.unit == SampleUnit::kSession;
-      runs = runs || c.unit == SampleUnit::kRun;
+      hier = hier || c.unit == stats::SampleUnit::kSession;
+      runs = runs || c.unit == stats::SampleUnit::kRun;
     }
     if (hi == 0) {
       samples += fmt::format(" {} none;", t.columns[i].name);
@@ -228,26 +230,26 @@ std::vector<std::string> CompareFooter(const CompareTable& t) {
   return out;
 }
 
-std::string RenderCompareGrid(const CompareTable& t) {
+std::string RenderCompareGrid(const stats::CompareTable& t) {
   std::string out = RenderGrid(ToGrid(t));
   for (const std::string& l : CompareFooter(t)) out += l + "\n";
   return out;
 }
 
-std::string RenderCompareMarkdown(const CompareTable& t) {
+std::string RenderCompareMarkdown(const stats::CompareTable& t) {
   std::string out = RenderMarkdownTable(ToGrid(t)) + "\n";
   for (const std::string& l : CompareFooter(t)) out += "- " + l + "\n";
   return out;
 }
 
-std::string RenderCompareCsv(const CompareTable& t) {
+std::string RenderCompareCsv(const stats::CompareTable& t) {
   std::string out =
       "benchmark,params,metric,unit,lower_is_better,column,role,value,n,repetitions,sessions,"
       "runs,change_pct,ci_low_pct,ci_high_pct,p_value,p_adjusted,mdc_pct,verdict,"
       "no_run_variance\n";
-  for (const CompareRow& r : t.rows) {
+  for (const stats::CompareRow& r : t.rows) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
-      const CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
+      const stats::CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                          CsvField(r.benchmark), CsvField(r.params_text), CsvField(r.metric),
                          CsvField(r.unit), r.lower_is_better ? "true" : "false",
@@ -258,17 +260,17 @@ std::string RenderCompareCsv(const CompareTable& t) {
                          c.present() ? fmt::format("{}", c.runs) : "", CsvNum(c.change_pct),
                          CsvNum(c.ci_low_pct), CsvNum(c.ci_high_pct), CsvNum(c.p_value),
                          CsvNum(c.p_adjusted), CsvNum(c.mdc_pct),
-                         i == 0 || !c.present() ? "" : VerdictCode(c.verdict),
-                         c.status == CellStatus::kNoRunVariance ? "true" : "");
+                         i == 0 || !c.present() ? "" : stats::VerdictCode(c.verdict),
+                         c.status == stats::CellStatus::kNoRunVariance ? "true" : "");
     }
   }
   for (const std::string& l : CompareFooter(t)) out += "# " + l + "\n";
   return out;
 }
 
-Json CompareToJsonValue(const CompareTable& t) {
+Json CompareToJsonValue(const stats::CompareTable& t) {
   Json rows = Json::array();
-  for (const CompareRow& r : t.rows) {
+  for (const stats::CompareRow& r : t.rows) {
     Json jr;
     jr["benchmark"] = r.benchmark;
     jr["params"] = r.key.params;
@@ -276,7 +278,7 @@ Json CompareToJsonValue(const CompareTable& t) {
     jr["metric"] = r.metric;
     jr["unit"] = r.unit;
     jr["lower_is_better"] = r.lower_is_better;
-    auto cell = [&](const CompareCell& c, const std::string& label, bool variant) {
+    auto cell = [&](const stats::CompareCell& c, const std::string& label, bool variant) {
       Json j;
       j["label"] = label;
       j["value"] = c.present() ? JsonNumber(c.value) : Json(nullptr);
@@ -284,7 +286,7 @@ Json CompareToJsonValue(const CompareTable& t) {
       j["repetitions"] = c.present() ? Json(c.repetitions) : Json(nullptr);
       j["sessions"] = c.present() ? Json(c.sessions) : Json(nullptr);
       j["runs"] = c.present() ? Json(c.runs) : Json(nullptr);
-      j["sample_unit"] = c.present() ? Json(SampleUnitName(c.unit)) : Json(nullptr);
+      j["sample_unit"] = c.present() ? Json(stats::SampleUnitName(c.unit)) : Json(nullptr);
       j["sd"] = c.present() ? JsonNumber(c.sd) : Json(nullptr);
       j["variance_components"] = c.present() ? ComponentsJson(c.components) : Json(nullptr);
       if (variant) {
@@ -294,12 +296,12 @@ Json CompareToJsonValue(const CompareTable& t) {
         j["p_value"] = JsonNumber(c.p_value);
         j["p_adjusted"] = JsonNumber(c.p_adjusted);
         j["mdc_pct"] = JsonNumber(c.mdc_pct);
-        j["too_few"] = c.status == CellStatus::kTooFew;
-        j["no_run_variance"] = c.status == CellStatus::kNoRunVariance;
+        j["too_few"] = c.status == stats::CellStatus::kTooFew;
+        j["no_run_variance"] = c.status == stats::CellStatus::kNoRunVariance;
         j["below_timer_step"] = c.below_timer_step;
-        j["baseline_not_positive"] = c.status == CellStatus::kBaselineNotPositive;
-        j["baseline_below_timer_step"] = c.status == CellStatus::kBaselineBelowTimerStep;
-        j["verdict"] = VerdictCode(c.verdict);
+        j["baseline_not_positive"] = c.status == stats::CellStatus::kBaselineNotPositive;
+        j["baseline_below_timer_step"] = c.status == stats::CellStatus::kBaselineBelowTimerStep;
+        j["verdict"] = stats::VerdictCode(c.verdict);
       }
       return j;
     };
@@ -311,21 +313,21 @@ Json CompareToJsonValue(const CompareTable& t) {
     rows.push_back(std::move(jr));
   }
   Json columns = Json::array();
-  for (const CompareColumn& c : t.columns)
+  for (const stats::CompareColumn& c : t.columns)
     columns.push_back({{"name", c.name},
                        {"source", c.source},
                        {"sources", c.sources},
                        {"label", c.label},
                        {"variant", c.variant}});
-  const CompareOptions& o = t.options;
+  const stats::CompareOptions& o = t.options;
   Json j;
   j["rows"] = std::move(rows);
   j["columns"] = std::move(columns);
-  j["method"] = o.method == VerdictMethod::kFastpath ? "fastpath" : "ci";
+  j["method"] = o.method == stats::VerdictMethod::kFastpath ? "fastpath" : "ci";
   j["method_description"] = MethodDescription(o);
-  j["test"] = o.test == SignificanceTest::kWelch ? "welch" : "mwu";
+  j["test"] = o.test == stats::SignificanceTest::kWelch ? "welch" : "mwu";
   j["ci"] = "fieller";
-  j["correction"] = o.correction == Correction::kHolm ? "holm" : "none";
+  j["correction"] = o.correction == stats::Correction::kHolm ? "holm" : "none";
   j["alpha"] = o.alpha;
   j["min_effect_pct"] = o.min_effect_pct;
   j["power"] = o.power;
@@ -337,9 +339,11 @@ Json CompareToJsonValue(const CompareTable& t) {
   return j;
 }
 
-std::string RenderCompareJson(const CompareTable& t) { return DumpJson(CompareToJsonValue(t)); }
+std::string RenderCompareJson(const stats::CompareTable& t) {
+  return DumpJson(CompareToJsonValue(t));
+}
 
-std::string RenderCompare(const CompareTable& t, CompareFormat format) {
+std::string RenderCompare(const stats::CompareTable& t, CompareFormat format) {
   switch (format) {
     case CompareFormat::kGrid:
       return RenderCompareGrid(t);
@@ -353,14 +357,15 @@ std::string RenderCompare(const CompareTable& t, CompareFormat format) {
   return RenderCompareGrid(t);
 }
 
-Json CompareTablesToJsonValue(const std::vector<CompareTable>& tables) {
+Json CompareTablesToJsonValue(const std::vector<stats::CompareTable>& tables) {
   if (tables.size() == 1) return CompareToJsonValue(tables.front());
   Json all = Json::array();
-  for (const CompareTable& t : tables) all.push_back(CompareToJsonValue(t));
+  for (const stats::CompareTable& t : tables) all.push_back(CompareToJsonValue(t));
   return Json{{"tables", std::move(all)}};
 }
 
-std::string RenderCompareTables(const std::vector<CompareTable>& tables, CompareFormat format) {
+std::string RenderCompareTables(const std::vector<stats::CompareTable>& tables,
+                                CompareFormat format) {
   if (format == CompareFormat::kJson) return DumpJson(CompareTablesToJsonValue(tables));
   if (tables.size() == 1) return RenderCompare(tables.front(), format);
   std::string out;
@@ -376,4 +381,4 @@ std::string RenderCompareTables(const std::vector<CompareTable>& tables, Compare
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

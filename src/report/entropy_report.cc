@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 GridTable EntropyStatsTable(
     const std::string& name_column,
@@ -37,4 +37,4 @@ Json EntropyStatsJson(const analysis::EntropyStats& s) {
   return j;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

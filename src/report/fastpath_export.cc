@@ -9,7 +9,7 @@
 #include "kstacklab/results/json.h"
 #include "kstacklab/results/naming.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 // A YAML scalar that is always read back as the same string: a JSON string is a YAML
@@ -24,7 +24,7 @@ campaign::EngineMachine MachineOf(const campaign::CampaignState& s) {
 }  // namespace
 
 std::string FastpathPlanYaml(const campaign::CampaignState& s,
-                             const std::vector<CompareInput>& inputs) {
+                             const std::vector<stats::CompareInput>& inputs) {
   std::string out =
       "# Written by kstacklab campaign --fastpath from a campaign's state (docs/campaign.md).\n"
       "# Not mapped: the block order and seed, the stopping rule, the engine's switch method and\n"
@@ -55,7 +55,7 @@ std::string FastpathPlanYaml(const campaign::CampaignState& s,
   }
   std::set<std::string> names;
   size_t repeats = 0;
-  for (const CompareInput& in : inputs) {
+  for (const stats::CompareInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
       names.insert(b.name);
       repeats = std::max(repeats, b.repetitions.size());
@@ -69,10 +69,10 @@ std::string FastpathPlanYaml(const campaign::CampaignState& s,
 }
 
 std::string FastpathResultsCsv(const campaign::CampaignState& s,
-                               const std::vector<CompareInput>& inputs) {
+                               const std::vector<stats::CompareInput>& inputs) {
   std::string out = "sut,swprofile,benchmark,resultclass,unit,session,repeat,value\n";
   const std::string sut = CsvField(MachineOf(s).name);
-  for (const CompareInput& in : inputs) {
+  for (const stats::CompareInput& in : inputs) {
     const Json& stamp = in.run.run.campaign;
     const uint64_t boot = stamp.is_object() ? stamp.value("boot", uint64_t{0}) : 0;
     for (const BenchmarkResult& b : in.run.benchmarks) {
@@ -83,8 +83,7 @@ std::string FastpathResultsCsv(const campaign::CampaignState& s,
           out += fmt::format("{},{},{},{},{},{},{},{}\n", sut, CsvField(in.run.label),
                              CsvField(FastpathRowName(b.Key())),
                              CsvField(ResultClass(b.name, "", metric, b.unit, false)),
-                             CsvField(b.unit),
-                             boot, r, Json(it->second).dump());
+                             CsvField(b.unit), boot, r, Json(it->second).dump());
         }
       }
     }
@@ -92,4 +91,4 @@ std::string FastpathResultsCsv(const campaign::CampaignState& s,
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -21,7 +21,7 @@
 #include "kstacklab/common/subprocess.h"
 #include "kstacklab/report/plot.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 constexpr const char* kInstallHint = "apt-get install gnuplot-nox";
@@ -205,4 +205,4 @@ Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path) {
   return WriteFileAtomic(output_path, *image);
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -5,7 +5,7 @@
 
 #include "kstacklab/common/text.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 size_t ColumnCount(const GridTable& t) {
@@ -107,4 +107,4 @@ std::string RenderMarkdownTable(const GridTable& t) {
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

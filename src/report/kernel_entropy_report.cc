@@ -10,7 +10,7 @@
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/json.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 Json EnvironmentJson(const KernelEntropyReport& r) {
@@ -212,4 +212,4 @@ std::string RenderKernelEntropyJson(const KernelEntropyReport& r) {
   return DumpJson(j);
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -9,7 +9,7 @@
 #include <cctype>
 #include <filesystem>
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 Expected<PlotKind> ParsePlotKind(const std::string& text) {
   if (text == "cdf") return PlotKind::kCdf;
@@ -29,4 +29,4 @@ Expected<PlotFormat> PlotFormatForPath(const std::string& path) {
       path));
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -4,7 +4,7 @@
 
 #include "kstacklab/histogram/histogram.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 std::vector<CdfPoint> LatencyCdf(const histogram::Histogram& histogram, double overhead_ns) {
   std::vector<CdfPoint> out;
@@ -40,4 +40,4 @@ double NsAtFraction(const std::vector<CdfPoint>& cdf, double fraction) {
   return 0;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

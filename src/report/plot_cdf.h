@@ -6,7 +6,7 @@
 
 #include "kstacklab/report/plot.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 // The tail view of a CDF: for each point below fraction 1, (ns, 1 - fraction) — the fraction of
 // calls slower than ns. Points at fraction 1 are left out (0 cannot be drawn on a log axis).
@@ -16,4 +16,4 @@ std::vector<CdfPoint> TailCurve(const std::vector<CdfPoint>& cdf);
 // when it never does (an empty CDF).
 double NsAtFraction(const std::vector<CdfPoint>& cdf, double fraction);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -12,7 +12,7 @@
 #include "kstacklab/results/naming.h"
 #include "plot_cdf.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 constexpr int kPanelWidth = 760;
@@ -182,21 +182,22 @@ std::string PanelScript(size_t p, const std::string& key, const std::vector<Curv
 
 struct ChartLine {
   std::string label;  // benchmark, params, metric
-  const CompareRow* row;
+  const stats::CompareRow* row;
 };
 
 // The rows with at least one computable % change; the others go to `notes`.
-std::vector<ChartLine> ChartLines(const CompareTable& table, std::vector<std::string>& notes) {
+std::vector<ChartLine> ChartLines(const stats::CompareTable& table,
+                                  std::vector<std::string>& notes) {
   std::vector<ChartLine> lines;
-  for (const CompareRow& row : table.rows) {
+  for (const stats::CompareRow& row : table.rows) {
     const bool any = std::any_of(
         row.variants.begin(), row.variants.end(),
-        [](const CompareCell& c) { return c.present() && std::isfinite(c.change_pct); });
+        [](const stats::CompareCell& c) { return c.present() && std::isfinite(c.change_pct); });
     std::string label = BenchmarkLabel(row.benchmark, row.params_text) + " " + row.metric;
     if (!any) {
       const bool base_unresolved =
           std::any_of(row.variants.begin(), row.variants.end(),
-                      [](const CompareCell& c) { return c.BaselineUnresolved(); });
+                      [](const stats::CompareCell& c) { return c.BaselineUnresolved(); });
       notes.push_back(label + ": no % change computable (" +
                       (base_unresolved ? "the baseline's value is <= 0 or below one timer step"
                                        : "missing in a column") +
@@ -222,16 +223,16 @@ ChartData ChartSeries(const std::vector<ChartLine>& lines, size_t m) {
     const double y0 = static_cast<double>(-static_cast<long>(i));  // integer negation: no -0
     d.ytics += fmt::format("{}{} {}", i ? ", " : "", GnuplotQuote(lines[i].label), PlotNumber(y0));
     for (size_t j = 0; j < m && j < lines[i].row->variants.size(); ++j) {
-      const CompareCell& c = lines[i].row->variants[j];
+      const stats::CompareCell& c = lines[i].row->variants[j];
       if (!c.present() || !std::isfinite(c.change_pct)) continue;
       const double y = y0 + (m > 1 ? 0.3 - spread * static_cast<double>(j) : 0);
       const double lo = std::isfinite(c.ci_low_pct) ? c.ci_low_pct : c.change_pct;
       const double hi = std::isfinite(c.ci_high_pct) ? c.ci_high_pct : c.change_pct;
       d.points[j] += fmt::format("{} {} {} {}\n", PlotNumber(c.change_pct), PlotNumber(y),
                                  PlotNumber(lo), PlotNumber(hi));
-      if (c.verdict != Verdict::kNone) {
-        d.marks[j] +=
-            fmt::format("{} {} ({})\n", PlotNumber(hi), PlotNumber(y), VerdictCode(c.verdict));
+      if (c.verdict != stats::Verdict::kNone) {
+        d.marks[j] += fmt::format("{} {} ({})\n", PlotNumber(hi), PlotNumber(y),
+                                  stats::VerdictCode(c.verdict));
       }
     }
   }
@@ -239,8 +240,8 @@ ChartData ChartSeries(const std::vector<ChartLine>& lines, size_t m) {
 }
 
 // Terminal, titles, axes and the zero line of the chart.
-std::string ChartHeader(const CompareTable& table, PlotFormat format, size_t line_count, size_t m,
-                        const std::string& ytics) {
+std::string ChartHeader(const stats::CompareTable& table, PlotFormat format, size_t line_count,
+                        size_t m, const std::string& ytics) {
   const int lines = static_cast<int>(line_count);
   const int height = std::max(320, 110 + lines * (m > 1 ? 34 + 12 * static_cast<int>(m) : 34));
   const double conf = 100.0 * (1.0 - table.options.alpha);
@@ -266,7 +267,8 @@ std::string ChartHeader(const CompareTable& table, PlotFormat format, size_t lin
 
 // The plot command: one whisker series per variant column and its verdict labels; the data
 // files go to `job`.
-std::string ChartPlotCommand(const CompareTable& table, const ChartData& d, GnuplotJob& job) {
+std::string ChartPlotCommand(const stats::CompareTable& table, const ChartData& d,
+                             GnuplotJob& job) {
   std::string plot = "plot ";
   bool first = true;
   for (size_t j = 0; j < d.points.size(); ++j) {
@@ -322,7 +324,7 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
   return job;
 }
 
-Expected<GnuplotJob> BuildComparePlot(const CompareTable& table, PlotFormat format) {
+Expected<GnuplotJob> BuildComparePlot(const stats::CompareTable& table, PlotFormat format) {
   GnuplotJob job;
   if (table.columns.size() < 2) {
     return UsageError("a comparison chart needs a baseline and at least one other configuration");
@@ -337,4 +339,4 @@ Expected<GnuplotJob> BuildComparePlot(const CompareTable& table, PlotFormat form
   return job;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -12,13 +12,13 @@
 #include "kstacklab/stats/sample_size.h"
 #include "kstacklab/stats/stats.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 
 std::string Pct(double v) { return std::isfinite(v) ? fmt::format("{:.2f}%", v) : "?"; }
 
 // "1.20/0.40/0.80%": SD of each component as % of the mean, '?' where the level did not vary.
-std::string ComponentsText(const SampleSizeRow& r) {
+std::string ComponentsText(const stats::SampleSizeRow& r) {
   auto one = [&](double var) {
     const double pct = stats::ComponentSdPercent(var, r.mean);
     return std::isnan(pct) ? std::string("?") : fmt::format("{:.2f}", pct);
@@ -41,8 +41,8 @@ Expected<PlanFormat> ParsePlanFormat(const std::string& text) {
   return UsageError(fmt::format("--format '{}' is unknown; use one of: grid, markdown", text));
 }
 
-std::string RenderPlan(const std::vector<SampleSizeRow>& rows, const SampleSizeOptions& o,
-                       PlanFormat format) {
+std::string RenderPlan(const std::vector<stats::SampleSizeRow>& rows,
+                       const stats::SampleSizeOptions& o, PlanFormat format) {
   const bool grid = format == PlanFormat::kGrid;
   GridTable g;
   g.header = {{"Benchmark", "Result Class", "Configuration", "Pilot", "CV", "MDC now",
@@ -52,7 +52,7 @@ std::string RenderPlan(const std::vector<SampleSizeRow>& rows, const SampleSizeO
   g.right_align = {false, false, false, true, true, true, true, true, true};
   std::string last;
   bool any_unknown_run = false, any_unreachable = false, any_not_positive = false;
-  for (const SampleSizeRow& r : rows) {
+  for (const stats::SampleSizeRow& r : rows) {
     std::string key = r.benchmark + " " + r.configuration;
     if (key != last || g.groups.empty()) g.groups.emplace_back();
     std::string cls =
@@ -114,4 +114,4 @@ std::string RenderPlan(const std::vector<SampleSizeRow>& rows, const SampleSizeO
   return text;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

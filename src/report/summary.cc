@@ -13,7 +13,7 @@
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/naming.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
@@ -214,4 +214,4 @@ std::string RenderSummary(const RunResult& run) {
   return out;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -89,7 +89,8 @@ std::string TestCaseName(const RowKey& key) {
 
 std::string FastpathRowName(const RowKey& key) {
   std::string name = key.name;
-  for (const auto& [k, v] : key.params.items()) name.append(" ").append(k).append(":").append(v.dump());
+  for (const auto& [k, v] : key.params.items())
+    name.append(" ").append(k).append(":").append(v.dump());
   const std::string variant = StoredVariant(key.variant, key.knob);
   if (!variant.empty()) name.append(" [").append(variant).append("]");
   return name;

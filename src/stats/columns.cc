@@ -10,7 +10,7 @@
 #include "kstacklab/results/naming.h"
 #include "kstacklab/results/results.h"
 
-namespace kstacklab {
+namespace kstacklab::stats {
 namespace {
 
 std::string FileStem(const std::string& source) {
@@ -83,8 +83,9 @@ ColumnSet GroupColumns(const std::vector<CompareInput>& inputs) {
       c.name = v.empty() ? labels[g] : labels.size() == 1 ? v : labels[g] + ":" + v;
       std::vector<size_t> holding;
       for (size_t i : runs) {
-        bool has = std::any_of(inputs[i].run.benchmarks.begin(), inputs[i].run.benchmarks.end(),
-                               [&](const BenchmarkResult& b) { return ColumnOf(inputs[i], b) == v; });
+        bool has =
+            std::any_of(inputs[i].run.benchmarks.begin(), inputs[i].run.benchmarks.end(),
+                        [&](const BenchmarkResult& b) { return ColumnOf(inputs[i], b) == v; });
         if (has || inputs[i].run.benchmarks.empty()) holding.push_back(i);
       }
       std::optional<double> step;
@@ -209,4 +210,4 @@ Expected<KeyEntries> EntriesOf(const RowKey& key, const ColumnSet& set,
   return e;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats

@@ -10,7 +10,7 @@
 #include "kstacklab/common/error.h"
 #include "kstacklab/stats/compare.h"
 
-namespace kstacklab {
+namespace kstacklab::stats {
 
 struct ColumnSet {
   std::vector<CompareColumn> columns;     // labels in order of first appearance, then variants
@@ -47,4 +47,4 @@ Expected<KeyEntries> EntriesOf(const RowKey& key, const ColumnSet& set,
                                const std::vector<size_t>& order,
                                const std::vector<CompareInput>& inputs);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats

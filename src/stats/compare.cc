@@ -21,7 +21,7 @@
 #include "kstacklab/stats/timer_step.h"
 #include "samples.h"
 
-namespace kstacklab {
+namespace kstacklab::stats {
 namespace {
 
 constexpr int kMinSamples = 3;
@@ -272,8 +272,7 @@ void AddKeyRows(const RowKey& key, const KeyEntries& e, const ColumnSet& set,
     row.metric = metric;
     row.unit = e.unit;
     row.lower_is_better = e.lower_is_better;
-    row.result_class =
-        ResultClass(name, params_text, metric, e.unit, options.metrics.size() > 1);
+    row.result_class = ResultClass(name, params_text, metric, e.unit, options.metrics.size() > 1);
     row.first_in_group = first;
     first = false;
     std::vector<CompareCell> cells;
@@ -445,11 +444,11 @@ void FindDrift(const std::vector<CompareInput>& inputs, CompareTable& table) {
         if (!metrics.empty()) drifting.emplace(session, std::move(metrics));
       }
       for (auto& [session, metrics] : drifting) {
-        f.drift.push_back({in.source,
-                           BenchmarkLabel(CompareRowName(RowOf(in, b)), ParamsText(b.params),
-                                          ColumnOf(in, b)),
-                           b.unit, session, drifting.size() > 1 || session != 0,
-                           b.repetitions.size(), std::move(metrics)});
+        f.drift.push_back(
+            {in.source,
+             BenchmarkLabel(CompareRowName(RowOf(in, b)), ParamsText(b.params), ColumnOf(in, b)),
+             b.unit, session, drifting.size() > 1 || session != 0, b.repetitions.size(),
+             std::move(metrics)});
       }
     }
   }
@@ -679,7 +678,7 @@ void FindMixedTiming(const std::vector<CompareInput>& inputs, CompareTable& tabl
     for (const BenchmarkResult& b : in.run.benchmarks) {
       const RowKey row = RowOf(in, b);
       modes[BenchmarkId(CompareRowName(row), row.params, "")].insert(b.timing.empty() ? "percall"
-                                                                                     : b.timing);
+                                                                                      : b.timing);
     }
   }
   for (const auto& [row, seen] : modes) {
@@ -724,4 +723,4 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   return table;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats

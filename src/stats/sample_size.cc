@@ -13,7 +13,7 @@
 #include "kstacklab/stats/stats.h"
 #include "samples.h"
 
-namespace kstacklab {
+namespace kstacklab::stats {
 namespace {
 
 // A verdict needs >= 3 samples per side (compare's kMinSamples): at least 3 runs.
@@ -123,4 +123,4 @@ Expected<std::vector<SampleSizeRow>> PlanSampleSizes(const std::vector<CompareIn
   return rows;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats

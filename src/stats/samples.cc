@@ -2,7 +2,7 @@
 
 #include <map>
 
-namespace kstacklab {
+namespace kstacklab::stats {
 
 CellSamples SamplesOf(const std::vector<std::vector<const BenchmarkResult*>>& runs,
                       const std::string& metric) {
@@ -41,4 +41,4 @@ CellSamples SamplesOf(const std::vector<std::vector<const BenchmarkResult*>>& ru
   return c;
 }
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats

@@ -9,7 +9,7 @@
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/stats.h"
 
-namespace kstacklab {
+namespace kstacklab::stats {
 
 struct CellSamples {
   std::vector<double> samples;
@@ -26,4 +26,4 @@ struct CellSamples {
 CellSamples SamplesOf(const std::vector<std::vector<const BenchmarkResult*>>& runs,
                       const std::string& metric);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats

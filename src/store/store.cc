@@ -57,9 +57,10 @@ Expected<RunRow> MakeRow(const RunResult& result, std::string document, size_t i
   row.partial = result.partial;
   row.document = std::move(document);
   for (const BenchmarkResult& b : result.benchmarks) {
-    row.benchmarks.push_back(BenchmarkRow{
-        b.name, StoredVariant(b.variant, b.knob), b.params.dump(-1, ' ', false, Json::error_handler_t::replace),
-        static_cast<int64_t>(b.repetitions.size())});
+    row.benchmarks.push_back(
+        BenchmarkRow{b.name, StoredVariant(b.variant, b.knob),
+                     b.params.dump(-1, ' ', false, Json::error_handler_t::replace),
+                     static_cast<int64_t>(b.repetitions.size())});
   }
   return row;
 }

@@ -19,21 +19,22 @@ namespace {
 
 using namespace kstacklab;  // NOLINT(google-build-using-namespace): fuzz entry point
 
-void CompareAndRender(const std::vector<CompareInput>& inputs) {
-  CompareOptions options;
+void CompareAndRender(const std::vector<stats::CompareInput>& inputs) {
+  stats::CompareOptions options;
   options.metrics = {"mean", "p50", "p99"};
-  for (const std::vector<CompareInput>& part : SplitByVariantSet(inputs)) {
-    auto table = BuildCompareTable(part, options);
+  for (const std::vector<stats::CompareInput>& part : stats::SplitByVariantSet(inputs)) {
+    auto table = stats::BuildCompareTable(part, options);
     if (!table.ok()) {
       if (table.error().exit_code != kExitUsage) std::abort();
       continue;
     }
-    for (CompareFormat f : {CompareFormat::kGrid, CompareFormat::kMarkdown, CompareFormat::kCsv})
-      (void)RenderCompare(*table, f);
-    if (RenderCompare(*table, CompareFormat::kJson).empty()) std::abort();
-    CompareWarningOptions verbose;
+    for (report::CompareFormat f : {report::CompareFormat::kGrid, report::CompareFormat::kMarkdown,
+                                    report::CompareFormat::kCsv})
+      (void)report::RenderCompare(*table, f);
+    if (report::RenderCompare(*table, report::CompareFormat::kJson).empty()) std::abort();
+    report::CompareWarningOptions verbose;
     verbose.verbose = true;
-    (void)CompareWarningLines({*table}, verbose);
+    (void)report::CompareWarningLines({*table}, verbose);
   }
 }
 
@@ -53,9 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto again = ResultFromJson(once, "fuzz round trip");
   if (!again.ok() || ResultToJson(*again) != once) std::abort();
 
-  CompareInput a{"a.json", *r};
+  stats::CompareInput a{"a.json", *r};
   a.run.created = "2026-11-30T10:00:01Z";
-  CompareInput b{"b.json", *r};
+  stats::CompareInput b{"b.json", *r};
   b.run.label = r->label + "-other";
   b.run.created = "2026-11-30T10:00:02Z";
   for (BenchmarkResult& bench : b.run.benchmarks)

@@ -53,22 +53,22 @@ BootCheck VerifyBoot(const Profile& profile, const GuestReport& report, bool str
 // rule `kstacklab plan` applies per level, at alpha 0.05 and power 0.8), 0 if not computable.
 struct TargetRow {
   std::string row;  // "syscall/getpid [raw] mean: on vs off"
-  double mdc_pct = kCompareNaN;
+  double mdc_pct = stats::kCompareNaN;
   int boots = 0;  // the fewer of the two sides
   size_t needed = 0;
 };
 struct TargetStatus {
   bool reached = false;
-  double worst_mdc_pct = kCompareNaN;
+  double worst_mdc_pct = stats::kCompareNaN;
   size_t needed = 0;
   std::vector<TargetRow> rows;
 };
-Expected<TargetStatus> EvaluateTarget(const std::vector<CompareInput>& inputs, const Target& target,
-                                      const std::string& baseline);
+Expected<TargetStatus> EvaluateTarget(const std::vector<stats::CompareInput>& inputs,
+                                      const Target& target, const std::string& baseline);
 
 // The accepted boots' result files, loaded, in profile order then boot order.
-Expected<std::vector<CompareInput>> LoadCampaignResults(const std::string& dir,
-                                                        const CampaignState& state);
+Expected<std::vector<stats::CompareInput>> LoadCampaignResults(const std::string& dir,
+                                                               const CampaignState& state);
 
 struct RunnerHooks {
   // A boot starting (boot i of n, profile, elapsed, ETA), for a status line on a TTY.

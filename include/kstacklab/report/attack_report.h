@@ -7,7 +7,7 @@
 #include "kstacklab/analysis/attack.h"
 #include "kstacklab/results/results.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 // The grid: design, setting, observations, predicted, correct, accuracy, x chance, remaining
 // bits, verdict, then one column per evidence key (keys of the first row, in order); under it
@@ -21,4 +21,4 @@ std::string RenderAttackTable(const analysis::AttackReport& report);
 Json AttackReportToJson(const analysis::AttackReport& report);
 std::string RenderAttackJson(const analysis::AttackReport& report);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

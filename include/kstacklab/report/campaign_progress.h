@@ -7,7 +7,7 @@
 
 #include "kstacklab/campaign/runner_events.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 // A duration in whole units, cut (not rounded): "45s", "1m05s", "2h03m".
 std::string CampaignDurationText(double seconds);
@@ -28,4 +28,4 @@ std::string RunnerNoteText(const campaign::RunnerNote& note);
 // failed: MESSAGE", or the caller's own reason as it is.
 std::string CampaignStopText(const campaign::StopReason& why);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

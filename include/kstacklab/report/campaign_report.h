@@ -15,13 +15,13 @@
 #include "kstacklab/report/compare_report.h"
 #include "kstacklab/stats/compare.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 // `precision` is the MDC per row (EvaluateTarget) or nullopt when fewer than two boots per
 // profile were accepted. grid and markdown: header lines, the tables, then the precision; csv:
 // the header as "# " lines, then the tables; json: {"campaign": {...}, "comparison": ...}.
 std::string RenderCampaignReport(const campaign::CampaignState& state,
-                                 const std::vector<CompareTable>& tables,
+                                 const std::vector<stats::CompareTable>& tables,
                                  const std::optional<campaign::TargetStatus>& precision,
                                  CompareFormat format);
 
@@ -29,4 +29,4 @@ std::string RenderCampaignReport(const campaign::CampaignState& state,
 // per-profile boots, kernels, command lines and strength.
 Json CampaignSummaryJson(const campaign::CampaignState& state);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

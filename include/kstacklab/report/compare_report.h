@@ -10,7 +10,7 @@
 #include "kstacklab/results/results.h"
 #include "kstacklab/stats/compare.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 enum class CompareFormat { kGrid, kMarkdown, kCsv, kJson };
 
@@ -18,13 +18,13 @@ enum class CompareFormat { kGrid, kMarkdown, kCsv, kJson };
 Expected<CompareFormat> ParseCompareFormat(const std::string& text);
 
 // The rule that decides (R)/(I), in one sentence (every footer, JSON's method_description).
-std::string MethodDescription(const CompareOptions& options);
+std::string MethodDescription(const stats::CompareOptions& options);
 
 // The notes under a table, worded from its findings (CompareFindings), in a fixed order: what
 // the cells' marks mean (*, #, (s), ~), where the samples come from, what is missing, thin
 // tails, the MDC, how the inputs were measured (per call against loop mode, runs in blocks, a
 // drift shared by the columns of one run). Each is one line.
-std::vector<std::string> CompareNoteLines(const CompareTable& table);
+std::vector<std::string> CompareNoteLines(const stats::CompareTable& table);
 
 struct CompareWarningOptions {
   bool verbose = false;  // one more line per drifting row and session, its metrics and fits
@@ -36,32 +36,33 @@ struct CompareWarningOptions {
 // on a time's scale: DriftMetric::change_pct), then the explanation once; `verbose` adds one
 // line per drifting row and session. Empty when nothing drifts across inputs (a drift within
 // one run is a note).
-std::vector<std::string> CompareWarningLines(const std::vector<CompareTable>& tables,
+std::vector<std::string> CompareWarningLines(const std::vector<stats::CompareTable>& tables,
                                              const CompareWarningOptions& options);
 
 // The footer lines shared by grid, markdown and csv: sign convention per lower_is_better,
 // the method, samples per side, then the table's notes.
-std::vector<std::string> CompareFooter(const CompareTable& table);
+std::vector<std::string> CompareFooter(const stats::CompareTable& table);
 
-std::string RenderCompareGrid(const CompareTable& table);
-std::string RenderCompareMarkdown(const CompareTable& table);
+std::string RenderCompareGrid(const stats::CompareTable& table);
+std::string RenderCompareMarkdown(const stats::CompareTable& table);
 // Long format, one line per row x column; footer lines start with "# ".
-std::string RenderCompareCsv(const CompareTable& table);
+std::string RenderCompareCsv(const stats::CompareTable& table);
 // {"rows": [...], "columns", "method", "alpha", ...}; numbers rounded to 10 significant digits,
 // missing numbers null.
-Json CompareToJsonValue(const CompareTable& table);
-std::string RenderCompareJson(const CompareTable& table);
+Json CompareToJsonValue(const stats::CompareTable& table);
+std::string RenderCompareJson(const stats::CompareTable& table);
 
-std::string RenderCompare(const CompareTable& table, CompareFormat format);
+std::string RenderCompare(const stats::CompareTable& table, CompareFormat format);
 // Several tables (one per variant set, SplitByVariantSet): one table renders as above; more are
 // rendered one after another, separated by a blank line (grid, markdown), under one CSV header
 // (csv: the column `column` tells the tables apart), or as {"tables": [table, ...]} (json).
-std::string RenderCompareTables(const std::vector<CompareTable>& tables, CompareFormat format);
+std::string RenderCompareTables(const std::vector<stats::CompareTable>& tables,
+                                CompareFormat format);
 // The json form of RenderCompareTables as a value: one table's object, or {"tables": [...]}.
-Json CompareTablesToJsonValue(const std::vector<CompareTable>& tables);
+Json CompareTablesToJsonValue(const std::vector<stats::CompareTable>& tables);
 
 // One CSV field (RFC 4180): control characters escaped (EscapeControl), then quoted when it holds
 // a comma, a quote or a newline. Every CSV kstacklab writes uses it.
 std::string CsvField(const std::string& raw);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -12,7 +12,7 @@
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/json.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 // One row per (name, stats). Columns: `name_column` ("policy", "kernel"), samples, distinct,
 // shannon and min-ent (bits, 4 decimals), chi2-p (3 significant digits), repeat (5 decimals),
@@ -25,4 +25,4 @@ GridTable EntropyStatsTable(
 //  "repeat_rate", "stack_entropy_sh_bits"}, in that order.
 Json EntropyStatsJson(const analysis::EntropyStats& stats);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

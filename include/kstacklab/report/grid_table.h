@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 struct GridTable {
   // Header lines, each with one string per column (a column title may span several lines,
@@ -29,4 +29,4 @@ std::string RenderGrid(const GridTable& table);
 // '|' inside a cell is escaped as "\|".
 std::string RenderMarkdownTable(const GridTable& table);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

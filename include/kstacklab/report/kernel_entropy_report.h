@@ -11,7 +11,7 @@
 #include "kstacklab/live/infer.h"
 #include "kstacklab/results/results.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 struct KernelEntropyReport {
   std::string source;  // "live probe" or the records file
@@ -39,4 +39,4 @@ std::string RenderKernelEntropyTable(const KernelEntropyReport& r);
 //  "entropy", "serial_dependence", "kernel_input"}, in that order.
 std::string RenderKernelEntropyJson(const KernelEntropyReport& r);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

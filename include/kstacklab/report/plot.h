@@ -14,7 +14,7 @@
 #include "kstacklab/results/results.h"
 #include "kstacklab/stats/compare.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 enum class PlotKind {
   kCdf,      // "cdf": fraction of calls faster than x, log x (default)
@@ -46,7 +46,7 @@ std::vector<CdfPoint> LatencyCdf(const histogram::Histogram& histogram, double o
 
 // One input as given on the command line (a path or a store id) and its loaded result: the
 // same as a comparison's input, so `plot --kind compare` passes its inputs on unchanged.
-using PlotInput = CompareInput;
+using PlotInput = stats::CompareInput;
 
 // A gnuplot job. The script writes its image to the file "plot.out" in the working directory
 // and reads its data files from there, by the names given here.
@@ -66,7 +66,7 @@ Expected<GnuplotJob> BuildLatencyPlot(const std::vector<PlotInput>& inputs, Plot
 // %-change chart of a comparison table: one line per row (benchmark, params, metric), one point
 // per variant column with its CI as horizontal whiskers, a zero line, significant cells marked
 // (R)/(I). Rows without any computable change are skipped with a note; none left -> UsageError.
-Expected<GnuplotJob> BuildComparePlot(const CompareTable& table, PlotFormat format);
+Expected<GnuplotJob> BuildComparePlot(const stats::CompareTable& table, PlotFormat format);
 
 // Runs `gnuplot` (looked up on PATH) on `job` in a fresh temp dir, then writes the image to
 // `output_path` atomically; temp files are removed on every path. gnuplot missing ->
@@ -76,4 +76,4 @@ Status RenderGnuplot(const GnuplotJob& job, const std::string& output_path);
 // Quotes text as a gnuplot single-quoted string literal (only ' needs escaping there).
 std::string GnuplotQuote(const std::string& text);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -10,7 +10,7 @@
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/sample_size.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 enum class PlanFormat { kGrid, kMarkdown };
 
@@ -20,7 +20,7 @@ Expected<PlanFormat> ParsePlanFormat(const std::string& text);
 // The complete text for stdout: the table, then the footer (the target, power, alpha and costs
 // the plan assumed; what each column means; why a cell reads '?' or '> N runs'). Markdown
 // footer lines are list items ("- ").
-std::string RenderPlan(const std::vector<SampleSizeRow>& rows, const SampleSizeOptions& options,
-                       PlanFormat format);
+std::string RenderPlan(const std::vector<stats::SampleSizeRow>& rows,
+                       const stats::SampleSizeOptions& options, PlanFormat format);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

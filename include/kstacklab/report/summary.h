@@ -5,7 +5,7 @@
 
 #include "kstacklab/results/results.h"
 
-namespace kstacklab {
+namespace kstacklab::report {
 
 struct BenchmarkSummary {
   double mean = 0;    // mean of the repetitions' means (equal iterations: the overall mean)
@@ -33,4 +33,4 @@ std::string RenderSummary(const RunResult& run);
 // A per-call p50 below this many timer steps is dominated by the step (RenderSummary's note).
 inline constexpr double kTimerStepNoteSteps = 10;
 
-}  // namespace kstacklab
+}  // namespace kstacklab::report

@@ -29,7 +29,7 @@
 #include "kstacklab/results/results.h"
 #include "kstacklab/stats/stats.h"
 
-namespace kstacklab {
+namespace kstacklab::stats {
 
 inline constexpr double kCompareNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -336,4 +336,4 @@ std::vector<std::vector<CompareInput>> CompareParts(const std::vector<CompareInp
 Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs,
                                          const CompareOptions& options);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats

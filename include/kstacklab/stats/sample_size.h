@@ -12,7 +12,7 @@
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/stats.h"
 
-namespace kstacklab {
+namespace kstacklab::stats {
 
 // `kstacklab plan`: variance components per level from pilot runs, and the runs x sessions x
 // repetitions per configuration that detect a relative change of target_pct at the least cost
@@ -49,4 +49,4 @@ struct SampleSizeRow {
 Expected<std::vector<SampleSizeRow>> PlanSampleSizes(const std::vector<CompareInput>& inputs,
                                                      const SampleSizeOptions& options);
 
-}  // namespace kstacklab
+}  // namespace kstacklab::stats
