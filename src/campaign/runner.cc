@@ -688,6 +688,25 @@ Expected<bool> AfterBlock(const std::string& dir, CampaignState& state, uint64_t
   return status->reached;
 }
 
+// Why the campaign ends after `block`'s boots, by the caller's rule first, then by the target;
+// nullopt to go on.
+Expected<std::optional<StopReason>> StopAfterBlock(const std::string& dir, CampaignState& state,
+                                                   uint64_t block, const RunnerHooks& hooks) {
+  if (hooks.after_block) {
+    std::string caller;
+    KSTACKLAB_ASSIGN_OR_RETURN(caller, hooks.after_block(state, block));
+    if (!caller.empty()) {
+      return std::optional(StopReason{StopKind::kCaller, 0, 0, 0, std::move(caller)});
+    }
+  }
+  if (state.plan.target) {
+    bool reached = false;
+    KSTACKLAB_ASSIGN_OR_RETURN(reached, AfterBlock(dir, state, block, hooks));
+    if (reached) return std::optional(StopReason{StopKind::kTargetReached, block, 0, 0, {}});
+  }
+  return std::optional<StopReason>();
+}
+
 // RunCampaign's steps, every save through `writer`.
 Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& state, Engine& engine,
                 const std::atomic<bool>& stop, const RunnerHooks& hooks) {
@@ -754,15 +773,8 @@ Status RunSteps(const std::string& dir, StateWriter& writer, CampaignState& stat
       }
       ++done;
     }
-    if (!why && hooks.after_block) {
-      std::string caller;
-      KSTACKLAB_ASSIGN_OR_RETURN(caller, hooks.after_block(state, block));
-      if (!caller.empty()) why = StopReason{StopKind::kCaller, 0, 0, 0, std::move(caller)};
-    }
-    if (!why && plan.target) {
-      bool reached = false;
-      KSTACKLAB_ASSIGN_OR_RETURN(reached, AfterBlock(dir, state, block, hooks));
-      if (reached) why = StopReason{StopKind::kTargetReached, block, 0, 0, {}};
+    if (!why) {
+      KSTACKLAB_ASSIGN_OR_RETURN(why, StopAfterBlock(dir, state, block, hooks));
     }
   }
   if (!why) {
