@@ -532,6 +532,8 @@ TEST(RowNames, EachFormOfARowFromItsKey) {
   EXPECT_EQ(FastpathRowName(k), "syscall/fork h:1 mode:\"x\" [raw,kernel.stack_erasing=0]");
   EXPECT_EQ(TestCaseName(k), "syscall_fork_h1_mode_x__raw_kernel.stack_erasing_0");
   EXPECT_EQ(CompareRowName(RowKey{"syscall/getpid", Json::object(), "", ""}), "syscall/getpid");
+  EXPECT_EQ(ComparisonName("syscall/getpid [raw]", "mean (ns)", "b", "a"),
+            "syscall/getpid [raw] mean (ns): b vs a");
 }
 
 // One glob rule for `run --bench` and `compare --bench`: the full id, or with the params or the

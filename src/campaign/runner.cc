@@ -14,6 +14,7 @@
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/results/naming.h"
 #include "kstacklab/results/result_reader.h"
 
 namespace kstacklab::campaign {
@@ -293,8 +294,8 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<stats::CompareInput>& in
         if (!cell.present() || !row.baseline.present()) continue;
         any = true;
         TargetRow tr;
-        tr.row = fmt::format("{} {}: {} vs {}", row.benchmark, row.result_class,
-                             table.columns[v + 1].name, table.columns[0].name);
+        tr.row = ComparisonName(row.benchmark, row.result_class, table.columns[v + 1].name,
+                                table.columns[0].name);
         const bool per_boot =
             cell.unit == stats::SampleUnit::kRun && row.baseline.unit == stats::SampleUnit::kRun;
         tr.boots =

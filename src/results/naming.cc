@@ -87,6 +87,11 @@ std::string TestCaseName(const RowKey& key) {
   return name;
 }
 
+std::string ComparisonName(const std::string& row_name, const std::string& result_class,
+                           const std::string& column, const std::string& baseline) {
+  return row_name + " " + result_class + ": " + column + " vs " + baseline;
+}
+
 std::string FastpathRowName(const RowKey& key) {
   std::string name = key.name;
   for (const auto& [k, v] : key.params.items())

@@ -58,6 +58,11 @@ std::string CompareRowName(const RowKey& row);
 // replaced by '_' ("syscall_getpid_raw").
 std::string TestCaseName(const RowKey& key);
 
+// One comparison of a table, a campaign target's row: compare's row name and result class,
+// then the column against the baseline ("syscall/getpid mean (ns): b vs a").
+std::string ComparisonName(const std::string& row_name, const std::string& result_class,
+                           const std::string& column, const std::string& baseline);
+
 // The lists' Fastpath name of a row (campaign --fastpath): the name, then " key:value" per param
 // with the value as JSON (strings quoted), then " [variant]" as stored.
 std::string FastpathRowName(const RowKey& key);
