@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "columns.h"
 #include "kstacklab/common/text.h"
@@ -518,9 +519,15 @@ Status CheckBaseline(const std::vector<CompareInput>& given, const std::string& 
     for (const CompareInput& in : given) {
       const std::string label = EffectiveLabel(in);
       if (label == baseline) is_label = true;
+      // baseline == label + ":" + v, without building the string per row
+      const bool label_prefix = baseline.size() > label.size() &&
+                                baseline.compare(0, label.size(), label) == 0 &&
+                                baseline[label.size()] == ':';
+      if (!label_prefix) continue;
+      const std::string_view want = std::string_view(baseline).substr(label.size() + 1);
       for (const BenchmarkResult& b : in.run.benchmarks) {
         const std::string v = ColumnOf(in, b);
-        if (!v.empty() && label + ":" + v == baseline) is_variant = true;
+        if (!v.empty() && v == want) is_variant = true;
       }
     }
     if (is_label && is_variant) {
