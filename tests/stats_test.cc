@@ -509,6 +509,18 @@ TEST(CompareTable, TwoAbFilesOfTwoLabelsHaveTheVariantAndTheValueInTheRow) {
   EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [kernel.stack_erasing=1]");
 }
 
+// A baseline "A:raw" that is both a label (a file written before run refused ':') and label A's
+// variant raw is refused rather than taken as either.
+TEST(CompareTable, ABaselineThatIsALabelAndALabelsVariantIsRefused) {
+  const std::vector<double> v = {100, 101, 99, 100};
+  std::vector<stats::CompareInput> inputs = {Input("a", {Bench("s/x", v, "raw")}),
+                                             Input("a:raw", {Bench("s/x", v, "")})};
+  const Status st = stats::CheckBaseline(inputs, "a:raw");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("is ambiguous"), std::string::npos) << st.error().message;
+  EXPECT_TRUE(stats::CheckBaseline(inputs, "a").ok());
+}
+
 TEST(StoredVariant, JoinsAndSplits) {
   EXPECT_EQ(StoredVariant("raw", "kernel.stack_erasing=0"), "raw,kernel.stack_erasing=0");
   EXPECT_EQ(StoredVariant("", "kernel.stack_erasing=0"), "kernel.stack_erasing=0");
