@@ -182,23 +182,35 @@ grep -q "Probing EDD" "$D4b"/on/boot-1-try-1.console.log.kvm && pass "the stalle
   || fail "the KVM console log: $(ls "$D4b"/on)"
 
 # 5. The precision rule on real boots: an A/A campaign (two identical profiles) with a loose
-# target stops at min_boots, records the MDC after every block, and its report says the
-# profiles do not differ. The target is the loosest the rule takes (1000 %): the tiny run's mean
-# under TCG on a loaded machine varied so much between boots that 3 boots per side once gave an
-# MDC above 200 % (a test of the rule's mechanics, not of this machine's noise).
+# target (1000 %, the loosest the rule takes) records the MDC after every block, stops after the
+# first block whose worst MDC is within the target (never before min_boots, 3), and its report
+# says the profiles do not differ. Which block that is depends on TCG's noise: the tiny run's
+# mean under TCG on a loaded machine varied between boots enough that 3 boots per side gave an
+# MDC above 200 % once and above 1000 % in a CI rehearsal (2026-12-07, beside e2e_campaign_ssh),
+# so max_boots leaves room (6) and the check is the rule's own consistency, block by block.
 D5=$TMP/c5
 expect_exit 0 "an A/A target campaign" -- "$K" campaign --kernel "$KERNEL" --profile a=quiet \
-  --profile b=quiet --target-mdc 1000 --max-boots 4 --seed 5 --no-store --dir "$D5" -- "${RUN[@]}"
+  --profile b=quiet --target-mdc 1000 --max-boots 6 --seed 5 --no-store --dir "$D5" -- "${RUN[@]}"
 expect_stderr "after block 3: worst MDC of the mean" "the MDC is printed after each block"
 expect_stdout "nothing: every profile has the same kernel" "the report names an A/A campaign"
-python3 - "$D5" <<'PY' && pass "the rule stopped at min_boots with block reports" || fail "target campaign state"
+python3 - "$D5" <<'PY' && pass "the rule stopped at the first block within the target" || fail "target campaign state"
 import json, sys
 s = json.load(open(sys.argv[1] + "/campaign.json"))
-assert s["stop_reason"] == "target reached after 3 blocks", s["stop_reason"]
 reps = s["block_reports"]
-assert [r["block"] for r in reps] == [1, 2, 3], reps
+n = len(reps)
+assert [r["block"] for r in reps] == list(range(1, n + 1)), reps
 assert reps[0]["worst_mdc_pct"] is None and not reps[0]["reached"]
-assert reps[2]["reached"] and 0 < reps[2]["worst_mdc_pct"] <= 1000
-assert sum(b["status"] == "accepted" for b in s["boots"]) == 6
+# reached exactly at the last block, and only where the MDC is within the target from block 3 on
+for r in reps:
+    within = r["block"] >= 3 and r["worst_mdc_pct"] is not None and 0 < r["worst_mdc_pct"] <= 1000
+    assert r["reached"] == within, r
+if reps[-1]["reached"]:
+    assert s["stop_reason"] == "target reached after %d blocks" % n, s["stop_reason"]
+    assert not any(r["reached"] for r in reps[:-1]), reps
+else:
+    assert n == 6 and s["stop_reason"] == "max_boots (6) reached before the target", (n, s["stop_reason"])
+assert sum(b["status"] == "accepted" for b in s["boots"]) == 2 * n, s["boots"]
+print("stopped after block %d: %s; worst MDC by block: %s" % (
+    n, s["stop_reason"], [r["worst_mdc_pct"] for r in reps]))
 PY
 finish
