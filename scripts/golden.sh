@@ -75,6 +75,10 @@ case_ help --help
 for c in run compare plan show list rng entropy attack campaign results plot recover env; do
   case_ "help_$c" "$c" --help
 done
+case_ completion_bash completion bash
+case_ completion_zsh completion zsh
+case_ man completion man
+case_ help_bisect bisect --help
 case_ list list
 case_ list_json list --json
 
@@ -208,6 +212,60 @@ c list '[x]' --suite nosuch
 c empty --suite ''
 c size --suite model --repetitions 100000
 c sessions --repetitions 60000 --sessions 2
+
+# --- campaign: the plan's fields, from a plan file and from the shorthand -------------------------
+# A lava plan with --dry-run is read and checked whole and writes its job files without a boot:
+# the first job shows what the plan's fields became.
+y() {  # y NAME YAML: the plan file's text, read with --dry-run
+  local name=$1
+  printf '%b\n' "$2" >"$WORK/$name.yaml"
+  case_ "cplan_$name" campaign "$WORK/$name.yaml" --dry-run --dir "$WORK/d_$name"
+  local first
+  first=$(head -n 1 "$OUT/cplan_$name.out")
+  [ -f "$first" ] && cp "$first" "$OUT/cplan_$name.job"
+  sed -i "s#$WORK#WORK#g" "$OUT/cplan_$name".*
+}
+LAVA='engine: {name: lava, device_type: qemu, identity: lab, kstacklab_url: "https://f.example/k"}'
+PROF='profiles:\n  - {name: a, kernel: "https://f.example/bz"}\n  - {name: b, kernel: "https://f.example/bz", cmdline: x=1}'
+y ok "$PROF\n$LAVA\nboots: 2\nrun: [--suite, syscall]\nstrength: true\nstrength_samples: 2000\norder: {blocks: fixed, seed: 7}"
+y target "$PROF\n$LAVA\ntarget: {metric: p99, mdc_pct: 2.5, min_boots: 3, max_boots: 9, budget: 6h}\norder: {blocks: randomized, seed: 1}"
+y both "$PROF\n$LAVA\nboots: 2\ntarget: {mdc_pct: 3}"
+y neither "$PROF\n$LAVA"
+y boots0 "$PROF\n$LAVA\nboots: 0"
+y boots_word "$PROF\n$LAVA\nboots: many"
+y nomdc "$PROF\n$LAVA\ntarget: {max_boots: 9}"
+y mdc_big "$PROF\n$LAVA\ntarget: {mdc_pct: 1001}"
+y mdc_word "$PROF\n$LAVA\ntarget: {mdc_pct: lots}"
+y minb "$PROF\n$LAVA\ntarget: {mdc_pct: 3, min_boots: 1}"
+y budget_bad "$PROF\n$LAVA\ntarget: {mdc_pct: 3, budget: soon}"
+y target_key "$PROF\n$LAVA\ntarget: {mdc_pct: 3, mdc: 2}"
+y metric "$PROF\n$LAVA\ntarget: {mdc_pct: 3, metric: p42}"
+y order_bad "$PROF\n$LAVA\nboots: 2\norder: {blocks: shuffled}"
+y order_key "$PROF\n$LAVA\nboots: 2\norder: {blocks: fixed, sede: 1}"
+y seed_bad "$PROF\n$LAVA\nboots: 2\norder: {seed: -1}"
+y strength_bad "$PROF\n$LAVA\nboots: 2\nstrength: yes"
+y samples_bad "$PROF\n$LAVA\nboots: 2\nstrength_samples: 10"
+y run_bad "$PROF\n$LAVA\nboots: 2\nrun: --suite"
+y top_key "$PROF\n$LAVA\nboots: 2\nbootz: 2"
+y kstacklab_lava "$PROF\n$LAVA\nboots: 2\nkstacklab: ./k"
+s() { case_ "short_$1" campaign --kernel "$WORK/bzImage" --profile a=x --profile b=y --dir "$WORK/s" "${@:2}"; }
+s none
+s both --boots 2 --target-mdc 3
+s boots_bad --boots 0
+s mdc_big --target-mdc 1001
+s mdc_word --target-mdc lots
+s max_bad --target-mdc 3 --max-boots 1
+s budget_bad --target-mdc 3 --budget soon
+s order_bad --boots 2 --order shuffled
+s seed_bad --boots 2 --seed x
+s cpus_bad --boots 2 --cpus 0
+s accel_bad --boots 2 --accel fast
+s timeout_bad --boots 2 --boot-timeout 1s
+s metric --target-mdc 3 --target-metric p42
+s dry --boots 2 --dry-run
+case_ short_noprofile campaign --kernel "$WORK/bzImage" --boots 2 --dir "$WORK/s"
+case_ short_nokernel campaign --boots 2 --dir "$WORK/s"
+for f in "$OUT"/short_*; do sed -i "s#$WORK#WORK#g" "$f"; done
 
 # --- the store (import, export) --------------------------------------------------------------------
 case_ store_import results import --store "$WORK/s.db" "$D/base.json" "$D/variants.json"

@@ -25,6 +25,7 @@
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
+#include "kstacklab/campaign/plan_fields.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/qemu.h"
 #include "kstacklab/campaign/runner.h"
@@ -225,6 +226,132 @@ TEST(CampaignPlan, CheckPlanRefusesBadNamesFilesValuesAndReservedRunFlags) {
                  p.boots = 0;
                  p.target = Target{"p42", 2};
                }).ok());
+}
+
+// Every row of the plan's field table, driven from the table itself: a plan file's value lands in
+// the field, campaign.json stores it under the row's key and reads it back, and a value beyond
+// the row's range is refused by the plan file's reader and by campaign.json's, each naming the
+// field.
+TEST(PlanFields, EveryFieldIsReadStoredReadBackAndHeldToItsRange) {
+  const std::string profiles =
+      "profiles:\n  - {name: a, kernel: /k}\n  - {name: b, kernel: /k, cmdline: x=1}\n";
+  // The plan file's text giving `f` the value `yaml`, with what else the plan needs.
+  auto yaml_with = [&](const PlanField& f, const std::string& yaml) {
+    std::string text = profiles;
+    switch (f.part) {
+      case PlanPart::kPlan:
+        text += fmt::format("{}: {}\n", f.key, yaml);
+        if (std::string_view(f.key) != "boots") text += "boots: 2\n";
+        break;
+      case PlanPart::kTarget:
+        text += std::string_view(f.key) == "mdc_pct"
+                    ? fmt::format("target: {{mdc_pct: {}}}\n", yaml)
+                    : fmt::format("target: {{mdc_pct: 5, {}: {}}}\n", f.key, yaml);
+        break;
+      case PlanPart::kOrder:
+        text += fmt::format("boots: 2\norder: {{{}: {}}}\n", f.key, yaml);
+        break;
+    }
+    return text;
+  };
+  size_t rows = 0;
+  for (const PlanField& f : PlanFields()) {
+    SCOPED_TRACE(FieldName(f));
+    ++rows;
+    // A value other than the default, as the plan file writes it and as the plan holds it.
+    std::string yaml;
+    Json stored;
+    switch (f.kind) {
+      case FieldKind::kCount: {
+        const uint64_t v = f.lo == 0 ? 12345 : static_cast<uint64_t>(f.hi);
+        yaml = std::to_string(v);
+        stored = v;
+        break;
+      }
+      case FieldKind::kNumber:
+        yaml = "7.5";
+        stored = 7.5;
+        break;
+      case FieldKind::kDuration:
+        yaml = "2h";
+        stored = 7200.0;
+        break;
+      case FieldKind::kBool:
+        yaml = "true";
+        stored = true;
+        break;
+      case FieldKind::kText:
+        yaml = "p99";
+        stored = "p99";
+        break;
+      case FieldKind::kPath:
+        yaml = "/usr/bin/kstacklab";
+        stored = "/usr/bin/kstacklab";
+        break;
+      case FieldKind::kChoice:
+        yaml = std::string(f.choices[1]);
+        stored = yaml;
+        break;
+      case FieldKind::kWords:
+        yaml = "[--suite, model]";
+        stored = Json::array({"--suite", "model"});
+        break;
+    }
+    auto plan = ParsePlanYaml(yaml_with(f, yaml), "plan.yaml", "/");
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const Json j = PlanToJson(*plan);
+    const Json& part = f.part == PlanPart::kPlan ? j : j.at(PartKey(f.part));
+    ASSERT_TRUE(part.contains(f.json_key)) << j.dump();
+    EXPECT_EQ(part.at(f.json_key), stored);
+    CampaignPlan defaults;
+    defaults.target = Target{};
+    Json default_part = Json::object();
+    PartToJson(f.part, defaults, default_part);
+    EXPECT_NE(default_part.at(f.json_key), stored) << "the probe must not be the default";
+    auto back = PlanFromJson(j);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(PlanToJson(*back), j);
+    // Beyond the range: above `hi` where a count or number has one above it, below `lo` else.
+    if (f.kind != FieldKind::kCount && f.kind != FieldKind::kNumber &&
+        f.kind != FieldKind::kDuration) {
+      continue;
+    }
+    const bool above = f.hi < static_cast<double>(UINT64_MAX);
+    if (!above && f.lo == 0) continue;  // any value of the type (the seed)
+    const double out = above ? f.hi + (f.kind == FieldKind::kDuration ? 3600 : 1) : f.lo - 1;
+    const std::string out_yaml =
+        f.kind == FieldKind::kDuration ? fmt::format("{:.0f}s", out) : fmt::format("{}", out);
+    auto refused = ParsePlanYaml(yaml_with(f, out_yaml), "plan.yaml", "/");
+    ASSERT_FALSE(refused.ok()) << out_yaml;
+    EXPECT_EQ(refused.error().exit_code, kExitUsage);
+    EXPECT_NE(refused.error().message.find(FieldName(f)), std::string::npos)
+        << refused.error().message;
+    Json bad = j;
+    Json& bad_part = f.part == PlanPart::kPlan ? bad : bad.at(PartKey(f.part));
+    if (f.kind == FieldKind::kCount) {
+      bad_part[f.json_key] = static_cast<uint64_t>(out);
+    } else {
+      bad_part[f.json_key] = out;
+    }
+    auto stored_refused = PlanFromJson(bad);
+    ASSERT_FALSE(stored_refused.ok()) << bad.dump();
+    EXPECT_NE(stored_refused.error().message.find(FieldName(f)), std::string::npos)
+        << stored_refused.error().message;
+  }
+  EXPECT_GE(rows, 12u);
+  // What a plan without the key gets, as the shorthand's --help says it.
+  for (const PlanField& f : PlanFields()) {
+    const std::string_view key = f.key;
+    if (key == "metric") {
+      EXPECT_EQ(FieldDefault(f), "mean");
+    } else if (key == "max_boots") {
+      EXPECT_EQ(FieldDefault(f), "40");
+    } else if (key == "blocks") {
+      EXPECT_EQ(FieldDefault(f), "randomised");
+    } else if (key == "mdc_pct" || key == "budget" || key == "kstacklab" || key == "strength") {
+      EXPECT_EQ(FieldDefault(f), "") << key;
+    }
+  }
 }
 
 TEST(CampaignPlan, CmdlineWordsSplitsAsTheKernelDoes) {

@@ -44,7 +44,7 @@ struct ReplaySettings : EngineSettingsOf<ReplaySettings> {
 
   std::string dir;  // required
 
-  Status Read(const EngineSection& e) {
+  Status Read(const PlanSection& e) {
     if (!e.Has("dir")) return e.Bad("engine replay needs a dir (DIR/PROFILE/result.json, ...)");
     KSTACKLAB_ASSIGN_OR_RETURN(dir, e.Path("dir"));
     return OkStatus();

@@ -569,7 +569,7 @@ std::unique_ptr<Engine> LavaSettings::Make(const CampaignPlan& plan, const std::
 
 // ---- its settings: the plan's `engine:` keys, their checks and campaign.json's "lava" ---------
 
-Status LavaSettings::Read(const EngineSection& e) {
+Status LavaSettings::Read(const PlanSection& e) {
   if (e.Has("device_type")) KSTACKLAB_ASSIGN_OR_RETURN(device_type, e.Text("device_type", 64));
   if (e.Has("identity")) KSTACKLAB_ASSIGN_OR_RETURN(identity, e.Text("identity", 64));
   if (e.Has("boot_method")) KSTACKLAB_ASSIGN_OR_RETURN(boot_method, e.Text("boot_method", 32));

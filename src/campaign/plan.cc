@@ -18,6 +18,7 @@
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/kernel_image.h"
+#include "kstacklab/campaign/plan_fields.h"
 #include "kstacklab/common/text.h"
 #include "kstacklab/results/results.h"
 
@@ -230,22 +231,10 @@ Status CheckArchitecture(CampaignPlan& plan) {
   return OkStatus();
 }
 
-Status CheckTargetValues(const CampaignPlan& plan) {
+// Boots or a target (the fields' own values: CheckFieldValues).
+Status CheckBootsOrTarget(const CampaignPlan& plan) {
   if (!plan.target) return CountValue("boots", plan.boots, 1, CampaignLimits::kMaxBoots);
   if (plan.boots != 0) return UsageError("give boots or target, not both");
-  const Target& t = *plan.target;
-  if (!(t.mdc_pct >= Target::kMinMdcPct && t.mdc_pct <= Target::kMaxMdcPct)) {
-    return UsageError(fmt::format("target mdc_pct {:g} is out of range; give {:g} to {:g}",
-                                  t.mdc_pct, Target::kMinMdcPct, Target::kMaxMdcPct));
-  }
-  KSTACKLAB_RETURN_IF_ERROR(
-      CountValue("target min_boots", t.min_boots, 2, CampaignLimits::kMaxBoots));
-  KSTACKLAB_RETURN_IF_ERROR(
-      CountValue("target max_boots", t.max_boots, 2, CampaignLimits::kMaxBoots));
-  if (t.budget_s != 0) {
-    KSTACKLAB_RETURN_IF_ERROR(
-        SecondsValue("target budget", t.budget_s, 1, CampaignLimits::kMaxBudgetNs / 1e9));
-  }
   return OkStatus();
 }
 
@@ -259,10 +248,8 @@ Status CheckPlanValues(const CampaignPlan& plan) {
   for (const Profile& p : plan.profiles) {
     KSTACKLAB_RETURN_IF_ERROR(CheckProfileValues(p, plan.engine.row()));
   }
-  KSTACKLAB_RETURN_IF_ERROR(ListValue("run", plan.run_args, CampaignLimits::kMaxRunArgs));
-  KSTACKLAB_RETURN_IF_ERROR(CheckTargetValues(plan));
-  KSTACKLAB_RETURN_IF_ERROR(CountValue("strength_samples", plan.strength_samples, 1000, 10000000));
-  KSTACKLAB_RETURN_IF_ERROR(TextValue("kstacklab", plan.kstacklab));
+  KSTACKLAB_RETURN_IF_ERROR(CheckBootsOrTarget(plan));
+  KSTACKLAB_RETURN_IF_ERROR(CheckFieldValues(plan));
   // PlanFromJson holds the other engines' sections of a stored plan to their rows' checks too.
   return plan.engine.row().check_values(plan.engine.settings());
 }
@@ -393,18 +380,11 @@ Json PlanToJson(const CampaignPlan& plan, EngineTable table) {
                         {"arch", p.arch},
                         {"sysctl", std::move(sys)}});
   }
-  Json j = {{"profiles", std::move(profiles)}, {"run", plan.run_args}};
-  j["boots"] = plan.boots;
-  if (plan.target) {
-    j["target"] = {{"metric", plan.target->metric},
-                   {"mdc_pct", plan.target->mdc_pct},
-                   {"min_boots", plan.target->min_boots},
-                   {"max_boots", plan.target->max_boots},
-                   {"budget_s", plan.target->budget_s}};
-  } else {
-    j["target"] = nullptr;
-  }
-  j["order"] = {{"blocks", plan.randomised ? "randomised" : "fixed"}, {"seed", plan.seed}};
+  Json j = {{"profiles", std::move(profiles)}};
+  PartToJson(PlanPart::kPlan, plan, j);
+  j["target"] = nullptr;
+  if (plan.target) PartToJson(PlanPart::kTarget, plan, j["target"]);
+  PartToJson(PlanPart::kOrder, plan, j["order"]);
   // Every row's section: the plan's engine's settings, the other rows' defaults; the engine's
   // name first in "engine".
   j["engine"] = {{"name", plan.engine.name()}};
@@ -417,9 +397,6 @@ Json PlanToJson(const CampaignPlan& plan, EngineTable table) {
       j[row->json_key] = std::move(section);
     }
   }
-  j["strength"] = plan.strength;
-  j["strength_samples"] = plan.strength_samples;
-  j["kstacklab"] = plan.kstacklab;
   return j;
 }
 
@@ -463,16 +440,17 @@ namespace {
 
 void KnownPlanKeys(const Json& j, EngineTable table) {
   for (const auto& item : j.items()) {
-    static constexpr std::string_view kPlanKeys[] = {
-        "profiles",         "run",      "boots", "target", "order", "engine", "strength",
-        "strength_samples", "kstacklab"};
-    const bool known =
-        std::find(std::begin(kPlanKeys), std::end(kPlanKeys), item.key()) != std::end(kPlanKeys) ||
-        std::any_of(table.begin(), table.end(),
-                    [&](const EngineRow& row) { return item.key() == row.json_key; });
+    const std::string& key = item.key();
+    const bool known = key == "profiles" || key == "target" || key == "order" || key == "engine" ||
+                       std::any_of(PlanFields().begin(), PlanFields().end(),
+                                   [&](const PlanField& f) {
+                                     return f.part == PlanPart::kPlan && key == f.json_key;
+                                   }) ||
+                       std::any_of(table.begin(), table.end(),
+                                   [&](const EngineRow& row) { return key == row.json_key; });
     if (!known) {
       throw Json::other_error::create(
-          501, fmt::format("plan: unknown key '{}'", EscapeControl(item.key())), &j);
+          501, fmt::format("plan: unknown key '{}'", EscapeControl(key)), &j);
     }
   }
   for (const Json& pj : j.at("profiles")) {
@@ -481,9 +459,19 @@ void KnownPlanKeys(const Json& j, EngineTable table) {
                    "cmdline", "boot_entry", "arch", "sysctl"},
                   "plan profile");
   }
-  KnownJsonKeys(j.at("target"), {"metric", "mdc_pct", "min_boots", "max_boots", "budget_s"},
-                "plan target");
-  KnownJsonKeys(j.at("order"), {"blocks", "seed"}, "plan order");
+  for (PlanPart part : {PlanPart::kTarget, PlanPart::kOrder}) {
+    const Json& obj = j.at(PartKey(part));
+    if (!obj.is_object()) continue;
+    for (const auto& item : obj.items()) {
+      if (std::none_of(PlanFields().begin(), PlanFields().end(), [&](const PlanField& f) {
+            return f.part == part && item.key() == f.json_key;
+          })) {
+        throw Json::other_error::create(
+            501, fmt::format("plan {}: unknown key '{}'", PartKey(part), EscapeControl(item.key())),
+            &obj);
+      }
+    }
+  }
 }
 
 // The plan's engine from its stored sections: every section present is read by its row
@@ -518,28 +506,14 @@ Expected<CampaignPlan> PlanFromJson(const Json& j, EngineTable table) {
     KnownPlanKeys(j, table);
     CampaignPlan plan;
     for (const Json& pj : j.at("profiles")) plan.profiles.push_back(ProfileFromJson(pj));
-    plan.run_args = j.at("run").get<std::vector<std::string>>();
-    plan.boots = j.at("boots").get<uint64_t>();
+    PartFromJson(PlanPart::kPlan, j, plan);
     if (!j.at("target").is_null()) {
-      const Json& t = j.at("target");
-      plan.target = Target{t.at("metric").get<std::string>(), t.at("mdc_pct").get<double>(),
-                           t.at("min_boots").get<uint64_t>(), t.at("max_boots").get<uint64_t>(),
-                           t.at("budget_s").get<double>()};
+      plan.target = Target{};
+      PartFromJson(PlanPart::kTarget, j.at("target"), plan);
     }
-    const std::string blocks = j.at("order").at("blocks").get<std::string>();
-    if (blocks != "randomised" && blocks != "fixed") {
-      return UsageError(fmt::format("its plan's order blocks '{}' is not randomised or fixed",
-                                    EscapeControl(blocks)));
-    }
-    plan.randomised = blocks == "randomised";
-    plan.seed = j.at("order").at("seed").get<uint64_t>();
-    plan.seed_given = true;
+    PartFromJson(PlanPart::kOrder, j.at("order"), plan);
     std::vector<std::pair<const EngineRow*, std::unique_ptr<EngineSettings>>> others;
     KSTACKLAB_ASSIGN_OR_RETURN(plan.engine, EngineFromJson(j, table, others));
-    plan.strength = j.at("strength").get<bool>();
-    plan.strength_samples = j.at("strength_samples").get<uint64_t>();
-    // Campaigns begun before the key ran this program in the guest, as one without it does.
-    plan.kstacklab = j.value("kstacklab", std::string());
     // The stored plan holds what a plan file may hold, checked by the same function; the other
     // engines' sections hold their defaults, or what a plan file may give them.
     KSTACKLAB_RETURN_IF_ERROR(CheckPlanValues(plan));

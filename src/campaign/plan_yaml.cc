@@ -1,5 +1,5 @@
 // The plan file's reader (YAML, yaml-cpp): every key known, every value typed and bounded, the
-// engine's section read by its row of the engine table (engines.h) through EngineSection.
+// engine's section read by its row of the engine table (engines.h) through PlanSection.
 #include <fmt/format.h>
 #include <yaml-cpp/anchor.h>
 #include <yaml-cpp/eventhandler.h>
@@ -7,10 +7,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -20,6 +18,7 @@
 
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/plan.h"
+#include "kstacklab/campaign/plan_fields.h"
 #include "kstacklab/common/text.h"
 
 namespace kstacklab::campaign {
@@ -118,18 +117,13 @@ class Reader {
     return *v;
   }
 
-  Expected<double> Number(const YAML::Node& node, const std::string& key, double lo,
-                          double hi) const {
+  Expected<double> Number(const YAML::Node& node, const std::string& key, double lo, double hi,
+                          const char* example) const {
     std::string s;
     KSTACKLAB_ASSIGN_OR_RETURN(s, Text(node, key, 32));
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || v < lo || v > hi) {
-      return Bad(node, fmt::format("{} '{}' is not a number from {:g} to {:g}", key,
-                                   EscapeControl(s), lo, hi));
-    }
-    return v;
+    auto v = ParseNumber(s, key, example, lo, hi);
+    if (!v.ok()) return Bad(node, v.error().message);
+    return *v;
   }
 
   Expected<double> DurationS(const YAML::Node& node, const std::string& key, double lo_s,
@@ -287,42 +281,23 @@ Expected<GitRange> ReadGitRange(const Reader& r, const YAML::Node& node, const s
   return g;
 }
 
-Expected<Target> ReadTarget(const Reader& r, const YAML::Node& node) {
-  KSTACKLAB_RETURN_IF_ERROR(
-      r.Keys(node, "target", {"metric", "mdc_pct", "min_boots", "max_boots", "budget"}));
-  Target t;
-  if (node["metric"])
-    KSTACKLAB_ASSIGN_OR_RETURN(t.metric, r.Text(node["metric"], "target metric", 32));
-  if (!node["mdc_pct"])
-    return r.Bad(node, "target needs mdc_pct (the detectable change to reach, %)");
-  KSTACKLAB_ASSIGN_OR_RETURN(t.mdc_pct, r.Number(node["mdc_pct"], "target mdc_pct",
-                                                 Target::kMinMdcPct, Target::kMaxMdcPct));
-  if (node["min_boots"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(
-        t.min_boots, r.Count(node["min_boots"], "target min_boots", 2, CampaignLimits::kMaxBoots));
-  }
-  if (node["max_boots"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(
-        t.max_boots, r.Count(node["max_boots"], "target max_boots", 2, CampaignLimits::kMaxBoots));
-  }
-  if (node["budget"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(t.budget_s, r.DurationS(node["budget"], "target budget", 1,
-                                                       CampaignLimits::kMaxBudgetNs / 1e9, "6h"));
-  }
-  return t;
-}
-
-// The plan's `engine:` mapping as its row's reader sees it: "engine KEY" and the line in messages.
-class YamlSection : public EngineSection {
+// A mapping of the plan file as the plan's fields and an engine's row read it: "PART KEY" ("engine
+// cpus", "target mdc_pct"; the top level's keys alone) and the line in messages.
+class YamlSection : public PlanSection {
  public:
-  YamlSection(const Reader& r, const YAML::Node& node, const std::string& base)
-      : r_(r), node_(node), base_(base) {}
+  YamlSection(const Reader& r, const YAML::Node& node, const std::string& base,
+              std::string_view part)
+      : r_(r), node_(node), base_(base), part_(part) {}
   bool Has(std::string_view key) const override { return static_cast<bool>(At(key)); }
   Expected<std::string> Text(std::string_view key, size_t max) const override {
     return r_.Text(At(key), Name(key), max);
   }
   Expected<uint64_t> Count(std::string_view key, uint64_t lo, uint64_t hi) const override {
     return r_.Count(At(key), Name(key), lo, hi);
+  }
+  Expected<double> Number(std::string_view key, double lo, double hi,
+                          const char* example) const override {
+    return r_.Number(At(key), Name(key), lo, hi, example);
   }
   Expected<std::vector<uint64_t>> Counts(std::string_view key, size_t max_items, uint64_t lo,
                                          uint64_t hi, std::string_view shape) const override {
@@ -350,15 +325,32 @@ class YamlSection : public EngineSection {
     return r_.Path(At(key), Name(key), base_);
   }
   Error Bad(const std::string& what) const override { return r_.Bad(node_, what); }
+  std::string Name(std::string_view key) const override {
+    return part_.empty() ? std::string(key) : fmt::format("{} {}", part_, key);
+  }
 
  private:
   YAML::Node At(std::string_view key) const { return node_[std::string(key)]; }
-  static std::string Name(std::string_view key) { return "engine " + std::string(key); }
 
   const Reader& r_;
   const YAML::Node& node_;
   const std::string& base_;
+  std::string_view part_;
 };
+
+// Keys of a mapping: the plan's fields of `part` and `more` (what other code reads there).
+std::set<std::string> KeysOf(PlanPart part, std::initializer_list<const char*> more = {}) {
+  std::set<std::string> keys(more.begin(), more.end());
+  for (std::string& k : PartKeys(part)) keys.insert(std::move(k));
+  return keys;
+}
+
+// `target:` or `order:`: its keys, then its fields.
+Status ReadPart(const Reader& r, const YAML::Node& node, const std::string& base, PlanPart part,
+                CampaignPlan& plan) {
+  KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, PartKey(part), KeysOf(part)));
+  return ReadPlanPart(part, YamlSection(r, node, base, PartKey(part)), plan);
+}
 
 // The engine's row first: the keys it takes and how profiles name their files depend on it.
 Expected<const EngineRow*> EngineOf(const Reader& r, const YAML::Node& root, EngineTable table) {
@@ -382,24 +374,7 @@ Status ReadEngine(const Reader& r, const YAML::Node& node, const std::string& ba
   std::set<std::string> keys = {"name"};
   for (std::string_view k : row.yaml_keys) keys.emplace(k);
   KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, fmt::format("engine {}", row.name), keys));
-  return row.read(YamlSection(r, node, base), engine.settings());
-}
-
-Status ReadOrder(const Reader& r, const YAML::Node& node, CampaignPlan& plan) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(node, "order", {"blocks", "seed"}));
-  if (node["blocks"]) {
-    std::string b;
-    KSTACKLAB_ASSIGN_OR_RETURN(b, r.Text(node["blocks"], "order blocks", 16));
-    if (b != "randomised" && b != "randomized" && b != "fixed") {
-      return r.Bad(node["blocks"], "order blocks must be randomised or fixed");
-    }
-    plan.randomised = b != "fixed";
-  }
-  if (node["seed"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.seed, r.Count(node["seed"], "order seed", 0, UINT64_MAX));
-    plan.seed_given = true;
-  }
-  return OkStatus();
+  return row.read(YamlSection(r, node, base, "engine"), engine.settings());
 }
 
 Status ReadProfiles(const Reader& r, const YAML::Node& root, const std::string& base,
@@ -441,9 +416,9 @@ Expected<bool> ReadKernelsRange(const Reader& r, const YAML::Node& root, const s
 
 Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const std::string& base,
                                 EngineTable table, std::optional<GitRange>* range) {
-  KSTACKLAB_RETURN_IF_ERROR(r.Keys(root, "the plan",
-                                   {"profiles", "kernels", "run", "boots", "target", "order",
-                                    "engine", "strength", "strength_samples", "kstacklab"}));
+  KSTACKLAB_RETURN_IF_ERROR(
+      r.Keys(root, "the plan",
+             KeysOf(PlanPart::kPlan, {"profiles", "kernels", "target", "order", "engine"})));
   CampaignPlan plan;
   const EngineRow* engine = nullptr;
   KSTACKLAB_ASSIGN_OR_RETURN(engine, EngineOf(r, root, table));
@@ -457,10 +432,6 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
                              engine->name));
   }
   if (!git_range) KSTACKLAB_RETURN_IF_ERROR(ReadProfiles(r, root, base, *engine, plan));
-  if (root["run"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.run_args,
-                               r.Words(root["run"], "run", CampaignLimits::kMaxRunArgs));
-  }
   if (r.bisect && (root["boots"] || root["target"])) {
     return r.Bad(root["boots"] ? root["boots"] : root["target"],
                  "a bisect's rule decides how often each kernel boots; remove boots and target");
@@ -468,24 +439,17 @@ Expected<CampaignPlan> ReadPlan(const Reader& r, const YAML::Node& root, const s
   if (root["boots"] && root["target"]) {
     return r.Bad(root["target"], "give boots or target, not both");
   }
-  if (root["boots"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.boots,
-                               r.Count(root["boots"], "boots", 1, CampaignLimits::kMaxBoots));
-  } else if (root["target"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.target, ReadTarget(r, root["target"]));
-  } else if (!r.bisect) {  // a bisect's campaigns each set their own count
+  if (!root["boots"] && !root["target"] && !r.bisect) {  // a bisect's campaigns set their own
     return r.Bad(root, "give boots (per profile) or target {metric, mdc_pct, max_boots, budget}");
   }
-  if (root["order"]) KSTACKLAB_RETURN_IF_ERROR(ReadOrder(r, root["order"], plan));
-  if (root["engine"]) KSTACKLAB_RETURN_IF_ERROR(ReadEngine(r, root["engine"], base, plan.engine));
-  if (root["strength"])
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.strength, r.Bool(root["strength"], "strength"));
-  if (root["kstacklab"])
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.kstacklab, r.Path(root["kstacklab"], "kstacklab", base));
-  if (root["strength_samples"]) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.strength_samples, r.Count(root["strength_samples"],
-                                                              "strength_samples", 1000, 10000000));
+  KSTACKLAB_RETURN_IF_ERROR(ReadPlanPart(PlanPart::kPlan, YamlSection(r, root, base, ""), plan));
+  if (root["target"]) {
+    plan.target = Target{};
+    KSTACKLAB_RETURN_IF_ERROR(ReadPart(r, root["target"], base, PlanPart::kTarget, plan));
   }
+  if (root["order"])
+    KSTACKLAB_RETURN_IF_ERROR(ReadPart(r, root["order"], base, PlanPart::kOrder, plan));
+  if (root["engine"]) KSTACKLAB_RETURN_IF_ERROR(ReadEngine(r, root["engine"], base, plan.engine));
   return plan;
 }
 

@@ -579,7 +579,7 @@ Status CheckQemuMemory(const std::string& m) {
 
 }  // namespace
 
-Status QemuSettings::Read(const EngineSection& e) {
+Status QemuSettings::Read(const PlanSection& e) {
   if (e.Has("cpus")) KSTACKLAB_ASSIGN_OR_RETURN(cpus, e.Count("cpus", 1, kMaxCpus));
   if (e.Has("memory")) KSTACKLAB_ASSIGN_OR_RETURN(memory, e.Text("memory", 16));
   if (e.Has("accel")) KSTACKLAB_ASSIGN_OR_RETURN(accel, e.Text("accel", 8));

@@ -513,7 +513,7 @@ std::unique_ptr<Engine> SshSettings::Make(const CampaignPlan& plan, const std::s
 
 // ---- its settings: the plan's `engine:` keys, their checks and campaign.json's "ssh" ----------
 
-Status SshSettings::Read(const EngineSection& e) {
+Status SshSettings::Read(const PlanSection& e) {
   if (!e.Has("host")) return e.Bad("engine ssh needs a host (a name ssh reaches, e.g. sut1)");
   KSTACKLAB_ASSIGN_OR_RETURN(host, e.Text("host", 255));
   if (e.Has("port")) KSTACKLAB_ASSIGN_OR_RETURN(port, e.Count("port", 1, 65535));

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <filesystem>
@@ -26,7 +27,7 @@
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/lava.h"
 #include "kstacklab/campaign/plan.h"
-#include "kstacklab/campaign/qemu.h"
+#include "kstacklab/campaign/plan_fields.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/common/fileio.h"
@@ -43,6 +44,9 @@ namespace fs = std::filesystem;
 using campaign::CampaignPlan;
 using campaign::CampaignState;
 
+// The engine the shorthand boots on: the table's first (qemu).
+const campaign::EngineRow& ShorthandEngine() { return campaign::Engines().front(); }
+
 struct CampaignArgs {
   std::vector<std::string> positional;  // PLAN.yaml, or the run arguments after `--`
   std::string dir;
@@ -55,20 +59,10 @@ struct CampaignArgs {
   std::string initrd;
   std::string config;
   std::vector<std::string> profiles;
-  std::string boots;
-  std::string target_mdc;
-  std::string target_metric = "mean";
-  std::string max_boots;
-  std::string budget;
-  std::string seed;
-  std::string order;
-  std::string accel;
-  std::string cpus;
-  std::string memory;
-  std::string boot_timeout;
-  std::string init_timeout;
-  std::string kstacklab;  // the binary that runs in the guest or on the machine
-  bool strength = false;
+  // The plan's fields and the default engine's keys as flags: one value per row of
+  // campaign::PlanFields() and of the engine's shorthand, "" where not given.
+  std::vector<std::string> fields = std::vector<std::string>(campaign::PlanFields().size());
+  std::vector<std::string> engine = std::vector<std::string>(ShorthandEngine().shorthand.size());
   bool dry_run = false;  // engine lava: write the job files, submit nothing
   std::string fastpath;  // with --report: write a Fastpath plan and results CSV into this dir
   // the store
@@ -76,14 +70,15 @@ struct CampaignArgs {
   bool no_store = false;
 };
 
-// The shorthand's engine flags as an `engine:` section: the engine's own Read takes them, so its
-// keys' ranges are written once (qemu.h); a message names the flag, as ParseCount's do.
-class FlagSection : public campaign::EngineSection {
+// The shorthand's flags of one part of the plan (or of its engine's keys) as that part's section:
+// the part's rows (or the engine's Read) take them, so a key's range is written once; a message
+// names the flag, as ParseCount's do.
+class FlagSection : public campaign::PlanSection {
  public:
   struct Flag {
-    std::string_view key;  // the engine's YAML key
+    std::string_view key;  // the plan file's key
     const char* flag;
-    const std::string* value;  // "" = not given
+    const std::string* value;  // "" = not given; a switch given is "true"
   };
   explicit FlagSection(std::vector<Flag> flags) : flags_(std::move(flags)) {}
 
@@ -108,6 +103,12 @@ class FlagSection : public campaign::EngineSection {
     KSTACKLAB_ASSIGN_OR_RETURN(f, Given(key));
     return ParseCount(*f->value, f->flag, lo, hi);
   }
+  Expected<double> Number(std::string_view key, double lo, double hi,
+                          const char* example) const override {
+    const Flag* f = nullptr;
+    KSTACKLAB_ASSIGN_OR_RETURN(f, Given(key));
+    return ParseNumber(*f->value, f->flag, example, lo, hi);
+  }
   Expected<double> DurationS(std::string_view key, double lo_s, double hi_s,
                              const char* example) const override {
     const Flag* f = nullptr;
@@ -117,17 +118,29 @@ class FlagSection : public campaign::EngineSection {
         ns, ParseDurationNs(*f->value, f->flag, true, lo_s * 1e9, hi_s * 1e9, example));
     return ns / 1e9;
   }
+  // A switch: given or not.
+  Expected<bool> Bool(std::string_view key) const override {
+    const Flag* f = nullptr;
+    KSTACKLAB_ASSIGN_OR_RETURN(f, Given(key));
+    return *f->value == "true";
+  }
+  // As given: CheckPlan makes a relative path absolute from the working directory.
+  Expected<std::string> Path(std::string_view key) const override {
+    return Text(key, campaign::CampaignLimits::kMaxTextBytes);
+  }
   // The shorthand has no flag of these kinds: Has() is false for every other key.
   Expected<std::vector<uint64_t>> Counts(std::string_view key, size_t, uint64_t, uint64_t,
                                          std::string_view) const override {
     return NoFlag(key);
   }
-  Expected<bool> Bool(std::string_view key) const override { return NoFlag(key); }
   Expected<std::vector<std::string>> Words(std::string_view key, size_t) const override {
     return NoFlag(key);
   }
-  Expected<std::string> Path(std::string_view key) const override { return NoFlag(key); }
   Error Bad(const std::string& what) const override { return UsageError(what); }
+  std::string Name(std::string_view key) const override {
+    const Flag* f = Find(key);
+    return f != nullptr ? f->flag : std::string(key);
+  }
 
  private:
   const Flag* Find(std::string_view key) const {
@@ -136,18 +149,43 @@ class FlagSection : public campaign::EngineSection {
     }
     return nullptr;
   }
-  // The flag of `key`, given (an engine reads a key only where Has() said so).
+  // The flag of `key`, given (a reader reads a key only where Has() said so).
   Expected<const Flag*> Given(std::string_view key) const {
     const Flag* f = Find(key);
     if (f == nullptr || f->value->empty()) return NoFlag(key);
     return f;
   }
   static Error NoFlag(std::string_view key) {
-    return UsageError(fmt::format("engine {} has no shorthand flag; give it in a plan file", key));
+    return UsageError(fmt::format("{} has no shorthand flag; give it in a plan file", key));
   }
 
   std::vector<Flag> flags_;
 };
+
+// The flags of the plan's fields of `part`.
+FlagSection PartFlags(const CampaignArgs& a, campaign::PlanPart part) {
+  std::vector<FlagSection::Flag> flags;
+  const auto fields = campaign::PlanFields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].part == part && fields[i].flag != nullptr) {
+      flags.push_back({fields[i].key, fields[i].flag, &a.fields[i]});
+    }
+  }
+  return FlagSection(std::move(flags));
+}
+
+// The field of `part` that `part` needs (the target's mdc_pct): its flag makes the part.
+const campaign::PlanField* RequiredField(campaign::PlanPart part) {
+  for (const campaign::PlanField& f : campaign::PlanFields()) {
+    if (f.part == part && f.required) return &f;
+  }
+  return nullptr;
+}
+
+// The value given for the field `f` ("" = none).
+const std::string& FieldValue(const CampaignArgs& a, const campaign::PlanField& f) {
+  return a.fields[static_cast<size_t>(&f - campaign::PlanFields().data())];
+}
 
 Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
   CampaignPlan plan;
@@ -163,64 +201,48 @@ Expected<CampaignPlan> PlanFromShorthand(const CampaignArgs& a) {
     plan.profiles.push_back(std::move(*p));
   }
   plan.run_args = a.positional;
-  if (!a.boots.empty() && !a.target_mdc.empty()) {
-    return UsageError("give --boots or --target-mdc, not both");
+  using campaign::PlanPart;
+  const campaign::PlanField* mdc = RequiredField(PlanPart::kTarget);
+  const campaign::PlanField* boots = nullptr;
+  for (const campaign::PlanField& f : campaign::PlanFields()) {
+    if (f.part == PlanPart::kPlan && std::string_view(f.key) == "boots") boots = &f;
   }
-  if (!a.boots.empty()) {
-    KSTACKLAB_ASSIGN_OR_RETURN(
-        plan.boots, ParseCount(a.boots, "--boots", 1, campaign::CampaignLimits::kMaxBoots));
-  } else if (!a.target_mdc.empty()) {
-    campaign::Target t;
-    char* end = nullptr;
-    t.mdc_pct = std::strtod(a.target_mdc.c_str(), &end);
-    if (*end != '\0' ||
-        !(t.mdc_pct >= campaign::Target::kMinMdcPct && t.mdc_pct <= campaign::Target::kMaxMdcPct)) {
-      return UsageError(fmt::format("--target-mdc '{}' is not a percentage from {:g} to {:g}",
-                                    EscapeControl(a.target_mdc), campaign::Target::kMinMdcPct,
-                                    campaign::Target::kMaxMdcPct));
-    }
-    t.metric = a.target_metric;
-    if (!a.max_boots.empty()) {
-      KSTACKLAB_ASSIGN_OR_RETURN(t.max_boots, ParseCount(a.max_boots, "--max-boots", 2,
-                                                         campaign::CampaignLimits::kMaxBoots));
-    }
-    if (!a.budget.empty()) {
-      double ns = 0;
-      KSTACKLAB_ASSIGN_OR_RETURN(ns, ParseDurationNs(a.budget, "--budget", true, 1e9,
-                                                     campaign::CampaignLimits::kMaxBudgetNs, "6h"));
-      t.budget_s = ns / 1e9;
-    }
-    plan.target = t;
-  } else {
-    return UsageError("give --boots N (per profile) or --target-mdc PCT");
+  KSTACKLAB_CHECK(mdc != nullptr && boots != nullptr);
+  const bool target = !FieldValue(a, *mdc).empty();
+  if (!FieldValue(a, *boots).empty() && target) {
+    return UsageError(fmt::format("give {} or {}, not both", boots->flag, mdc->flag));
   }
-  if (!a.order.empty()) {
-    if (a.order != "randomised" && a.order != "randomized" && a.order != "fixed") {
-      return UsageError("--order must be randomised or fixed");
+  if (FieldValue(a, *boots).empty() && !target) {
+    return UsageError(fmt::format("give {} N (per profile) or {} PCT", boots->flag, mdc->flag));
+  }
+  for (const campaign::PlanField& f : campaign::PlanFields()) {
+    if (f.part == PlanPart::kTarget && !target && !FieldValue(a, f).empty()) {
+      return UsageError(fmt::format("{} is the target's; give {} PCT with it (or leave it out)",
+                                    f.flag, mdc->flag));
     }
-    plan.randomised = a.order != "fixed";
   }
-  if (!a.seed.empty()) {
-    KSTACKLAB_ASSIGN_OR_RETURN(plan.seed, ParseCount(a.seed, "--seed", 0, UINT64_MAX));
-    plan.seed_given = true;
+  KSTACKLAB_RETURN_IF_ERROR(ReadPlanPart(PlanPart::kPlan, PartFlags(a, PlanPart::kPlan), plan));
+  if (target) {
+    plan.target = campaign::Target{};
+    KSTACKLAB_RETURN_IF_ERROR(
+        ReadPlanPart(PlanPart::kTarget, PartFlags(a, PlanPart::kTarget), plan));
   }
-  // The shorthand's engine is the default, qemu; these flags are its settings.
-  const FlagSection engine_flags({{"accel", "--accel", &a.accel},
-                                  {"cpus", "--cpus", &a.cpus},
-                                  {"memory", "--memory", &a.memory},
-                                  {"boot_timeout", "--boot-timeout", &a.boot_timeout},
-                                  {"init_timeout", "--init-timeout", &a.init_timeout}});
-  KSTACKLAB_RETURN_IF_ERROR(campaign::SettingsOf<campaign::QemuSettings>(plan).Read(engine_flags));
-  plan.strength = a.strength;
-  plan.kstacklab = a.kstacklab;
+  KSTACKLAB_RETURN_IF_ERROR(ReadPlanPart(PlanPart::kOrder, PartFlags(a, PlanPart::kOrder), plan));
+  // The shorthand's engine is the table's first; these flags are its settings.
+  const campaign::EngineRow& engine = ShorthandEngine();
+  std::vector<FlagSection::Flag> flags;
+  for (size_t i = 0; i < engine.shorthand.size(); ++i) {
+    flags.push_back({engine.shorthand[i].key, engine.shorthand[i].flag, &a.engine[i]});
+  }
+  KSTACKLAB_RETURN_IF_ERROR(engine.read(FlagSection(std::move(flags)), plan.engine.settings()));
   return plan;
 }
 
 bool ShorthandGiven(const CampaignArgs& a) {
-  return !a.profiles.empty() || !a.boots.empty() || !a.target_mdc.empty() || !a.initrd.empty() ||
-         !a.config.empty() || !a.max_boots.empty() || !a.budget.empty() || !a.seed.empty() ||
-         !a.order.empty() || !a.accel.empty() || !a.cpus.empty() || !a.memory.empty() ||
-         !a.boot_timeout.empty() || !a.init_timeout.empty() || !a.kstacklab.empty() || a.strength;
+  auto given = [](const std::string& v) { return !v.empty(); };
+  return !a.profiles.empty() || !a.initrd.empty() || !a.config.empty() ||
+         std::any_of(a.fields.begin(), a.fields.end(), given) ||
+         std::any_of(a.engine.begin(), a.engine.end(), given);
 }
 
 // --report DIR --fastpath OUT: OUT/plan.yaml and OUT/results.csv, both or neither, neither
@@ -511,31 +533,34 @@ Runner SetupCampaignCommand(CLI::App& sub) {
                  "Shorthand: the kernel's .config (default: config-RELEASE beside the image)");
   sub.add_option("--profile", a->profiles,
                  "Shorthand: NAME=CMDLINE (repeatable; split at the first '='; first = baseline)");
-  sub.add_option("--boots", a->boots, "Shorthand: boots per profile");
-  sub.add_option("--target-mdc", a->target_mdc,
-                 "Shorthand: boot until every row's MDC is at most PCT %");
-  sub.add_option("--target-metric", a->target_metric, "Shorthand: the target's metric")
-      ->capture_default_str();
-  sub.add_option("--max-boots", a->max_boots, "Shorthand: the target's most boots per profile");
-  sub.add_option("--budget", a->budget, "Shorthand: the target's time budget (e.g. 6h)");
-  sub.add_option("--seed", a->seed, "Shorthand: seed of the randomised block order");
-  sub.add_option("--order", a->order, "Shorthand: randomised (default) or fixed blocks");
-  sub.add_option("--accel", a->accel, "Shorthand: auto (default), kvm or tcg");
-  sub.add_option("--cpus", a->cpus, "Shorthand: guest CPUs (default 2)");
-  sub.add_option("--memory", a->memory, "Shorthand: guest memory (default 2G)");
-  sub.add_option("--boot-timeout", a->boot_timeout, "Shorthand: a boot's deadline (default 30min)");
-  sub.add_option("--init-timeout", a->init_timeout,
-                 "Shorthand: the guest's init must start by then (default 2min)");
-  sub.add_option("--kstacklab", a->kstacklab,
-                 "Shorthand: the kstacklab binary run in the guest (default: this one, where the "
-                 "image's architecture is its own)");
+  const auto fields = campaign::PlanFields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const campaign::PlanField& f = fields[i];
+    if (f.flag == nullptr) continue;
+    std::string help = f.help;
+    if (const std::string d = campaign::FieldDefault(f);
+        !d.empty() && help.find("default") == std::string::npos) {
+      help += fmt::format(" (default {})", d);
+    }
+    if (f.kind == campaign::FieldKind::kBool) {
+      sub.add_flag_callback(
+          f.flag, [a, i] { a->fields[i] = "true"; }, help);
+      continue;
+    }
+    CLI::Option* o = sub.add_option(f.flag, a->fields[i], help);
+    if (f.value_name != nullptr) o->type_name(f.value_name);
+  }
+  const campaign::EngineRow& engine = ShorthandEngine();
+  for (size_t i = 0; i < engine.shorthand.size(); ++i) {
+    const campaign::ShorthandFlag& f = engine.shorthand[i];
+    CLI::Option* o = sub.add_option(f.flag, a->engine[i], f.help);
+    if (f.value_name != nullptr) o->type_name(f.value_name);
+  }
   sub.add_option("--fastpath", a->fastpath,
                  "With --report DIR: write the campaign as a Fastpath plan and results CSV "
                  "(OUT/plan.yaml, OUT/results.csv)");
   sub.add_flag("--dry-run", a->dry_run,
                "Engine lava: write one LAVA job file per boot to DIR/jobs and submit nothing");
-  sub.add_flag("--strength", a->strength,
-               "Also run `entropy --kernel` in every boot (offsets, bits, design)");
   CLI::Option* store = AddStoreOption(sub, &a->store);
   sub.add_flag("--no-store", a->no_store, "Do not record the boots' results in the store")
       ->excludes(store);

@@ -77,22 +77,6 @@ int PrintStdout(std::string_view text) {
   return st.ok() ? kExitOk : Fail(st.error());
 }
 
-Expected<double> ParseNumber(const std::string& text, const std::string& flag,
-                             const std::string& example, double lo, double hi) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  // errno is not consulted: ERANGE on underflow still returns the nearest double, and on overflow
-  // returns HUGE_VAL, which the isfinite test refuses.
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
-    return UsageError(fmt::format("{} '{}' is not a number; give e.g. {}", flag, text, example));
-  }
-  if (v < lo || v > hi) {
-    return UsageError(
-        fmt::format("{} {} is out of range; give a number in [{:g}, {:g}]", flag, text, lo, hi));
-  }
-  return v;
-}
-
 Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& flag, int bits) {
   auto bad = [&] {
     return UsageError(fmt::format("{} '{}' is not an unsigned {}-bit integer (decimal or 0x-hex)",

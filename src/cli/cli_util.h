@@ -44,14 +44,6 @@ Status CheckGridOrJson(const std::string& format);
 // words and counters, which are bit patterns. Counts go through ParseCount.
 Expected<uint64_t> ParseUnsigned(const std::string& text, const std::string& flag, int bits = 64);
 
-// A finite decimal number (strtod syntax: 0.5, 24e6, 1e-320) within [lo, hi]. Two errors: "not a
-// number; give e.g. EXAMPLE" and "out of range; give a number in [lo, hi]". A value too small for
-// a double is its nearest double (0 or a subnormal), not an error; one too large is.
-Expected<double> ParseNumber(const std::string& text, const std::string& flag,
-                             const std::string& example,
-                             double lo = -std::numeric_limits<double>::max(),
-                             double hi = std::numeric_limits<double>::max());
-
 // Exactly `bytes` bytes as 2*bytes hex digits (no 0x, either case). bytes == 0: any even length.
 Expected<std::vector<uint8_t>> ParseHexBytes(const std::string& text, const std::string& flag,
                                              size_t bytes);

@@ -237,4 +237,21 @@ Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, 
   return v;
 }
 
+Expected<double> ParseNumber(const std::string& text, const std::string& flag,
+                             const std::string& example, double lo, double hi) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  // errno is not consulted: ERANGE on underflow still returns the nearest double, and on overflow
+  // returns HUGE_VAL, which the isfinite test refuses.
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+    return UsageError(
+        fmt::format("{} '{}' is not a number; give e.g. {}", flag, EscapeControl(text), example));
+  }
+  if (v < lo || v > hi) {
+    return UsageError(fmt::format("{} {} is out of range; give a number in [{:g}, {:g}]", flag,
+                                  EscapeControl(text), lo, hi));
+  }
+  return v;
+}
+
 }  // namespace kstacklab

@@ -43,7 +43,7 @@ refused "--init-timeout above 1 h" "--init-timeout" -- "$K" campaign --kernel "$
 refused "--init-timeout not below --boot-timeout" "init_timeout must be shorter" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --boot-timeout 1min --init-timeout 1min --dir "$D"
 refused "--memory longer than 16 bytes" "--memory is longer than 16 bytes" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --memory 12345678901234567G --dir "$D"
 refused "--accel with a control character" "--accel" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --accel "$(printf 'k\tvm')" --dir "$D"
-refused "--target-mdc above 1000" "from 0.01 to 1000" -- "$K" campaign --kernel "$BZ" --profile a=x --profile b=y --target-mdc 1001 --dir "$D"
+refused "--target-mdc above 1000" 'is out of range; give a number in \[0.01, 1000\]' -- "$K" campaign --kernel "$BZ" --profile a=x --profile b=y --target-mdc 1001 --dir "$D"
 refused "target with one profile" "two profiles" -- "$K" campaign --kernel "$BZ" --profile a=x --target-mdc 2 --dir "$D"
 # The store each boot is recorded in is checked before boot 1 too (SQLite file or PostgreSQL URL).
 refused "a store URL with a password" "~/.pgpass" -- "$K" campaign --kernel "$BZ" --profile a=x --boots 1 --dir "$D" --store 'postgresql://u:secret@127.0.0.1:1/x'

@@ -1,7 +1,8 @@
 # kstacklab campaign: plan checks before boot 1 (exit 2, one line naming the key or value, DIR not
 # created): duplicate keys at every level of a plan, keys of another engine, an honest NUL in a
 # message, a release longer than uname(2) holds, a FIFO where a program file is read; and --dir
-# as a new path with a trailing slash, a symlink of one's own, a read-only directory or mount.
+# as a new path with a trailing slash, a symlink of one's own, a read-only directory or mount; the
+# shorthand's flags stored as the plan's fields.
 # No guest is booted: every plan names /bin/false as its QEMU and a busybox that does not exist,
 # so even a plan that passed its checks would be refused before boot 1.
 . "$(dirname "$0")/lib.bash"
@@ -109,4 +110,38 @@ if unshare -m sh -c "$MOUNT" 2>/dev/null; then
 else
   echo "note: no mount namespace here; the read-only mount is not tried"
 fi
+# The shorthand's flags make the plan a plan file makes (campaign.json's "plan"): each flag of the
+# plan's fields (campaign/plan_fields.cc) and of engine qemu's shorthand lands in its key. QEMU is
+# a stand-in on PATH that fails at once, so the campaign ends with exit 1 after its state is
+# written; nothing boots.
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\nexit 1\n' >"$TMP/fakebin/qemu-system-x86_64"
+chmod +x "$TMP/fakebin/qemu-system-x86_64"
+short() {  # DIR FLAGS...: a shorthand campaign into $TMP/DIR
+  local dir=$1; shift
+  expect_exit 1 "the shorthand into campaign.json ($dir)" -- env PATH="$TMP/fakebin:$PATH" \
+    "$K" campaign --kernel "$BZ" --profile a=x --profile b=y=1 --no-store --dir "$TMP/$dir" "$@" -- --suite syscall
+}
+short sh_boots --boots 3 --order fixed --seed 42 --strength --kstacklab "$K" --accel tcg --cpus 3 \
+  --memory 1G --boot-timeout 20min --init-timeout 3min
+short sh_target --target-mdc 2.5 --target-metric p99 --max-boots 9 --budget 2h --order randomized
+python3 - "$TMP/sh_boots/campaign.json" "$TMP/sh_target/campaign.json" "$(readlink -f "$K")" <<'PY' && pass "the shorthand's flags are the plan's fields" || fail "the shorthand's flags are not the plan's fields"
+import json, sys
+a = json.load(open(sys.argv[1]))["plan"]
+b = json.load(open(sys.argv[2]))["plan"]
+want_a = {"boots": 3, "target": None, "order": {"blocks": "fixed", "seed": 42}, "strength": True,
+          "kstacklab": sys.argv[3], "run": ["--suite", "syscall"]}
+for k, v in want_a.items():
+    assert a[k] == v, (k, a[k], v)
+e = a["engine"]
+assert (e["name"], e["accel"], e["cpus"], e["memory"], e["boot_timeout_s"], e["init_timeout_s"]) == \
+    ("qemu", "tcg", 3, "1G", 1200, 180), e
+assert [p["name"] for p in a["profiles"]] == ["a", "b"] and a["profiles"][1]["cmdline"] == "y=1"
+assert b["boots"] == 0 and b["order"]["blocks"] == "randomised" and b["strength"] is False
+assert b["target"] == {"mdc_pct": 2.5, "metric": "p99", "min_boots": 3, "max_boots": 9,
+                       "budget_s": 7200.0}, b["target"]
+PY
+refused "a target's flag without --target-mdc" "--max-boots is the target's; give --target-mdc" -- "$K" campaign --kernel "$BZ" --profile a=x --profile b=y --boots 2 --max-boots 5 --dir "$D"
+refused "--order's words" "--order must be randomised or fixed" -- "$K" campaign --kernel "$BZ" --profile a=x --profile b=y --boots 2 --order shuffled --dir "$D"
+refused "--target-mdc not a number" "--target-mdc 'lots' is not a number" -- "$K" campaign --kernel "$BZ" --profile a=x --profile b=y --target-mdc lots --dir "$D"
 finish

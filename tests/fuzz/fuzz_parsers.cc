@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] >= 0xF0) {  // the later parsers (the seeds below 0xF0 keep their meaning)
     switch (data[0] % 3) {
       case 0: {  // a decimal flag value: accepted -> finite and inside the range asked for
-        auto v = cli::ParseNumber(text, "--x", "0.5", -1e6, 1e6);
+        auto v = ParseNumber(text, "--x", "0.5", -1e6, 1e6);
         if (v.ok() && (!std::isfinite(*v) || *v < -1e6 || *v > 1e6)) std::abort();
         break;
       }

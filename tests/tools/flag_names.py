@@ -26,6 +26,8 @@ ALLOWED = [
      "a plan's `run` key holds run's command-line arguments: the example is one"),
     ("campaign/runner.cc", "entropy --kernel printed no JSON report",
      "names the command the guest ran"),
+    ("campaign/plan_fields.cc", "`entropy --kernel`",
+     "the field's words name the command the guest runs"),
     ("campaign/runner.cc", "--dir '{}'",
      "a message from before this check; its caller is to word it with the flag"),
     ("results/json.cc", "compare --baseline",

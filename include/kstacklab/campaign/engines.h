@@ -14,39 +14,11 @@
 
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/plan.h"
+#include "kstacklab/campaign/plan_fields.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/json.h"
 
 namespace kstacklab::campaign {
-
-// The plan file's `engine:` mapping, as an engine's reader sees it. Every value is named
-// "engine KEY" in messages, with the plan file's line; a reader never sees YAML itself.
-class EngineSection {
- public:
-  virtual ~EngineSection() = default;
-  virtual bool Has(std::string_view key) const = 0;
-  // A single value of at most `max` bytes (CampaignLimits::kMaxTextBytes without it), without
-  // control characters.
-  virtual Expected<std::string> Text(std::string_view key, size_t max) const = 0;
-  Expected<std::string> Text(std::string_view key) const {
-    return Text(key, CampaignLimits::kMaxTextBytes);
-  }
-  virtual Expected<uint64_t> Count(std::string_view key, uint64_t lo, uint64_t hi) const = 0;
-  // A list of 1 to `max_items` counts in [lo, hi]; `shape` is the message for anything else.
-  virtual Expected<std::vector<uint64_t>> Counts(std::string_view key, size_t max_items,
-                                                 uint64_t lo, uint64_t hi,
-                                                 std::string_view shape) const = 0;
-  // A duration ("30min", "10s", bare seconds) in seconds, from lo_s to hi_s.
-  virtual Expected<double> DurationS(std::string_view key, double lo_s, double hi_s,
-                                     const char* example) const = 0;
-  virtual Expected<bool> Bool(std::string_view key) const = 0;
-  virtual Expected<std::vector<std::string>> Words(std::string_view key,
-                                                   size_t max_items) const = 0;
-  // A path on this host, a relative one taken from the plan file's directory.
-  virtual Expected<std::string> Path(std::string_view key) const = 0;
-  // A UsageError at the section's line.
-  virtual Error Bad(const std::string& what) const = 0;
-};
 
 // How an engine's profiles name their files.
 enum class ProfileFiles {
@@ -73,7 +45,9 @@ struct EngineRow {
   const char* json_key;
   std::span<const std::string_view> yaml_keys;  // the `engine:` keys besides name
   std::unique_ptr<EngineSettings> (*defaults)();
-  Status (*read)(const EngineSection& section, EngineSettings& settings);
+  // Reads the `engine:` section (every value named "engine KEY") or the shorthand's flags.
+  Status (*read)(const PlanSection& section, EngineSettings& settings);
+  std::span<const ShorthandFlag> shorthand;  // the shorthand's flags of its keys (S::kShorthand)
   // The values alone (types, lengths, ranges), as CheckPlanValues holds a stored plan to them.
   Status (*check_values)(const EngineSettings& settings);
   // Everything else before boot 1 that needs the whole plan (its profiles); no file looked at
@@ -96,7 +70,8 @@ struct EngineRow {
 namespace engine_internal {
 
 // The row of settings struct S, which has: kName, kSummary, kFiles, kBootEntries, kJsonKey,
-// kYamlKeys (a static array of string_view), and the members Read, CheckValues, Check,
+// kYamlKeys (a static array of string_view), optionally kShorthand (a static array of
+// ShorthandFlag: the shorthand's flags of its keys), and the members Read, CheckValues, Check,
 // CheckProfile, ToJson, FromJson, Machine and a static Make (see qemu.h for one); a static
 // Emulated(how) when one of its machines can have an emulated CPU.
 template <class S>
@@ -109,8 +84,16 @@ EngineRow Row() {
       .json_key = S::kJsonKey,
       .yaml_keys = S::kYamlKeys,
       .defaults = []() -> std::unique_ptr<EngineSettings> { return std::make_unique<S>(); },
-      .read = [](const EngineSection& section,
+      .read = [](const PlanSection& section,
                  EngineSettings& s) { return static_cast<S&>(s).Read(section); },
+      .shorthand =
+          [] {
+            if constexpr (requires { S::kShorthand; }) {
+              return std::span<const ShorthandFlag>(S::kShorthand);
+            } else {
+              return std::span<const ShorthandFlag>();
+            }
+          }(),
       .check_values =
           [](const EngineSettings& s) { return static_cast<const S&>(s).CheckValues(); },
       .check = [](const EngineSettings& s,

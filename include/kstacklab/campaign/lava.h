@@ -40,7 +40,7 @@ struct LavaSettings : EngineSettingsOf<LavaSettings> {
   double job_timeout_s = 7200;    // the job's `timeouts: job`
   std::string lavacli = "lavacli";
 
-  Status Read(const EngineSection& section);
+  Status Read(const PlanSection& section);
   Status CheckValues() const;
   Status Check(const CampaignPlan& plan) const;
   // The files are URLs the lab fetches; the release is the plan's, if given.

@@ -28,6 +28,16 @@ struct QemuSettings : EngineSettingsOf<QemuSettings> {
       "cpus",         "memory",       "accel", "pin",    "qemu_args",
       "boot_timeout", "init_timeout", "qemu",  "busybox"};
 
+  // The command line's shorthand (`campaign --kernel IMG ...`) boots on this engine: its flags.
+  static constexpr ShorthandFlag kShorthand[] = {
+      {"accel", "--accel", "{auto,kvm,tcg}", "Shorthand: auto (default), kvm or tcg"},
+      {"cpus", "--cpus", nullptr, "Shorthand: guest CPUs (default 2)"},
+      {"memory", "--memory", nullptr, "Shorthand: guest memory (default 2G)"},
+      {"boot_timeout", "--boot-timeout", nullptr, "Shorthand: a boot's deadline (default 30min)"},
+      {"init_timeout", "--init-timeout", nullptr,
+       "Shorthand: the guest's init must start by then (default 2min)"},
+  };
+
   // "" = the kernels' architecture's: qemu-system-x86_64 or qemu-system-aarch64 (arch.h).
   std::string binary;
   // A static busybox of the kernels' architecture; "" = the host's /bin/busybox (Debian's
@@ -47,7 +57,7 @@ struct QemuSettings : EngineSettingsOf<QemuSettings> {
   double boot_timeout_s = 1800;  // a boot's whole deadline (QEMU start to power-off)
   double init_timeout_s = 120;   // the guest's init must speak by then (KVM hang detection)
 
-  Status Read(const EngineSection& section);
+  Status Read(const PlanSection& section);
   Status CheckValues() const;
   Status Check(const CampaignPlan& plan) const;
   // Only this engine carries the configuration into its guest (/boot/config-RELEASE there): a

@@ -45,7 +45,7 @@ struct SshSettings : EngineSettingsOf<SshSettings> {
   double boot_timeout_s = 600;       // switch to SSH answering from the new kernel
   double run_timeout_s = 7200;       // the run (and entropy) on the machine
 
-  Status Read(const EngineSection& section);
+  Status Read(const PlanSection& section);
   Status CheckValues() const;
   Status Check(const CampaignPlan& plan) const;
   // The machine's own configuration is read: a profile carries none in.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,15 @@ std::vector<std::string> Split(std::string_view text, char separator, bool keep_
 // unsigned and wraps).
 Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
                               uint64_t max);
+
+// A finite decimal number (strtod syntax: 0.5, 24e6, 1e-320) within [lo, hi]. Two errors: "not a
+// number; give e.g. EXAMPLE" and "out of range; give a number in [lo, hi]". A value too small for
+// a double is its nearest double (0 or a subnormal), not an error; one too large is. The one
+// parser of a decimal number (flags, a campaign plan's percentages).
+Expected<double> ParseNumber(const std::string& text, const std::string& flag,
+                             const std::string& example,
+                             double lo = -std::numeric_limits<double>::max(),
+                             double hi = std::numeric_limits<double>::max());
 
 // A duration: a number >= 0 with ns, us, ms, s, min (m) or h ("10us", "120s"; a bare number is
 // seconds when `bare_seconds`, else refused) -> nanoseconds, within [min_ns, max_ns]. The one
