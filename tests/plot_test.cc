@@ -140,7 +140,7 @@ TEST(BuildComparePlot, OnePointPerCellWithWhiskersAndVerdicts) {
   t.columns = {
       {"base", "a", "base", "", {}}, {"on", "b", "on", "", {}}, {"prng", "c", "prng", "", {}}};
   stats::CompareRow row;
-  row.benchmark = "syscall/getpid";
+  row.key.name = "syscall/getpid";
   row.metric = "p99";
   stats::CompareCell on;
   on.status = stats::CellStatus::kCompared;
@@ -179,7 +179,7 @@ TEST(BuildComparePlot, UnresolvedBaselineIsNamedAsTheReason) {
   stats::CompareTable t;
   t.columns = {{"off", "a", "off", "", {}}, {"legacy-x86", "a", "legacy-x86", "", {}}};
   stats::CompareRow drawn;
-  drawn.benchmark = "model/kstack";
+  drawn.key.name = "model/kstack";
   drawn.metric = "mean";
   stats::CompareCell up;
   up.status = stats::CellStatus::kCompared;

@@ -20,6 +20,7 @@
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/report/sample_size_report.h"
 #include "kstacklab/report/summary.h"
+#include "kstacklab/results/naming.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/sample_size.h"
@@ -246,7 +247,7 @@ TEST(CompareRender, GoldenCellsDerivedByHand) {
   stats::CompareTable three = Build({"base.json", "plus5.json", "minus5.json"});
   ASSERT_FALSE(three.rows.empty());
   const stats::CompareRow& getpid = three.rows[0];
-  ASSERT_EQ(getpid.benchmark, "syscall/getpid");
+  ASSERT_EQ(CompareRowName(getpid.key), "syscall/getpid");
   ASSERT_EQ(getpid.metric, "mean");
   EXPECT_NEAR(getpid.baseline.value, 200.199, 1e-9);
   EXPECT_NEAR(getpid.variants[0].change_pct, 4.83619, 5e-6);
@@ -309,7 +310,10 @@ stats::DriftFinding Drifting(const std::string& source, const std::string& row,
                              std::vector<stats::DriftMetric> metrics, int session = 0) {
   stats::DriftFinding d;
   d.source = source;
-  d.row = row;
+  // "NAME [COLUMN]": the row's name and its column in the input, as DriftRowName joins them.
+  const size_t bracket = row.find(" [");
+  d.row.name = row.substr(0, bracket);
+  if (bracket != std::string::npos) d.column = row.substr(bracket + 2, row.size() - bracket - 3);
   d.unit = "ns";
   d.session = session;
   d.several_sessions = session != 0;

@@ -317,7 +317,7 @@ TEST(CompareTable, AMetricNoInputHasIsNamedInANoteWithTheRowsParams) {
       o);
   ASSERT_TRUE(t.ok()) << t.error().message;
   std::vector<std::string> rows;
-  for (const stats::CompareRow& r : t->rows) rows.push_back(r.benchmark + " " + r.metric);
+  for (const stats::CompareRow& r : t->rows) rows.push_back(CompareRowName(r.key) + " " + r.metric);
   EXPECT_EQ(rows, (std::vector<std::string>{"s/x mean", "s/x p99", "s/loop mean"}));  // input order
   const std::vector<std::string> notes = report::CompareNoteLines(*t);
   EXPECT_NE(std::find(notes.begin(), notes.end(),
@@ -360,7 +360,7 @@ TEST(CompareTable, MixedSuitesGetOneTablePerVariantSet) {
     ASSERT_TRUE(t.ok()) << t.error().message;
     for (const std::string& n : report::CompareNoteLines(*t))
       EXPECT_EQ(n.rfind("not compared:", 0), std::string::npos) << n;
-    EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01) << t->rows[0].benchmark;
+    EXPECT_NEAR(t->rows[0].variants[0].change_pct, 10.0, 0.01) << CompareRowName(t->rows[0].key);
   }
   // Every benchmark with the same variants: the inputs unchanged, one table as before.
   const std::vector<stats::CompareInput> same = {OneRun({{"a", base}, {"b", slower}})};
@@ -396,10 +396,10 @@ TEST(CompareTable, AcrossLabelsEachVariantIsARowComparedLikeWithLike) {
   EXPECT_EQ(t->columns[0].name, "a");
   EXPECT_EQ(t->columns[1].name, "b");
   ASSERT_EQ(t->rows.size(), 2u);
-  EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw]");
+  EXPECT_EQ(CompareRowName(t->rows[0].key), "syscall/getpid [raw]");
   EXPECT_NEAR(t->rows[0].variants[0].change_pct, 0.0, 0.01);
   EXPECT_EQ(t->rows[0].variants[0].verdict, stats::Verdict::kNone);
-  EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [libc]");
+  EXPECT_EQ(CompareRowName(t->rows[1].key), "syscall/getpid [libc]");
   EXPECT_NEAR(t->rows[1].variants[0].change_pct, 10.0, 0.01);
   EXPECT_EQ(t->rows[1].variants[0].verdict, stats::Verdict::kRegression);
   // --baseline LABEL is a column in this layout (it named no column before: the columns were
@@ -455,11 +455,11 @@ TEST(CompareTable, AnAbFileComparesTheKnobsValuesWithinEachCallPath) {
   EXPECT_EQ(t->columns[0].name, "kernel.stack_erasing=0");
   EXPECT_EQ(t->columns[1].name, "kernel.stack_erasing=1");
   ASSERT_EQ(t->rows.size(), 2u);
-  EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw]");
-  EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [libc]");
+  EXPECT_EQ(CompareRowName(t->rows[0].key), "syscall/getpid [raw]");
+  EXPECT_EQ(CompareRowName(t->rows[1].key), "syscall/getpid [libc]");
   for (const stats::CompareRow& row : t->rows) {
-    EXPECT_NEAR(row.variants[0].change_pct, 0.0, 1e-9) << row.benchmark;
-    EXPECT_EQ(row.variants[0].verdict, stats::Verdict::kNone) << row.benchmark;
+    EXPECT_NEAR(row.variants[0].change_pct, 0.0, 1e-9) << CompareRowName(row.key);
+    EXPECT_EQ(row.variants[0].verdict, stats::Verdict::kNone) << CompareRowName(row.key);
   }
   // The second value as the baseline, by its tag.
   ASSERT_TRUE(stats::CheckBaseline(inputs, "kernel.stack_erasing=1").ok());
@@ -503,10 +503,10 @@ TEST(CompareTable, TwoAbFilesOfTwoLabelsHaveTheVariantAndTheValueInTheRow) {
   auto t = stats::BuildCompareTable(parts[0], MeanOnly());
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->rows.size(), 2u);
-  EXPECT_EQ(t->rows[0].benchmark, "syscall/getpid [raw] [kernel.stack_erasing=0]");
+  EXPECT_EQ(CompareRowName(t->rows[0].key), "syscall/getpid [raw] [kernel.stack_erasing=0]");
   EXPECT_EQ(t->rows[0].key,
             (RowKey{"syscall/getpid", Json::object(), "raw", "kernel.stack_erasing=0"}));
-  EXPECT_EQ(t->rows[1].benchmark, "syscall/getpid [kernel.stack_erasing=1]");
+  EXPECT_EQ(CompareRowName(t->rows[1].key), "syscall/getpid [kernel.stack_erasing=1]");
 }
 
 // A baseline "A:raw" that is both a label (a file written before run refused ':') and label A's

@@ -294,8 +294,10 @@ Expected<TargetStatus> EvaluateTarget(const std::vector<stats::CompareInput>& in
         if (!cell.present() || !row.baseline.present()) continue;
         any = true;
         TargetRow tr;
-        tr.row = ComparisonName(row.benchmark, row.result_class, table.columns[v + 1].name,
-                                table.columns[0].name);
+        tr.row = ComparisonName(
+            CompareRowName(row.key),
+            RowResultClass(row.key, row.metric, row.unit, table.options.metrics.size() > 1),
+            table.columns[v + 1].name, table.columns[0].name);
         const bool per_boot =
             cell.unit == stats::SampleUnit::kRun && row.baseline.unit == stats::SampleUnit::kRun;
         tr.boots =

@@ -11,6 +11,7 @@
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/loader/load.h"
 #include "kstacklab/report/plot.h"
+#include "kstacklab/results/naming.h"
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/store/store.h"
 
@@ -77,7 +78,7 @@ int RunPlot(const PlotArgs& a) {
       const stats::CompareTable& other = (*tables)[p];
       std::vector<std::string> names;
       for (const stats::CompareRow& r : other.rows) {
-        if (r.first_in_group) names.push_back(r.benchmark);
+        if (r.first_in_group) names.push_back(CompareRowName(r.key));
       }
       Warn(
           fmt::format("not plotted: {} (compared against '{}' in a table of their own); plot "

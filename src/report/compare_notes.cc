@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kstacklab/report/compare_report.h"
+#include "kstacklab/results/naming.h"
 #include "kstacklab/stats/compare.h"
 #include "kstacklab/stats/timer_step.h"
 
@@ -63,7 +64,9 @@ void CellNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
 // Where the samples come from, and what the columns and rows lack.
 void SampleNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
   const stats::CompareFindings& f = t.findings;
-  for (const auto& [col, benches] : f.session_columns) {
+  for (const auto& [col, rows] : f.session_columns) {
+    std::set<std::string> benches;  // each benchmark once, in text order
+    for (const RowKey& r : rows) benches.insert(CompareRowName(r));
     out.push_back(fmt::format(
         "column '{}' holds several sessions: samples are session means, n = sessions, so the "
         "between-session variance is included ({})",
@@ -78,20 +81,22 @@ void SampleNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
                     it->first, it->second, fmt::join(c.sources, ", ")));
   }
   for (const stats::CompareFindings::Missing& m : f.missing) {
-    out.push_back(
-        fmt::format("{}: absent from {} (blank cells)", m.row, fmt::join(m.columns, ", ")));
+    out.push_back(fmt::format("{}: absent from {} (blank cells)", CompareRowLabel(m.row),
+                              fmt::join(m.columns, ", ")));
   }
   if (!f.not_in_baseline.empty()) {
+    std::vector<std::string> rows;
+    for (const RowKey& r : f.not_in_baseline) rows.push_back(CompareRowLabel(r));
     out.push_back(fmt::format(
         "not compared: {} measured, but not in the baseline column '{}', so their cells show "
         "values without a change; compare them against a column they have (LABEL:VARIANT) in a "
         "table of their own",
-        fmt::join(f.not_in_baseline, ", "), t.columns[0].name));
+        fmt::join(rows, ", "), t.columns[0].name));
   }
   std::set<std::string> no_metric;  // in text order, each once
   for (const stats::CompareFindings::NoMetric& n : f.no_metric) {
-    no_metric.insert(
-        fmt::format("{}: no '{}' values (loop-mode results carry mean only)", n.row, n.metric));
+    no_metric.insert(fmt::format("{}: no '{}' values (loop-mode results carry mean only)",
+                                 CompareRowLabel(n.row), n.metric));
   }
   out.insert(out.end(), no_metric.begin(), no_metric.end());
   for (const stats::CompareFindings::ThinTail& tail : f.thin_tails) {
@@ -120,7 +125,7 @@ void MdcNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
     }
     std::vector<std::string> parts;
     for (const auto& [metric, pct] : m.metric_pct) parts.push_back(metric + " " + MdcText(pct));
-    out.push_back(fmt::format("{}: MDC {}", m.benchmark, fmt::join(parts, ", ")));
+    out.push_back(fmt::format("{}: MDC {}", CompareRowName(m.benchmark), fmt::join(parts, ", ")));
   }
 }
 
@@ -128,12 +133,16 @@ void MdcNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
 void MeasurementNotes(const stats::CompareTable& t, std::vector<std::string>& out) {
   const stats::CompareFindings& f = t.findings;
   if (!f.mixed_timing.empty()) {
+    std::vector<std::string> rows;
+    for (const RowKey& r : f.mixed_timing) {
+      rows.push_back(BenchmarkId(CompareRowName(r), r.params, ""));
+    }
     out.push_back(fmt::format(
         "timing: {} compare per-call (--timing percall) with loop-mode (--timing loop) "
         "measurements: per-call values are corrected for the timer's overhead call by call, loop "
         "values are a batch's time per call, and the two methods differ by a steady few % that is "
         "not a change of the kernel; compare inputs measured the same way",
-        fmt::join(f.mixed_timing, ", ")));
+        fmt::join(rows, ", ")));
   }
   for (const stats::CompareFindings::Block& b : f.blocks) {
     out.push_back(fmt::format(
@@ -147,7 +156,8 @@ void MeasurementNotes(const stats::CompareTable& t, std::vector<std::string>& ou
   if (f.drift_within_one_run && !f.drift.empty()) {
     std::vector<std::string> rows;
     for (const stats::DriftFinding& d : f.drift) {
-      rows.push_back(d.row + (d.several_sessions ? fmt::format(" in session {}", d.session) : ""));
+      rows.push_back(DriftRowName(d) +
+                     (d.several_sessions ? fmt::format(" in session {}", d.session) : ""));
     }
     out.push_back(fmt::format(
         "the machine drifted during the run ({}): the columns were measured interleaved in one "
@@ -169,12 +179,16 @@ std::string DriftDetail(const stats::DriftFinding& d) {
     parts.push_back(fmt::format("{} {} (residual SD {:.1f} %, slope p={:.2g})", m.metric,
                                 DriftChangeText(m, d.unit), m.residual_sd_pct, m.p));
   }
-  return fmt::format("{}: {} drifts over its {} repetitions{}: {}", d.source, d.row, d.repetitions,
-                     d.several_sessions ? fmt::format(" in session {}", d.session) : "",
-                     fmt::join(parts, ", "));
+  return fmt::format(
+      "{}: {} drifts over its {} repetitions{}: {}", d.source, DriftRowName(d), d.repetitions,
+      d.several_sessions ? fmt::format(" in session {}", d.session) : "", fmt::join(parts, ", "));
 }
 
 }  // namespace
+
+std::string DriftRowName(const stats::DriftFinding& d) {
+  return BenchmarkLabel(CompareRowName(d.row), ParamsText(d.row.params), d.column);
+}
 
 std::string MethodDescription(const stats::CompareOptions& o) {
   double level = 100 * (1 - o.alpha);
@@ -228,7 +242,7 @@ std::vector<std::string> CompareWarningLines(const std::vector<stats::CompareTab
     for (const stats::DriftFinding& d : t.findings.drift) {
       auto [it, fresh] = by_input.try_emplace(d.source);
       if (fresh) order.push_back(d.source);
-      it->second.rows.insert(d.row);
+      it->second.rows.insert(DriftRowName(d));
       for (const stats::DriftMetric& m : d.metrics) {
         if (!std::isfinite(m.change_pct)) continue;
         it->second.low = std::min(it->second.low, m.change_pct);

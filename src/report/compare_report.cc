@@ -10,6 +10,7 @@
 #include "kstacklab/common/text.h"
 #include "kstacklab/report/grid_table.h"
 #include "kstacklab/results/json.h"
+#include "kstacklab/results/naming.h"
 #include "kstacklab/stats/stats.h"
 
 namespace kstacklab::report {
@@ -28,6 +29,11 @@ std::string PctText(double pct) {
   if (!std::isfinite(pct)) return "n/a";
   if (std::fabs(pct) >= 1e7) return fmt::format("{:.4g}%", pct);
   return fmt::format("{:.2f}%", pct);
+}
+
+// The row's Result Class in its table (the metric is in it when the table compares several).
+std::string ResultClassOf(const stats::CompareTable& t, const stats::CompareRow& r) {
+  return RowResultClass(r.key, r.metric, r.unit, t.options.metrics.size() > 1);
 }
 
 std::string BaselineCellText(const stats::CompareRow& r) {
@@ -63,8 +69,8 @@ GridTable ToGrid(const stats::CompareTable& t) {
   g.header = {h1, h2};
   for (const stats::CompareRow& r : t.rows) {
     if (r.first_in_group || g.groups.empty()) g.groups.emplace_back();
-    std::vector<std::string> row = {r.first_in_group ? r.benchmark : "", r.result_class,
-                                    BaselineCellText(r)};
+    std::vector<std::string> row = {r.first_in_group ? CompareRowName(r.key) : "",
+                                    ResultClassOf(t, r), BaselineCellText(r)};
     for (const stats::CompareCell& c : r.variants) row.push_back(VariantCellText(c, r.unit));
     g.groups.back().push_back(std::move(row));
   }
@@ -108,10 +114,10 @@ std::vector<std::string> ComponentLines(const stats::CompareTable& t) {
       const stats::CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
       if (!c.present() || (c.runs < 2 && c.sessions < 2) || !(c.value != 0)) continue;
       out.push_back(fmt::format(
-          "Variance components (SD as % of the value) {} {}{} [{}]: {} ({} runs, {} sessions, {} "
+          "Variance components (SD as % of the value) {} {} [{}]: {} ({} runs, {} sessions, {} "
           "repetitions)",
-          r.benchmark, r.params_text.empty() ? "" : r.params_text + " ", r.metric,
-          t.columns[i].name, ComponentsText(c), c.runs, c.sessions, c.repetitions));
+          CompareRowLabel(r.key), r.metric, t.columns[i].name, ComponentsText(c), c.runs,
+          c.sessions, c.repetitions));
     }
   }
   return out;
@@ -139,7 +145,7 @@ Json DriftToJson(const std::vector<stats::DriftFinding>& drift) {
                          {"p", JsonNumber(m.p)}});
     }
     out.push_back({{"source", d.source},
-                   {"row", d.row},
+                   {"row", DriftRowName(d)},
                    {"unit", d.unit},
                    {"session", d.session},
                    {"repetitions", d.repetitions},
@@ -251,8 +257,8 @@ std::string RenderCompareCsv(const stats::CompareTable& t) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       const stats::CompareCell& c = i == 0 ? r.baseline : r.variants[i - 1];
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                         CsvField(r.benchmark), CsvField(r.params_text), CsvField(r.metric),
-                         CsvField(r.unit), r.lower_is_better ? "true" : "false",
+                         CsvField(CompareRowName(r.key)), CsvField(ParamsText(r.key.params)),
+                         CsvField(r.metric), CsvField(r.unit), r.lower_is_better ? "true" : "false",
                          CsvField(t.columns[i].name), i == 0 ? "baseline" : "variant",
                          CsvNum(c.value), c.present() ? fmt::format("{}", c.n) : "",
                          c.present() ? fmt::format("{}", c.repetitions) : "",
@@ -272,9 +278,9 @@ Json CompareToJsonValue(const stats::CompareTable& t) {
   Json rows = Json::array();
   for (const stats::CompareRow& r : t.rows) {
     Json jr;
-    jr["benchmark"] = r.benchmark;
+    jr["benchmark"] = CompareRowName(r.key);
     jr["params"] = r.key.params;
-    jr["result_class"] = r.result_class;
+    jr["result_class"] = ResultClassOf(t, r);
     jr["metric"] = r.metric;
     jr["unit"] = r.unit;
     jr["lower_is_better"] = r.lower_is_better;

@@ -193,7 +193,7 @@ std::vector<ChartLine> ChartLines(const stats::CompareTable& table,
     const bool any = std::any_of(
         row.variants.begin(), row.variants.end(),
         [](const stats::CompareCell& c) { return c.present() && std::isfinite(c.change_pct); });
-    std::string label = BenchmarkLabel(row.benchmark, row.params_text) + " " + row.metric;
+    std::string label = CompareRowLabel(row.key) + " " + row.metric;
     if (!any) {
       const bool base_unresolved =
           std::any_of(row.variants.begin(), row.variants.end(),

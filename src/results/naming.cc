@@ -75,6 +75,15 @@ std::string CompareRowName(const RowKey& row) {
   return name;
 }
 
+std::string CompareRowLabel(const RowKey& row) {
+  return BenchmarkLabel(CompareRowName(row), ParamsText(row.params));
+}
+
+std::string RowResultClass(const RowKey& row, const std::string& metric, const std::string& unit,
+                           bool several_metrics) {
+  return ResultClass(CompareRowName(row), ParamsText(row.params), metric, unit, several_metrics);
+}
+
 std::string TestCaseName(const RowKey& key) {
   std::string name = key.name;
   for (const auto& [k, v] : key.params.items()) name.append("_").append(k).append(v.dump());

@@ -175,7 +175,7 @@ void CompareWithBaseline(const CompareCell& b, const std::vector<double>& bs, Co
 }
 
 // The columns lacking the key's benchmark, and whether the baseline is one of them.
-void NoteAbsentColumns(const std::string& row_key, const KeyEntries& e, const CompareTable& table,
+void NoteAbsentColumns(const RowKey& row_key, const KeyEntries& e, const CompareTable& table,
                        CompareFindings& f) {
   std::vector<std::string> absent;
   for (size_t k = 0; k < e.by_column.size(); ++k) {
@@ -251,9 +251,7 @@ void AddKeyRows(const RowKey& key, const KeyEntries& e, const ColumnSet& set,
   const CompareOptions& options = table.options;
   CompareFindings& f = table.findings;
   const std::string name = CompareRowName(key);
-  std::string params_text = ParamsText(key.params);
-  const std::string row_key = BenchmarkLabel(name, params_text);
-  NoteAbsentColumns(row_key, e, table, f);
+  NoteAbsentColumns(key, e, table, f);
   for (const std::string& metric : options.metrics) {
     std::vector<CellSamples> samples;
     bool any = false;
@@ -263,24 +261,21 @@ void AddKeyRows(const RowKey& key, const KeyEntries& e, const ColumnSet& set,
     }
     NoteThinTail(e, metric, thin_tails);
     if (!any) {
-      f.no_metric.push_back({row_key, metric});
+      f.no_metric.push_back({key, metric});
       continue;
     }
     CompareRow row;
     row.key = key;
-    row.benchmark = name;
-    row.params_text = params_text;
     row.metric = metric;
     row.unit = e.unit;
     row.lower_is_better = e.lower_is_better;
-    row.result_class = ResultClass(name, params_text, metric, e.unit, options.metrics.size() > 1);
     row.first_in_group = first;
     first = false;
     std::vector<CompareCell> cells;
     for (size_t k = 0; k < order.size(); ++k) {
       cells.push_back(DescribeCell(samples[k]));
       const std::string& col = table.columns[k].name;
-      if (samples[k].unit == SampleUnit::kSession) f.session_columns[col].insert(name);
+      if (samples[k].unit == SampleUnit::kSession) f.session_columns[col].push_back(key);
       if (samples[k].unit == SampleUnit::kRun)
         f.run_columns[col] = std::max(f.run_columns[col], samples[k].runs);
     }
@@ -341,17 +336,19 @@ void ApplyVerdicts(CompareTable& table) {
 
 // The findings gathered by name or metric, in the order the notes give them: MDC by benchmark
 // name in table order, thin tails by metric.
-void FinishFindings(const std::vector<CompareInput>& inputs, const ColumnSet& set,
-                    const std::vector<std::string>& names, const MdcByName& mdc,
-                    const std::map<std::string, uint64_t>& thin_tails, CompareTable& table) {
+void FinishFindings(const std::vector<CompareInput>& inputs, const ColumnSet& set, const Keys& keys,
+                    const MdcByName& mdc, const std::map<std::string, uint64_t>& thin_tails,
+                    CompareTable& table) {
   CompareFindings& f = table.findings;
   if (inputs.size() == 1 && set.columns.size() > 1) {
     f.variants_of_one_run = std::make_pair(inputs[0].run.label, inputs[0].source);
   }
-  for (const std::string& name : names) {
+  for (const std::string& name : keys.names) {
     auto it = mdc.find(name);
     if (it == mdc.end()) continue;
-    CompareFindings::Mdc m{name, {}};
+    RowKey benchmark = keys.by_name.at(name).front();
+    benchmark.params = Json();
+    CompareFindings::Mdc m{std::move(benchmark), {}};
     for (const std::string& metric : table.options.metrics) {
       auto jt = it->second.find(metric);
       if (jt != it->second.end()) m.metric_pct.emplace_back(metric, jt->second);
@@ -445,11 +442,9 @@ void FindDrift(const std::vector<CompareInput>& inputs, CompareTable& table) {
         if (!metrics.empty()) drifting.emplace(session, std::move(metrics));
       }
       for (auto& [session, metrics] : drifting) {
-        f.drift.push_back(
-            {in.source,
-             BenchmarkLabel(CompareRowName(RowOf(in, b)), ParamsText(b.params), ColumnOf(in, b)),
-             b.unit, session, drifting.size() > 1 || session != 0, b.repetitions.size(),
-             std::move(metrics)});
+        f.drift.push_back({in.source, RowOf(in, b), ColumnOf(in, b), b.unit, session,
+                           drifting.size() > 1 || session != 0, b.repetitions.size(),
+                           std::move(metrics)});
       }
     }
   }
@@ -680,16 +675,18 @@ namespace {
 // batch's time over its calls, and the two differ by a steady few % that is not the change.
 // The rows are named in the findings (a footnote, as for the timer step; the cells are shown).
 void FindMixedTiming(const std::vector<CompareInput>& inputs, CompareTable& table) {
-  std::map<std::string, std::set<std::string>> modes;  // row name -> timing modes seen
+  // Row id (BenchmarkId of its name and params) -> the row and the timing modes seen.
+  std::map<std::string, std::pair<RowKey, std::set<std::string>>> modes;
   for (const CompareInput& in : inputs) {
     for (const BenchmarkResult& b : in.run.benchmarks) {
       const RowKey row = RowOf(in, b);
-      modes[BenchmarkId(CompareRowName(row), row.params, "")].insert(b.timing.empty() ? "percall"
-                                                                                      : b.timing);
+      auto& [key, seen] = modes[BenchmarkId(CompareRowName(row), row.params, "")];
+      key = row;
+      seen.insert(b.timing.empty() ? "percall" : b.timing);
     }
   }
-  for (const auto& [row, seen] : modes) {
-    if (seen.size() > 1) table.findings.mixed_timing.push_back(row);
+  for (const auto& [id, row] : modes) {
+    if (row.second.size() > 1) table.findings.mixed_timing.push_back(row.first);
   }
 }
 
@@ -723,7 +720,7 @@ Expected<CompareTable> BuildCompareTable(const std::vector<CompareInput>& inputs
   }
   if (options.correction == Correction::kHolm) ApplyHolm(table);
   ApplyVerdicts(table);
-  FinishFindings(inputs, set, keys.names, mdc, thin_tails, table);
+  FinishFindings(inputs, set, keys, mdc, thin_tails, table);
   FindMixedTiming(inputs, table);
   FindBlocks(inputs, set, order, table);
   FindDrift(inputs, table);

@@ -20,6 +20,10 @@ Expected<CompareFormat> ParseCompareFormat(const std::string& text);
 // The rule that decides (R)/(I), in one sentence (every footer, JSON's method_description).
 std::string MethodDescription(const stats::CompareOptions& options);
 
+// A drifting entry as the notes and warnings name it: its row, params and column
+// (BenchmarkLabel: "model/kstack [off]", "syscall/fork h:1 [raw]").
+std::string DriftRowName(const stats::DriftFinding& d);
+
 // The notes under a table, worded from its findings (CompareFindings), in a fixed order: what
 // the cells' marks mean (*, #, (s), ~), where the samples come from, what is missing, thin
 // tails, the MDC, how the inputs were measured (per call against loop mode, runs in blocks, a

@@ -53,6 +53,14 @@ std::string BenchmarkLabel(const RowKey& key);
 // separately (CompareRow::params_text).
 std::string CompareRowName(const RowKey& row);
 
+// compare's row as its notes and warnings name it: CompareRowName, then its params
+// (BenchmarkLabel: "fork h:1", "syscall/getpid [raw]").
+std::string CompareRowLabel(const RowKey& row);
+
+// compare's Result Class of a row (ResultClass of CompareRowName and the row's params).
+std::string RowResultClass(const RowKey& row, const std::string& metric, const std::string& unit,
+                           bool several_metrics);
+
 // A row as a test case name of a test harness (the LAVA figures of a boot): the name, "_KEYVALUE"
 // per param (value as JSON), "_VARIANT" as stored, then every character outside [A-Za-z0-9_.-]
 // replaced by '_' ("syscall_getpid_raw").

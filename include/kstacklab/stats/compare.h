@@ -183,13 +183,12 @@ struct CompareCell {
 };
 
 struct CompareRow {
-  RowKey key;               // RowOf the row's entries
-  std::string benchmark;    // CompareRowName(key): "syscall/getpid", "syscall/getpid [raw]"
-  std::string params_text;  // ParamsText(key.params), "" without params
-  std::string metric;       // "mean", "p99", ...
-  std::string unit;         // "ns"
+  // RowOf the row's entries. Its labels are built from it (results/naming.h): CompareRowName
+  // ("syscall/getpid [raw]"), ParamsText of its params, RowResultClass ("mean (ns)").
+  RowKey key;
+  std::string metric;  // "mean", "p99", ...
+  std::string unit;    // "ns"
   bool lower_is_better = true;
-  std::string result_class;     // ResultClass (naming.h): "mean (ns)", "fork: h:1 (ns)"
   bool first_in_group = false;  // first row of its benchmark group (the name is shown here)
   CompareCell baseline;
   std::vector<CompareCell> variants;  // columns[1..], in order
@@ -207,8 +206,11 @@ struct DriftMetric {
   double p = kCompareNaN;                // of slope = 0
 };
 struct DriftFinding {
-  std::string source;                // the input (CompareInput::source)
-  std::string row;                   // BenchmarkLabel of the entry, variant included
+  std::string source;  // the input (CompareInput::source)
+  // The entry: its row (RowOf) and its column in the input (ColumnOf: its variant or --ab value);
+  // report/ names it DriftRowName ("model/kstack [off]").
+  RowKey row;
+  std::string column;
   std::string unit;                  // the metrics' unit
   int session = 0;                   // the session whose repetitions drift
   bool several_sessions = false;     // other sessions of the entry drift too, or this one is not 0
@@ -230,18 +232,20 @@ struct CompareFindings {
   // > 0: Mann-Whitney with these n cannot reach p < alpha: the largest of its smallest
   // attainable p-values over the cells at or above alpha.
   double mwu_min_p = 0;
-  // Column -> the benchmarks whose samples there are session means.
-  std::map<std::string, std::set<std::string>> session_columns;
+  // Column -> the rows whose samples there are session means (a row once per metric; report/
+  // names each benchmark once, CompareRowName).
+  std::map<std::string, std::vector<RowKey>> session_columns;
   // Column -> how many runs its per-run means come from.
   std::map<std::string, int> run_columns;
   struct Missing {
-    std::string row;                   // BenchmarkLabel without variant
+    RowKey row;
     std::vector<std::string> columns;  // where it is absent (blank cells)
   };
   std::vector<Missing> missing;
-  std::vector<std::string> not_in_baseline;  // rows measured, but not in the baseline column
+  std::vector<RowKey> not_in_baseline;  // rows measured, but not in the baseline column
   struct NoMetric {
-    std::string row, metric;  // the row stores no values of the metric (loop mode: mean only)
+    RowKey row;  // the row stores no values of the metric (loop mode: mean only)
+    std::string metric;
   };
   std::vector<NoMetric> no_metric;
   // A tail metric whose per-repetition value rests on few calls: a repetition of `calls` calls
@@ -254,12 +258,12 @@ struct CompareFindings {
   std::vector<ThinTail> thin_tails;  // by metric name
   // Per benchmark name (table order): the largest MDC over its decidable cells, per metric.
   struct Mdc {
-    std::string benchmark;
+    RowKey benchmark;  // the benchmark (CompareRowName): a row key without params
     std::vector<std::pair<std::string, double>> metric_pct;  // CompareOptions::metrics order
   };
   std::vector<Mdc> mdc;
   // Rows measured per call in one input and in loop mode in another (two methods).
-  std::vector<std::string> mixed_timing;
+  std::vector<RowKey> mixed_timing;
   // Every run of a column measured before (or after) every run of the baseline.
   struct Block {
     std::string column, baseline;  // their labels
