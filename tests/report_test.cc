@@ -475,7 +475,7 @@ TEST(EntropyRender, JsonKeysInTheirDocumentedOrder) {
 // level did not vary ('?'); the second row's target is out of reach.
 std::vector<stats::SampleSizeRow> TwoPlanRows() {
   stats::SampleSizeRow a;
-  a.benchmark = "syscall/getpid";
+  a.key.name = "syscall/getpid";
   a.configuration = "6.18";
   a.metric = "mean";
   a.unit = "ns";
@@ -492,7 +492,7 @@ std::vector<stats::SampleSizeRow> TwoPlanRows() {
   a.plan.repetitions = 10;
   a.plan.cost_s = 420;
   stats::SampleSizeRow b = a;
-  b.params_text = "depth:4096";
+  b.key.params = Json{{"depth", 4096}};
   b.metric = "p99";
   b.cv_pct = std::nan("");
   b.plan = {};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kstacklab/report/grid_table.h"
+#include "kstacklab/results/naming.h"
 #include "kstacklab/stats/sample_size.h"
 #include "kstacklab/stats/stats.h"
 
@@ -53,10 +54,10 @@ std::string RenderPlan(const std::vector<stats::SampleSizeRow>& rows,
   std::string last;
   bool any_unknown_run = false, any_unreachable = false, any_not_positive = false;
   for (const stats::SampleSizeRow& r : rows) {
-    std::string key = r.benchmark + " " + r.configuration;
+    std::string key = r.key.name + " " + r.configuration;
     if (key != last || g.groups.empty()) g.groups.emplace_back();
-    std::string cls =
-        (r.params_text.empty() ? "" : r.params_text + " ") + r.metric + " (" + r.unit + ")";
+    const std::string params = ParamsText(r.key.params);
+    std::string cls = (params.empty() ? "" : params + " ") + r.metric + " (" + r.unit + ")";
     std::string pilot = fmt::format("{} x {} x {}", r.runs, r.sessions / std::max(r.runs, 1),
                                     r.repetitions / std::max(r.sessions, 1));
     std::string needed = r.not_positive ? "cannot be planned"
@@ -65,7 +66,7 @@ std::string RenderPlan(const std::vector<stats::SampleSizeRow>& rows,
                          : r.plan.unreachable ? fmt::format("> {} runs", stats::kMaxPlanRuns)
                                               : "?";
     any_not_positive = any_not_positive || r.not_positive;
-    g.groups.back().push_back({key != last ? r.benchmark : "", cls, r.configuration, pilot,
+    g.groups.back().push_back({key != last ? r.key.name : "", cls, r.configuration, pilot,
                                Pct(r.cv_pct), Pct(r.mdc_pct), ComponentsText(r), needed,
                                r.plan.runs ? SecondsText(r.plan.cost_s)
                                            : (r.plan.unreachable || r.not_positive ? "-" : "?")});

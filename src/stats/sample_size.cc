@@ -54,8 +54,8 @@ SampleSizeRow PlanCell(const CompareColumn& col, const BenchmarkResult& first,
                        const std::string& metric, const SampleSizeOptions& o,
                        const CellSamples& s) {
   SampleSizeRow row;
-  row.benchmark = first.name;
-  row.params_text = ParamsText(first.params);
+  row.key.name = first.name;
+  row.key.params = first.params;
   row.configuration = col.name;
   row.metric = metric;
   row.unit = first.unit;

@@ -27,8 +27,7 @@ struct SampleSizeOptions {
   double cost_repetition_s = 0;  // 0 = from the pilot: iterations x mean of the row
 };
 struct SampleSizeRow {
-  std::string benchmark;
-  std::string params_text;
+  RowKey key;                 // the benchmark's name and params (report/ labels it)
   std::string configuration;  // column name as in compare
   std::string metric;
   std::string unit;
