@@ -767,6 +767,33 @@ TEST(CampaignProgress, EveryStopReason) {
             "boots keep failing: x");
 }
 
+TEST(CampaignProgress, EachEngineNoteInOneLine) {
+  EXPECT_EQ(report::EngineNoteText(campaign::AcceleratorChanged{
+                "tcg", "KVM guest's init stalled: fell back to TCG after a 12.5 s probe"}),
+            "KVM guest's init stalled: fell back to TCG after a 12.5 s probe");
+  EXPECT_EQ(
+      report::EngineNoteText(campaign::GuestFileCut{"run.log", false, 3000000, 524288, 1048576}),
+      "the guest's run.log was 3000000 bytes: kept its first and last 524288 bytes (cap "
+      "1048576 bytes)");
+  EXPECT_EQ(report::EngineNoteText(campaign::GuestFileCut{"result.json", true, 0, 0, 67108864}),
+            "the guest's result.json was over 67108864 bytes: not kept");
+  const campaign::CappedFile file{"d/a/boot-1-try-1.console.log", 41943040, 8388096, 16777216};
+  EXPECT_EQ(report::EngineNoteText(campaign::LogCut{campaign::LogKind::kConsole, file}),
+            "console log d/a/boot-1-try-1.console.log was 41943040 bytes: kept its first and last "
+            "8388096 bytes (cap 16777216 bytes)");
+  EXPECT_EQ(report::EngineNoteText(campaign::LogCut{campaign::LogKind::kLava, file}),
+            "LAVA log d/a/boot-1-try-1.console.log was 41943040 bytes: kept its first and last "
+            "8388096 bytes (cap 16777216 bytes)");
+  EXPECT_EQ(report::EngineNoteText(
+                campaign::LogCut{campaign::LogKind::kConsole, {"d/a\nb.log", 40, 10, 32}}),
+            "console log d/a\\x0ab.log was 40 bytes: kept its first and last 10 bytes (cap 32 "
+            "bytes)");
+  EXPECT_EQ(report::EngineNoteText(campaign::MachineAwaited{"sut.example", 2222, 20.4, 300, false}),
+            "waiting for sut.example:2222 to answer (20 s of 300 s)");
+  EXPECT_EQ(report::EngineNoteText(campaign::MachineAwaited{"sut", 22, 99.6, 2.5, true}),
+            "waiting for sut:22 to answer (100 s of 2.5 s, after recover)");
+}
+
 // The bisect's notes, word for word as `kstacklab bisect` prints them, and its outcome as
 // bisect.json keeps it.
 TEST(BisectProgress, EveryOutcome) {

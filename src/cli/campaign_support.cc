@@ -78,7 +78,7 @@ campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status)
   }
   const auto note = NoteLine(what, status);
   hooks.runner_note = [note](const campaign::RunnerNote& n) { note(report::RunnerNoteText(n)); };
-  hooks.note = note;
+  hooks.engine_note = [note](const campaign::EngineNote& n) { note(report::EngineNoteText(n)); };
   hooks.stop_text = report::CampaignStopText;
   return hooks;
 }
