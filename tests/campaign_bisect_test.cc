@@ -20,6 +20,7 @@
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/bisect_progress.h"
 #include "kstacklab/report/campaign_progress.h"
 #include "kstacklab/results/result_reader.h"
 #include "kstacklab/results/results.h"
@@ -30,10 +31,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Hooks with the words RunCampaign requires, the command line's (report/campaign_progress.h).
-RunnerHooks Worded() {
-  RunnerHooks h;
-  h.stop_text = report::CampaignStopText;
+// Hooks with the words RunBisect and RunCampaign require, the command line's
+// (report/bisect_progress.h, report/campaign_progress.h).
+BisectHooks Worded() {
+  BisectHooks h;
+  h.runner.stop_text = report::CampaignStopText;
+  h.outcome_text = report::BisectOutcomeText;
   return h;
 }
 
@@ -146,8 +149,8 @@ Outcome Bisect(const std::string& dir, size_t n, std::function<double(const std:
     return e;
   };
   std::atomic<bool> stop{false};
-  RunnerHooks hooks = Worded();
-  hooks.note = [&](const std::string& line) { o.notes.push_back(line); };
+  BisectHooks hooks = Worded();
+  hooks.note = [&](const BisectNote& n) { o.notes.push_back(report::BisectNoteText(n)); };
   const Status st = RunBisect(dir, *s, make, stop, hooks);
   EXPECT_TRUE(st.ok()) << st.error().message;
   o.state = std::move(*s);
@@ -525,8 +528,8 @@ TEST(BisectGitRange, BuildsEachKernelOnceAndSkipsFailedAndHangingBuilds) {
   uint64_t seed = 1;
   std::vector<std::string> notes;
   std::set<std::string> checked;
-  RunnerHooks hooks = Worded();
-  hooks.note = [&](const std::string& line) { notes.push_back(line); };
+  BisectHooks hooks = Worded();
+  hooks.note = [&](const BisectNote& n) { notes.push_back(report::BisectNoteText(n)); };
   const ImageCheck check = [&](const CampaignPlan&, Profile& k) {
     checked.insert(k.name);
     return OkStatus();

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "kstacklab/campaign/arch.h"
@@ -642,7 +643,7 @@ struct SshFixture {
     SettingsOf<SshSettings>(plan).connect_timeout_s = 1;
     job.profile = &plan.profiles[0];
     job.console_path = t.path() + "/console.log";
-    job.note = [this](const std::string& line) { notes.push_back(line); };
+    job.note = [this](const EngineNote& n) { notes.push_back(report::EngineNoteText(n)); };
   }
   std::unique_ptr<Engine> Make() {
     auto e = MakeEngine(plan, t.path(), t.path() + "/bzImage");
@@ -971,11 +972,11 @@ TEST(CampaignCaps, AHundredMegabyteRunLogIsReadInBoundedMemoryAndTheBootStillJud
     auto data = ParseChannelFile(channel, ChannelFileNames());
     if (!data.ok() || !data->done) _exit(3);
     const std::string& log = data->files["run.log"];
-    const bool kept = log.size() < kMaxGuestLogBytes + 1024 &&
-                      log.rfind("first line of the run log", 0) == 0 &&
-                      log.find("last line of the run log") != std::string::npos &&
-                      log.find("bytes were cut here") != std::string::npos &&
-                      data->cut.size() == 1 && data->cut[0].find("run.log") != std::string::npos;
+    const bool kept =
+        log.size() < kMaxGuestLogBytes + 1024 && log.rfind("first line of the run log", 0) == 0 &&
+        log.find("last line of the run log") != std::string::npos &&
+        log.find("bytes were cut here") != std::string::npos && data->cut.size() == 1 &&
+        report::EngineNoteText(data->cut[0]).find("run.log") != std::string::npos;
     if (!kept) _exit(4);
     GuestReport report;
     report.completed = true;
@@ -1018,7 +1019,9 @@ TEST(CampaignCaps, AConsoleLogOverItsCapKeepsItsHeadAndTailAndSaysSo) {
     for (int i = 0; i < 40 * 1024; ++i) out << noise << "\n";  // 40 MiB
     out << "Kernel panic - not syncing: the end\n";
   }
-  const std::string note = CapFile(path, kMaxConsoleBytes);
+  const std::optional<CappedFile> cut = CapFile(path, kMaxConsoleBytes);
+  ASSERT_TRUE(cut.has_value());
+  const std::string note = report::EngineNoteText(LogCut{LogKind::kConsole, *cut});
   EXPECT_NE(note.find("kept its first and last"), std::string::npos) << note;
   auto text = ReadWholeFile(path, size_t{64} << 20);
   ASSERT_TRUE(text.ok());
@@ -1026,7 +1029,7 @@ TEST(CampaignCaps, AConsoleLogOverItsCapKeepsItsHeadAndTailAndSaysSo) {
   EXPECT_EQ(text->rfind("Linux version 6.1.0\n", 0), 0u);
   EXPECT_NE(text->find("bytes were cut here"), std::string::npos);
   EXPECT_NE(text->find("Kernel panic - not syncing: the end\n"), std::string::npos);
-  EXPECT_EQ(CapFile(path, kMaxConsoleBytes), "") << "within its cap now";
+  EXPECT_FALSE(CapFile(path, kMaxConsoleBytes).has_value()) << "within its cap now";
 }
 
 // A completed job whose LAVA log is longer than anything kept in memory (20 MiB of the DUT's
@@ -1059,7 +1062,7 @@ exit 0
   job.profile = &plan.profiles[0];
   job.console_path = t.path() + "/boot-1-try-1.console.log";
   std::vector<std::string> notes;
-  job.note = [&notes](const std::string& line) { notes.push_back(line); };
+  job.note = [&notes](const EngineNote& n) { notes.push_back(report::EngineNoteText(n)); };
   double seconds = 0;
   const GuestReport r = BootAndStop(*e, job, "", &seconds);
   ASSERT_TRUE(r.completed) << r.failure;

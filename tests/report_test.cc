@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/bisect_progress.h"
 #include "kstacklab/report/campaign_progress.h"
 #include "kstacklab/report/compare_report.h"
 #include "kstacklab/report/entropy_report.h"
@@ -768,6 +769,81 @@ TEST(CampaignProgress, EveryStopReason) {
             "a write on this host failed: disk full");
   EXPECT_EQ(report::CampaignStopText({StopKind::kCaller, 0, 0, 0, "boots keep failing: x"}),
             "boots keep failing: x");
+}
+
+TEST(CampaignProgress, EachEngineNoteInOneLine) {
+  EXPECT_EQ(report::EngineNoteText(campaign::AcceleratorChanged{
+                "tcg", "KVM guest's init stalled: fell back to TCG after a 12.5 s probe"}),
+            "KVM guest's init stalled: fell back to TCG after a 12.5 s probe");
+  EXPECT_EQ(
+      report::EngineNoteText(campaign::GuestFileCut{"run.log", false, 3000000, 524288, 1048576}),
+      "the guest's run.log was 3000000 bytes: kept its first and last 524288 bytes (cap "
+      "1048576 bytes)");
+  EXPECT_EQ(report::EngineNoteText(campaign::GuestFileCut{"result.json", true, 0, 0, 67108864}),
+            "the guest's result.json was over 67108864 bytes: not kept");
+  const campaign::CappedFile file{"d/a/boot-1-try-1.console.log", 41943040, 8388096, 16777216};
+  EXPECT_EQ(report::EngineNoteText(campaign::LogCut{campaign::LogKind::kConsole, file}),
+            "console log d/a/boot-1-try-1.console.log was 41943040 bytes: kept its first and last "
+            "8388096 bytes (cap 16777216 bytes)");
+  EXPECT_EQ(report::EngineNoteText(campaign::LogCut{campaign::LogKind::kLava, file}),
+            "LAVA log d/a/boot-1-try-1.console.log was 41943040 bytes: kept its first and last "
+            "8388096 bytes (cap 16777216 bytes)");
+  EXPECT_EQ(report::EngineNoteText(
+                campaign::LogCut{campaign::LogKind::kConsole, {"d/a\nb.log", 40, 10, 32}}),
+            "console log d/a\\x0ab.log was 40 bytes: kept its first and last 10 bytes (cap 32 "
+            "bytes)");
+  EXPECT_EQ(report::EngineNoteText(campaign::MachineAwaited{"sut.example", 2222, 20.4, 300, false}),
+            "waiting for sut.example:2222 to answer (20 s of 300 s)");
+  EXPECT_EQ(report::EngineNoteText(campaign::MachineAwaited{"sut", 22, 99.6, 2.5, true}),
+            "waiting for sut:22 to answer (100 s of 2.5 s, after recover)");
+}
+
+// The bisect's notes, word for word as `kstacklab bisect` prints them, and its outcome as
+// bisect.json keeps it.
+TEST(BisectProgress, EveryOutcome) {
+  EXPECT_EQ(report::BisectOutcomeText({false, "", {"k5"}, "k4"}),
+            "first bad kernel: k5 (last good: k4)");
+  EXPECT_EQ(report::BisectOutcomeText({false, "", {"k3", "k4", "k5"}, "k2"}),
+            "the first bad kernel is one of k3, k4, k5 (steps undecided; last good: k2)");
+  EXPECT_EQ(report::BisectOutcomeText({true, "runs/b", {}, ""}),
+            "the ends differ; a candidate can now be judged against them (kstacklab bisect step "
+            "runs/b, for git bisect run)");
+  EXPECT_EQ(report::BisectNoteText(campaign::BisectOutcome{false, "", {"k5"}, "k4"}),
+            "first bad kernel: k5 (last good: k4)");
+}
+
+TEST(BisectProgress, TheBuildAndTheEnds) {
+  EXPECT_EQ(report::BisectNoteText(
+                campaign::KernelBuilding{"0123456789ab", "b/images/0123456789abcdef/build.log"}),
+            "building 0123456789ab ... (log: b/images/0123456789abcdef/build.log)");
+  EXPECT_EQ(report::BisectNoteText(campaign::EndsMeasuring{"k0", "k7", 8}),
+            "measuring the ends (k0 and k7) until their difference is established, at most 8 "
+            "blocks");
+  EXPECT_EQ(report::BisectNoteText(
+                campaign::EndsMeasured{"k0", 100, "k7", 105.0004, 5.0004, 4.5, 5.5, 3, true}),
+            "ends: k0 100.000 vs k7 105.000: difference 5.000 [4.500, 5.500] after 3 blocks: "
+            "established");
+  EXPECT_EQ(report::BisectNoteText(campaign::EndsMeasured{
+                "a", 1.23456, "b", std::nan(""), std::nan(""), -0.25, INFINITY, 12, false}),
+            "ends: a 1.235 vs b -: difference - [-0.250, -] after 12 blocks: not established");
+}
+
+TEST(BisectProgress, EachStep) {
+  EXPECT_EQ(report::BisectNoteText(campaign::StepStarting{2, "k5", "k3", "k7", 6}),
+            "step 2: k5 (between k3 and k7), at most 6 blocks of 3 boots");
+  EXPECT_EQ(report::BisectNoteText(campaign::StepSkipped{
+                3, "k4", "the build failed (exit 2); its build log: b/images/c/build.log"}),
+            "step 3: k4: the build failed (exit 2); its build log: b/images/c/build.log: "
+            "undecided (skipped)");
+  campaign::StepJudged j{1, "k3", 9, {0.1234, 0.05, 0.2, true, 3}, stats::StepVerdict::kGood};
+  EXPECT_EQ(report::BisectNoteText(j), "step 1: k3: 9 boots, theta 0.123 [0.050, 0.200]: good");
+  j.verdict = stats::StepVerdict::kBad;
+  j.interval = {0.95, 0.9, 1.0, true, 3};
+  EXPECT_EQ(report::BisectNoteText(j), "step 1: k3: 9 boots, theta 0.950 [0.900, 1.000]: bad");
+  j.verdict = stats::StepVerdict::kUndecided;
+  j.interval = {std::nan(""), 0, 0, false, 6};
+  EXPECT_EQ(report::BisectNoteText(j),
+            "step 1: k3: 9 boots, theta - unbounded: undecided (skipped)");
 }
 
 }  // namespace

@@ -530,12 +530,15 @@ Expected<bool> Halted(const std::string& dir, BisectState& s, const CampaignStat
 // ready (and always in the list form); else why it is not, with its build log. *interrupted when
 // `stop` cut its build short.
 Expected<std::string> ReadyKernel(const std::string& dir, BisectState& s, size_t k,
-                                  const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                                  const std::atomic<bool>& stop, const BisectHooks& hooks,
                                   const ImageCheck& check, bool* interrupted) {
   if (!s.range) return std::string();
   const std::string& commit = s.range->commits.at(k);
   GitBuild b;
-  KSTACKLAB_ASSIGN_OR_RETURN(b, BuildGitKernel(dir, *s.range, commit, stop, hooks.note));
+  const auto building = [&hooks](const KernelBuilding& k) {
+    if (hooks.note) hooks.note(k);
+  };
+  KSTACKLAB_ASSIGN_OR_RETURN(b, BuildGitKernel(dir, *s.range, commit, stop, building));
   if (b.interrupted) {
     *interrupted = true;
     return std::string();
@@ -564,7 +567,7 @@ Expected<bool> StopForInterruptedBuild(const std::string& dir, BisectState& s) {
 // The git-range form: both ends' images ready. False when interrupted (the state saved so);
 // a RuntimeError naming the build log when an end has none (the bisect stopped).
 Expected<bool> ReadyEnds(const std::string& dir, BisectState& s, const std::atomic<bool>& stop,
-                         const RunnerHooks& hooks, const ImageCheck& check) {
+                         const BisectHooks& hooks, const ImageCheck& check) {
   const size_t last = s.plan.profiles.size() - 1;
   for (const size_t k : {size_t{0}, last}) {
     bool interrupted = false;
@@ -607,18 +610,14 @@ void RecordEnds(const std::vector<std::vector<double>>& blocks, const CampaignSt
 // The ends, booted until their difference is established (DIR/ends). Saves the state; false when
 // the bisect ends or stops there.
 Expected<bool> RunEnds(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
-                       const std::atomic<bool>& stop, const RunnerHooks& hooks) {
+                       const std::atomic<bool>& stop, const BisectHooks& hooks) {
   const size_t last = s.plan.profiles.size() - 1;
   const std::string& good = s.plan.profiles[0].name;
   const std::string& bad = s.plan.profiles[last].name;
   const std::string cdir = dir + "/ends";
-  RunnerHooks h = hooks;
+  RunnerHooks h = hooks.runner;
   h.after_block = RuleHook(cdir, s, true);
-  if (hooks.note) {
-    hooks.note(fmt::format(
-        "measuring the ends ({} and {}) until their difference is established, at most {} blocks",
-        good, bad, s.rule.max_end_blocks));
-  }
+  if (hooks.note) hooks.note(EndsMeasuring{good, bad, s.rule.max_end_blocks});
   CampaignState st;
   KSTACKLAB_ASSIGN_OR_RETURN(st, RunOne(cdir, CampaignOf(s, {0, last}, s.rule.max_end_blocks, 0),
                                         s.source, make_engine, stop, h));
@@ -638,10 +637,8 @@ Expected<bool> RunEnds(const std::string& dir, BisectState& s, const EngineFacto
   const stats::EndsJudgement& j = s.ends.judgement;
   const bool established = s.ends.verdict == "established";
   if (hooks.note) {
-    hooks.note(fmt::format("ends: {} {} vs {} {}: difference {} [{}, {}] after {} blocks: {}", good,
-                           Fixed(s.ends.good_mean), bad, Fixed(s.ends.bad_mean),
-                           Fixed(j.difference), Fixed(j.low), Fixed(j.high), j.blocks,
-                           established ? "established" : "not established"));
+    hooks.note(EndsMeasured{good, s.ends.good_mean, bad, s.ends.bad_mean, j.difference, j.low,
+                            j.high, j.blocks, established});
   }
   if (!established) {
     s.status = CampaignStatus::kComplete;
@@ -653,34 +650,28 @@ Expected<bool> RunEnds(const std::string& dir, BisectState& s, const EngineFacto
   return established;
 }
 
-// The outcome of a search that has ended, in words.
-std::string Outcome(const std::string& dir, const BisectState& s) {
-  const stats::BisectSearch search = s.Search();
-  const std::vector<size_t> range = search.FirstBadRange();
+// The outcome of a search that has ended.
+BisectOutcome Outcome(const std::string& dir, const BisectState& s) {
+  BisectOutcome o;
   if (s.plan.profiles.size() == 2) {
-    return fmt::format(
-        "the ends differ; a candidate can now be judged against them (kstacklab bisect step {}, "
-        "for git bisect run)",
-        dir);
+    o.ends_only = true;
+    o.dir = dir;
+    return o;
   }
-  if (range.size() == 1) {
-    return fmt::format("first bad kernel: {} (last good: {})", s.plan.profiles[range[0]].name,
-                       s.plan.profiles[search.low()].name);
-  }
-  std::vector<std::string> names;
-  for (size_t k : range) names.push_back(s.plan.profiles[k].name);
-  return fmt::format("the first bad kernel is one of {} (steps undecided; last good: {})",
-                     fmt::join(names, ", "), s.plan.profiles[search.low()].name);
+  const stats::BisectSearch search = s.Search();
+  for (size_t k : search.FirstBadRange()) o.first_bad.push_back(s.plan.profiles[k].name);
+  o.last_good = s.plan.profiles[search.low()].name;
+  return o;
 }
 
 // Runs (or resumes) the last step: its candidate's image made ready (the git-range form: a build
 // that fails makes the step undecided, without a boot), then its campaign, then its verdict.
 // Saves the state; false when the bisect halted there (interrupted, stopped).
 Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
-                           const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                           const std::atomic<bool>& stop, const BisectHooks& hooks,
                            const ImageCheck& check) {
-  auto say = [&hooks](const std::string& line) {
-    if (hooks.note) hooks.note(line);
+  auto say = [&hooks](const BisectNote& note) {
+    if (hooks.note) hooks.note(note);
   };
   const size_t last = s.plan.profiles.size() - 1;
   const size_t number = s.steps.size();
@@ -688,9 +679,8 @@ Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineF
   const size_t kernel = s.steps.back().kernel;
   const std::string name = s.plan.profiles[kernel].name;
   const stats::BisectSearch search = s.Search();
-  say(fmt::format("step {}: {} (between {} and {}), at most {} blocks of 3 boots", number, name,
-                  s.plan.profiles[search.low()].name, s.plan.profiles[search.high()].name,
-                  s.rule.max_blocks));
+  say(StepStarting{number, name, s.plan.profiles[search.low()].name,
+                   s.plan.profiles[search.high()].name, s.rule.max_blocks});
   bool interrupted = false;
   std::string failure;
   KSTACKLAB_ASSIGN_OR_RETURN(failure,
@@ -703,11 +693,11 @@ Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineF
     step.verdict = "undecided";
     step.interval.theta = std::nan("");
     step.build_failure = failure;
-    say(fmt::format("step {}: {}: {}: undecided (skipped)", number, name, failure));
+    say(StepSkipped{number, name, failure});
     KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
     return true;
   }
-  RunnerHooks h = hooks;
+  RunnerHooks h = hooks.runner;
   h.after_block = RuleHook(cdir, s, false);
   CampaignState st;
   KSTACKLAB_ASSIGN_OR_RETURN(
@@ -722,9 +712,7 @@ Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineF
   step.verdict = VerdictWord(j.verdict);
   step.boots = BootsMade(st);
   step.seconds = st.boot_seconds;
-  say(fmt::format("step {}: {}: {} boots, theta {} {}: {}", number, name, step.boots,
-                  Fixed(step.interval.theta), IntervalText(step.interval),
-                  step.verdict == "undecided" ? "undecided (skipped)" : step.verdict));
+  say(StepJudged{number, name, step.boots, step.interval, j.verdict});
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
   return true;
 }
@@ -732,8 +720,9 @@ Expected<bool> RunLastStep(const std::string& dir, BisectState& s, const EngineF
 }  // namespace
 
 Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
-                 const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                 const std::atomic<bool>& stop, const BisectHooks& hooks,
                  const ImageCheck& check_image) {
+  KSTACKLAB_CHECK(hooks.outcome_text != nullptr);
   s.status = CampaignStatus::kRunning;
   KSTACKLAB_RETURN_IF_ERROR(SaveBisectState(dir, s));
   if (s.range) {
@@ -765,9 +754,10 @@ Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& ma
     KSTACKLAB_ASSIGN_OR_RETURN(go_on, RunLastStep(dir, s, make_engine, stop, hooks, check_image));
     if (!go_on) return OkStatus();
   }
-  s.result = Outcome(dir, s);
+  const BisectOutcome outcome = Outcome(dir, s);
+  s.result = hooks.outcome_text(outcome);
   s.status = CampaignStatus::kComplete;
-  if (hooks.note) hooks.note(s.result);
+  if (hooks.note) hooks.note(outcome);
   return SaveBisectState(dir, s);
 }
 

@@ -210,15 +210,13 @@ void ChannelReader::EndFile() {
   if (in_file_ && keep_ && !bad_ && symbols_ % 4 == 0 && pad_ <= 2) {
     if (log_) {
       if (log_->cut()) {
-        data_.cut.push_back(fmt::format(
-            "the guest's {} was {} bytes: kept its first and last {} bytes (cap {} bytes)", name_,
-            log_->total(), kMaxGuestLogBytes / 2, kMaxGuestLogBytes));
+        data_.cut.push_back(
+            {name_, false, log_->total(), kMaxGuestLogBytes / 2, kMaxGuestLogBytes});
       }
       data_.files[name_] = log_->Text();
     } else if (over_) {
       data_.files.erase(name_);
-      data_.cut.push_back(
-          fmt::format("the guest's {} was over {} bytes: not kept", name_, kMaxGuestFileBytes));
+      data_.cut.push_back({name_, true, 0, 0, kMaxGuestFileBytes});
     } else {
       data_.files[name_] = std::move(whole_);
     }
@@ -258,12 +256,12 @@ Expected<ChannelData> ParseChannelFile(const std::string& path,
   return reader.Finish();
 }
 
-std::string CapFile(const std::string& path, size_t cap) {
+std::optional<CappedFile> CapFile(const std::string& path, size_t cap) {
   std::error_code ec;
   const uint64_t size = fs::file_size(path, ec);
-  if (ec || size <= cap) return "";
+  if (ec || size <= cap) return std::nullopt;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
+  if (fd < 0) return std::nullopt;
   const size_t half = (cap - 1024) / 2;  // the kept text and the marker stay within the cap
   std::string head(half, '\0');
   std::string tail(half, '\0');
@@ -272,10 +270,9 @@ std::string CapFile(const std::string& path, size_t cap) {
       pread(fd, tail.data(), half, static_cast<off_t>(size - half)) == static_cast<ssize_t>(half);
   close(fd);
   if (!ok || !WriteFileAtomic(path, head + CutMarker(size - 2 * half, size, cap) + tail).ok()) {
-    return "";
+    return std::nullopt;
   }
-  return fmt::format("{} was {} bytes: kept its first and last {} bytes (cap {} bytes)",
-                     EscapeControl(path), size, half, cap);
+  return CappedFile{path, size, half, cap};
 }
 
 }  // namespace kstacklab::campaign

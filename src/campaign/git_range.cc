@@ -213,7 +213,7 @@ std::string GitBuildLogPath(const std::string& dir, const std::string& commit) {
 
 Expected<GitBuild> BuildGitKernel(const std::string& given_dir, const GitRange& r,
                                   const std::string& commit, const std::atomic<bool>& stop,
-                                  const std::function<void(const std::string&)>& note) {
+                                  const std::function<void(const KernelBuilding&)>& note) {
   // Absolute: git takes a relative worktree path from the tree, not from here.
   std::error_code absolute_ec;
   const std::string dir = fs::absolute(given_dir, absolute_ec).lexically_normal().string();
@@ -251,7 +251,7 @@ Expected<GitBuild> BuildGitKernel(const std::string& given_dir, const GitRange& 
                                     GitKernelName(commit), EscapeControl(worktree),
                                     EscapeControl(GitFirstLine(add.err))));
   }
-  if (note) note(fmt::format("building {} ... (log: {})", GitKernelName(commit), log));
+  if (note) note(KernelBuilding{GitKernelName(commit), log});
   ProcessResult p;
   KSTACKLAB_ASSIGN_OR_RETURN(p,
                              RunProcessLogged(r.command, worktree, log, r.build_timeout_s, &stop));

@@ -13,6 +13,7 @@
 
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engine_events.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
@@ -537,9 +538,9 @@ GuestReport LavaEngine::Boot(const GuestJob& job, const std::atomic<bool>& stop)
   auto parsed = ParseLavaLogFile(job.console_path, &data);
   const LavaLog log = parsed.ok() ? std::move(*parsed) : LavaLog{};
   if (job.note) {
-    for (const std::string& line : data.cut) job.note(line);
-    if (std::string cut = CapFile(job.console_path, kMaxConsoleBytes); !cut.empty()) {
-      job.note("LAVA log " + cut);
+    for (const GuestFileCut& cut : data.cut) job.note(cut);
+    if (auto cut = CapFile(job.console_path, kMaxConsoleBytes)) {
+      job.note(LogCut{LogKind::kLava, std::move(*cut)});
     }
   }
   r.files = std::move(data.files);

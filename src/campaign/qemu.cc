@@ -22,6 +22,7 @@
 
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engine_events.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
@@ -248,7 +249,7 @@ class QemuEngine : public Engine {
                                   "kernel): fell back to TCG after a {:.1f} s probe",
                                   kvm_stall_, probe_s));
       if (job.facts_note) job.facts_note();
-      if (job.note) job.note(accel_reason_);
+      if (job.note) job.note(AcceleratorChanged{accel_, accel_reason_});
       std::error_code ec;
       fs::rename(job.console_path, job.console_path + ".kvm", ec);
     }
@@ -443,7 +444,7 @@ class QemuEngine : public Engine {
     auto parsed = ParseChannelFile(channel, ChannelFileNames());
     ChannelData data = parsed.ok() ? std::move(*parsed) : ChannelData{};
     if (job.note) {
-      for (const std::string& line : data.cut) job.note(line);
+      for (const GuestFileCut& cut : data.cut) job.note(cut);
     }
     r->files = std::move(data.files);
     if (code != 0) {
@@ -485,8 +486,8 @@ class QemuEngine : public Engine {
     }
     int code = -1;
     const bool exited = AwaitExit(child, job, stop, accel, start, &code, &r);
-    if (std::string cut = CapFile(job.console_path, kMaxConsoleBytes); !cut.empty() && job.note) {
-      job.note("console log " + cut);
+    if (auto cut = CapFile(job.console_path, kMaxConsoleBytes); cut && job.note) {
+      job.note(LogCut{LogKind::kConsole, std::move(*cut)});
     }
     if (!exited) return r;
     r.seconds = MonotonicSeconds() - start;

@@ -521,7 +521,7 @@ class SlotRunner {
                  dir_ + "/" + a.console,
                  index,
                  {}};
-    job.note = hooks_.note;
+    job.note = hooks_.engine_note;
     Status noted = OkStatus();
     job.machine_note = [this, &noted](const std::string& where) {
       state_.machine = CapStateText(where, kMaxReasonBytes);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engine_events.h"
 #include "kstacklab/campaign/engines.h"
 #include "kstacklab/campaign/process.h"
 #include "kstacklab/campaign/remote.h"
@@ -174,8 +175,8 @@ class SshEngine : public Engine {
         EscapeControl(Head(machine, 64))));
   }
   bool Stopped() const { return stop_ != nullptr && stop_->load(); }
-  void Note(const std::string& line) const {
-    if (note_) note_(line);
+  void Note(const EngineNote& note) const {
+    if (note_) note_(note);
   }
 
   Status Stage(const std::string& local, const std::string& remote);
@@ -199,10 +200,10 @@ class SshEngine : public Engine {
   std::string binary_sha_;
   std::map<std::string, std::string> sha_;  // local path -> SHA-256
   std::string log_path_;
-  const std::atomic<bool>* stop_ = nullptr;       // the current boot's stop flag
-  std::function<void(const std::string&)> note_;  // the current boot's note
-  bool answered_ = false;                         // the machine answered once in this process
-  bool arch_asked_ = false;                       // it said its `uname -m` (and was checked)
+  const std::atomic<bool>* stop_ = nullptr;      // the current boot's stop flag
+  std::function<void(const EngineNote&)> note_;  // the current boot's note
+  bool answered_ = false;                        // the machine answered once in this process
+  bool arch_asked_ = false;                      // it said its `uname -m` (and was checked)
 };
 
 // Copies `local` to `remote` unless the machine has a file there with the same content.
@@ -311,8 +312,7 @@ bool SshEngine::WaitForNewBoot(const std::string& old_id, std::string* why, std:
     double next_note = start + every;
     for (double now = start; now < deadline && !Stopped(); now = MonotonicSeconds()) {
       if (now >= next_note) {
-        Note(fmt::format("waiting for {}:{} to answer ({:.0f} s of {:g} s{})", s.host, s.port,
-                         now - start, s.boot_timeout_s, round == 1 ? ", after recover" : ""));
+        Note(MachineAwaited{s.host, s.port, now - start, s.boot_timeout_s, round == 1});
         next_note += every;
       }
       const std::string id = BootId(std::min(Short(), std::max(0.1, deadline - now)));
@@ -487,7 +487,7 @@ GuestReport SshEngine::RunJob(const GuestJob& job, const std::atomic<bool>& stop
   }
   auto parsed = ParseChannelFile(channel, ChannelFileNames());
   ChannelData data = parsed.ok() ? std::move(*parsed) : ChannelData{};
-  for (const std::string& line : data.cut) Note(line);
+  for (const GuestFileCut& cut : data.cut) Note(cut);
   r.files = std::move(data.files);
   auto err_text = ReadWholeFile(err, size_t{1} << 20);
   Log(fmt::format(

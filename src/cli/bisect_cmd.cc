@@ -115,7 +115,7 @@ int Finish(const std::string& dir, const BisectState& s) {
 
 int Drive(const std::string& dir, BisectState& s) {
   StatusLine status;
-  campaign::RunnerHooks hooks = TerminalHooks("bisect", status);
+  const campaign::BisectHooks hooks = BisectTerminalHooks("bisect", status);
   StopSignals signals;
   const Status st = campaign::RunBisect(dir, s, Factory(), g_campaign_stop, hooks, CheckBuiltImage);
   status.Clear();

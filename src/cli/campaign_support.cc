@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <functional>
 
 #include "cli_util.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/bisect_progress.h"
 #include "kstacklab/report/campaign_progress.h"
 
 namespace kstacklab::cli {
@@ -22,6 +24,12 @@ namespace {
 void OnCampaignStop(int sig) {
   g_campaign_signal = sig;
   g_campaign_stop.store(true);
+}
+// A worded note printed on `status` as one line "kstacklab: WHAT: ...".
+std::function<void(const std::string&)> NoteLine(const std::string& what, StatusLine& status) {
+  return [what, &status](const std::string& line) {
+    status.Note(fmt::format("kstacklab: {}: {}", what, EscapeControl(line)));
+  };
 }
 }  // namespace
 
@@ -68,13 +76,20 @@ campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status)
           fmt::format("kstacklab: {}: {}", what, EscapeControl(report::BootStartingText(b))));
     };
   }
-  hooks.note = [what, &status](const std::string& line) {
-    status.Note(fmt::format("kstacklab: {}: {}", what, EscapeControl(line)));
-  };
-  hooks.runner_note = [note = hooks.note](const campaign::RunnerNote& n) {
-    note(report::RunnerNoteText(n));
-  };
+  const auto note = NoteLine(what, status);
+  hooks.runner_note = [note](const campaign::RunnerNote& n) { note(report::RunnerNoteText(n)); };
+  hooks.engine_note = [note](const campaign::EngineNote& n) { note(report::EngineNoteText(n)); };
   hooks.stop_text = report::CampaignStopText;
+  return hooks;
+}
+
+campaign::BisectHooks BisectTerminalHooks(const std::string& what, StatusLine& status) {
+  campaign::BisectHooks hooks;
+  hooks.runner = TerminalHooks(what, status);
+  hooks.note = [note = NoteLine(what, status)](const campaign::BisectNote& n) {
+    note(report::BisectNoteText(n));
+  };
+  hooks.outcome_text = report::BisectOutcomeText;
   return hooks;
 }
 

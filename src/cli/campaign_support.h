@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli_util.h"
+#include "kstacklab/campaign/bisect.h"
 #include "kstacklab/campaign/runner.h"
 #include "kstacklab/common/error.h"
 
@@ -51,5 +52,9 @@ std::string SelfPath();
 // as its shown line (on a terminal only), notes as lines; the runner's events and stop reasons in
 // report/campaign_progress.h's words.
 campaign::RunnerHooks TerminalHooks(const std::string& what, StatusLine& status);
+
+// TerminalHooks for a bisect's campaigns, plus the bisect's notes and outcome in
+// report/bisect_progress.h's words.
+campaign::BisectHooks BisectTerminalHooks(const std::string& what, StatusLine& status);
 
 }  // namespace kstacklab::cli

@@ -4,6 +4,8 @@
 
 #include <variant>
 
+#include "kstacklab/common/text.h"
+
 namespace kstacklab::report {
 namespace {
 
@@ -31,6 +33,25 @@ struct NoteWords {
   }
 };
 
+struct EngineWords {
+  std::string operator()(const campaign::AcceleratorChanged& a) const { return a.why; }
+  std::string operator()(const campaign::GuestFileCut& c) const {
+    if (c.dropped) return fmt::format("the guest's {} was over {} bytes: not kept", c.name, c.cap);
+    return fmt::format(
+        "the guest's {} was {} bytes: kept its first and last {} bytes (cap {} bytes)", c.name,
+        c.bytes, c.kept_each, c.cap);
+  }
+  std::string operator()(const campaign::LogCut& c) const {
+    return fmt::format("{} {} was {} bytes: kept its first and last {} bytes (cap {} bytes)",
+                       c.kind == campaign::LogKind::kLava ? "LAVA log" : "console log",
+                       EscapeControl(c.file.path), c.file.bytes, c.file.kept_each, c.file.cap);
+  }
+  std::string operator()(const campaign::MachineAwaited& m) const {
+    return fmt::format("waiting for {}:{} to answer ({:.0f} s of {:g} s{})", m.host, m.port,
+                       m.waited_s, m.timeout_s, m.after_recover ? ", after recover" : "");
+  }
+};
+
 }  // namespace
 
 std::string CampaignDurationText(double s) {
@@ -48,6 +69,10 @@ std::string BootStartingText(const campaign::BootStarting& b) {
 
 std::string RunnerNoteText(const campaign::RunnerNote& note) {
   return std::visit(NoteWords{}, note);
+}
+
+std::string EngineNoteText(const campaign::EngineNote& note) {
+  return std::visit(EngineWords{}, note);
 }
 
 std::string CampaignStopText(const campaign::StopReason& why) {

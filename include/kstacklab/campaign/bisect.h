@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kstacklab/campaign/bisect_events.h"
 #include "kstacklab/campaign/engine.h"
 #include "kstacklab/campaign/git_range.h"
 #include "kstacklab/campaign/plan.h"
@@ -140,16 +141,27 @@ using EngineFactory =
 // the bisect's. A failure counts as a failed build (a skip; fatal for an end).
 using ImageCheck = std::function<Status(const CampaignPlan& plan, Profile& kernel)>;
 
+struct BisectHooks {
+  // The campaigns' progress and notes (its stop_text is required, as RunCampaign requires it).
+  RunnerHooks runner;
+  // The bisect's own notes (bisect_events.h: a build starting, the ends, each step, the
+  // outcome), for stderr; may be empty.
+  std::function<void(const BisectNote&)> note;
+  // Required: the words of the outcome, kept as bisect.json's `result`
+  // (report::BisectOutcomeText, report/bisect_progress.h). A hook because the state keeps the
+  // words and campaign/ may not depend on report/ (the module graph).
+  std::function<std::string(const BisectOutcome&)> outcome_text;
+};
+
 // Runs (or resumes) the bisect until it ends or stops; saves `s` after every change. The
-// campaigns' notes and progress go to `hooks` (whose stop_text RunCampaign requires); one line per
-// decision (the ends, each step) to
-// hooks.note. The git-range form builds each kernel before its first campaign ("building NAME
-// ..." to hooks.note), the ends first, and checks it with `check_image` (none when empty): a
+// campaigns' notes and progress go to hooks.runner; one note per decision (the ends, each step,
+// the outcome) to hooks.note. The git-range form builds each kernel before its first campaign (a
+// KernelBuilding note), the ends first, and checks it with `check_image` (none when empty): a
 // candidate whose build fails is a step undecided (a skip) without a boot; an end whose build
 // fails is a RuntimeError naming its build log. Runtime errors: a directory that cannot be
-// written, an engine that cannot start.
+// written, an engine that cannot start. hooks.runner.stop_text and hooks.outcome_text must be set.
 Status RunBisect(const std::string& dir, BisectState& s, const EngineFactory& make_engine,
-                 const std::atomic<bool>& stop, const RunnerHooks& hooks,
+                 const std::atomic<bool>& stop, const BisectHooks& hooks,
                  const ImageCheck& check_image = nullptr);
 
 // One step outside the search, for `git bisect run` (kstacklab bisect step): `candidate` booted

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kstacklab/campaign/engine_events.h"
 #include "kstacklab/common/error.h"
 
 namespace kstacklab::campaign {
@@ -55,11 +56,11 @@ std::string CutMarker(uint64_t cut, uint64_t total, size_t cap);
 // bodies, "kstacklab-end", and "kstacklab-done" at the end; CRs ignored. Files before a missing
 // "kstacklab-done" are kept (the caller decides). Names outside `known` are dropped. The logs
 // (run.log, entropy.log, sysctl.log) are kept to kMaxGuestLogBytes (head and tail), other files
-// whole up to kMaxGuestFileBytes or not at all; `cut` says, one line per file, what was cut.
+// whole up to kMaxGuestFileBytes or not at all; `cut` says, one per file, what was cut.
 struct ChannelData {
   std::map<std::string, std::string> files;
   bool done = false;
-  std::vector<std::string> cut;
+  std::vector<GuestFileCut> cut;
 };
 
 // The channel read in pieces of any size (memory: the caps above, whatever the text's length).
@@ -100,9 +101,9 @@ Expected<ChannelData> ParseChannelFile(const std::string& path,
 
 // Cuts the file at `path` to its first and last (`cap` - 1 KiB) / 2 bytes with CutMarker between
 // them when it is longer than `cap` (written atomically; memory: `cap`; the result is within
-// `cap`, so a second call leaves it). Returns the line that says so for
-// the user, "" when the file was within its cap (or cannot be read).
-std::string CapFile(const std::string& path, size_t cap);
+// `cap`, so a second call leaves it). Returns what was cut, for the user; nullopt when the file
+// was within its cap (or cannot be read).
+std::optional<CappedFile> CapFile(const std::string& path, size_t cap);
 
 // Standard base64 (RFC 4648 section 4), whitespace ignored; nullopt on any other character or a
 // bad length.

@@ -14,6 +14,7 @@
 
 #include "kstacklab/campaign/arch.h"
 #include "kstacklab/campaign/channel.h"
+#include "kstacklab/campaign/engine_events.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/common/error.h"
 
@@ -43,9 +44,9 @@ struct GuestJob {
   // with where the machine will then be; the runner writes it into the state at once, so a
   // campaign killed mid-switch still says which kernel the machine was sent to.
   std::function<void(const std::string&)> machine_note{};
-  // A line for the user while the boot goes on (a machine waited for, a log cut to its cap);
-  // may be empty.
-  std::function<void(const std::string&)> note{};
+  // What the user is told while the boot goes on (a machine waited for, a log cut to its cap),
+  // worded by report/campaign_progress.h; may be empty.
+  std::function<void(const EngineNote&)> note{};
   // Called when the engine has decided how it runs its machine during the boot (Engine::Facts;
   // qemu: the KVM probe fell back to TCG): the runner saves it into the state at once, so a
   // resume does not decide again.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kstacklab/campaign/bisect_events.h"
 #include "kstacklab/common/error.h"
 #include "kstacklab/results/json.h"
 
@@ -69,12 +70,12 @@ struct GitBuild {
 // The image of `commit` in the cache of `dir`, built when it is not there: a detached worktree
 // DIR/worktrees/COMMIT of the tree, the command run in it under the build deadline (its process
 // group killed past it) with its output in the build log, the image copied into the cache
-// atomically, the worktree removed. `note` gets "building NAME ..." when a build starts. A build
+// atomically, the worktree removed. `note` (may be empty) is told when a build starts. A build
 // that exits non-zero, passes its deadline or makes no image is a GitBuild with a failure;
 // RuntimeError when git cannot make the worktree or a file cannot be written.
 Expected<GitBuild> BuildGitKernel(const std::string& dir, const GitRange& r,
                                   const std::string& commit, const std::atomic<bool>& stop,
-                                  const std::function<void(const std::string&)>& note);
+                                  const std::function<void(const KernelBuilding&)>& note);
 
 // bisect.json's "range" object (the commits included); the reader throws Json::exception on a
 // wrong form and checks the values (UsageError).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kstacklab/campaign/engine.h"
+#include "kstacklab/campaign/engine_events.h"
 #include "kstacklab/campaign/plan.h"
 #include "kstacklab/campaign/runner_events.h"
 #include "kstacklab/campaign/state.h"
@@ -75,8 +76,9 @@ struct RunnerHooks {
   std::function<void(const BootStarting&)> progress;
   // A runner's note always worth printing (a failed boot, the MDC after a block), for stderr.
   std::function<void(const RunnerNote&)> runner_note;
-  // A line its sender worded (an engine's, bisect's), always worth printing, for stderr.
-  std::function<void(const std::string&)> note;
+  // An engine's note while a boot goes on (a log cut to its cap, a machine waited for), for
+  // stderr: the boot's GuestJob::note.
+  std::function<void(const EngineNote&)> engine_note;
   // Required: the words of a stop reason, kept as the state's stop_reason
   // (CampaignStopText, report/campaign_progress.h).
   std::function<std::string(const StopReason&)> stop_text;
