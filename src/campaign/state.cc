@@ -579,7 +579,8 @@ void ApplyLine(const Json& line, Json& j, BootIndex& boot_at) {
 }  // namespace
 
 Expected<CampaignState> StateFromFiles(const std::string& snapshot, const std::string& journal,
-                                       const std::string& dir, std::string* note) {
+                                       const std::string& dir,
+                                       std::optional<JournalLineIgnored>* ignored) {
   const std::string path = dir + "/" + kStateFile;
   // Before parsing: a deep array is small as text, a deep tree to build and to write back.
   if (JsonNestingDepth(snapshot, kMaxStateDepth) > kMaxStateDepth) {
@@ -623,12 +624,7 @@ Expected<CampaignState> StateFromFiles(const std::string& snapshot, const std::s
             "kstacklab campaign",
             number, jpath));
       }
-      if (note != nullptr) {
-        *note = fmt::format(
-            "the last line of '{}' is incomplete and is ignored (a save was killed while writing "
-            "it: its step is done again)",
-            jpath);
-      }
+      if (ignored != nullptr) *ignored = JournalLineIgnored{dir + "/" + kJournalFile};
       break;
     }
     try {
@@ -650,7 +646,8 @@ Expected<CampaignState> StateFromFiles(const std::string& snapshot, const std::s
   return StateFromJson(j, dir + "/" + kJournalFile);
 }
 
-Expected<CampaignState> LoadState(const std::string& dir, std::string* note) {
+Expected<CampaignState> LoadState(const std::string& dir,
+                                  std::optional<JournalLineIgnored>* ignored) {
   std::string snapshot;
   // Not blocking on a FIFO or a device put in the state's place: a regular file is required.
   KSTACKLAB_ASSIGN_OR_RETURN(snapshot, ReadRegularFile(dir + "/" + kStateFile, kMaxStateBytes));
@@ -658,7 +655,7 @@ Expected<CampaignState> LoadState(const std::string& dir, std::string* note) {
   const std::string jpath = JournalPath(dir);
   const std::string shown = EscapeControl(jpath);
   const int fd = ::open(jpath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
-  if (fd < 0 && errno == ENOENT) return StateFromFiles(snapshot, "", dir, note);
+  if (fd < 0 && errno == ENOENT) return StateFromFiles(snapshot, "", dir, ignored);
   if (fd < 0) {
     return UsageError(fmt::format("cannot read '{}': {}", shown,
                                   errno == ELOOP ? "it is a symbolic link" : std::strerror(errno)));
@@ -671,7 +668,7 @@ Expected<CampaignState> LoadState(const std::string& dir, std::string* note) {
   auto journal = ReadAll(fd, kMaxStateBytes, fmt::format("'{}'", shown));
   ::close(fd);
   if (!journal.ok()) return journal.error();
-  return StateFromFiles(snapshot, *journal, dir, note);
+  return StateFromFiles(snapshot, *journal, dir, ignored);
 }
 
 }  // namespace kstacklab::campaign

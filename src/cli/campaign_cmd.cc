@@ -32,6 +32,7 @@
 #include "kstacklab/campaign/state.h"
 #include "kstacklab/common/fileio.h"
 #include "kstacklab/common/text.h"
+#include "kstacklab/report/campaign_progress.h"
 #include "kstacklab/report/campaign_report.h"
 #include "kstacklab/report/fastpath_export.h"
 #include "kstacklab/store/store.h"
@@ -414,10 +415,10 @@ int Resume(const std::string& dir, const CampaignArgs& a) {
   }
   DirLock lock;
   if (Status taken = lock.Take(dir); !taken.ok()) return Fail(taken.error());
-  std::string note;
-  auto state = campaign::LoadState(dir, &note);
+  std::optional<campaign::JournalLineIgnored> ignored;
+  auto state = campaign::LoadState(dir, &ignored);
   if (!state.ok()) return Fail(state.error());
-  if (!note.empty()) Warn(note);
+  if (ignored) Warn(report::JournalLineIgnoredText(*ignored));
   if (state->status == campaign::CampaignStatus::kComplete) {
     Warn("the campaign is already complete; its report follows");
     return Finish(dir, *state, a);
@@ -458,10 +459,10 @@ int Execute(CampaignArgs& a) {
                      "plan file or profile flags"));
     }
     if (!a.resume.empty()) return Resume(dir, a);
-    std::string note;
-    auto state = campaign::LoadState(dir, &note);
+    std::optional<campaign::JournalLineIgnored> ignored;
+    auto state = campaign::LoadState(dir, &ignored);
     if (!state.ok()) return Fail(state.error());
-    if (!note.empty()) Warn(note);
+    if (ignored) Warn(report::JournalLineIgnoredText(*ignored));
     if (!a.fastpath.empty()) return ExportFastpath(dir, *state, a.fastpath);
     return Report(dir, *state, a);
   }

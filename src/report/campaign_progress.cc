@@ -75,6 +75,13 @@ std::string EngineNoteText(const campaign::EngineNote& note) {
   return std::visit(EngineWords{}, note);
 }
 
+std::string JournalLineIgnoredText(const campaign::JournalLineIgnored& ignored) {
+  return fmt::format(
+      "the last line of '{}' is incomplete and is ignored (a save was killed while writing it: its "
+      "step is done again)",
+      EscapeControl(ignored.journal));
+}
+
 std::string CampaignStopText(const campaign::StopReason& why) {
   using campaign::StopKind;
   switch (why.kind) {

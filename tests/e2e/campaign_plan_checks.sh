@@ -111,16 +111,25 @@ else
   echo "note: no mount namespace here; the read-only mount is not tried"
 fi
 # The shorthand's flags make the plan a plan file makes (campaign.json's "plan"): each flag of the
-# plan's fields (campaign/plan_fields.cc) and of engine qemu's shorthand lands in its key. QEMU is
-# a stand-in on PATH that fails at once, so the campaign ends with exit 1 after its state is
-# written; nothing boots.
+# plan's fields (campaign/plan_fields.cc) and of engine qemu's shorthand lands in its key. The
+# state is written before boot 1; the campaign is stopped (SIGTERM) as soon as it is there, and
+# QEMU is a stand-in on PATH that fails at once, so nothing boots either way.
 mkdir -p "$TMP/fakebin"
 printf '#!/bin/sh\nexit 1\n' >"$TMP/fakebin/qemu-system-x86_64"
 chmod +x "$TMP/fakebin/qemu-system-x86_64"
-short() {  # DIR FLAGS...: a shorthand campaign into $TMP/DIR
-  local dir=$1; shift
-  expect_exit 1 "the shorthand into campaign.json ($dir)" -- env PATH="$TMP/fakebin:$PATH" \
-    "$K" campaign --kernel "$BZ" --profile a=x --profile b=y=1 --no-store --dir "$TMP/$dir" "$@" -- --suite syscall
+short() {  # DIR FLAGS...: a shorthand campaign into $TMP/DIR, stopped once its state is written
+  local dir=$1 pid i; shift
+  env PATH="$TMP/fakebin:$PATH" "$K" campaign --kernel "$BZ" --profile a=x --profile b=y=1 \
+    --no-store --dir "$TMP/$dir" "$@" -- --suite syscall >"$TMP/out" 2>"$TMP/err" &
+  pid=$!
+  for i in $(seq 1 600); do  # 60 s
+    [ -f "$TMP/$dir/campaign.json" ] || ! kill -0 "$pid" 2>/dev/null && break
+    sleep 0.1
+  done
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid"
+  if [ -f "$TMP/$dir/campaign.json" ]; then pass "the shorthand into campaign.json ($dir)"
+  else fail "the shorthand into campaign.json ($dir): none written: $(head -c 300 "$TMP/err")"; fi
 }
 short sh_boots --boots 3 --order fixed --seed 42 --strength --kstacklab "$K" --accel tcg --cpus 3 \
   --memory 1G --boot-timeout 20min --init-timeout 3min

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "kstacklab/campaign/engine.h"
@@ -46,8 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default: {
       const size_t nul = text.find('\0');
       if (nul != std::string::npos) {
-        std::string note;
-        (void)campaign::StateFromFiles(text.substr(0, nul), text.substr(nul + 1), "fuzz", &note);
+        std::optional<campaign::JournalLineIgnored> ignored;
+        (void)campaign::StateFromFiles(text.substr(0, nul), text.substr(nul + 1), "fuzz", &ignored);
         break;
       }
       const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);

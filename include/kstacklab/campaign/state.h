@@ -198,11 +198,17 @@ class StateWriter {
 // campaign.journal of its generation applied in order (insert-or-replace of boots by profile and
 // index), the result checked exactly as campaign.json alone is (StateFromJson). The journal must
 // be a regular file, not a symbolic link, of at most kMaxStateBytes. Its last line, when cut
-// short or not JSON (a save killed while writing it), is ignored and `*note` says so; a damaged
-// line before it, or a line of the wrong form -> UsageError naming the journal and the line.
-Expected<CampaignState> LoadState(const std::string& dir, std::string* note = nullptr);
+// short or not JSON (a save killed while writing it), is ignored and `*ignored` says so (report/
+// words it: JournalLineIgnoredText); a damaged line before it, or a line of the wrong form ->
+// UsageError naming the journal and the line.
+struct JournalLineIgnored {
+  std::string journal;  // the journal's path
+};
+Expected<CampaignState> LoadState(const std::string& dir,
+                                  std::optional<JournalLineIgnored>* ignored = nullptr);
 // LoadState on the two files' contents (`journal` empty when there is none), named as in `dir`.
 Expected<CampaignState> StateFromFiles(const std::string& snapshot, const std::string& journal,
-                                       const std::string& dir, std::string* note = nullptr);
+                                       const std::string& dir,
+                                       std::optional<JournalLineIgnored>* ignored = nullptr);
 
 }  // namespace kstacklab::campaign

@@ -7,6 +7,7 @@
 
 #include "kstacklab/campaign/engine_events.h"
 #include "kstacklab/campaign/runner_events.h"
+#include "kstacklab/campaign/state.h"
 
 namespace kstacklab::report {
 
@@ -37,5 +38,10 @@ std::string EngineNoteText(const campaign::EngineNote& note);
 // "time budget spent (1h02m of boots)", "the machine was lost: REASON", "a write on this host
 // failed: MESSAGE", or the caller's own reason as it is.
 std::string CampaignStopText(const campaign::StopReason& why);
+
+// The journal's last line ignored on loading a campaign (LoadState), for stderr: "the last line
+// of 'DIR/campaign.journal' is incomplete and is ignored (a save was killed while writing it: its
+// step is done again)".
+std::string JournalLineIgnoredText(const campaign::JournalLineIgnored& ignored);
 
 }  // namespace kstacklab::report
