@@ -6,8 +6,9 @@
 # once after, then `diff -r BEFORE AFTER`: every difference is a changed output.
 #
 # Deterministic commands are recorded as they are (show, compare in every format, plan, entropy
-# and attack on the models with a seed, list, rng, help texts, `run --internal-validate`, the
-# store's import/export). `run` measures, so for it only the structure is kept: the result file's
+# and attack on the models with a seed, list, rng, help texts, the completion scripts and man page,
+# `run --internal-validate`, campaign plans read whole by a lava --dry-run and the shorthand's
+# refusals, the store's import/export). `run` measures, so for it only the structure is kept: the result file's
 # keys, types and strings (numbers, times and the environment's values masked), and the summary
 # and messages with every digit replaced by 0 (the layout).
 set -uo pipefail
