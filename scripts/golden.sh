@@ -79,6 +79,8 @@ done
 case_ completion_bash completion bash
 case_ completion_zsh completion zsh
 case_ man completion man
+# They name the build's commit, which differs between the two binaries compared.
+sed -i 's/(commit [0-9a-f]*\(+changes\)\{0,1\},/(commit COMMIT,/' "$OUT"/completion_*.out "$OUT/man.out"
 case_ help_bisect bisect --help
 case_ list list
 case_ list_json list --json
