@@ -26,6 +26,12 @@ Target& TargetOf(CampaignPlan& p) {
   return *p.target;
 }
 
+// A count row's range as integers: `hi` is a double, and UINT64_MAX is not one exactly.
+uint64_t CountLo(const PlanField& f) { return static_cast<uint64_t>(f.lo); }
+uint64_t CountHi(const PlanField& f) {
+  return f.hi >= static_cast<double>(UINT64_MAX) ? UINT64_MAX : static_cast<uint64_t>(f.hi);
+}
+
 }  // namespace
 
 // NOLINTNEXTLINE(readability-function-size): a table of rows
@@ -217,11 +223,7 @@ Status ReadField(const PlanField& f, const PlanSection& s, CampaignPlan& plan) {
   const FieldRef ref = f.at(plan);
   switch (f.kind) {
     case FieldKind::kCount:
-      KSTACKLAB_ASSIGN_OR_RETURN(
-          *std::get<uint64_t*>(ref),
-          s.Count(
-              f.key, static_cast<uint64_t>(f.lo),
-              f.hi >= static_cast<double>(UINT64_MAX) ? UINT64_MAX : static_cast<uint64_t>(f.hi)));
+      KSTACKLAB_ASSIGN_OR_RETURN(*std::get<uint64_t*>(ref), s.Count(f.key, CountLo(f), CountHi(f)));
       break;
     case FieldKind::kNumber:
       KSTACKLAB_ASSIGN_OR_RETURN(*std::get<double*>(ref), s.Number(f.key, f.lo, f.hi, f.example));
@@ -321,9 +323,7 @@ Status CheckFieldValues(const CampaignPlan& plan) {
       case FieldKind::kCount: {
         const uint64_t v = *std::get<uint64_t*>(ref);
         if (f.zero_unset && v == 0) break;
-        KSTACKLAB_RETURN_IF_ERROR(CountValue(
-            name, v, static_cast<uint64_t>(f.lo),
-            f.hi >= static_cast<double>(UINT64_MAX) ? UINT64_MAX : static_cast<uint64_t>(f.hi)));
+        KSTACKLAB_RETURN_IF_ERROR(CountValue(name, v, CountLo(f), CountHi(f)));
         break;
       }
       case FieldKind::kNumber: {
