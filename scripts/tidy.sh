@@ -5,7 +5,8 @@
 #   scripts/tidy.sh --each [F…]  every file (or the files given) on its own, with the unity
 #                                build off: also fails on a file that does not include what it
 #                                uses (the unity build can hide that)
-# Configures build-tidy/ (or build-tidy-each/) inside the tree, so clang-tidy finds .clang-tidy
+# Configures build-tidy/ (or build-tidy-each/, without the precompiled header: clang-tidy reads
+# the units as written) inside the tree, so clang-tidy finds .clang-tidy
 # from the generated unity files too, and generates the BPF skeleton the live probe includes;
 # compiles nothing else. A file that is in no unity unit (the probe stub when the real probe
 # is built) is linted on its own.
@@ -20,7 +21,7 @@ if [ $each = 0 ] && [ $# -gt 0 ]; then
 fi
 BUILD=build-tidy
 [ $each = 1 ] && BUILD=build-tidy-each
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKSTACKLAB_UNITY=$([ $each = 1 ] && echo OFF || echo ON) \
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKSTACKLAB_UNITY=$([ $each = 1 ] && echo OFF || echo ON) -DKSTACKLAB_PCH=OFF \
   -DKSTACKLAB_BUILD_TESTS=OFF -DKSTACKLAB_BUILD_BENCH=OFF >/dev/null
 # The target list is read whole before it is searched: `… | grep -q` would stop reading at the
 # first match, and the build tool's SIGPIPE then fails the pipeline (pipefail), skipping the
