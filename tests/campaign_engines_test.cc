@@ -874,6 +874,37 @@ TEST(CampaignImageChecks, GuestMemoryIsComparedWithTheHostsMemTotal) {
   EXPECT_TRUE(CheckGuestMemory("999999G", "no such line\n").ok());
 }
 
+TEST(CampaignImageChecks, AGuestMemoryBelowWhatAKernelBootsInIsRefused) {
+  QemuSettings q;
+  const CampaignPlan plan;
+  for (const char* m : {"0M", "1M", "63", "63M", "0G"}) {
+    q.memory = m;
+    const Status st = q.Check(plan);
+    ASSERT_FALSE(st.ok()) << m;
+    EXPECT_EQ(st.error().exit_code, kExitUsage);
+    EXPECT_EQ(st.error().message,
+              fmt::format("engine memory {} is below what a kernel and the guest's initramfs boot "
+                          "in; give at least 64M, e.g. 1G",
+                          m));
+  }
+  for (const char* m : {"64M", "64", "1G", "2048M"}) {
+    q.memory = m;
+    EXPECT_TRUE(q.Check(plan).ok()) << m;
+  }
+}
+
+TEST(CampaignImageChecks, APinnedCpuTheHostDoesNotHaveIsRefusedNamingTheCpusThereAre) {
+  EXPECT_TRUE(CheckPinnedCpus({}, {0, 1}).ok());
+  EXPECT_TRUE(CheckPinnedCpus({1, 0}, {0, 1}).ok());
+  EXPECT_TRUE(CheckPinnedCpus({7}, {}).ok());  // not known: nothing to compare
+  const Status st = CheckPinnedCpus({1, 7}, {0, 1, 2, 3, 6});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().exit_code, kExitUsage);
+  EXPECT_EQ(st.error().message,
+            "engine pin names CPU 7, which this host does not have or kstacklab may not run on "
+            "(CPUs here: 0-3,6); give CPUs from 0-3,6");
+}
+
 // Both checks run in the engines' Check, before boot 1 (the command exits 2, nothing written).
 TEST(CampaignImageChecks, TheEnginesRefuseACutImageAndAnOversizedGuestBeforeBootOne) {
   TempDir t;

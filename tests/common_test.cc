@@ -3,6 +3,7 @@
 // the header-only pieces every module shares (moments, the dice), and the one child-process
 // launcher (program lookup, how a stopped or late child ends).
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -445,6 +446,46 @@ TEST(Subprocess, RunChildReportsAStoppedOrLateChildAsKilled) {
   EXPECT_EQ(done->out, "out\n");
   EXPECT_EQ(done->err, "err\n");
   EXPECT_FALSE(done->timed_out || done->interrupted);
+}
+
+}  // namespace
+}  // namespace kstacklab
+
+namespace kstacklab {
+namespace {
+
+// One number grammar: digits, a fraction, an exponent, a sign where the range allows one; never
+// hex, spaces, inf or nan (strtod takes them all).
+TEST(NumberGrammar, NumbersAreDecimalOnly) {
+  for (const char* ok : {"0.05", "5", ".5", "5.", "1e-3", "2E+2", "-3", "1e-320"}) {
+    EXPECT_TRUE(ParseNumber(ok, "--x", "0.05").ok()) << ok;
+  }
+  for (const char* bad : {"0x1p-3", "0x10", " 0.01", "0.01 ", "+1", "inf", "nan", "", ".", "e5",
+                          "1e", "1e+", "--1", "1,5", "\t1"}) {
+    const auto v = ParseNumber(bad, "--alpha", "0.05");
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_EQ(v.error().message,
+              fmt::format("--alpha '{}' is not a number; give e.g. 0.05", EscapeControl(bad)));
+  }
+  EXPECT_DOUBLE_EQ(*ParseNumber("2E+2", "--x", "1"), 200);
+}
+
+TEST(NumberGrammar, DurationsNeedADecimalNumberAndAUnit) {
+  EXPECT_DOUBLE_EQ(*ParseDurationNs("10s", "init_timeout", 0, 1e12, "2min"), 10e9);
+  EXPECT_DOUBLE_EQ(*ParseDurationNs("1.5min", "init_timeout", 0, 1e12, "2min"), 90e9);
+  EXPECT_DOUBLE_EQ(*ParseDurationNs("123456789ns", "x", 0, 1e12, "2min"), 123456789);
+  for (const char* bad :
+       {"0x10s", " 30s", "30s ", "inf s", "infs", "nans", "-5s", "+5s", "s", "5 s", "0x1p3s"}) {
+    const auto v = ParseDurationNs(bad, "init_timeout", 0, 1e12, "2min");
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_NE(v.error().message.find("is not a duration; give a number >= 0 with ns, us, ms, s, "
+                                     "min or h, e.g. 2min"),
+              std::string::npos)
+        << v.error().message;
+  }
+  const auto bare = ParseDurationNs("30", "init_timeout", 0, 1e12, "2min");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.error().message, "init_timeout '30' has no unit; give e.g. 30s or 2min");
 }
 
 }  // namespace

@@ -249,6 +249,28 @@ TEST(KernelImage, ATruncatedImageIsRefusedWithBothSizes) {
   EXPECT_NE(m3.find("cut short"), std::string::npos) << m3;
 }
 
+TEST(KernelImage, ABigEndianArm64ImageAndADamagedImageSizeAreRefused) {
+  TempDir t;
+  std::string be = Arm64Image(1 << 16, 1000);
+  PutLe(be, 24, 0xB, 8);  // flags bit 0: big-endian
+  Write(t.path() + "/be", be);
+  const std::string m = Refusal(t.path() + "/be");
+  EXPECT_NE(m.find("is a big-endian arm64 Image (flags bit 0 of its header)"), std::string::npos)
+      << m;
+  Write(t.path() + "/be.gz", Gzip(be));
+  const std::string gz = Refusal(t.path() + "/be.gz");
+  EXPECT_NE(gz.find("is a big-endian arm64 Image"), std::string::npos) << gz;
+  std::string huge = Arm64Image(1 << 16, 1000);
+  PutLe(huge, 16, uint64_t{1} << 40, 8);  // image_size 1 TiB
+  Write(t.path() + "/huge", huge);
+  const std::string h = Refusal(t.path() + "/huge");
+  EXPECT_NE(h.find("declares an image_size of 1099511627776 bytes"), std::string::npos) << h;
+  EXPECT_NE(h.find("copy the image again"), std::string::npos) << h;
+  // A real image declares more than its file (BSS): accepted.
+  Write(t.path() + "/ok", Arm64Image(1 << 16, 1000));
+  EXPECT_TRUE(ReadKernelImage(t.path() + "/ok").ok());
+}
+
 TEST(KernelImage, ARiscvImageIsNamedAndRefused) {
   TempDir t;
   Write(t.path() + "/riscv", Arm64Image(1 << 16, 1000, 0, "6.1.0-riscv64", 0x05435352));

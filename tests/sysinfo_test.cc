@@ -626,5 +626,18 @@ TEST(EnvironmentSummary, GroupedAlignedLines) {
   EXPECT_EQ(va - a, vb - b);
 }
 
+TEST(EnvironmentSummary, AStackErasingSysctlOfAKernelWithoutItSaysNotBuilt) {
+  Json env = Capture("x86_vm_gz");
+  env["sysctl"]["kernel.stack_erasing"] = nullptr;
+  env["config"]["kstack_erase_built"] = false;
+  std::string text = EnvironmentSummary(env);
+  EXPECT_NE(text.find("  kernel.stack_erasing:  not built\n"), std::string::npos) << text;
+  // Built but unreadable (not root): unknown, not "not built".
+  env["config"]["kstack_erase_built"] = true;
+  text = EnvironmentSummary(env);
+  EXPECT_NE(text.find("  kernel.stack_erasing:  ?\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not built"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kstacklab::sysinfo

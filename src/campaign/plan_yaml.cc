@@ -130,7 +130,7 @@ class Reader {
                              double hi_s, const char* example) const {
     std::string s;
     KSTACKLAB_ASSIGN_OR_RETURN(s, Text(node, key, 32));
-    auto ns = ParseDurationNs(s, key, /*bare_seconds=*/true, lo_s * 1e9, hi_s * 1e9, example);
+    auto ns = ParseDurationNs(s, key, lo_s * 1e9, hi_s * 1e9, example);
     if (!ns.ok()) return Bad(node, ns.error().message);
     return *ns / 1e9;
   }

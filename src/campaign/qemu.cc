@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +33,18 @@
 
 namespace kstacklab::campaign {
 namespace {
+
+// The CPUs this process may run on, in order; empty when sched_getaffinity fails.
+std::vector<uint64_t> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<uint64_t> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<uint64_t>(c));
+  }
+  return cpus;
+}
 
 namespace fs = std::filesystem;
 
@@ -188,6 +201,7 @@ class QemuEngine : public Engine {
     if (auto meminfo = ReadWholeFile("/proc/meminfo", size_t{1} << 20); meminfo.ok()) {
       KSTACKLAB_RETURN_IF_ERROR(CheckGuestMemory(q.memory, *meminfo));
     }
+    KSTACKLAB_RETURN_IF_ERROR(CheckPinnedCpus(q.pin, AllowedCpus()));
     // The guest's kstacklab and its libraries, read from their headers before boot 1.
     auto libs = SharedLibraries(guest_binary_);
     if (!libs.ok()) return UsageError(libs.error().message);
@@ -575,6 +589,14 @@ Status CheckQemuMemory(const std::string& m) {
     return UsageError(
         fmt::format("engine memory '{}' is not a size; give e.g. 2G or 2048M", EscapeControl(m)));
   }
+  const uint64_t n = std::strtoull(m.substr(0, digits).c_str(), nullptr, 10);
+  const uint64_t mib = suffix == "G" ? n * 1024 : n;  // QEMU's -m: MiB without a suffix
+  if (mib < QemuSettings::kMinMemoryMiB) {
+    return UsageError(fmt::format(
+        "engine memory {} is below what a kernel and the guest's initramfs boot in; give at "
+        "least {}M, e.g. 1G",
+        EscapeControl(m), QemuSettings::kMinMemoryMiB));
+  }
   return OkStatus();
 }
 
@@ -718,6 +740,27 @@ Status CheckGuestMemory(const std::string& memory, const std::string& meminfo) {
       "engine memory {} is more than this host has (MemTotal {} MiB in /proc/meminfo); give at "
       "most {}M, e.g. 2G",
       EscapeControl(memory), total_mib, total_mib));
+}
+
+Status CheckPinnedCpus(const std::vector<uint64_t>& pin, const std::vector<uint64_t>& allowed) {
+  if (allowed.empty()) return OkStatus();
+  for (uint64_t cpu : pin) {
+    if (std::find(allowed.begin(), allowed.end(), cpu) != allowed.end()) continue;
+    // The CPUs there are, as the kernel writes a CPU list ("0-3,6").
+    std::string list;
+    for (size_t i = 0; i < allowed.size();) {
+      size_t j = i;
+      while (j + 1 < allowed.size() && allowed[j + 1] == allowed[j] + 1) ++j;
+      if (!list.empty()) list += ',';
+      list += j == i ? fmt::format("{}", allowed[i]) : fmt::format("{}-{}", allowed[i], allowed[j]);
+      i = j + 1;
+    }
+    return UsageError(fmt::format(
+        "engine pin names CPU {}, which this host does not have or kstacklab may not run on "
+        "(CPUs here: {}); give CPUs from {}",
+        cpu, list, list));
+  }
+  return OkStatus();
 }
 
 std::string GuestInitScript(const Architecture& arch) {

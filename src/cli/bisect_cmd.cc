@@ -300,6 +300,14 @@ int ExecuteStep(const StepArgs& a, const std::vector<std::string>& extras) {
         "--kernel IMAGE [--name NAME] [--cmdline CMDLINE]"));
   }
   const std::string dir = campaign::CampaignDirPath(a.dir);
+  // Nothing is written (not even the lock) into a directory that is not a bisect's.
+  struct stat sb {};
+  if (lstat((dir + "/" + campaign::kBisectStateFile).c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    return Abort(UsageError(fmt::format(
+        "bisect step: '{}' holds no {}: give the directory of a bisect whose ends were measured "
+        "(kstacklab bisect PLAN --dir DIR)",
+        EscapeControl(dir), campaign::kBisectStateFile)));
+  }
   DirLock lock;
   if (Status taken = lock.Take(dir); !taken.ok()) return Abort(taken.error());
   auto s = campaign::LoadBisectState(dir);

@@ -116,7 +116,7 @@ class FlagSection : public campaign::PlanSection {
     KSTACKLAB_ASSIGN_OR_RETURN(f, Given(key));
     double ns = 0;
     KSTACKLAB_ASSIGN_OR_RETURN(
-        ns, ParseDurationNs(*f->value, f->flag, true, lo_s * 1e9, hi_s * 1e9, example));
+        ns, ParseDurationNs(*f->value, f->flag, lo_s * 1e9, hi_s * 1e9, example));
     return ns / 1e9;
   }
   // A switch: given or not.

@@ -330,8 +330,8 @@ std::string FieldValues(const campaign::PlanField& f) {
     case FieldKind::kNumber:
       return fmt::format("a number from {:g} to {:g}", f.lo, f.hi);
     case FieldKind::kDuration:
-      return fmt::format("a duration from {:.0f} s to {:.0f} s (`{}`, `90min` or seconds)", f.lo,
-                         f.hi, f.example != nullptr ? f.example : "6h");
+      return fmt::format("a duration from {:.0f} s to {:.0f} s, with a unit (`{}`, `90min`, `30s`)",
+                         f.lo, f.hi, f.example != nullptr ? f.example : "6h");
     case FieldKind::kBool:
       return "`true` or `false`";
     case FieldKind::kText:

@@ -22,7 +22,7 @@ namespace {
 
 // "120s", "2min", "1h", "500ms", "250us" or a bare number of seconds -> seconds (up to a year).
 Expected<double> ParseDuration(const std::string& text, const std::string& flag) {
-  auto ns = ParseDurationNs(text, flag, /*bare_seconds=*/true, 0, 365 * 24 * 3600e9, "120s");
+  auto ns = ParseDurationNs(text, flag, 0, 365 * 24 * 3600e9, "120s");
   if (!ns.ok()) return ns.error();
   return *ns / 1e9;
 }

@@ -156,10 +156,9 @@ const std::vector<RunField>& RunFields() {  // NOLINT(readability-function-size)
        nullptr,
        [](const Values& v, const std::string& flag, run::RunPlan& p) -> Status {
          if (v.front().empty()) return OkStatus();  // the default
-         KSTACKLAB_ASSIGN_OR_RETURN(
-             p.stall_threshold_ns,
-             ParseDurationNs(v.front(), flag, /*bare_seconds=*/false, Limits::kMinStallThresholdNs,
-                             Limits::kMaxStallThresholdNs, "10us"));
+         KSTACKLAB_ASSIGN_OR_RETURN(p.stall_threshold_ns,
+                                    ParseDurationNs(v.front(), flag, Limits::kMinStallThresholdNs,
+                                                    Limits::kMaxStallThresholdNs, "10us"));
          return OkStatus();
        },
        [](const run::RunPlan& p, int, Values& argv) {

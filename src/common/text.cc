@@ -178,6 +178,31 @@ std::vector<std::string> Split(std::string_view text, char separator, bool keep_
 
 namespace {
 
+// The length of the decimal number that starts `t` (the one grammar of numbers: digits with an
+// optional fraction and exponent, "-" first only when `sign`): 0 for none. strtod also takes hex
+// ("0x10", "0x1p-3"), leading spaces, "inf" and "nan"; none of them is a number here.
+size_t DecimalPrefix(std::string_view t, bool sign) {
+  size_t i = 0;
+  if (sign && i < t.size() && t[i] == '-') ++i;
+  const auto digits = [&] {
+    const size_t start = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i - start;
+  };
+  size_t n = digits();
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    n += digits();
+  }
+  if (n == 0) return 0;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    const size_t mark = i++;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (digits() == 0) i = mark;  // "5e" or "2ex": the number ends before the e
+  }
+  return i;
+}
+
 // 1e10 -> "10s", 1 -> "1ns", 3.1536e16 -> "8760h".
 std::string DurationText(double ns) {
   if (ns >= 3600e9) return fmt::format("{:g}h", ns / 3600e9);
@@ -189,23 +214,23 @@ std::string DurationText(double ns) {
 
 }  // namespace
 
-Expected<double> ParseDurationNs(const std::string& text, const std::string& flag,
-                                 bool bare_seconds, double min_ns, double max_ns,
-                                 const std::string& example) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  const std::string suffix = end != nullptr ? std::string(end) : "";
+Expected<double> ParseDurationNs(const std::string& text, const std::string& flag, double min_ns,
+                                 double max_ns, const std::string& example) {
+  const size_t n = DecimalPrefix(text, /*sign=*/false);
+  const double v = n == 0 ? 0 : std::strtod(text.substr(0, n).c_str(), nullptr);
+  const std::string suffix = text.substr(n);
   const double scale = suffix == "ns"                     ? 1
                        : suffix == "us"                   ? 1e3
                        : suffix == "ms"                   ? 1e6
                        : suffix == "s"                    ? 1e9
                        : suffix == "min" || suffix == "m" ? 60e9
                        : suffix == "h"                    ? 3600e9
-                       : suffix.empty() && bare_seconds   ? 1e9
                                                           : -1;
-  const bool digits =
-      !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) != 0 || text[0] == '.');
-  if (!digits || end == text.c_str() || scale < 0 || !std::isfinite(v)) {
+  if (n > 0 && suffix.empty() && std::isfinite(v)) {
+    return UsageError(fmt::format("{} '{}' has no unit; give e.g. {}s or {}", flag,
+                                  EscapeControl(text), EscapeControl(text), example));
+  }
+  if (n == 0 || scale < 0 || !std::isfinite(v)) {
     return UsageError(fmt::format(
         "{} '{}' is not a duration; give a number >= 0 with ns, us, ms, s, min or h, e.g. {}", flag,
         EscapeControl(text), example));
@@ -239,11 +264,12 @@ Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, 
 
 Expected<double> ParseNumber(const std::string& text, const std::string& flag,
                              const std::string& example, double lo, double hi) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  // errno is not consulted: ERANGE on underflow still returns the nearest double, and on overflow
-  // returns HUGE_VAL, which the isfinite test refuses.
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+  // The decimal grammar only (DecimalPrefix), then strtod for its value. errno is not consulted:
+  // ERANGE on underflow still returns the nearest double, and on overflow returns HUGE_VAL,
+  // which the isfinite test refuses.
+  const bool whole = !text.empty() && DecimalPrefix(text, /*sign=*/true) == text.size();
+  const double v = whole ? std::strtod(text.c_str(), nullptr) : 0;
+  if (!whole || !std::isfinite(v)) {
     return UsageError(
         fmt::format("{} '{}' is not a number; give e.g. {}", flag, EscapeControl(text), example));
   }

@@ -138,6 +138,15 @@ std::string EnvironmentSummary(const Json& env) {
     } else {
       rows.emplace_back("", ValueText(*it));
     }
+    // Without stack erasing built the sysctl does not exist: "not built", as the campaign report
+    // says, rather than the "?" of a value that could not be read.
+    const Json* erase_built = Find(env, {"config", "kstack_erase_built"});
+    if (it.key() == "sysctl" && erase_built != nullptr && erase_built->is_boolean() &&
+        !erase_built->get<bool>()) {
+      for (auto& [k, v] : rows) {
+        if (k == "kernel.stack_erasing" && v == "?") v = "not built";
+      }
+    }
     size_t width = 0;
     for (const auto& [k, v] : rows) width = std::max(width, k.size());
     for (const auto& [k, v] : rows) {

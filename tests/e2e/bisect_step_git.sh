@@ -34,6 +34,14 @@ expect_exit 255 "step named as an end" -- "$K" bisect step "$D" --kernel "https:
 expect_stderr "is an end's" "step named as an end: says why"
 mkdir -p "$TMP/empty"
 expect_exit 255 "step on a directory that is no bisect" -- "$K" bisect step "$TMP/empty" --kernel "https://lab.example/bzImage"
+expect_stderr "holds no bisect.json" "step on a directory that is no bisect: says what to give"
+[ -z "$(ls -A "$TMP/empty")" ] && pass "step on a directory that is no bisect writes nothing there" \
+  || fail "step left files in a directory that is no bisect: $(ls -A "$TMP/empty")"
+# A campaign's directory is no bisect either: nothing written into it (no .lock).
+mkdir -p "$TMP/camp" && echo '{}' >"$TMP/camp/campaign.json"
+expect_exit 255 "step on a campaign's directory" -- "$K" bisect step "$TMP/camp" --kernel "https://lab.example/bzImage"
+[ "$(ls -A "$TMP/camp")" = campaign.json ] && pass "step on a campaign's directory writes nothing there" \
+  || fail "step left files in a campaign's directory: $(ls -A "$TMP/camp")"
 
 # The repository: c0..c7, each with the command line its kernel boots; c3's "build" fails (c3 is
 # git's first midpoint, so it is visited; skipping it leaves c4 to test, and the answer exact).

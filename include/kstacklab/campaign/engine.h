@@ -119,6 +119,12 @@ Status CheckKernelImageSize(const Profile& profile);
 // value, the host's memory and the fix. Text without MemTotal: OkStatus (nothing to compare).
 Status CheckGuestMemory(const std::string& memory, const std::string& meminfo);
 
+// `engine pin`'s CPUs against the CPUs this process may run on (`allowed`, from
+// sched_getaffinity; QEMU inherits it): a CPU outside it -> UsageError naming it and the CPUs
+// there are (every boot would otherwise fail as QEMU's affinity call is refused). An empty pin
+// or an empty `allowed` (not known): OkStatus.
+Status CheckPinnedCpus(const std::vector<uint64_t>& pin, const std::vector<uint64_t>& allowed);
+
 // ---- pieces of the QEMU engine, public for their tests
 // -------------------------------------------
 

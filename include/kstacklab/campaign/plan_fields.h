@@ -42,7 +42,7 @@ class PlanSection {
   virtual Expected<std::vector<uint64_t>> Counts(std::string_view key, size_t max_items,
                                                  uint64_t lo, uint64_t hi,
                                                  std::string_view shape) const = 0;
-  // A duration ("30min", "10s", bare seconds) in seconds, from lo_s to hi_s.
+  // A duration ("30min", "10s"; a unit is required) in seconds, from lo_s to hi_s.
   virtual Expected<double> DurationS(std::string_view key, double lo_s, double hi_s,
                                      const char* example) const = 0;
   virtual Expected<bool> Bool(std::string_view key) const = 0;
@@ -78,7 +78,7 @@ const char* PartKey(PlanPart part);
 enum class FieldKind {
   kCount,     // an integer in [lo, hi]
   kNumber,    // a decimal number in [lo, hi]
-  kDuration,  // seconds in [lo, hi], written "6h", "90min" or bare seconds
+  kDuration,  // seconds in [lo, hi], written with a unit: "6h", "90min", "30s"
   kBool,      // true or false; the shorthand's flag is a switch
   kText,      // one value of at most `hi` bytes
   kPath,      // a path on this host, of at most kMaxTextBytes

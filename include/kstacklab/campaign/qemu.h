@@ -48,6 +48,9 @@ struct QemuSettings : EngineSettingsOf<QemuSettings> {
   static constexpr uint64_t kMaxCpus = 64;
   static constexpr double kMinBootTimeoutS = 10, kMaxBootTimeoutS = 7 * 86400;
   static constexpr double kMinInitTimeoutS = 5, kMaxInitTimeoutS = 3600;
+  // The least `memory` a plan may give: Debian's kernels decompress into ~30-40 MiB and the
+  // guest's initramfs (kstacklab, its libraries, busybox) is unpacked into RAM beside them.
+  static constexpr uint64_t kMinMemoryMiB = 64;
 
   uint64_t cpus = 2;
   std::string memory = "2G";

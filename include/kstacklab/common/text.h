@@ -55,7 +55,8 @@ std::vector<std::string> Split(std::string_view text, char separator, bool keep_
 Expected<uint64_t> ParseCount(const std::string& text, const std::string& flag, uint64_t min,
                               uint64_t max);
 
-// A finite decimal number (strtod syntax: 0.5, 24e6, 1e-320) within [lo, hi]. Two errors: "not a
+// A finite decimal number (digits, an optional fraction and exponent, an optional leading "-":
+// 0.5, 24e6, 1e-320, -3; never hex, spaces, "inf" or "nan") within [lo, hi]. Two errors: "not a
 // number; give e.g. EXAMPLE" and "out of range; give a number in [lo, hi]". A value too small for
 // a double is its nearest double (0 or a subnormal), not an error; one too large is. The one
 // parser of a decimal number (flags, a campaign plan's percentages).
@@ -64,11 +65,11 @@ Expected<double> ParseNumber(const std::string& text, const std::string& flag,
                              double lo = -std::numeric_limits<double>::max(),
                              double hi = std::numeric_limits<double>::max());
 
-// A duration: a number >= 0 with ns, us, ms, s, min (m) or h ("10us", "120s"; a bare number is
-// seconds when `bare_seconds`, else refused) -> nanoseconds, within [min_ns, max_ns]. The one
-// parser for --stall-threshold and plan's --cost-* (exact for integral ns: 123456789ns stays).
-Expected<double> ParseDurationNs(const std::string& text, const std::string& flag,
-                                 bool bare_seconds, double min_ns, double max_ns,
-                                 const std::string& example);
+// A duration: a decimal number >= 0 (ParseNumber's grammar, no sign) with ns, us, ms, s, min (m)
+// or h ("10us", "120s"; a bare number is refused: "has no unit") -> nanoseconds, within
+// [min_ns, max_ns]. The one parser for --stall-threshold, plan's
+// --cost-* and a campaign plan's durations (exact for integral ns: 123456789ns stays).
+Expected<double> ParseDurationNs(const std::string& text, const std::string& flag, double min_ns,
+                                 double max_ns, const std::string& example);
 
 }  // namespace kstacklab
