@@ -8,7 +8,9 @@
 # bad kernel is the first with pti=on, and the report prints the boots of the step and the
 # evidence table. Beside other tests (CI's ctest -j2) the host's load moves even the minimum and
 # the rule takes more looks: 25 boots, 5.5 minutes, in one such run (docs/bisect.md).
-# Emulated times: the plant's size under TCG is the point, never the figures.
+# Emulated times: the plant's size under TCG is the point, never the figures. Real boots (label
+# boot): a planted change found in boots' own measurements, as the statistics are used; the
+# stand-in lab's seccomp plant (e2e_bisect_step_git) measures on the host, not in a guest.
 # Skips (77) only where qemu-system-x86 / busybox-static are missing or Debian's kernel cannot be
 # fetched; CI installs them and sets KSTACKLAB_NO_SKIP=1, which makes any a failure.
 . "$(dirname "$0")/lib.bash"

@@ -4,7 +4,10 @@
 # fact (distinct offsets). The first bad one is found in log2(8) = 3 steps, each decided; a SIGINT
 # in the ends leaves a state that --resume finishes without redoing a finished boot; the bisect's
 # log replays in git (`git bisect replay`) to the same first bad commit.
-# Emulated boots: the figures here are offsets (correctness), never costs.
+# Emulated boots: the figures here are offsets (correctness), never costs. Real boots (label
+# boot), because the question is the offsets the live probe reads in the booted kernel, which no
+# stand-in lab gives; the driver's logic runs under ASan in campaign_bisect_test (a scripted
+# engine) and e2e_bisect_step_git (the stand-in LAVA lab, a cost question).
 # Skips (77) only where qemu-system-x86 / busybox-static / git are missing or Debian's kernel
 # cannot be fetched; CI installs them and sets KSTACKLAB_NO_SKIP=1, which makes any a failure.
 . "$(dirname "$0")/lib.bash"

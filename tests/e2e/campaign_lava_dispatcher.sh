@@ -5,6 +5,8 @@
 # which plays only the LAVA server (submit, wait, health, the log as the server stores it). The
 # result comes back through the engine's own log reader and is verified (release, command line)
 # as in a lab; a job whose kernel file does not exist ends Incomplete with the dispatcher's reason.
+# A real boot (label boot): the job is run by LAVA's own dispatcher, which no stand-in replaces;
+# the generated jobs are also validated against LAVA's schema without a boot (e2e_campaign_lava).
 # Skips (77) only where lava-run, QEMU, busybox-static, cpio or Debian's kernel (and its config)
 # is missing, or where it cannot run as root (lava-run refuses otherwise); CI installs them, runs
 # as root and sets KSTACKLAB_NO_SKIP=1, which makes any of these a failure.

@@ -3,6 +3,10 @@
 # kernel, a profile that panics is retried once and recorded failed while the others complete, a
 # SIGINT leaves no guest and a consistent state, a SIGKILL of the campaign mid-boot kills the guest
 # too (PR_SET_PDEATHSIG), and --resume finishes without redoing a finished boot.
+# Real boots (label boot), because what they check happens only in a booted kernel: the guest's
+# /proc/cmdline and release, a panic, PR_SET_PDEATHSIG reaching a live QEMU. The runner, its
+# retries, state and resume run under ASan with a scripted engine (campaign_test) and a stand-in
+# QEMU (e2e_campaign_plan_checks, e2e_campaign_images).
 # Skips (77) only where qemu-system-x86 / busybox-static are missing or Debian's kernel cannot be
 # fetched; CI installs them and sets KSTACKLAB_NO_SKIP=1, which makes any of these a failure.
 . "$(dirname "$0")/lib.bash"

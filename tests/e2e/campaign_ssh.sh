@@ -6,6 +6,10 @@
 # nowhere; a guest killed mid-campaign is a failed boot with the machine recorded unreachable,
 # and --resume finishes once a machine answers again; a machine that is down is brought back by
 # the plan's recover command, and `switch: alternate` boots by kexec, then by a full reboot.
+# Real boots (label boot), because kexec, a reboot and an SSH server are the machine's own: no
+# stand-in runs kexec-tools or dropbear. The engine's waits, refusals and recovery logic run
+# under ASan with scripted ssh (campaign_engines_test's CampaignSsh cases).
+# (The guest is booted twice for all the cases and kexec'd between them.)
 # Skips (77) only where qemu-system-x86, busybox-static, dropbear-bin, kexec-tools or
 # openssh-client are missing or Debian's kernel cannot be fetched; CI installs them and sets
 # KSTACKLAB_NO_SKIP=1, which makes any of these a failure.
