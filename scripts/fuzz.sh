@@ -19,7 +19,7 @@ run_one() {  # TARGET: runs it, prints its one-line verdict; exit 1 on a finding
   local findings="build-fuzz/findings/$t"
   mkdir -p "$work" "$findings"
   local log="build-fuzz/fuzz-$t.log"
-  echo "== fuzz_$t for ${seconds}s"
+  echo "fuzz: fuzz_$t for ${seconds}s"
   if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="$findings/" "$work" "tests/fuzz/corpus/$t" \
