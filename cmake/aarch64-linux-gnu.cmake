@@ -1,5 +1,5 @@
 # Cross build for aarch64 (arm64) on an x86-64 Debian 12 host: `cmake --preset aarch64`
-# (docs/arm64.md). Needs what scripts/install-deps.sh installs on x86-64: the cross compiler
+# (docs/arm64.md). Needs what scripts/install-deps.sh --all installs on x86-64: the cross compiler
 # (crossbuild-essential-arm64), qemu-user-static (the tests run under qemu-aarch64), Debian's
 # :arm64 libraries, and the two arm64 development packages Debian cannot install beside the
 # amd64 ones, unpacked by scripts/arm64-dev-cache.sh.
@@ -18,7 +18,7 @@ file(GLOB _kstacklab_dev_roots LIST_DIRECTORIES true "${_kstacklab_cache}/libpq-
      "${_kstacklab_cache}/libyaml-cpp-dev_*")
 list(LENGTH _kstacklab_dev_roots _kstacklab_dev_count)
 if(_kstacklab_dev_count LESS 2)
-  message(FATAL_ERROR "no arm64 libpq-dev/libyaml-cpp-dev under ${_kstacklab_cache}: run scripts/install-deps.sh (it runs scripts/arm64-dev-cache.sh)")
+  message(FATAL_ERROR "no arm64 libpq-dev/libyaml-cpp-dev under ${_kstacklab_cache}: run scripts/install-deps.sh --all (it runs scripts/arm64-dev-cache.sh)")
 endif()
 
 # Libraries, headers and CMake packages: the unpacked packages, then the host's :arm64 ones
@@ -44,9 +44,9 @@ set(ENV{PKG_CONFIG_PATH} "")
 # tool's checks that open a directory from "/" downwards would fail.)
 find_program(KSTACKLAB_QEMU_AARCH64 NAMES qemu-aarch64-static qemu-aarch64)
 if(NOT KSTACKLAB_QEMU_AARCH64)
-  message(FATAL_ERROR "no qemu-aarch64: apt-get install qemu-user-static (scripts/install-deps.sh installs it)")
+  message(FATAL_ERROR "no qemu-aarch64: apt-get install qemu-user-static (scripts/install-deps.sh --all installs it)")
 endif()
 if(NOT EXISTS /lib/ld-linux-aarch64.so.1)
-  message(FATAL_ERROR "no arm64 dynamic loader (/lib/ld-linux-aarch64.so.1): apt-get install libc6:arm64 (scripts/install-deps.sh installs the :arm64 libraries)")
+  message(FATAL_ERROR "no arm64 dynamic loader (/lib/ld-linux-aarch64.so.1): apt-get install libc6:arm64 (scripts/install-deps.sh --all installs the :arm64 libraries)")
 endif()
 set(CMAKE_CROSSCOMPILING_EMULATOR ${KSTACKLAB_QEMU_AARCH64})

@@ -5,7 +5,7 @@
 # unpacked, never installed, into a cache directory that cmake/aarch64-linux-gnu.cmake searches:
 #   ${XDG_CACHE_HOME:-~/.cache}/kstacklab/arm64-dev/<package>_<version>/usr/...
 # Their shared libraries (libpq5:arm64, libyaml-cpp0.7:arm64) are Multi-Arch: same and installed
-# by scripts/install-deps.sh; the unpacked development links are pointed at them. Idempotent:
+# by scripts/install-deps.sh --all; the unpacked development links are pointed at them. Idempotent:
 # a package whose version is already unpacked is not fetched again. Prints the cache directory.
 set -euo pipefail
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/kstacklab/arm64-dev
@@ -14,7 +14,7 @@ mkdir -p "$CACHE"
 for pkg in libpq-dev libyaml-cpp-dev; do
   version=$(apt-cache show --no-all-versions "$pkg:arm64" 2>/dev/null | sed -n 's/^Version: //p' | head -1)
   if [ -z "$version" ]; then
-    echo "arm64-dev-cache: no $pkg:arm64 in the package lists: run scripts/install-deps.sh (it adds the arm64 architecture and runs apt-get update)" >&2
+    echo "arm64-dev-cache: no $pkg:arm64 in the package lists: run scripts/install-deps.sh --all (it adds the arm64 architecture and runs apt-get update)" >&2
     exit 1
   fi
   dir=$CACHE/${pkg}_${version//:/%3a}

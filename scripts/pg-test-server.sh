@@ -9,7 +9,7 @@
 #                                              connection, the cluster directory)
 #   scripts/pg-test-server.sh stop ENV_FILE    stop it and remove the cluster and ENV_FILE
 #
-# Exit 77 when the PostgreSQL server binaries are not installed (scripts/install-deps.sh installs
+# Exit 77 when the PostgreSQL server binaries are not installed (scripts/install-deps.sh --test installs
 # them), unless KSTACKLAB_REQUIRE_PG=1 (CI), which makes that a failure. As root the server runs
 # as the `postgres` user (initdb refuses root); otherwise as the caller.
 set -euo pipefail
@@ -38,7 +38,7 @@ fi
 
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
-  echo "pg-test-server.sh: no PostgreSQL server binaries (Debian package postgresql; scripts/install-deps.sh installs it)" >&2
+  echo "pg-test-server.sh: no PostgreSQL server binaries (Debian package postgresql; scripts/install-deps.sh --test installs it)" >&2
   [ "${KSTACKLAB_REQUIRE_PG:-0}" = 1 ] && exit 1
   exit 77
 fi

@@ -30,7 +30,7 @@
 #                           --repetitions 10 --iterations 2000)
 #   KSTACKLAB_QEMU_SAMPLES  entropy --kernel / attack timer --live samples (default 100000)
 #   KSTACKLAB_QEMU_TIMEOUT  seconds before the guest is killed (default 1200)
-# needs: qemu-system-x86 busybox-static cpio (Debian packages: scripts/install-deps.sh)
+# needs: qemu-system-x86 busybox-static cpio (Debian packages: scripts/install-deps.sh --test)
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -49,7 +49,7 @@ done
   || die "KSTACKLAB_QEMU_SAMPLES and KSTACKLAB_QEMU_TIMEOUT must be whole numbers" 2
 for tool in qemu-system-x86_64 cpio; do
   command -v "$tool" >/dev/null \
-    || die "$tool not found: scripts/install-deps.sh (qemu-system-x86 busybox-static cpio)"
+    || die "$tool not found: scripts/install-deps.sh --test (qemu-system-x86 busybox-static cpio)"
 done
 BUSYBOX=/bin/busybox
 # ldd fails on a static executable; Debian's busybox-static is one, the plain busybox is not.

@@ -403,7 +403,8 @@ TEST(CampaignEngine, ParseChannelKeepsKnownFilesOnly) {
 }
 
 TEST(CampaignEngine, CpioNewcIsWhatCpioReads) {
-  if (!FindProgram("cpio")) GTEST_SKIP() << "cpio is not installed (scripts/install-deps.sh)";
+  if (!FindProgram("cpio"))
+    GTEST_SKIP() << "cpio is not installed (scripts/install-deps.sh --test)";
   TempDir t;
   const std::string archive = CpioNewc({{"bin", S_IFDIR | 0755, ""},
                                         {"bin/tool", S_IFREG | 0755,

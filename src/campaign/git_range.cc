@@ -157,7 +157,9 @@ Status CheckGitRangeValues(const GitRange& r) {
   const fs::path image(r.image);
   bool up = false;
   for (const fs::path& part : image) up |= part == "..";
-  if (r.image.empty() || image.is_absolute() || up || !image.has_filename()) {
+  // "." as the last part ("." or "out/.") names a directory, as a trailing "/" does.
+  if (r.image.empty() || image.is_absolute() || up || !image.has_filename() ||
+      image.filename() == ".") {
     return UsageError(fmt::format(
         "kernels image '{}' must be a file's path inside the worktree: relative, without .., "
         "e.g. arch/x86/boot/bzImage",

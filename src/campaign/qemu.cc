@@ -162,7 +162,8 @@ Status FetchBusybox(const Architecture& a, const std::string& path) {
   if (!ran.ok() || r.exit_code != 0 || ec || !IsStaticElf(path)) {
     return RuntimeError(fmt::format(
         "could not fetch Debian's busybox-static:{} ({}): add the {} architecture to dpkg and "
-        "run apt-get update (scripts/install-deps.sh does both), or give engine busybox: PATH",
+        "run apt-get update (the all tier of scripts/install-deps.sh does both), or give engine "
+        "busybox: PATH",
         a.debian_arch, !ran.ok() ? ran.error().message : EscapeControl(Trim(r.err).substr(0, 200)),
         a.debian_arch));
   }

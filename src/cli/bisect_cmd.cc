@@ -35,6 +35,7 @@ struct BisectArgs {
   std::string report;
   std::string row;
   std::string metric = "mean";
+  bool metric_given = false;  // --metric on the command line: the --row question's only
   std::string strength;
   std::string alpha;
   std::string min_blocks;
@@ -181,6 +182,10 @@ int New(const BisectArgs& a) {
     if (Status st = campaign::CheckBisectFact(q.strength); !st.ok()) {
       return Fail(WithFlag("--strength", st.error()));
     }
+    if (a.metric_given) {
+      return Fail(UsageError(
+          "--metric is the --row question's: a --strength question has no metric; drop --metric"));
+    }
   } else {
     if (Status st = campaign::CheckBisectRow(q.row); !st.ok()) {
       return Fail(WithFlag("--row", st.error()));
@@ -253,11 +258,11 @@ int Execute(const BisectArgs& a) {
     return Fail(UsageError("give one of --dir DIR (a new bisect), --resume DIR or --report DIR"));
   }
   if (!a.dir.empty()) return New(a);
-  if (!a.positional.empty() || !a.row.empty() || !a.strength.empty() || !a.alpha.empty() ||
-      !a.min_blocks.empty() || !a.max_blocks.empty()) {
+  if (!a.positional.empty() || !a.row.empty() || a.metric_given || !a.strength.empty() ||
+      !a.alpha.empty() || !a.min_blocks.empty() || !a.max_blocks.empty()) {
     return Fail(UsageError(
         "--resume and --report take the plan and the question from DIR/bisect.json; give "
-        "neither a plan file nor --row, --strength or rule flags"));
+        "neither a plan file nor --row, --metric, --strength or rule flags"));
   }
   const std::string dir = campaign::CampaignDirPath(!a.report.empty() ? a.report : a.resume);
   if (!a.resume.empty()) return Resume(dir);
@@ -372,7 +377,8 @@ Runner SetupBisectCommand(CLI::App& sub) {
                  "The question: a row of the run, as `show` names it (e.g. 'syscall/getppid "
                  "[raw]')");
   sub.add_option("--metric", a->metric, "The row's metric (mean, p50, p99, ...)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([a](const std::string&) { a->metric_given = true; });
   sub.add_option("--strength", a->strength,
                  "The question: a strength fact of entropy --kernel (distinct, shannon_bits, "
                  "min_entropy_bits)");

@@ -14,7 +14,7 @@ source "$(dirname "$0")/../e2e/lib.bash" "$1" "$(dirname "$0")/../data"
 K=$KSTACKLAB
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 GUEST_K=${2:?usage: campaign_qemu_arm64.sh KSTACKLAB AARCH64_KSTACKLAB}
-command -v qemu-system-aarch64 >/dev/null || skip_missing "qemu-system-arm is not installed (scripts/install-deps.sh)"
+command -v qemu-system-aarch64 >/dev/null || skip_missing "qemu-system-arm is not installed (scripts/install-deps.sh --all)"
 [ -x "$GUEST_K" ] || skip_missing "no aarch64 kstacklab at $GUEST_K (scripts/test-aarch64.sh builds it)"
 KERNEL=$("$ROOT/scripts/debian-kernel.sh" --arch arm64) || skip_missing "Debian's arm64 kernel cannot be fetched (scripts/debian-kernel.sh said why)"
 export KSTACKLAB_KVM_DEVICE=/nonexistent/kvm   # TCG from the start (no aarch64 KVM on this host)

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/../e2e/lib.bash" "$1" "$(dirname "$0")/../data"
 ARM=${2:?usage: same_output.sh NATIVE_KSTACKLAB AARCH64_KSTACKLAB}
 QEMU=$(command -v qemu-aarch64-static || command -v qemu-aarch64) ||
-  skip_missing "no qemu-aarch64: apt-get install qemu-user-static (scripts/install-deps.sh)"
+  skip_missing "no qemu-aarch64: apt-get install qemu-user-static (scripts/install-deps.sh --all)"
 [ -x "$ARM" ] || skip_missing "no aarch64 build at $ARM: scripts/test-aarch64.sh builds it"
 file_arch=$(od -An -tx1 -j18 -N2 "$ARM" | tr -d ' ')
 [ "$file_arch" = b700 ] || { fail "$ARM is not an aarch64 ELF binary (e_machine $file_arch)"; finish; }

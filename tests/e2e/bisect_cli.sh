@@ -32,6 +32,7 @@ refused "no question" "--row ROW" -- "$K" bisect "$TMP/p8.yaml" --dir "$D"
 refused "two questions" "one of them" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --row 'syscall/getpid [raw]' --strength distinct
 refused "not a metric" "is not a metric" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --row 'syscall/getpid [raw]' --metric median
 refused "not a strength fact" "is not a strength fact" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength bits
+refused "--metric with --strength" "a --strength question has no metric" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --metric p99
 refused "a row the run does not measure" "not a row the plan's run measures; give one of: syscall/getpid \[raw\]" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --row 'syscall/getppid [raw]'
 refused "alpha out of range" "alpha 0.7 is out of range" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --alpha 0.7
 refused "one block per look" "--min-blocks" -- "$K" bisect "$TMP/p8.yaml" --dir "$D" --strength distinct --min-blocks 1

@@ -61,6 +61,10 @@ range "$TMP/up.yaml" "${C[0]}" "${C[4]}" "../out/image"
 refused "an image path with .." "must be a file's path inside the worktree" -- "$K" bisect "$TMP/up.yaml" --dir "$D" "${Q[@]}"
 range "$TMP/abs.yaml" "${C[0]}" "${C[4]}" "/boot/vmlinuz"
 refused "an absolute image path" "must be a file's path inside the worktree" -- "$K" bisect "$TMP/abs.yaml" --dir "$D" "${Q[@]}"
+for dir_image in . out/. out/; do
+  range "$TMP/dot.yaml" "${C[0]}" "${C[4]}" "$dir_image"
+  refused "image '$dir_image', a directory" "must be a file's path inside the worktree" -- "$K" bisect "$TMP/dot.yaml" --dir "$D" "${Q[@]}"
+done
 range "$TMP/nocmd.yaml" "${C[0]}" "${C[4]}"
 sed -i 's|command: \[sh, build.sh\]|command: []|' "$TMP/nocmd.yaml"
 refused "no command" "kernels command is empty" -- "$K" bisect "$TMP/nocmd.yaml" --dir "$D" "${Q[@]}"

@@ -10,7 +10,7 @@
 K=$KSTACKLAB
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3   # Debian's python3: lava-common is installed for it
-$PY -c 'import lava_common.schemas' 2>/dev/null || skip_missing "lava-common is not installed (scripts/install-deps.sh)"
+$PY -c 'import lava_common.schemas' 2>/dev/null || skip_missing "lava-common is not installed (scripts/install-deps.sh --test)"
 
 validate() {  # FILE...: each a valid LAVA job (strict)
   $PY - "$@" <<'PY'

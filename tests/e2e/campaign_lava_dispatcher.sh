@@ -14,10 +14,10 @@
 K=$KSTACKLAB
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-command -v lava-run >/dev/null || skip_missing "lava-run is not installed: apt-get install lava-dispatcher (scripts/install-deps.sh)"
+command -v lava-run >/dev/null || skip_missing "lava-run is not installed: apt-get install lava-dispatcher (scripts/install-deps.sh --all)"
 [ "$(id -u)" -eq 0 ] || skip_missing "lava-run runs only as root"
 need_qemu_x86
-command -v cpio >/dev/null || skip_missing "cpio is not installed (scripts/install-deps.sh)"
+command -v cpio >/dev/null || skip_missing "cpio is not installed (scripts/install-deps.sh --test)"
 RELEASE=${KERNEL##*/vmlinuz-}
 [ -f "$(dirname "$KERNEL")/config-$RELEASE" ] || skip_missing "no config-$RELEASE beside $KERNEL (scripts/debian-kernel.sh puts it there)"
 start=$SECONDS

@@ -17,10 +17,10 @@
 K=$KSTACKLAB
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 for tool in qemu-system-x86_64 ssh ssh-keygen dropbearkey cpio gzip; do
-  command -v "$tool" >/dev/null || skip_missing "$tool is not installed (scripts/install-deps.sh)"
+  command -v "$tool" >/dev/null || skip_missing "$tool is not installed (scripts/install-deps.sh --test)"
 done
 for f in /usr/sbin/dropbear /usr/sbin/kexec /bin/busybox; do
-  [ -x "$f" ] || skip_missing "$f is not installed (scripts/install-deps.sh)"
+  [ -x "$f" ] || skip_missing "$f is not installed (scripts/install-deps.sh --test)"
 done
 KERNEL=$("$ROOT/scripts/debian-kernel.sh") || skip_missing "Debian's kernel cannot be fetched (scripts/debian-kernel.sh said why)"
 RELEASE=${KERNEL##*/vmlinuz-}

@@ -23,8 +23,8 @@ skip_missing() {
 # static busybox, the kernel: scripts/debian-kernel.sh, fetched once), the kernel's path in KERNEL;
 # skips (77) without any of them (a failure under KSTACKLAB_NO_SKIP=1, as CI sets it).
 need_qemu_x86() {
-  command -v qemu-system-x86_64 >/dev/null || skip_missing "qemu-system-x86 is not installed (scripts/install-deps.sh)"
-  [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip_missing "busybox-static is not installed (scripts/install-deps.sh)"
+  command -v qemu-system-x86_64 >/dev/null || skip_missing "qemu-system-x86 is not installed (scripts/install-deps.sh --test)"
+  [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || skip_missing "busybox-static is not installed (scripts/install-deps.sh --test)"
   KERNEL=$("$(dirname "${BASH_SOURCE[0]}")/../../scripts/debian-kernel.sh") \
     || skip_missing "Debian's kernel cannot be fetched (scripts/debian-kernel.sh said why)"
 }

@@ -74,7 +74,7 @@ if command -v zsh >/dev/null 2>&1; then
   check "zsh: the script parses" -- zsh -n "$zc"
   check "zsh: compinit loads _kstacklab" -- zsh -f -c "fpath=('$(dirname "$zc")' \$fpath); autoload -Uz compinit; compinit -u -d '$TMP/zcompdump'; autoload -Uz _kstacklab; (( \${+functions[_kstacklab]} )) && [[ \${_comps[kstacklab]} = _kstacklab ]]"
 else
-  fail "zsh is not installed (scripts/install-deps.sh installs it)"
+  fail "zsh is not installed (scripts/install-deps.sh --test installs it)"
 fi
 
 # 6. The Debian package: built by CPack, installed with apt-get, removed cleanly.
